@@ -1,0 +1,46 @@
+#pragma once
+
+#include <QString>
+
+namespace payonce::core {
+
+/// Protocol-agnostic error codes. The HTTP layer maps them to statuses in one place;
+/// nothing below it knows a status number.
+enum class ErrorCode {
+    InvalidInput,      ///< the caller sent something malformed; nothing was written
+    NotFound,
+    Duplicate,         ///< the durable store already has this key (a unique violation)
+    Conflict,          ///< a CAS lost: somebody else made the transition
+    StaleFence,        ///< a write carried a fencing token older than the order's
+    Busy,              ///< contention (lock held, SQLITE_BUSY, deadlock) — retrying is safe
+    Unavailable,       ///< a dependency is down or timed out — retrying later is safe
+    Unauthenticated,
+    Forbidden,
+    BadSignature,
+    Misconfigured,     ///< configuration is wrong; the process cannot serve
+    SchemaTooNew,      ///< the database was migrated by a newer payonce
+    Internal,          ///< a bug or an unclassified failure
+};
+
+/// The wire name of an error code, snake_case ("stale_fence").
+QString errorCodeName(ErrorCode code);
+
+/// An error as it travels through core and adapters. internalMessage may hold details
+/// for the log (never secrets); publicMessage is what a client may see.
+struct Error {
+    ErrorCode code = ErrorCode::Internal;
+    QString internalMessage;
+    QString publicMessage;
+
+    static Error make(ErrorCode code, QString internal, QString publicText = {})
+    {
+        if (publicText.isEmpty())
+            publicText = internal;
+        return Error{code, std::move(internal), std::move(publicText)};
+    }
+
+    /// Retrying the same operation later may succeed.
+    bool isTransient() const { return code == ErrorCode::Busy || code == ErrorCode::Unavailable; }
+};
+
+} // namespace payonce::core

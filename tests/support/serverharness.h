@@ -1,0 +1,130 @@
+#pragma once
+
+#include <QString>
+
+#include <memory>
+
+namespace payonce::testsupport {
+
+/// Throwaway servers for integration tests: each on a free loopback port in its own
+/// temporary folder, started by the test itself, stopped and removed when the object
+/// dies — and, through a reaper process, also when the test process is killed.
+/// Works as root (initdb and mariadbd run as the postgres and mysql users) and as a
+/// normal user. Every start() failure leaves a message in *error that ends with the
+/// tail of the server's log, so the test can QVERIFY2 on it: a server that cannot start
+/// is a failed test, never a skipped one.
+
+/// redis-server, no persistence.
+class RedisServer {
+public:
+    struct Options {
+        QString password; ///< empty: no AUTH required
+    };
+    static std::unique_ptr<RedisServer> start(const Options &options, QString *error);
+    static std::unique_ptr<RedisServer> start(QString *error) { return start(Options{}, error); }
+    ~RedisServer();
+
+    int port() const;
+    QString password() const;
+    /// "redis://[:password@]127.0.0.1:<port>/0"
+    QString url() const;
+
+    /// SIGKILL the server (no goodbye to clients) and wait until it is gone.
+    bool kill();
+    /// Start again on the same port, empty (no persistence), after kill() or stop().
+    bool startAgain(QString *error);
+    /// Graceful stop (SHUTDOWN NOSAVE semantics).
+    bool stop();
+    QString logTail(int lines = 30) const;
+
+private:
+    RedisServer();
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+/// A PostgreSQL 15 cluster with scram-sha-256 authentication: a superuser "payonce" with a
+/// generated password and a database "payonce", so a wrong password can be tested.
+class PostgresServer {
+public:
+    static std::unique_ptr<PostgresServer> start(QString *error);
+    ~PostgresServer();
+
+    int port() const;
+    QString user() const;
+    QString password() const;
+    QString database() const;
+    /// "postgresql://payonce:<password>@127.0.0.1:<port>/payonce"
+    QString url() const;
+    /// The same URL with another password (for wrong-password tests).
+    QString urlWithPassword(const QString &password) const;
+
+    bool stop();                       ///< fast shutdown, data kept
+    bool startAgain(QString *error);   ///< same port, same data
+    QString logTail(int lines = 30) const;
+
+private:
+    PostgresServer();
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+/// A MariaDB 10.11 server: a user "payonce"@"127.0.0.1" with a generated password and
+/// all privileges on a database "payonce".
+class MariaDbServer {
+public:
+    static std::unique_ptr<MariaDbServer> start(QString *error);
+    ~MariaDbServer();
+
+    int port() const;
+    QString user() const;
+    QString password() const;
+    QString database() const;
+    /// "mariadb://payonce:<password>@127.0.0.1:<port>/payonce"
+    QString url() const;
+    QString urlWithPassword(const QString &password) const;
+
+    bool stop();
+    bool startAgain(QString *error);
+    QString logTail(int lines = 30) const;
+
+private:
+    MariaDbServer();
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+/// The dialect a suite registered with payonce_add_dialect_test() runs against, from
+/// PAYONCE_TEST_DIALECT ("sqlite", "postgresql", "mariadb"; unset means sqlite).
+enum class Dialect { Sqlite, PostgreSql, MariaDb };
+Dialect dialectUnderTest();
+QString dialectName(Dialect dialect);
+
+/// A database of the dialect under test, ready for payonce: for SQLite a file in a
+/// temporary folder, otherwise a server started as above. url() is what --db takes.
+class TestDatabase {
+public:
+    static std::unique_ptr<TestDatabase> start(Dialect dialect, QString *error);
+    ~TestDatabase();
+
+    Dialect dialect() const;
+    QString url() const;
+    /// Stop and start the server (same port, same data). SQLite: nothing to restart, true.
+    bool restart(QString *error);
+    bool stop();
+    bool startAgain(QString *error);
+    /// The server object, or null for SQLite.
+    PostgresServer *postgres() const;
+    MariaDbServer *mariadb() const;
+
+private:
+    TestDatabase();
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+/// A free TCP port on 127.0.0.1 (bound and released; racy in principle, retried by the
+/// servers' start on a bind failure).
+int freeLoopbackPort();
+
+} // namespace payonce::testsupport
