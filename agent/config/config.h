@@ -1,0 +1,119 @@
+#pragma once
+
+#include "config/databaseurl.h"
+#include "config/hostport.h"
+#include "config/redisurl.h"
+#include "config/secret.h"
+#include "core/result.h"
+
+#include <QList>
+#include <QProcessEnvironment>
+#include <QString>
+#include <QStringList>
+
+namespace payonce::config {
+
+enum class LogFormat { Text, Json };
+enum class LogLevel { Debug, Info, Warning };
+
+/// One API token: the token itself is never stored, only its SHA-256 (lower-case hex).
+struct AuthToken {
+    QString name;
+    QString role;          ///< "viewer", "operator" or "approver"
+    Secret sha256;
+    bool operator==(const AuthToken &) const = default;
+};
+
+/// A trusted WeChat Pay platform public key: the serial the platform names in
+/// Wechatpay-Serial, and the PEM file holding the key.
+struct PlatformKey {
+    QString serial;
+    QString publicKeyPath;
+    bool operator==(const PlatformKey &) const = default;
+};
+
+/// WeChat Pay v3 merchant settings. Key files are paths (not secret); their contents are,
+/// and are read by the crypto layer, not here.
+struct WeChatSettings {
+    QString mchid;
+    QString appid;
+    Secret apiv3Key;
+    QString merchantPrivateKeyPath;
+    QString merchantSerial;
+    QList<PlatformKey> platformKeys;
+    QString baseUrl = QStringLiteral("https://api.mch.weixin.qq.com");
+    bool isConfigured() const { return !mchid.isEmpty(); }
+};
+
+struct AlipaySettings {
+    QString appId;
+    QString sellerId;
+    QString privateKeyPath;
+    QString alipayPublicKeyPath;
+    QString baseUrl = QStringLiteral("https://openapi.alipay.com");
+    bool isConfigured() const { return !appId.isEmpty(); }
+};
+
+struct SimSettings {
+    bool enabled = false;
+    HostPort listen{QStringLiteral("127.0.0.1"), 8090};
+};
+
+struct QaSettings {
+    bool enabled = false;
+};
+
+/// The agent's whole configuration, valid by construction when it comes out of
+/// loadConfig(): every URL parsed, every number in range, every key file present.
+/// A plain value: copy it, read it from any thread. Members hold the defaults of api.md;
+/// the one derived default, db = sqlite:<dataDir>/payonce.db, is applied by loadConfig().
+///
+/// Secrets live in Secret members and in the password fields of db and redis; nothing
+/// this type formats (describeForLog(), DatabaseUrl::redacted(), RedisUrl::redacted(),
+/// any error message of the loader) contains them.
+struct Config {
+    HostPort listen{QStringLiteral("127.0.0.1"), 8080};
+    DatabaseUrl db{DatabaseUrl::Dialect::Sqlite, {}, {}, {}, 0, {}, QStringLiteral("./payonce-data/payonce.db")};
+    RedisUrl redis;                          ///< embedded by default
+    QString dataDir = QStringLiteral("./payonce-data");
+    QString migrationsDir;                   ///< empty: the app uses the build's sql/ folder
+    LogFormat logFormat = LogFormat::Text;
+    LogLevel logLevel = LogLevel::Info;
+    int dbConnectTimeoutMs = 5000;
+    int workerThreads = 8;                   ///< also the number of database connections
+    int redisTimeoutMs = 1000;
+    QString instanceId;                      ///< "<hostname>-<pid>" unless configured
+    QList<AuthToken> authTokens;
+    WeChatSettings wechat;
+    AlipaySettings alipay;
+    SimSettings sim;
+    QaSettings qa;
+    QString configFile;                      ///< absolute path of the file read, or empty
+
+    /// One line for the start-up log: every setting, secrets masked ("apiv3_key=<set>",
+    /// passwords as "***", token hashes left out).
+    QString describeForLog() const;
+};
+
+/// What the command line asked for.
+struct LoadResult {
+    enum class Action { Run, ShowHelp, ShowVersion };
+    Action action = Action::Run;
+    Config config;             ///< meaningful when action == Run
+    QString text;              ///< the help or version text to print
+    QStringList warnings;      ///< e.g. unknown keys in the file; log them once logging is up
+};
+
+/// Builds the configuration: defaults, then the --config FILE (or PAYONCE_CONFIG), then the
+/// PAYONCE_* variables of environment, then the flags in arguments (arguments[0] is the
+/// program). Later sources win, per key. Errors are ErrorCode::Misconfigured with a
+/// one-line message naming where the bad value came from ("--listen: ...",
+/// "PAYONCE_DB: ...", "config file /etc/payonce.json, key \"listen\": ..."). Reads the
+/// config file and checks that key files exist; has no other side effects.
+core::Result<LoadResult> loadConfig(const QStringList &arguments,
+                                    const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment());
+
+QString logFormatName(LogFormat format);
+QString logLevelName(LogLevel level);
+
+} // namespace payonce::config

@@ -1,0 +1,158 @@
+#include "configoptions.h"
+
+#include <QStringList>
+
+#include <algorithm>
+
+#ifndef PAYONCE_VERSION
+#error "PAYONCE_VERSION is set by agent/config/CMakeLists.txt"
+#endif
+
+namespace payonce::config {
+
+namespace {
+
+using K = OptionKind;
+
+// Keep api.md's key names; new keys may be added, existing ones never renamed.
+constexpr OptionSpec kOptions[] = {
+    {u"config", u"config", K::ConfigFile, u"FILE", u"",
+     u"JSON config file (api.md's shape); relative paths in it are relative to its folder."},
+    {u"listen", u"listen", K::String, u"HOST:PORT", u"127.0.0.1:8080",
+     u"Address the HTTP API listens on ([::1]:8080 for IPv6)."},
+    {u"db", u"db", K::Database, u"URL", u"sqlite:<data_dir>/payonce.db",
+     u"Database: sqlite:PATH, postgresql://user:pass@host:port/db or mariadb://user:pass@host:port/db."},
+    {u"redis", u"redis", K::String, u"URL", u"embedded",
+     u"Key store: \"embedded\" or redis://[:pass@]host:port/db."},
+    {u"data_dir", u"data-dir", K::Path, u"DIR", u"./payonce-data",
+     u"Folder for the agent's own files (the default SQLite database lives here)."},
+    {u"migrations_dir", u"migrations-dir", K::Path, u"DIR", u"",
+     u"Folder holding sql/<dialect>/NNN_name.sql; empty: the build's sql/ folder."},
+    {u"log_format", u"log-format", K::String, u"FORMAT", u"text",
+     u"Log lines as \"text\" or \"json\" (one JSON object per line)."},
+    {u"log_level", u"log-level", K::String, u"LEVEL", u"info",
+     u"Lowest level logged: debug, info or warning (QT_LOGGING_RULES still applies)."},
+    {u"db_connect_timeout_ms", u"db-connect-timeout-ms", K::Integer, u"MS", u"5000",
+     u"Timeout for opening a database connection, in milliseconds."},
+    {u"worker_threads", u"worker-threads", K::Integer, u"N", u"8",
+     u"Size of the worker pool; each worker holds one database connection and one Redis context."},
+    {u"redis_timeout_ms", u"redis-timeout-ms", K::Integer, u"MS", u"1000",
+     u"Timeout for connecting to Redis and for each command, in milliseconds."},
+    {u"instance_id", u"instance-id", K::String, u"NAME", u"<hostname>-<pid>",
+     u"This agent's name in locks, logs and the audit trail: 1-64 of [A-Za-z0-9._:-]."},
+    {u"auth.tokens", u"", K::AuthTokens, u"JSON", u"[]",
+     u"API tokens: [{\"name\",\"role\":\"viewer|operator|approver\",\"sha256\":\"<hex of the token>\"}]."},
+    {u"wechat.mchid", u"", K::String, u"ID", u"", u"WeChat Pay merchant id."},
+    {u"wechat.appid", u"", K::String, u"ID", u"", u"WeChat app id."},
+    {u"wechat.apiv3_key", u"", K::Secret, u"KEY", u"", u"WeChat Pay APIv3 key (32 ASCII bytes)."},
+    {u"wechat.merchant_private_key", u"", K::Path, u"FILE", u"", u"Merchant private key (PEM file)."},
+    {u"wechat.merchant_serial", u"", K::String, u"SERIAL", u"", u"Merchant certificate serial number."},
+    {u"wechat.platform_keys", u"", K::PlatformKeys, u"JSON", u"[]",
+     u"Trusted platform public keys: [{\"serial\",\"public_key\":\"<PEM file>\"}]."},
+    {u"wechat.base_url", u"", K::String, u"URL", u"https://api.mch.weixin.qq.com", u"WeChat Pay API base URL."},
+    {u"alipay.app_id", u"", K::String, u"ID", u"", u"Alipay app id."},
+    {u"alipay.seller_id", u"", K::String, u"ID", u"", u"Alipay seller id."},
+    {u"alipay.private_key", u"", K::Path, u"FILE", u"", u"App private key (PEM file)."},
+    {u"alipay.alipay_public_key", u"", K::Path, u"FILE", u"", u"Alipay public key (PEM file)."},
+    {u"alipay.base_url", u"", K::String, u"URL", u"https://openapi.alipay.com", u"Alipay API base URL."},
+    {u"sim.enabled", u"", K::Boolean, u"BOOL", u"false",
+     u"Start payonce-sim as a child process and point the gateways at it."},
+    {u"sim.listen", u"", K::String, u"HOST:PORT", u"127.0.0.1:8090", u"Address of the started payonce-sim."},
+    {u"qa.enabled", u"", K::Boolean, u"BOOL", u"false", u"Allow POST /api/v1/qa/scenarios."},
+};
+
+QString wrapped(const QString &text, int indent, int width)
+{
+    const QStringList words = text.split(u' ', Qt::SkipEmptyParts);
+    QString out;
+    int column = indent;
+    for (const QString &word : words) {
+        if (column > indent && column + 1 + word.size() > width) {
+            out += u'\n' + QString(indent, u' ');
+            column = indent;
+        } else if (column > indent) {
+            out += u' ';
+            ++column;
+        }
+        out += word;
+        column += int(word.size());
+    }
+    return out;
+}
+
+QString defaultNote(const OptionSpec &o)
+{
+    if (o.kind == K::Secret || o.kind == K::ConfigFile)
+        return QString();
+    return QStringLiteral(" Default: ") + (o.defaultText.isEmpty() ? QStringLiteral("(none)") : o.defaultText.toString())
+        + u'.';
+}
+
+} // namespace
+
+std::span<const OptionSpec> optionTable()
+{
+    return kOptions;
+}
+
+const OptionSpec *findOption(QStringView key)
+{
+    const auto it = std::find_if(std::begin(kOptions), std::end(kOptions),
+                                 [key](const OptionSpec &o) { return o.key == key; });
+    return it == std::end(kOptions) ? nullptr : &*it;
+}
+
+QString envName(const OptionSpec &option)
+{
+    QString name = QStringLiteral("PAYONCE_") + option.key.toString().toUpper();
+    name.replace(u'.', u'_');
+    return name;
+}
+
+QString helpText(const QString &programName)
+{
+    constexpr int indent = 32;
+    constexpr int width = 100;
+    QString out = QStringLiteral("Usage: ") + programName + QStringLiteral(" [options]\n\n");
+    out += wrapped(QStringLiteral("Settings come from, in this order (a later source wins): built-in defaults, "
+                                  "the --config FILE (JSON), PAYONCE_* environment variables, flags. An empty "
+                                  "environment variable counts as unset. Secrets (tokens, keys, passwords) belong "
+                                  "in the config file or the environment, never in flags: flags show in ps."),
+                   0, width);
+    out += QStringLiteral("\n\nOptions:\n");
+    for (const OptionSpec &o : kOptions) {
+        if (o.flag.isEmpty())
+            continue;
+        QString left = QStringLiteral("  --") + o.flag + u' ' + o.valueName;
+        left = left.leftJustified(indent - 1) + u' ';
+        if (left.size() > indent)
+            left += u'\n' + QString(indent, u' ');
+        out += left
+            + wrapped(o.description.toString() + QStringLiteral(" Env: ") + envName(o) + u'.' + defaultNote(o),
+                      indent, width)
+            + u'\n';
+    }
+    out += QStringLiteral("  -h, --help").leftJustified(indent) + QStringLiteral("Show this help and exit.\n");
+    out += QStringLiteral("  -v, --version").leftJustified(indent) + QStringLiteral("Show the version and exit.\n");
+
+    out += QStringLiteral("\nEnvironment only (or the config file key shown):\n");
+    for (const OptionSpec &o : kOptions) {
+        if (!o.flag.isEmpty())
+            continue;
+        QString left = QStringLiteral("  ") + envName(o);
+        left = left.leftJustified(indent - 1) + u' ';
+        if (left.size() > indent)
+            left += u'\n' + QString(indent, u' ');
+        out += left + wrapped(o.description.toString() + QStringLiteral(" Key: ") + o.key + u'.' + defaultNote(o),
+                              indent, width)
+            + u'\n';
+    }
+    return out;
+}
+
+QString versionText(const QString &programName)
+{
+    return programName + u' ' + QStringLiteral(PAYONCE_VERSION) + u'\n';
+}
+
+} // namespace payonce::config

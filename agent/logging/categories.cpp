@@ -1,0 +1,10 @@
+#include "categories.h"
+
+namespace payonce {
+Q_LOGGING_CATEGORY(lcConfig, "payonce.agent.config")
+Q_LOGGING_CATEGORY(lcSql, "payonce.agent.sql")
+Q_LOGGING_CATEGORY(lcRedis, "payonce.agent.redis")
+Q_LOGGING_CATEGORY(lcHttp, "payonce.agent.http")
+Q_LOGGING_CATEGORY(lcCore, "payonce.agent.core")
+Q_LOGGING_CATEGORY(lcApp, "payonce.agent.app")
+} // namespace payonce
