@@ -1,0 +1,309 @@
+#include "database.h"
+
+#include "logging/categories.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QSqlError>
+#include <QThread>
+
+#include <atomic>
+#include <map>
+#include <memory>
+
+namespace payonce::sql {
+
+using core::Error;
+using core::ErrorCode;
+
+/// This thread's sessions, one per Database. Destroyed when the thread ends, which closes
+/// and unregisters the Qt Sql connections in the thread that owns them, as Qt requires.
+struct ThreadConnections {
+    std::map<quint64, std::unique_ptr<Session>> sessions;
+
+    static void close(std::unique_ptr<Session> &session)
+    {
+        const QString name = session->m_connectionName;
+        session->m_db.close();
+        session.reset(); // the last QSqlDatabase handle goes before removeDatabase()
+        QSqlDatabase::removeDatabase(name);
+    }
+
+    ~ThreadConnections()
+    {
+        for (auto &[id, session] : sessions)
+            close(session);
+    }
+};
+
+namespace {
+
+thread_local ThreadConnections t_connections;
+std::atomic<quint64> g_nextDatabaseId{1};
+
+QString driverFor(Dialect dialect)
+{
+    switch (dialect) {
+    case Dialect::Sqlite: return QStringLiteral("QSQLITE");
+    case Dialect::PostgreSql: return QStringLiteral("QPSQL");
+    case Dialect::MariaDb: return QStringLiteral("QMYSQL");
+    }
+    return {};
+}
+
+QString packageFor(Dialect dialect)
+{
+    switch (dialect) {
+    case Dialect::Sqlite: return QStringLiteral("libqt6sql6-sqlite");
+    case Dialect::PostgreSql: return QStringLiteral("libqt6sql6-psql");
+    case Dialect::MariaDb: return QStringLiteral("libqt6sql6-mysql");
+    }
+    return {};
+}
+
+void backoff(int attempt)
+{
+    // 2, 4, 8 … 64 ms, then a random point below it: contenders spread out instead of
+    // colliding again in lockstep.
+    const int ceiling = 2 << std::min(attempt, 5);
+    QThread::msleep(1 + QRandomGenerator::global()->bounded(ceiling));
+}
+
+} // namespace
+
+thread_local bool Database::m_commitOutcomeUnknown = false;
+
+Database::Database(DatabaseOptions options)
+    : m_options(std::move(options)), m_id(g_nextDatabaseId.fetch_add(1))
+{
+}
+
+Database::~Database()
+{
+    // Other threads' connections are closed when those threads end; they hold no pointer
+    // back to this object.
+    discardThreadSession();
+}
+
+core::Result<void> Database::connect()
+{
+    // One attempt, no retries: at start-up the configured connect timeout is the whole
+    // budget, and the agent exits with the error instead of waiting longer.
+    discardThreadSession();
+    auto session = threadSession();
+    if (!session)
+        return session.error();
+    auto probe = session.value()->exec(QStringLiteral("SELECT 1"), {}, QStringLiteral("connection check"));
+    if (!probe)
+        return probe.error();
+    return {};
+}
+
+QString Database::beginStatement() const
+{
+    switch (dialect()) {
+    case Dialect::Sqlite: return QStringLiteral("BEGIN IMMEDIATE");
+    case Dialect::PostgreSql: return QStringLiteral("BEGIN ISOLATION LEVEL READ COMMITTED");
+    case Dialect::MariaDb: return QStringLiteral("START TRANSACTION");
+    }
+    return {};
+}
+
+core::Result<Session *> Database::threadSession()
+{
+    auto &slot = t_connections.sessions[m_id];
+    if (slot && slot->isBroken())
+        ThreadConnections::close(slot);
+    if (!slot) {
+        const QString name = QStringLiteral("payonce-%1-%2")
+                                 .arg(m_id)
+                                 .arg(reinterpret_cast<quintptr>(QThread::currentThreadId()), 0, 16);
+        auto session = std::unique_ptr<Session>(new Session(dialect(), name));
+        auto opened = openConnection(*session);
+        if (!opened) {
+            ThreadConnections::close(session);
+            t_connections.sessions.erase(m_id);
+            return opened.error();
+        }
+        slot = std::move(session);
+    }
+    return slot.get();
+}
+
+void Database::discardThreadSession()
+{
+    auto it = t_connections.sessions.find(m_id);
+    if (it == t_connections.sessions.end())
+        return;
+    ThreadConnections::close(it->second);
+    t_connections.sessions.erase(it);
+}
+
+core::Result<void> Database::openConnection(Session &session)
+{
+    const auto &url = m_options.url;
+    const QString driver = driverFor(url.dialect);
+    if (!QSqlDatabase::isDriverAvailable(driver)) {
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("the Qt Sql driver %1 is not installed (Debian package %2)")
+                               .arg(driver, packageFor(url.dialect)));
+    }
+    QSqlDatabase db = QSqlDatabase::addDatabase(driver, session.m_connectionName);
+    const int timeoutSeconds = std::max(2, (m_options.connectTimeoutMs + 999) / 1000);
+    switch (url.dialect) {
+    case Dialect::Sqlite: {
+        const QFileInfo file(url.sqlitePath);
+        if (url.sqlitePath != u":memory:" && !QDir().mkpath(file.absolutePath())) {
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("cannot create the folder %1 for the SQLite database")
+                                   .arg(file.absolutePath()));
+        }
+        db.setDatabaseName(url.sqlitePath);
+        // Waits inside SQLite for the single writer instead of failing at once.
+        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000"));
+        break;
+    }
+    case Dialect::PostgreSql:
+        db.setHostName(url.host);
+        db.setPort(url.port);
+        db.setUserName(url.user);
+        db.setPassword(url.password);
+        db.setDatabaseName(url.database);
+        // libpq's connect_timeout covers the whole start-up, a silent listener included.
+        db.setConnectOptions(QStringLiteral("connect_timeout=%1;application_name=payonce-agent").arg(timeoutSeconds));
+        break;
+    case Dialect::MariaDb:
+        db.setHostName(url.host);
+        db.setPort(url.port);
+        db.setUserName(url.user);
+        db.setPassword(url.password);
+        db.setDatabaseName(url.database);
+        // Read/write timeouts bound a statement whose server vanished; they sit above
+        // innodb_lock_wait_timeout (set below) so a lock wait ends as 1205, not as a hang.
+        db.setConnectOptions(QStringLiteral("MYSQL_OPT_CONNECT_TIMEOUT=%1;MYSQL_OPT_READ_TIMEOUT=%2;"
+                                            "MYSQL_OPT_WRITE_TIMEOUT=%2")
+                                 .arg(timeoutSeconds)
+                                 .arg(std::max(30, timeoutSeconds)));
+        break;
+    }
+    session.m_db = db;
+    if (!db.open()) {
+        const QSqlError error = db.lastError();
+        const QString where = url.dialect == Dialect::Sqlite
+                                  ? url.sqlitePath
+                                  : QStringLiteral("%1:%2").arg(url.host).arg(url.port);
+        const QString what = QStringLiteral("cannot connect to %1 at %2")
+                                 .arg(config::DatabaseUrl::dialectName(url.dialect), where);
+        Error mapped = toCoreError(url.dialect, error, what);
+        if (mapped.code != ErrorCode::Misconfigured)
+            mapped.code = ErrorCode::Unavailable;
+        return mapped;
+    }
+
+    QStringList setup;
+    switch (url.dialect) {
+    case Dialect::Sqlite:
+        setup = {QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("PRAGMA synchronous=NORMAL"),
+                 QStringLiteral("PRAGMA foreign_keys=ON")};
+        break;
+    case Dialect::PostgreSql:
+        setup = {QStringLiteral("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+                 QStringLiteral("SET TIME ZONE 'UTC'")};
+        break;
+    case Dialect::MariaDb:
+        // MariaDB defaults to REPEATABLE READ, where SELECT-then-UPDATE races were
+        // measured here; payonce runs READ COMMITTED everywhere (design.md, Storage).
+        setup = {QStringLiteral("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+                 QStringLiteral("SET SESSION innodb_lock_wait_timeout = 15"),
+                 QStringLiteral("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'"),
+                 QStringLiteral("SET time_zone = '+00:00'")};
+        break;
+    }
+    for (const QString &statement : setup) {
+        auto done = session.exec(statement, {}, QStringLiteral("connection set-up"));
+        if (!done)
+            return done.error();
+    }
+    qCDebug(payonce::lcSql) << "opened connection" << session.m_connectionName;
+    return {};
+}
+
+core::Result<void> Database::runTransactionOnce(Session &session, const ErasedWork &work)
+{
+    auto begun = session.exec(beginStatement(), {}, QStringLiteral("begin"));
+    if (!begun)
+        return begun.error();
+    session.m_inTransaction = true;
+    auto result = work(session);
+    if (!result.ok()) {
+        session.m_inTransaction = false;
+        if (!session.isBroken())
+            (void)session.exec(QStringLiteral("ROLLBACK"), {}, QStringLiteral("rollback"));
+        return result;
+    }
+    auto committed = session.exec(QStringLiteral("COMMIT"), {}, QStringLiteral("commit"));
+    session.m_inTransaction = false;
+    if (committed)
+        return {};
+    Error error = committed.error();
+    if (session.isBroken()) {
+        // The server may or may not have committed: never guess, never retry blindly.
+        error.internalMessage += QStringLiteral(" (the connection broke during COMMIT: outcome unknown)");
+        error.code = ErrorCode::Unavailable;
+        m_commitOutcomeUnknown = true;
+        return error;
+    }
+    (void)session.exec(QStringLiteral("ROLLBACK"), {}, QStringLiteral("rollback"));
+    return error;
+}
+
+core::Result<void> Database::runErased(Unit unit, const ErasedWork &work)
+{
+    // A unit inside another unit on this thread joins it: same connection, no retries of
+    // its own (the outer unit owns them), and never a reconnect that would pull the
+    // connection out from under the outer unit.
+    if (auto it = t_connections.sessions.find(m_id);
+        it != t_connections.sessions.end() && it->second && it->second->m_depth > 0) {
+        Session &session = *it->second;
+        ++session.m_depth;
+        auto result = (unit == Unit::Read || session.inTransaction()) ? work(session)
+                                                                      : runTransactionOnce(session, work);
+        --session.m_depth;
+        return result;
+    }
+
+    Error lastError = Error::make(ErrorCode::Internal, QStringLiteral("no attempt made"));
+    for (int attempt = 1; attempt <= m_options.maxAttempts; ++attempt) {
+        if (attempt > 1)
+            backoff(attempt);
+        auto sessionResult = threadSession();
+        if (!sessionResult) {
+            lastError = sessionResult.error();
+            if (lastError.code == ErrorCode::Unavailable)
+                continue; // the server may be coming back (a restart under us)
+            return lastError;
+        }
+        Session &session = *sessionResult.value();
+        ++session.m_depth;
+        m_commitOutcomeUnknown = false;
+        auto result = unit == Unit::Read ? work(session) : runTransactionOnce(session, work);
+        --session.m_depth;
+        if (result.ok())
+            return result;
+        lastError = result.error();
+        if (m_commitOutcomeUnknown)
+            return lastError;
+        // Busy: contention, rolled back, nothing written. A broken connection before
+        // COMMIT: nothing written either. Both are safe to run again.
+        if (session.isBroken() || lastError.code == ErrorCode::Busy) {
+            qCDebug(payonce::lcSql) << "retrying a unit of work:" << lastError.internalMessage;
+            continue;
+        }
+        return lastError;
+    }
+    qCWarning(payonce::lcSql) << "giving up after" << m_options.maxAttempts << "attempts:" << lastError.internalMessage;
+    return lastError;
+}
+
+} // namespace payonce::sql

@@ -1,0 +1,89 @@
+#pragma once
+
+#include "session.h"
+
+#include "config/databaseurl.h"
+#include "core/result.h"
+
+#include <functional>
+#include <optional>
+#include <type_traits>
+
+namespace payonce::sql {
+
+struct DatabaseOptions {
+    config::DatabaseUrl url;
+    /// Connecting gives up after this long (a listener that never answers included).
+    int connectTimeoutMs = 5000;
+    /// How many times one unit of work runs at most when it meets busy, deadlock,
+    /// serialization or a lost connection before COMMIT.
+    int maxAttempts = 8;
+};
+
+/// The database, seen from any thread. Each thread gets its own Qt Sql connection (Qt 6.4
+/// cannot move one between threads), opened on first use, reopened when it broke, and
+/// removed when the thread ends.
+///
+/// Units of work:
+/// - write(): one transaction (SQLite BEGIN IMMEDIATE, so there is one writer and no
+///   deferred-lock upgrade deadlock; PostgreSQL and MariaDB at READ COMMITTED). Busy,
+///   deadlock and serialization failures, and a connection lost before COMMIT, roll back
+///   and run the work again, a bounded number of times with jittered backoff — so the
+///   work must have no effects outside the transaction. A connection lost during COMMIT is
+///   reported as Unavailable ("outcome unknown") and not retried. A write() inside a
+///   write() on the same thread joins the outer transaction.
+/// - read(): statements in autocommit, retried the same way on a lost connection.
+/// Thread-safe; the work runs on the calling thread.
+class Database {
+public:
+    explicit Database(DatabaseOptions options);
+    ~Database();
+    Database(const Database &) = delete;
+    Database &operator=(const Database &) = delete;
+
+    Dialect dialect() const { return m_options.url.dialect; }
+    const DatabaseOptions &options() const { return m_options; }
+
+    /// Opens the calling thread's connection afresh, once, within connectTimeoutMs: the
+    /// agent calls it at start to fail fast with a clear error. Misconfigured for refused
+    /// credentials or a missing driver, Unavailable for an unreachable server.
+    core::Result<void> connect();
+
+    template<typename Work>
+    auto write(Work &&work) { return run<Work>(Unit::Write, std::forward<Work>(work)); }
+    template<typename Work>
+    auto read(Work &&work) { return run<Work>(Unit::Read, std::forward<Work>(work)); }
+
+private:
+    enum class Unit { Read, Write };
+    using ErasedWork = std::function<core::Result<void>(Session &)>;
+
+    template<typename Work>
+    auto run(Unit unit, Work &&work) -> std::invoke_result_t<Work, Session &>
+    {
+        using R = std::invoke_result_t<Work, Session &>;
+        std::optional<R> out;
+        const core::Result<void> status = runErased(unit, [&](Session &session) -> core::Result<void> {
+            out.emplace(work(session));
+            if (!out->ok())
+                return out->error();
+            return {};
+        });
+        if (!status.ok())
+            return status.error();
+        return std::move(*out);
+    }
+
+    core::Result<void> runErased(Unit unit, const ErasedWork &work);
+    core::Result<void> runTransactionOnce(Session &session, const ErasedWork &work);
+    core::Result<Session *> threadSession();
+    void discardThreadSession();
+    core::Result<void> openConnection(Session &session);
+    QString beginStatement() const;
+
+    DatabaseOptions m_options;
+    quint64 m_id;
+    static thread_local bool m_commitOutcomeUnknown;
+};
+
+} // namespace payonce::sql

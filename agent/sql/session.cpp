@@ -1,0 +1,44 @@
+#include "session.h"
+
+#include <QSqlError>
+
+namespace payonce::sql {
+
+Session::Session(Dialect dialect, QString connectionName)
+    : m_dialect(dialect), m_connectionName(std::move(connectionName))
+{
+}
+
+core::Result<QSqlQuery> Session::exec(const QString &sql, const QVariantList &binds, const QString &what)
+{
+    QSqlQuery query(m_db);
+    query.setForwardOnly(true);
+    bool ok = false;
+    if (binds.isEmpty()) {
+        ok = query.exec(sql);
+    } else {
+        ok = query.prepare(sql);
+        if (ok) {
+            for (const QVariant &value : binds)
+                query.addBindValue(value);
+            ok = query.exec();
+        }
+    }
+    if (!ok) {
+        const QSqlError error = query.lastError();
+        if (classifySqlError(m_dialect, error) == SqlErrorKind::ConnectionLost)
+            m_broken = true;
+        return toCoreError(m_dialect, error, what.isEmpty() ? sql.left(80) : what);
+    }
+    return query;
+}
+
+core::Result<int> Session::execAffected(const QString &sql, const QVariantList &binds, const QString &what)
+{
+    auto query = exec(sql, binds, what);
+    if (!query)
+        return query.error();
+    return query.value().numRowsAffected();
+}
+
+} // namespace payonce::sql

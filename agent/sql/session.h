@@ -1,0 +1,47 @@
+#pragma once
+
+#include "sqlerrors.h"
+
+#include "core/result.h"
+
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QVariantList>
+
+namespace payonce::sql {
+
+/// One thread's open connection, handed to a unit of work by Database::write() or read().
+/// Not thread-safe and never shared: it belongs to the thread that got it, for the length
+/// of one call. Internal to the SQL adapters (QSqlQuery appears in its interface).
+class Session {
+public:
+    Dialect dialect() const { return m_dialect; }
+
+    /// Executes one statement. With binds, it is prepared and the values bound to '?'
+    /// placeholders in order. A failure comes back classified (Duplicate, Busy, Unavailable,
+    /// Misconfigured or Internal); `what` names the step for the log. A lost connection
+    /// also marks the session broken, so the unit of work is retried on a fresh one.
+    core::Result<QSqlQuery> exec(const QString &sql, const QVariantList &binds = {},
+                                 const QString &what = {});
+
+    /// Executes and returns the affected-row count (the CAS and insert-if-absent answer).
+    core::Result<int> execAffected(const QString &sql, const QVariantList &binds = {},
+                                   const QString &what = {});
+
+    bool inTransaction() const { return m_inTransaction; }
+    bool isBroken() const { return m_broken; }
+
+private:
+    friend class Database;
+    friend struct ThreadConnections;
+    Session(Dialect dialect, QString connectionName);
+
+    Dialect m_dialect;
+    QString m_connectionName;
+    QSqlDatabase m_db;
+    bool m_inTransaction = false;
+    bool m_broken = false;
+    int m_depth = 0; ///< units of work running on this session right now (nesting)
+};
+
+} // namespace payonce::sql

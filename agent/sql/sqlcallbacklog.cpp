@@ -1,0 +1,68 @@
+#include "sqlcallbacklog.h"
+
+#include "dialectsql.h"
+
+#include <QDateTime>
+
+namespace payonce::sql {
+
+namespace {
+
+const QStringList kColumns{QStringLiteral("channel"),    QStringLiteral("pay_no"),
+                           QStringLiteral("order_no"),   QStringLiteral("amount_fen"),
+                           QStringLiteral("status"),     QStringLiteral("delivery_id"),
+                           QStringLiteral("created_at")};
+
+QVariantList bindsFor(const CallbackLogEntry &entry)
+{
+    return {entry.channel,
+            entry.payNo,
+            entry.orderNo,
+            entry.amountFen,
+            QStringLiteral("accepted"),
+            entry.deliveryId ? QVariant(*entry.deliveryId) : QVariant(QMetaType(QMetaType::LongLong)),
+            QDateTime::currentMSecsSinceEpoch()};
+}
+
+} // namespace
+
+core::Result<InsertOutcome> SqlCallbackLog::insertAccepted(const CallbackLogEntry &entry)
+{
+    static const QString sql = QStringLiteral("INSERT INTO pay_callback_log (%1) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                                   .arg(kColumns.join(QStringLiteral(", ")));
+    auto written = m_database.write([&](Session &session) -> core::Result<void> {
+        auto done = session.exec(sql, bindsFor(entry), QStringLiteral("insert pay_callback_log"));
+        if (!done)
+            return done.error();
+        return {};
+    });
+    if (written)
+        return InsertOutcome::Inserted;
+    if (written.error().code == core::ErrorCode::Duplicate)
+        return InsertOutcome::Duplicate;
+    return written.error();
+}
+
+core::Result<InsertOutcome> SqlCallbackLog::insertAcceptedIfAbsent(Session &session, const CallbackLogEntry &entry)
+{
+    const QString sql = insertIfAbsentSql(session.dialect(), QStringLiteral("pay_callback_log"), kColumns,
+                                          QStringLiteral("id"));
+    auto affected = session.execAffected(sql, bindsFor(entry), QStringLiteral("insert-if-absent pay_callback_log"));
+    if (!affected)
+        return affected.error();
+    return affected.value() == 1 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
+}
+
+core::Result<bool> SqlCallbackLog::markProcessed(Session &session, const QString &channel, const QString &payNo,
+                                                 const QString &outcome)
+{
+    auto affected = session.execAffected(
+        QStringLiteral("UPDATE pay_callback_log SET status = 'processed', outcome = ?, processed_at = ? "
+                       "WHERE channel = ? AND pay_no = ? AND status = 'accepted'"),
+        {outcome, QDateTime::currentMSecsSinceEpoch(), channel, payNo}, QStringLiteral("mark callback processed"));
+    if (!affected)
+        return affected.error();
+    return affected.value() == 1;
+}
+
+} // namespace payonce::sql

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "database.h"
+
+namespace payonce::sql {
+
+/// A row of pay_callback_log: the durable "we have this payment notification" (L4).
+struct CallbackLogEntry {
+    QString channel;  ///< "wechat" | "alipay"
+    QString payNo;
+    QString orderNo;
+    qint64 amountFen = 0;
+    std::optional<qint64> deliveryId;
+};
+
+enum class InsertOutcome { Inserted, Duplicate };
+
+/// pay_callback_log, keyed by (channel, pay_no). The unique index decides duplicates:
+/// there is never a SELECT before the INSERT.
+class SqlCallbackLog {
+public:
+    explicit SqlCallbackLog(Database &database) : m_database(database) {}
+
+    /// Inserts the row as `accepted` in its own short transaction. Duplicate is recognised
+    /// from the driver's native unique-violation code (2067 / 23505 / 1062). Idempotent:
+    /// calling it again for the same key answers Duplicate and writes nothing.
+    core::Result<InsertOutcome> insertAccepted(const CallbackLogEntry &entry);
+
+    /// The same inside the caller's open transaction, as insert-if-absent: no error is
+    /// raised for a duplicate (PostgreSQL would abort the transaction), the affected-row
+    /// count answers.
+    core::Result<InsertOutcome> insertAcceptedIfAbsent(Session &session, const CallbackLogEntry &entry);
+
+    /// accepted -> processed, as a CAS on the status. True when this call made the change.
+    core::Result<bool> markProcessed(Session &session, const QString &channel, const QString &payNo,
+                                     const QString &outcome);
+
+private:
+    Database &m_database;
+};
+
+} // namespace payonce::sql

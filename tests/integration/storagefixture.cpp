@@ -1,0 +1,70 @@
+#include "storagefixture.h"
+
+#include "sql/migrationrunner.h"
+
+#include <latch>
+#include <thread>
+#include <vector>
+
+namespace payonce::testsupport {
+
+MigratedDatabase MigratedDatabase::start(Dialect dialect, QString *error)
+{
+    MigratedDatabase result;
+    auto server = TestDatabase::start(dialect, error);
+    if (!server)
+        return result;
+    auto url = config::DatabaseUrl::parse(server->url());
+    if (!url) {
+        *error = url.error().internalMessage;
+        return result;
+    }
+    auto database = std::make_unique<sql::Database>(sql::DatabaseOptions{url.value(), 5000, 8});
+    if (auto connected = database->connect(); !connected) {
+        *error = connected.error().internalMessage;
+        return result;
+    }
+    sql::MigrationRunner runner(*database);
+    if (auto migrated = runner.migrate(); !migrated) {
+        *error = migrated.error().internalMessage;
+        return result;
+    }
+    result.server = std::move(server);
+    result.database = std::move(database);
+    return result;
+}
+
+void runConcurrently(int threads, const std::function<void(int)> &body)
+{
+    std::latch start(threads);
+    std::vector<std::thread> workers;
+    workers.reserve(threads);
+    for (int i = 0; i < threads; ++i) {
+        workers.emplace_back([&, i] {
+            start.arrive_and_wait();
+            body(i);
+        });
+    }
+    for (auto &worker : workers)
+        worker.join();
+}
+
+qint64 countRows(sql::Database &database, const QString &sql, const QVariantList &binds, QString *error)
+{
+    auto counted = database.read([&](sql::Session &session) -> core::Result<qint64> {
+        auto query = session.exec(sql, binds);
+        if (!query)
+            return query.error();
+        if (!query.value().next())
+            return qint64(-1);
+        return query.value().value(0).toLongLong();
+    });
+    if (!counted) {
+        if (error)
+            *error = counted.error().internalMessage;
+        return -1;
+    }
+    return counted.value();
+}
+
+} // namespace payonce::testsupport

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "sql/database.h"
+#include "support/serverharness.h"
+
+#include <QString>
+
+#include <memory>
+
+namespace payonce::testsupport {
+
+/// The database of the dialect under test, started, connected and migrated: the common
+/// start of every storage suite. On failure, *error says why (with the server's log tail).
+struct MigratedDatabase {
+    std::unique_ptr<TestDatabase> server;
+    std::unique_ptr<sql::Database> database;
+
+    static MigratedDatabase start(Dialect dialect, QString *error);
+    explicit operator bool() const { return server && database; }
+};
+
+/// Runs `body(i)` on `threads` threads released at the same instant (a latch), and waits
+/// for all of them. Concurrency claims in the storage suites are made with this.
+void runConcurrently(int threads, const std::function<void(int)> &body);
+
+/// SELECT COUNT(*) with binds, on the calling thread; -1 on error (the test then fails
+/// on the comparison, with the error in *error).
+qint64 countRows(sql::Database &database, const QString &sql, const QVariantList &binds = {},
+                 QString *error = nullptr);
+
+} // namespace payonce::testsupport
