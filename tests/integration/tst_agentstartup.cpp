@@ -1,0 +1,149 @@
+// The agent binary, started as an operator would, against databases it cannot use: each
+// case must end the process with exactly one clear error line and the documented exit
+// code, within the configured connect timeout (plus process start-up), never a hang.
+
+#include "support/serverharness.h"
+
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace payonce::testsupport;
+
+namespace {
+
+constexpr int kConnectTimeoutMs = 2000;
+// Process start, Qt start-up and the driver's rounding up to whole seconds: the bound
+// that separates "gave up at the timeout" from "hung".
+constexpr int kSlackMs = 8000;
+
+struct Run {
+    int exitCode = -1;
+    bool finished = false;
+    qint64 elapsedMs = 0;
+    QStringList stderrLines;
+};
+
+Run runAgent(const QStringList &arguments)
+{
+    QTemporaryDir workDir;
+    QProcess agent;
+    agent.setWorkingDirectory(workDir.path());
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    const QStringList names = environment.keys();
+    for (const QString &name : names) {
+        if (name.startsWith(u"PAYONCE_"))
+            environment.remove(name); // the test decides every setting
+    }
+    agent.setProcessEnvironment(environment);
+    QElapsedTimer timer;
+    timer.start();
+    agent.start(QStringLiteral(PAYONCE_AGENT_PATH),
+                QStringList{QStringLiteral("--db-connect-timeout-ms"), QString::number(kConnectTimeoutMs)} + arguments);
+    Run run;
+    run.finished = agent.waitForFinished(kConnectTimeoutMs + kSlackMs + 20000);
+    run.elapsedMs = timer.elapsed();
+    if (!run.finished) {
+        agent.kill();
+        agent.waitForFinished();
+    }
+    run.exitCode = agent.exitCode();
+    const QStringList lines = QString::fromUtf8(agent.readAllStandardError()).split(u'\n', Qt::SkipEmptyParts);
+    run.stderrLines = lines;
+    return run;
+}
+
+QString describe(const Run &run)
+{
+    return QStringLiteral("exit %1 after %2 ms, stderr:\n%3")
+        .arg(run.exitCode)
+        .arg(run.elapsedMs)
+        .arg(run.stderrLines.join(u'\n'));
+}
+
+} // namespace
+
+class TestAgentStartup : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_postgres = PostgresServer::start(&error);
+        QVERIFY2(m_postgres, qPrintable(error));
+        m_mariadb = MariaDbServer::start(&error);
+        QVERIFY2(m_mariadb, qPrintable(error));
+        QVERIFY(m_silent.listen(QHostAddress::LocalHost)); // accepts (kernel backlog), never answers
+    }
+
+    void refusesToStart_data()
+    {
+        QTest::addColumn<QString>("db");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("mentions");
+        const int closed = freeLoopbackPort();
+        const QString silent = QString::number(m_silent.serverPort());
+
+        QTest::newRow("malformed: no scheme") << QStringLiteral("localhost:5432/payonce") << 2 << QStringLiteral("--db");
+        QTest::newRow("malformed: bad port") << QStringLiteral("postgresql://u:p@127.0.0.1:99999/x") << 2
+                                             << QStringLiteral("--db");
+        QTest::newRow("malformed: no database") << QStringLiteral("mariadb://u:p@127.0.0.1:3306") << 2
+                                                << QStringLiteral("--db");
+        QTest::newRow("postgresql: closed port")
+            << QStringLiteral("postgresql://u:p@127.0.0.1:%1/x").arg(closed) << 3 << QStringLiteral("cannot connect");
+        QTest::newRow("mariadb: closed port")
+            << QStringLiteral("mariadb://u:p@127.0.0.1:%1/x").arg(closed) << 3 << QStringLiteral("cannot connect");
+        QTest::newRow("postgresql: silent listener")
+            << QStringLiteral("postgresql://u:p@127.0.0.1:%1/x").arg(silent) << 3 << QStringLiteral("cannot connect");
+        QTest::newRow("mariadb: silent listener")
+            << QStringLiteral("mariadb://u:p@127.0.0.1:%1/x").arg(silent) << 3 << QStringLiteral("cannot connect");
+        QTest::newRow("postgresql: wrong password")
+            << m_postgres->urlWithPassword(QStringLiteral("not-the-password")) << 2 << QStringLiteral("password");
+        QTest::newRow("mariadb: wrong password")
+            << m_mariadb->urlWithPassword(QStringLiteral("not-the-password")) << 2 << QStringLiteral("Access denied");
+    }
+    void refusesToStart()
+    {
+        QFETCH(QString, db);
+        QFETCH(int, exitCode);
+        QFETCH(QString, mentions);
+        const Run run = runAgent({QStringLiteral("--db"), db});
+        QVERIFY2(run.finished, qPrintable(QStringLiteral("the agent hung: ") + describe(run)));
+        QVERIFY2(run.elapsedMs < kConnectTimeoutMs + kSlackMs, qPrintable(describe(run)));
+        QVERIFY2(run.exitCode == exitCode, qPrintable(describe(run)));
+        QVERIFY2(run.stderrLines.size() == 1, qPrintable(QStringLiteral("not one line: ") + describe(run)));
+        QVERIFY2(run.stderrLines.first().contains(mentions, Qt::CaseInsensitive), qPrintable(describe(run)));
+        // The password never reaches the log, whatever failed.
+        QVERIFY2(!run.stderrLines.first().contains(u"not-the-password"), qPrintable(describe(run)));
+        QVERIFY2(!run.stderrLines.first().contains(m_postgres->password()), qPrintable(describe(run)));
+    }
+
+    void startsMigratesAndStopsOnSigterm()
+    {
+        QTemporaryDir workDir;
+        QProcess agent;
+        agent.setWorkingDirectory(workDir.path());
+        agent.start(QStringLiteral(PAYONCE_AGENT_PATH), {QStringLiteral("--db"), m_postgres->url()});
+        QVERIFY(agent.waitForStarted());
+        QByteArray log;
+        while (!log.contains("ready")) {
+            QVERIFY2(agent.waitForReadyRead(30000), log.constData());
+            log += agent.readAllStandardError();
+        }
+        QVERIFY2(!log.contains(m_postgres->password().toUtf8()), "the password reached the log");
+        agent.terminate();
+        QVERIFY(agent.waitForFinished(30000));
+        QCOMPARE(agent.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(agent.exitCode(), 0);
+    }
+
+private:
+    std::unique_ptr<PostgresServer> m_postgres;
+    std::unique_ptr<MariaDbServer> m_mariadb;
+    QTcpServer m_silent;
+};
+
+QTEST_GUILESS_MAIN(TestAgentStartup)
+#include "tst_agentstartup.moc"
