@@ -300,7 +300,7 @@ private Q_SLOTS:
         auto accepted = m_db.database->read([&](sql::Session &s) -> core::Result<QList<qint64>> {
             auto q = s.exec(QStringLiteral("SELECT after_state FROM audit_log WHERE action = 'test.fenced_write' "
                                            "AND target = ? ORDER BY id"),
-                            {QStringLiteral("order:") + orderNo});
+                            {QVariant(QStringLiteral("order:") + orderNo)});
             if (!q)
                 return q.error();
             QList<qint64> tokens;
