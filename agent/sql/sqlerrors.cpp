@@ -37,13 +37,14 @@ SqlErrorKind classifyPostgres(const QString &code, const QSqlError &error)
     // libpq reports a dropped socket without any SQLSTATE; Qt then has only the text.
     if (code.isEmpty()) {
         const QString text = error.databaseText() + u' ' + error.driverText();
+        // Checked first: a refused login also reads "connection to server ... failed".
+        if (text.contains(u"password authentication failed") || text.contains(u"no pg_hba.conf entry"))
+            return SqlErrorKind::AuthFailed;
         if (text.contains(u"server closed the connection") || text.contains(u"no connection to the server")
             || text.contains(u"terminating connection") || text.contains(u"could not receive data")
             || text.contains(u"could not send data") || text.contains(u"connection to server")
             || text.contains(u"Unable to connect"))
             return SqlErrorKind::ConnectionLost;
-        if (text.contains(u"password authentication failed"))
-            return SqlErrorKind::AuthFailed;
     }
     return SqlErrorKind::Other;
 }

@@ -125,12 +125,13 @@ private Q_SLOTS:
         QTemporaryDir workDir;
         QProcess agent;
         agent.setWorkingDirectory(workDir.path());
+        agent.setProcessChannelMode(QProcess::MergedChannels); // the log is on stderr
         agent.start(QStringLiteral(PAYONCE_AGENT_PATH), {QStringLiteral("--db"), m_postgres->url()});
         QVERIFY(agent.waitForStarted());
         QByteArray log;
         while (!log.contains("ready")) {
             QVERIFY2(agent.waitForReadyRead(30000), log.constData());
-            log += agent.readAllStandardError();
+            log += agent.readAll();
         }
         QVERIFY2(!log.contains(m_postgres->password().toUtf8()), "the password reached the log");
         agent.terminate();
