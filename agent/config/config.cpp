@@ -575,7 +575,7 @@ Result<LoadResult> loadConfig(const QStringList &arguments, const QProcessEnviro
     if (parser.isSet(QStringLiteral("config")) && configPath.isEmpty())
         return misconfigured(QStringLiteral("--config: the file name is empty"));
     if (!configPath.isEmpty()) {
-        configPath = QFileInfo(configPath).absoluteFilePath();
+        configPath = QDir::cleanPath(QFileInfo(configPath).absoluteFilePath());
         if (auto r = readConfigFile(configPath, layers); !r)
             return r.error();
         result.config.configFile = configPath;
