@@ -17,6 +17,7 @@
 #include <QSysInfo>
 #include <QUrl>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
