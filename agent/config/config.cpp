@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "configoptions.h"
+#include "urlparts_p.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -16,6 +17,7 @@
 #include <QSysInfo>
 #include <QUrl>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -61,19 +63,6 @@ std::optional<qint64> jsonInteger(const QJsonValue &v)
     const qint64 n = v.toInteger(sentinel);
     if (n == sentinel)
         return std::nullopt;
-    return n;
-}
-
-std::optional<qint64> textInteger(const QString &text)
-{
-    if (text.isEmpty() || text.size() > 18)
-        return std::nullopt;
-    qint64 n = 0;
-    for (QChar c : text) {
-        if (c < u'0' || c > u'9')
-            return std::nullopt;
-        n = n * 10 + (c.unicode() - u'0');
-    }
     return n;
 }
 
@@ -169,7 +158,7 @@ public:
             settings.insert(spec.key.toString(), {text, origin});
             return {};
         case OptionKind::Integer: {
-            const auto n = textInteger(text);
+            const auto n = detail::parseDigits(text, 18);
             if (!n)
                 return misconfigured(origin + QStringLiteral(": \"%1\" is not a whole number").arg(text));
             settings.insert(spec.key.toString(), {QJsonValue(*n), origin});
@@ -408,22 +397,17 @@ public:
                 const QJsonObject t = tokens.at(i).toObject();
                 AuthToken token{t.value(u"name").toString(), t.value(u"role").toString(),
                                 Secret(t.value(u"sha256").toString().toLower())};
-                const QString where = QStringLiteral("auth.tokens[%1]").arg(i);
+                const QString where = s->origin + QStringLiteral(": auth.tokens[%1]").arg(i);
                 if (token.name.isEmpty())
-                    return fail(QStringLiteral("auth.tokens"), where + QStringLiteral(".name is empty")), error;
+                    return misconfigured(where + QStringLiteral(".name is empty"));
                 if (names.contains(token.name))
-                    return fail(QStringLiteral("auth.tokens"),
-                                where + QStringLiteral(": the name \"%1\" is used twice").arg(token.name)),
-                           error;
+                    return misconfigured(where + QStringLiteral(": the name \"%1\" is used twice").arg(token.name));
                 names.insert(token.name);
                 if (token.role != u"viewer" && token.role != u"operator" && token.role != u"approver")
-                    return fail(QStringLiteral("auth.tokens"),
-                                where + QStringLiteral(".role \"%1\" is not viewer, operator or approver").arg(token.role)),
-                           error;
+                    return misconfigured(where
+                                         + QStringLiteral(".role \"%1\" is not viewer, operator or approver").arg(token.role));
                 if (!isSha256Hex(token.sha256.reveal()))
-                    return fail(QStringLiteral("auth.tokens"),
-                                where + QStringLiteral(".sha256 must be 64 hex digits (the SHA-256 of the token)")),
-                           error;
+                    return misconfigured(where + QStringLiteral(".sha256 must be 64 hex digits (the SHA-256 of the token)"));
                 c.authTokens.append(token);
             }
         }
@@ -575,7 +559,7 @@ Result<LoadResult> loadConfig(const QStringList &arguments, const QProcessEnviro
     if (parser.isSet(QStringLiteral("config")) && configPath.isEmpty())
         return misconfigured(QStringLiteral("--config: the file name is empty"));
     if (!configPath.isEmpty()) {
-        configPath = QFileInfo(configPath).absoluteFilePath();
+        configPath = QDir::cleanPath(QFileInfo(configPath).absoluteFilePath());
         if (auto r = readConfigFile(configPath, layers); !r)
             return r.error();
         result.config.configFile = configPath;

@@ -26,8 +26,8 @@ constexpr OptionSpec kOptions[] = {
      u"Key store: \"embedded\" or redis://[:pass@]host:port/db."},
     {u"data_dir", u"data-dir", K::Path, u"DIR", u"./payonce-data",
      u"Folder for the agent's own files (the default SQLite database lives here)."},
-    {u"migrations_dir", u"migrations-dir", K::Path, u"DIR", u"",
-     u"Folder holding sql/<dialect>/NNN_name.sql; empty: the build's sql/ folder."},
+    {u"migrations_dir", u"migrations-dir", K::Path, u"DIR", u"the build's sql/ folder",
+     u"Folder holding <dialect>/NNN_name.sql migrations."},
     {u"log_format", u"log-format", K::String, u"FORMAT", u"text",
      u"Log lines as \"text\" or \"json\" (one JSON object per line)."},
     {u"log_level", u"log-level", K::String, u"LEVEL", u"info",
@@ -80,6 +80,14 @@ QString wrapped(const QString &text, int indent, int width)
     return out;
 }
 
+// The left column of --help, padded to indent; a name too long for it gets a line of its own.
+QString column(const QString &left, int indent)
+{
+    if (left.size() < indent)
+        return left.leftJustified(indent);
+    return left + u'\n' + QString(indent, u' ');
+}
+
 QString defaultNote(const OptionSpec &o)
 {
     if (o.kind == K::Secret || o.kind == K::ConfigFile)
@@ -123,11 +131,7 @@ QString helpText(const QString &programName)
     for (const OptionSpec &o : kOptions) {
         if (o.flag.isEmpty())
             continue;
-        QString left = QStringLiteral("  --") + o.flag + u' ' + o.valueName;
-        left = left.leftJustified(indent - 1) + u' ';
-        if (left.size() > indent)
-            left += u'\n' + QString(indent, u' ');
-        out += left
+        out += column(QStringLiteral("  --") + o.flag + u' ' + o.valueName, indent)
             + wrapped(o.description.toString() + QStringLiteral(" Env: ") + envName(o) + u'.' + defaultNote(o),
                       indent, width)
             + u'\n';
@@ -139,11 +143,7 @@ QString helpText(const QString &programName)
     for (const OptionSpec &o : kOptions) {
         if (!o.flag.isEmpty())
             continue;
-        QString left = QStringLiteral("  ") + envName(o);
-        left = left.leftJustified(indent - 1) + u' ';
-        if (left.size() > indent)
-            left += u'\n' + QString(indent, u' ');
-        out += left + wrapped(o.description.toString() + QStringLiteral(" Key: ") + o.key + u'.' + defaultNote(o),
+        out += column(QStringLiteral("  ") + envName(o), indent) + wrapped(o.description.toString() + QStringLiteral(" Key: ") + o.key + u'.' + defaultNote(o),
                               indent, width)
             + u'\n';
     }

@@ -1,6 +1,7 @@
 #include "databaseurl.h"
 
 #include "hostport.h"
+#include "urlparts_p.h"
 
 #include <QUrl>
 
@@ -12,11 +13,6 @@ core::Error invalid(const QString &detail)
 {
     return core::Error::make(core::ErrorCode::Misconfigured,
                              QStringLiteral("invalid database URL: ") + detail);
-}
-
-QString decode(QStringView part)
-{
-    return QUrl::fromPercentEncoding(part.toUtf8());
 }
 
 // Characters that would make the redacted form ambiguous are re-encoded.
@@ -64,19 +60,14 @@ core::Result<DatabaseUrl> DatabaseUrl::parse(const QString &text)
     if (rest.contains(u'?') || rest.contains(u'#'))
         return invalid(QStringLiteral("query parameters and fragments are not supported"));
 
-    // The last '@' ends the user info, so a password may contain a raw '@'; the first '/'
-    // after that starts the database name.
-    const qsizetype at = rest.lastIndexOf(u'@');
-    QStringView userInfo = at < 0 ? QStringView() : rest.left(at);
-    QStringView hostAndPath = at < 0 ? rest : rest.mid(at + 1);
-    if (at >= 0) {
-        const qsizetype userColon = userInfo.indexOf(u':');
-        url.user = decode(userColon < 0 ? userInfo : userInfo.left(userColon));
-        if (userColon >= 0)
-            url.password = decode(userInfo.mid(userColon + 1));
-        if (url.user.isEmpty())
-            return invalid(QStringLiteral("the user name before '@' is empty"));
-    }
+    // The last '@' ends the user info; the first '/' after it starts the database name.
+    const bool hasUserInfo = rest.contains(u'@');
+    QStringView hostAndPath = rest;
+    auto [user, password] = detail::takeUserInfo(hostAndPath);
+    if (hasUserInfo && user.isEmpty())
+        return invalid(QStringLiteral("the user name before '@' is empty"));
+    url.user = std::move(user);
+    url.password = std::move(password);
 
     const qsizetype slash = hostAndPath.indexOf(u'/');
     if (slash < 0)
@@ -92,7 +83,7 @@ core::Result<DatabaseUrl> DatabaseUrl::parse(const QString &text)
     url.host = hostPort->host;
     url.port = hostPort->port;
 
-    url.database = decode(path);
+    url.database = QUrl::fromPercentEncoding(path.toUtf8());
     if (url.database.isEmpty())
         return invalid(QStringLiteral("the database name is missing (expected .../DATABASE)"));
     if (url.database.contains(u'/'))

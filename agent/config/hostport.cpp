@@ -1,5 +1,7 @@
 #include "hostport.h"
 
+#include "urlparts_p.h"
+
 #include <optional>
 
 namespace payonce::config {
@@ -11,20 +13,12 @@ core::Error misconfigured(const QString &message)
     return core::Error::make(core::ErrorCode::Misconfigured, message);
 }
 
-// Strictly decimal digits: QString::toInt would accept "+80", " 80" and "0x50".
 std::optional<int> parsePort(QStringView digits)
 {
-    if (digits.isEmpty() || digits.size() > 5)
+    const auto value = detail::parseDigits(digits, 5);
+    if (!value || *value < 1 || *value > 65535)
         return std::nullopt;
-    int value = 0;
-    for (QChar c : digits) {
-        if (c < u'0' || c > u'9')
-            return std::nullopt;
-        value = value * 10 + (c.unicode() - u'0');
-    }
-    if (value < 1 || value > 65535)
-        return std::nullopt;
-    return value;
+    return int(*value);
 }
 
 } // namespace

@@ -1,10 +1,9 @@
 #include "redisurl.h"
 
 #include "hostport.h"
+#include "urlparts_p.h"
 
 #include <QUrl>
-
-#include <algorithm>
 
 namespace payonce::config {
 
@@ -14,11 +13,6 @@ core::Error invalid(const QString &detail)
 {
     return core::Error::make(core::ErrorCode::Misconfigured,
                              QStringLiteral("invalid Redis URL: ") + detail);
-}
-
-QString decode(QStringView part)
-{
-    return QUrl::fromPercentEncoding(part.toUtf8());
 }
 
 } // namespace
@@ -47,15 +41,9 @@ core::Result<RedisUrl> RedisUrl::parse(const QString &text)
     if (rest.contains(u'?') || rest.contains(u'#'))
         return invalid(QStringLiteral("query parameters and fragments are not supported"));
 
-    const qsizetype at = rest.lastIndexOf(u'@');
-    if (at >= 0) {
-        const QStringView userInfo = rest.left(at);
-        const qsizetype colon = userInfo.indexOf(u':');
-        url.user = decode(colon < 0 ? userInfo : userInfo.left(colon));
-        if (colon >= 0)
-            url.password = decode(userInfo.mid(colon + 1));
-        rest = rest.mid(at + 1);
-    }
+    auto [user, password] = detail::takeUserInfo(rest);
+    url.user = std::move(user);
+    url.password = std::move(password);
 
     const qsizetype slash = rest.indexOf(u'/');
     const QStringView authority = slash < 0 ? rest : rest.left(slash);
@@ -69,12 +57,10 @@ core::Result<RedisUrl> RedisUrl::parse(const QString &text)
 
     if (slash >= 0 && slash + 1 < rest.size()) {
         const QStringView db = rest.mid(slash + 1);
-        bool ok = false;
-        const int number = db.toInt(&ok);
-        const bool digitsOnly = std::all_of(db.begin(), db.end(), [](QChar c) { return c >= u'0' && c <= u'9'; });
-        if (!ok || !digitsOnly || number < 0)
+        const auto number = detail::parseDigits(db, 9);
+        if (!number)
             return invalid(QStringLiteral("database \"%1\" is not a number >= 0").arg(db));
-        url.database = number;
+        url.database = int(*number);
     }
     return url;
 }
