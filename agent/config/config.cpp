@@ -355,7 +355,6 @@ public:
                 return misconfigured(s->origin + QStringLiteral(": ") + redis.error().internalMessage);
             c.redis = *redis;
         }
-        string(QStringLiteral("migrations_dir"), c.migrationsDir);
 
         if (const Setting *s = find(QStringLiteral("log_format"))) {
             const QString v = s->value.toString();
@@ -609,7 +608,6 @@ QString Config::describeForLog() const
         QStringLiteral("db=") + db.redacted(),
         QStringLiteral("redis=") + redis.redacted(),
         QStringLiteral("data_dir=") + dataDir,
-        QStringLiteral("migrations_dir=") + (migrationsDir.isEmpty() ? QStringLiteral("(build default)") : migrationsDir),
         QStringLiteral("log_format=") + logFormatName(logFormat),
         QStringLiteral("log_level=") + logLevelName(logLevel),
         QStringLiteral("worker_threads=") + QString::number(workerThreads),

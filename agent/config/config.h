@@ -76,7 +76,6 @@ struct Config {
     DatabaseUrl db{DatabaseUrl::Dialect::Sqlite, {}, {}, {}, 0, {}, QStringLiteral("./payonce-data/payonce.db")};
     RedisUrl redis;                          ///< embedded by default
     QString dataDir = QStringLiteral("./payonce-data");
-    QString migrationsDir;                   ///< empty: the app uses the build's sql/ folder
     LogFormat logFormat = LogFormat::Text;
     LogLevel logLevel = LogLevel::Info;
     int dbConnectTimeoutMs = 5000;

@@ -26,8 +26,6 @@ constexpr OptionSpec kOptions[] = {
      u"Key store: \"embedded\" or redis://[:pass@]host:port/db."},
     {u"data_dir", u"data-dir", K::Path, u"DIR", u"./payonce-data",
      u"Folder for the agent's own files (the default SQLite database lives here)."},
-    {u"migrations_dir", u"migrations-dir", K::Path, u"DIR", u"the build's sql/ folder",
-     u"Folder holding <dialect>/NNN_name.sql migrations."},
     {u"log_format", u"log-format", K::String, u"FORMAT", u"text",
      u"Log lines as \"text\" or \"json\" (one JSON object per line)."},
     {u"log_level", u"log-level", K::String, u"LEVEL", u"info",

@@ -53,7 +53,6 @@ private Q_SLOTS:
         QCOMPARE(c.db.redacted(), u"sqlite:./payonce-data/payonce.db"_qs);
         QVERIFY(c.redis.embedded);
         QCOMPARE(c.dataDir, u"./payonce-data"_qs);
-        QVERIFY(c.migrationsDir.isEmpty());
         QCOMPARE(c.logFormat, LogFormat::Text);
         QCOMPARE(c.logLevel, LogLevel::Info);
         QCOMPARE(c.dbConnectTimeoutMs, 5000);
@@ -159,7 +158,6 @@ private Q_SLOTS:
         const QByteArray json = R"({
             "db": "sqlite:./data/payonce.db",
             "data_dir": "data",
-            "migrations_dir": "../sql",
             "wechat": {"mchid": "1900000001", "merchant_private_key": "keys/merchant.pem",
                        "platform_keys": [{"serial": "PUB_KEY_ID_0001", "public_key": "./keys/platform.pem"}]},
             "alipay": {"app_id": "2021", "private_key": "app.pem", "alipay_public_key": "alipay.pem"}
@@ -176,7 +174,6 @@ private Q_SLOTS:
         QCOMPARE(QFileInfo(c.db.sqlitePath).absolutePath(), abs + u"/data"_qs);
         QCOMPARE(c.db.sqlitePath, abs + u"/data/payonce.db"_qs);
         QCOMPARE(c.dataDir, abs + u"/data"_qs);
-        QCOMPARE(c.migrationsDir, QFileInfo(abs).absolutePath() + u"/sql"_qs);
         QCOMPARE(c.wechat.merchantPrivateKeyPath, abs + u"/keys/merchant.pem"_qs);
         QCOMPARE(c.wechat.platformKeys.size(), 1);
         QCOMPARE(c.wechat.platformKeys.at(0).serial, u"PUB_KEY_ID_0001"_qs);
@@ -408,7 +405,7 @@ private Q_SLOTS:
         }
         const QStringList required{u"--listen"_qs, u"--db"_qs, u"--redis"_qs, u"--config"_qs,
                                    u"--log-format"_qs, u"--log-level"_qs, u"--db-connect-timeout-ms"_qs,
-                                   u"--data-dir"_qs, u"--migrations-dir"_qs, u"--help"_qs, u"--version"_qs};
+                                   u"--data-dir"_qs, u"--help"_qs, u"--version"_qs};
         for (const QString &flag : required)
             QVERIFY2(help.contains(flag), qPrintable(flag));
         QVERIFY(help.contains(u"PAYONCE_WECHAT_APIV3_KEY"_qs));
