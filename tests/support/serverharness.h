@@ -28,6 +28,8 @@ public:
     QString password() const;
     /// "redis://[:password@]127.0.0.1:<port>/0"
     QString url() const;
+    /// The server's temporary folder (config, pid file, log); gone after the destructor.
+    QString folder() const;
 
     /// SIGKILL the server (no goodbye to clients) and wait until it is gone.
     bool kill();
@@ -58,6 +60,11 @@ public:
     QString url() const;
     /// The same URL with another password (for wrong-password tests).
     QString urlWithPassword(const QString &password) const;
+    /// The server's temporary folder (data/, log, unix socket); gone after the destructor.
+    QString folder() const;
+    /// Where initdb, pg_ctl, psql … are taken from: $PAYONCE_PG_BINDIR if set, else
+    /// /usr/lib/postgresql/15/bin. Tests use it to run the matching psql.
+    static QString binDir();
 
     bool stop();                       ///< fast shutdown, data kept
     bool startAgain(QString *error);   ///< same port, same data
@@ -83,9 +90,11 @@ public:
     /// "mariadb://payonce:<password>@127.0.0.1:<port>/payonce"
     QString url() const;
     QString urlWithPassword(const QString &password) const;
+    /// The server's temporary folder (data/, log, unix socket); gone after the destructor.
+    QString folder() const;
 
-    bool stop();
-    bool startAgain(QString *error);
+    bool stop();                       ///< graceful shutdown, data kept
+    bool startAgain(QString *error);   ///< same port, same data
     QString logTail(int lines = 30) const;
 
 private:
@@ -126,5 +135,7 @@ private:
 /// A free TCP port on 127.0.0.1 (bound and released; racy in principle, retried by the
 /// servers' start on a bind failure).
 int freeLoopbackPort();
+/// Whether something accepts TCP connections on 127.0.0.1:port (waits up to 1 s).
+bool loopbackPortAcceptsConnections(int port);
 
 } // namespace payonce::testsupport

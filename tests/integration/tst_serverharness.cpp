@@ -1,0 +1,424 @@
+// The server harness itself: each server starts and answers with its generated password,
+// refuses a wrong one, survives (or, for redis, is emptied by) a restart on the same port,
+// and leaves nothing behind — neither after its destructor nor after the test process
+// is SIGKILLed (the reaper's job).
+
+#include "serverharness.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QProcess>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <csignal>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+using namespace payonce::testsupport;
+using namespace Qt::StringLiterals;
+
+namespace {
+
+struct ClientResult {
+    int exitCode = -1;
+    QString output;
+};
+
+ClientResult runClient(const QString &program, const QStringList &arguments,
+                       const QProcessEnvironment &extra = {})
+{
+    QProcess process;
+    process.setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(extra);
+    process.setProcessEnvironment(env);
+    process.start(program, arguments);
+    if (!process.waitForFinished(30'000)) {
+        process.kill();
+        process.waitForFinished();
+        return {-1, u"timed out: "_s + process.errorString()};
+    }
+    ClientResult result;
+    result.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    result.output = QString::fromLocal8Bit(process.readAll()).trimmed();
+    return result;
+}
+
+ClientResult psql(const PostgresServer &server, const QString &password, const QString &sql)
+{
+    QProcessEnvironment env;
+    env.insert(u"PGPASSWORD"_s, password);
+    return runClient(PostgresServer::binDir() + u"/psql"_s,
+                     {u"-X"_s, u"-A"_s, u"-t"_s, u"-v"_s, u"ON_ERROR_STOP=1"_s, u"-h"_s,
+                      u"127.0.0.1"_s, u"-p"_s, QString::number(server.port()), u"-U"_s,
+                      server.user(), u"-d"_s, server.database(), u"-c"_s, sql},
+                     env);
+}
+
+ClientResult mariadb(const MariaDbServer &server, const QString &password, const QString &sql)
+{
+    return runClient(u"mariadb"_s,
+                     {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s, u"-P"_s,
+                      QString::number(server.port()), u"-u"_s, server.user(),
+                      u"--password="_s + password, u"-N"_s, u"-B"_s, u"-e"_s, sql,
+                      server.database()});
+}
+
+/// A minimal RESP client: sends one command, returns the first reply line ("+OK",
+/// ":0", "-ERR ...") or, for a bulk string, its value.
+class RedisConnection {
+public:
+    bool open(int port)
+    {
+        m_socket.connectToHost(u"127.0.0.1"_s, static_cast<quint16>(port));
+        return m_socket.waitForConnected(5000);
+    }
+    QByteArray command(const QByteArrayList &parts)
+    {
+        QByteArray request = "*" + QByteArray::number(parts.size()) + "\r\n";
+        for (const QByteArray &part : parts)
+            request += "$" + QByteArray::number(part.size()) + "\r\n" + part + "\r\n";
+        m_socket.write(request);
+        const QByteArray line = readLine();
+        if (line.startsWith('$') && line != "$-1") {
+            const int length = line.mid(1).toInt();
+            while (m_socket.bytesAvailable() < length + 2 && m_socket.waitForReadyRead(5000)) {
+            }
+            return m_socket.read(length + 2).chopped(2);
+        }
+        return line;
+    }
+
+private:
+    QByteArray readLine()
+    {
+        while (!m_socket.canReadLine()) {
+            if (!m_socket.waitForReadyRead(5000))
+                return "(no reply: " + m_socket.errorString().toUtf8() + ")";
+        }
+        return m_socket.readLine().trimmed();
+    }
+    QTcpSocket m_socket;
+};
+
+/// Processes whose command line mentions path (a server left behind).
+QStringList processesMentioning(const QString &path)
+{
+    QStringList found;
+    const QByteArray needle = QFile::encodeName(path);
+    const QStringList pids = QDir(u"/proc"_s).entryList({u"[0-9]*"_s}, QDir::Dirs);
+    for (const QString &pid : pids) {
+        if (pid == QString::number(::getpid()))
+            continue;
+        QFile cmdline(u"/proc/"_s + pid + u"/cmdline"_s);
+        if (!cmdline.open(QIODevice::ReadOnly))
+            continue;
+        QByteArray text = cmdline.readAll();
+        if (text.contains(needle))
+            found << pid + u": "_s + QString::fromLocal8Bit(text.replace('\0', ' '));
+    }
+    return found;
+}
+
+/// Reapers watching path (they carry it in their environment, not argv).
+int reapersFor(const QString &path)
+{
+    const QByteArray needle = "PAYONCE_REAPER_FOLDER=" + QFile::encodeName(path) + '\0';
+    int count = 0;
+    const QStringList pids = QDir(u"/proc"_s).entryList({u"[0-9]*"_s}, QDir::Dirs);
+    for (const QString &pid : pids) {
+        // Its `sleep` inherits the environment too; count the script only.
+        QFile cmdline(u"/proc/"_s + pid + u"/cmdline"_s);
+        if (!cmdline.open(QIODevice::ReadOnly) || !cmdline.readAll().contains("payonce-reaper.sh"))
+            continue;
+        QFile environ(u"/proc/"_s + pid + u"/environ"_s);
+        if (environ.open(QIODevice::ReadOnly) && environ.readAll().contains(needle))
+            ++count;
+    }
+    return count;
+}
+
+/// After a server object is gone: its port is closed, its folder and reaper are gone.
+void verifyNothingLeft(int port, const QString &folder)
+{
+    QVERIFY2(!loopbackPortAcceptsConnections(port), qPrintable(u"port %1 still open"_s.arg(port)));
+    QVERIFY2(!QFileInfo::exists(folder), qPrintable(folder + u" still exists"_s));
+    QVERIFY2(processesMentioning(folder).isEmpty(),
+             qPrintable(processesMentioning(folder).join(u'\n')));
+    // The reaper polls once a second and exits when it finds the folder gone.
+    QTRY_COMPARE_WITH_TIMEOUT(reapersFor(folder), 0, 5000);
+}
+
+} // namespace
+
+class TestServerHarness : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void freePort()
+    {
+        const int port = freeLoopbackPort();
+        QVERIFY(port > 0);
+        QVERIFY(!loopbackPortAcceptsConnections(port));
+    }
+
+    void redis()
+    {
+        const QString password = u"redis-password"_s;
+        QString error;
+        QElapsedTimer timer;
+        timer.start();
+        auto server = RedisServer::start({password}, &error);
+        QVERIFY2(server, qPrintable(error));
+        qInfo("redis-server ready in %lld ms", timer.elapsed());
+        const int port = server->port();
+        const QString folder = server->folder();
+        QCOMPARE(server->url(), u"redis://:redis-password@127.0.0.1:%1/0"_s.arg(port));
+        QVERIFY(QFileInfo(folder).isDir());
+        QCOMPARE(reapersFor(folder), 1);
+
+        {
+            RedisConnection connection;
+            QVERIFY(connection.open(port));
+            QVERIFY2(connection.command({"PING"}).startsWith("-NOAUTH"), "PING without AUTH");
+            const QByteArray wrong = connection.command({"AUTH", "not-the-password"});
+            QVERIFY2(wrong.startsWith("-WRONGPASS") || wrong.startsWith("-ERR"), wrong.constData());
+            QCOMPARE(connection.command({"AUTH", password.toUtf8()}), QByteArray("+OK"));
+            QCOMPARE(connection.command({"PING"}), QByteArray("+PONG"));
+            QCOMPARE(connection.command({"SET", "key", "value"}), QByteArray("+OK"));
+            QCOMPARE(connection.command({"DBSIZE"}), QByteArray(":1"));
+        }
+
+        QVERIFY(server->kill());
+        QVERIFY(!loopbackPortAcceptsConnections(port));
+        timer.restart();
+        QVERIFY2(server->startAgain(&error), qPrintable(error));
+        qInfo("redis-server started again in %lld ms", timer.elapsed());
+        QCOMPARE(server->port(), port);
+        {
+            RedisConnection connection;
+            QVERIFY(connection.open(port));
+            QCOMPARE(connection.command({"AUTH", password.toUtf8()}), QByteArray("+OK"));
+            QCOMPARE(connection.command({"DBSIZE"}), QByteArray(":0"));
+            QCOMPARE(connection.command({"GET", "key"}), QByteArray("$-1"));
+        }
+
+        QVERIFY(server->stop());
+        QVERIFY(!loopbackPortAcceptsConnections(port));
+        QVERIFY2(server->startAgain(&error), qPrintable(error));
+        QVERIFY(!server->logTail().isEmpty());
+
+        server.reset();
+        verifyNothingLeft(port, folder);
+    }
+
+    void redisWithoutPassword()
+    {
+        QString error;
+        auto server = RedisServer::start(&error);
+        QVERIFY2(server, qPrintable(error));
+        QCOMPARE(server->url(), u"redis://127.0.0.1:%1/0"_s.arg(server->port()));
+        const ClientResult ping = runClient(
+            u"redis-cli"_s, {u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(server->port()), u"ping"_s});
+        QCOMPARE(ping.output, u"PONG"_s);
+    }
+
+    void postgres()
+    {
+        QString error;
+        QElapsedTimer timer;
+        timer.start();
+        auto server = PostgresServer::start(&error);
+        QVERIFY2(server, qPrintable(error));
+        qInfo("PostgreSQL ready in %lld ms (initdb, start, CREATE DATABASE)", timer.elapsed());
+        const int port = server->port();
+        const QString folder = server->folder();
+        QCOMPARE(server->url(),
+                 u"postgresql://payonce:%1@127.0.0.1:%2/payonce"_s.arg(server->password()).arg(port));
+        QCOMPARE(server->urlWithPassword(u"x"_s), u"postgresql://payonce:x@127.0.0.1:%1/payonce"_s.arg(port));
+
+        const ClientResult one = psql(*server, server->password(), u"SELECT 1"_s);
+        QVERIFY2(one.exitCode == 0, qPrintable(one.output));
+        QCOMPARE(one.output, u"1"_s);
+
+        const ClientResult wrong = psql(*server, u"not-the-password"_s, u"SELECT 1"_s);
+        QVERIFY2(wrong.exitCode != 0, qPrintable(wrong.output));
+        QVERIFY2(wrong.output.contains(u"password authentication failed"), qPrintable(wrong.output));
+
+        const ClientResult created = psql(*server, server->password(),
+                                          u"CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)"_s);
+        QVERIFY2(created.exitCode == 0, qPrintable(created.output));
+        QVERIFY(server->stop());
+        QVERIFY(!loopbackPortAcceptsConnections(port));
+        timer.restart();
+        QVERIFY2(server->startAgain(&error), qPrintable(error));
+        qInfo("PostgreSQL started again in %lld ms", timer.elapsed());
+        QCOMPARE(server->port(), port);
+        const ClientResult kept = psql(*server, server->password(), u"SELECT x FROM kept"_s);
+        QVERIFY2(kept.exitCode == 0, qPrintable(kept.output));
+        QCOMPARE(kept.output, u"42"_s);
+        QVERIFY(server->logTail().contains(u"ready to accept connections"));
+
+        server.reset();
+        verifyNothingLeft(port, folder);
+    }
+
+    void mariadbServer()
+    {
+        QString error;
+        QElapsedTimer timer;
+        timer.start();
+        auto server = MariaDbServer::start(&error);
+        QVERIFY2(server, qPrintable(error));
+        qInfo("MariaDB ready in %lld ms (install-db, start, CREATE USER)", timer.elapsed());
+        const int port = server->port();
+        const QString folder = server->folder();
+        QCOMPARE(server->url(),
+                 u"mariadb://payonce:%1@127.0.0.1:%2/payonce"_s.arg(server->password()).arg(port));
+
+        const ClientResult one = mariadb(*server, server->password(), u"SELECT 1"_s);
+        QVERIFY2(one.exitCode == 0, qPrintable(one.output));
+        QCOMPARE(one.output, u"1"_s);
+
+        const ClientResult wrong = mariadb(*server, u"not-the-password"_s, u"SELECT 1"_s);
+        QVERIFY2(wrong.exitCode != 0, qPrintable(wrong.output));
+        QVERIFY2(wrong.output.contains(u"Access denied"), qPrintable(wrong.output));
+
+        const ClientResult created = mariadb(*server, server->password(),
+                                             u"CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)"_s);
+        QVERIFY2(created.exitCode == 0, qPrintable(created.output));
+        timer.restart();
+        QVERIFY(server->stop());
+        qInfo("MariaDB stopped in %lld ms", timer.elapsed());
+        QVERIFY(!loopbackPortAcceptsConnections(port));
+        timer.restart();
+        QVERIFY2(server->startAgain(&error), qPrintable(error));
+        qInfo("MariaDB started again in %lld ms", timer.elapsed());
+        QCOMPARE(server->port(), port);
+        const ClientResult kept = mariadb(*server, server->password(), u"SELECT x FROM kept"_s);
+        QVERIFY2(kept.exitCode == 0, qPrintable(kept.output));
+        QCOMPARE(kept.output, u"42"_s);
+
+        server.reset();
+        verifyNothingLeft(port, folder);
+    }
+
+    void testDatabase_data()
+    {
+        QTest::addColumn<Dialect>("dialect");
+        QTest::newRow("sqlite") << Dialect::Sqlite;
+        QTest::newRow("postgresql") << Dialect::PostgreSql;
+        QTest::newRow("mariadb") << Dialect::MariaDb;
+    }
+    void testDatabase()
+    {
+        QFETCH(Dialect, dialect);
+        QString error;
+        auto database = TestDatabase::start(dialect, &error);
+        QVERIFY2(database, qPrintable(error));
+        QCOMPARE(database->dialect(), dialect);
+        QString folder;
+        int port = 0;
+        switch (dialect) {
+        case Dialect::Sqlite:
+            QVERIFY(!database->postgres() && !database->mariadb());
+            QVERIFY(database->url().startsWith(u"sqlite:/"));
+            QVERIFY(database->url().endsWith(u"/payonce.db"));
+            folder = QFileInfo(database->url().mid(6)).path();
+            QVERIFY(QFileInfo(folder).isDir());
+            break;
+        case Dialect::PostgreSql:
+            QVERIFY(database->postgres());
+            QCOMPARE(database->url(), database->postgres()->url());
+            folder = database->postgres()->folder();
+            port = database->postgres()->port();
+            break;
+        case Dialect::MariaDb:
+            QVERIFY(database->mariadb());
+            QCOMPARE(database->url(), database->mariadb()->url());
+            folder = database->mariadb()->folder();
+            port = database->mariadb()->port();
+            break;
+        }
+        QVERIFY2(database->restart(&error), qPrintable(error));
+        if (port)
+            QVERIFY(loopbackPortAcceptsConnections(port));
+        database.reset();
+        QVERIFY2(!QFileInfo::exists(folder), qPrintable(folder));
+        if (port)
+            QVERIFY(!loopbackPortAcceptsConnections(port));
+    }
+
+    void dialectNames()
+    {
+        QCOMPARE(dialectName(Dialect::Sqlite), u"sqlite"_s);
+        QCOMPARE(dialectName(Dialect::PostgreSql), u"postgresql"_s);
+        QCOMPARE(dialectName(Dialect::MariaDb), u"mariadb"_s);
+    }
+
+    void reaperCleansUpAfterSigkill()
+    {
+        QProcess child;
+        child.setProgram(QStringLiteral(PAYONCE_HARNESS_CHILD));
+        child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        child.start();
+        QVERIFY2(child.waitForStarted(), qPrintable(child.errorString()));
+
+        struct Started {
+            QString kind;
+            int port;
+            QString folder;
+        };
+        QList<Started> servers;
+        QDeadlineTimer deadline(180'000);
+        bool ready = false;
+        while (!ready && !deadline.hasExpired()) {
+            if (!child.canReadLine() && !child.waitForReadyRead(1000)) {
+                if (child.state() == QProcess::NotRunning)
+                    break;
+                continue;
+            }
+            while (child.canReadLine()) {
+                const QString line = QString::fromLocal8Bit(child.readLine()).trimmed();
+                if (line == u"ready") {
+                    ready = true;
+                    break;
+                }
+                QVERIFY2(!line.startsWith(u"error"), qPrintable(line));
+                const QStringList parts = line.split(u' ');
+                QCOMPARE(parts.size(), 3);
+                servers.append({parts[0], parts[1].toInt(), parts[2]});
+            }
+        }
+        QVERIFY2(ready, "the child did not start its servers");
+        QCOMPARE(servers.size(), 3);
+        for (const Started &server : std::as_const(servers)) {
+            QVERIFY2(loopbackPortAcceptsConnections(server.port), qPrintable(server.kind));
+            QVERIFY2(QFileInfo(server.folder).isDir(), qPrintable(server.folder));
+        }
+
+        QVERIFY(::kill(static_cast<pid_t>(child.processId()), SIGKILL) == 0);
+        QVERIFY(child.waitForFinished(10'000));
+        QElapsedTimer timer;
+        timer.start();
+        for (const Started &server : std::as_const(servers)) {
+            QTRY_VERIFY2_WITH_TIMEOUT(!loopbackPortAcceptsConnections(server.port)
+                                          && !QFileInfo::exists(server.folder),
+                                      qPrintable(server.kind + u" on port "_s
+                                                 + QString::number(server.port) + u" in "_s
+                                                 + server.folder + u" is still there"_s),
+                                      30'000);
+        }
+        qInfo("reapers cleaned up %lld ms after SIGKILL", timer.elapsed());
+        for (const Started &server : std::as_const(servers)) {
+            QVERIFY2(processesMentioning(server.folder).isEmpty(),
+                     qPrintable(processesMentioning(server.folder).join(u'\n')));
+            QTRY_COMPARE_WITH_TIMEOUT(reapersFor(server.folder), 0, 5000);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServerHarness)
+#include "tst_serverharness.moc"

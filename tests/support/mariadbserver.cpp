@@ -1,0 +1,230 @@
+#include "serverharness.h"
+
+#include "processtools.h"
+#include "scratchfolder.h"
+
+#include <QFile>
+
+#include <csignal>
+
+using namespace Qt::StringLiterals;
+
+namespace payonce::testsupport {
+
+using namespace detail;
+
+namespace {
+const QString serviceUser = u"mysql"_s;
+const QString userName = u"payonce"_s;
+const QString databaseName = u"payonce"_s;
+} // namespace
+
+struct MariaDbServer::Private {
+    std::unique_ptr<ScratchFolder> folder;
+    QString password;
+    int port = 0;
+    qint64 pid = 0;
+
+    QString dataDir() const { return folder->filePath(u"data"_s); }
+    QString socketPath() const { return folder->filePath(u"mariadbd.sock"_s); }
+    QString pidFile() const { return folder->filePath(u"mariadbd.pid"_s); }
+    QString logFile() const { return folder->filePath(u"mariadbd.err"_s); }
+
+    /// --user only as root: mariadbd refuses to run as root, and a normal user cannot
+    /// switch to mysql anyway.
+    QStringList userArgument() const
+    {
+        return isRoot() ? QStringList{u"--user="_s + serviceUser} : QStringList{};
+    }
+
+    bool installDb(QString *error) const
+    {
+        const Command command{u"mariadb-install-db"_s,
+                              QStringList{u"--no-defaults"_s, u"--datadir="_s + dataDir()}
+                                  + userArgument()
+                                  + QStringList{u"--auth-root-authentication-method=normal"_s,
+                                                u"--skip-test-db"_s, u"--skip-name-resolve"_s}};
+        const RunResult result = run(command, {}, 2 * startTimeoutMs);
+        if (!result.ok) {
+            *error = u"mariadb-install-db failed: "_s + result.describe(command);
+            return false;
+        }
+        return true;
+    }
+
+    bool ping() const
+    {
+        // mariadb-admin ping exits 0 whenever the server answers, even with "access
+        // denied" — exactly "is it up on that TCP port".
+        return run({u"mariadb-admin"_s,
+                    {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s,
+                     u"-P"_s, QString::number(port), u"-u"_s, u"root"_s,
+                     u"--connect-timeout=2"_s, u"ping"_s}},
+                   {}, 5000)
+            .ok;
+    }
+
+    Readiness launch(QString *error)
+    {
+        // mariadbd reopens its stderr onto --log-error as the mysql user: the file must be
+        // that user's before we hand it over as stdout/stderr for the earliest messages.
+        {
+            QFile log(logFile());
+            if (!log.open(QIODevice::Append)) {
+                *error = u"could not create %1"_s.arg(logFile());
+                return Readiness::Exited;
+            }
+        }
+        if (!chownToUser(logFile(), serviceUser, error))
+            return Readiness::Exited;
+        const LogWatch log(logFile());
+        const Command command{
+            u"/usr/sbin/mariadbd"_s,
+            QStringList{u"--no-defaults"_s, u"--datadir="_s + dataDir()} + userArgument()
+                + QStringList{
+                    u"--port="_s + QString::number(port), u"--bind-address=127.0.0.1"_s,
+                    u"--socket="_s + socketPath(), u"--pid-file="_s + pidFile(),
+                    u"--log-error="_s + logFile(), u"--skip-name-resolve"_s,
+                    // Debian's packaged server defaults, which --no-defaults would drop.
+                    u"--character-set-server=utf8mb4"_s,
+                    u"--collation-server=utf8mb4_general_ci"_s,
+                    // Commits reach the OS at COMMIT, so a killed mariadbd keeps them; only
+                    // a machine crash could lose them, which a throwaway server ignores.
+                    u"--innodb-flush-log-at-trx-commit=2"_s, u"--skip-log-bin"_s}};
+        pid = startDetached(command, logFile(), error);
+        if (pid == 0)
+            return Readiness::Exited;
+        const Readiness readiness = waitUntilReady([this] { return ping(); },
+                                                  [this] { return !pidAlive(pid); }, log,
+                                                  QDeadlineTimer(startTimeoutMs));
+        if (readiness != Readiness::Ready) {
+            *error = startError(u"starting mariadbd"_s,
+                                readinessError(readiness, u"mariadbd"_s, port), logFile());
+            halt(SIGKILL);
+        }
+        return readiness;
+    }
+
+    bool createUser(QString *error) const
+    {
+        // As root over the socket (root@localhost has no password, normal authentication).
+        QString sql = u"CREATE DATABASE %1;\n"_s.arg(databaseName);
+        for (const QString &host : {u"127.0.0.1"_s, u"localhost"_s}) {
+            sql += u"CREATE USER '%1'@'%2' IDENTIFIED BY '%3';\n"
+                   "GRANT ALL ON %4.* TO '%1'@'%2';\n"_s.arg(userName, host, password,
+                                                            databaseName);
+        }
+        const Command command{u"mariadb"_s,
+                              {u"--no-defaults"_s, u"--protocol=SOCKET"_s,
+                               u"--socket="_s + socketPath(), u"-u"_s, u"root"_s, u"--batch"_s}};
+        const RunResult result = run(command, {}, startTimeoutMs, sql.toUtf8());
+        if (!result.ok) {
+            *error = startError(u"creating the payonce user"_s, result.describe(command),
+                                logFile());
+            return false;
+        }
+        return true;
+    }
+
+    bool halt(int signal)
+    {
+        const bool gone = signalAndWait(pid, signal, 2 * stopTimeoutMs);
+        if (gone) {
+            // A killed mariadbd leaves its pid file; the pid may be reused later.
+            QFile::remove(pidFile());
+            pid = 0;
+        }
+        return gone;
+    }
+};
+
+MariaDbServer::MariaDbServer()
+    : d(std::make_unique<Private>())
+{
+}
+
+MariaDbServer::~MariaDbServer()
+{
+    // No graceful shutdown: the data is deleted right after.
+    if (d->folder)
+        d->halt(SIGKILL);
+}
+
+std::unique_ptr<MariaDbServer> MariaDbServer::start(QString *error)
+{
+    std::unique_ptr<MariaDbServer> server(new MariaDbServer);
+    Private &d = *server->d;
+    d.folder = ScratchFolder::create(u"mariadb"_s, serviceUser, error);
+    if (!d.folder)
+        return nullptr;
+    d.password = randomHex();
+    if (!d.installDb(error))
+        return nullptr;
+    Readiness readiness = Readiness::Exited;
+    for (int attempt = 0; attempt < portAttempts; ++attempt) {
+        d.port = freeLoopbackPort();
+        readiness = d.launch(error);
+        if (readiness != Readiness::BindFailed)
+            break;
+    }
+    if (readiness != Readiness::Ready || !d.createUser(error))
+        return nullptr;
+    return server;
+}
+
+int MariaDbServer::port() const
+{
+    return d->port;
+}
+
+QString MariaDbServer::user() const
+{
+    return userName;
+}
+
+QString MariaDbServer::password() const
+{
+    return d->password;
+}
+
+QString MariaDbServer::database() const
+{
+    return databaseName;
+}
+
+QString MariaDbServer::url() const
+{
+    return urlWithPassword(d->password);
+}
+
+QString MariaDbServer::urlWithPassword(const QString &password) const
+{
+    return u"mariadb://%1:%2@127.0.0.1:%3/%4"_s.arg(userName, password, QString::number(d->port),
+                                                    databaseName);
+}
+
+QString MariaDbServer::folder() const
+{
+    return d->folder->path();
+}
+
+bool MariaDbServer::stop()
+{
+    return d->halt(SIGTERM);
+}
+
+bool MariaDbServer::startAgain(QString *error)
+{
+    if (pidAlive(d->pid)) {
+        *error = u"mariadbd is still running on port %1"_s.arg(d->port);
+        return false;
+    }
+    return d->launch(error) == Readiness::Ready;
+}
+
+QString MariaDbServer::logTail(int lines) const
+{
+    return tailOfFile(d->logFile(), lines);
+}
+
+} // namespace payonce::testsupport

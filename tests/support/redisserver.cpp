@@ -1,0 +1,170 @@
+#include "serverharness.h"
+
+#include "processtools.h"
+#include "scratchfolder.h"
+
+#include <QFile>
+
+#include <csignal>
+
+using namespace Qt::StringLiterals;
+
+namespace payonce::testsupport {
+
+using namespace detail;
+
+struct RedisServer::Private {
+    RedisServer::Options options;
+    std::unique_ptr<ScratchFolder> folder;
+    int port = 0;
+    qint64 pid = 0;
+
+    QString logFile() const { return folder->filePath(u"redis.log"_s); }
+    QString pidFile() const { return folder->filePath(u"redis.pid"_s); }
+
+    bool ping() const
+    {
+        QProcessEnvironment env;
+        // REDISCLI_AUTH rather than -a: no password in argv, no warning on stderr.
+        if (!options.password.isEmpty())
+            env.insert(u"REDISCLI_AUTH"_s, options.password);
+        const RunResult result = run({u"redis-cli"_s,
+                                      {u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port),
+                                       u"ping"_s}},
+                                     env, 5000);
+        return result.ok && result.output.trimmed() == u"PONG";
+    }
+
+    bool writeConfig(QString *error) const
+    {
+        // A config file rather than arguments keeps the password out of `ps`.
+        QString config = u"bind 127.0.0.1\n"
+                         "port %1\n"
+                         "save \"\"\n"
+                         "appendonly no\n"
+                         "daemonize no\n"
+                         "dir \"%2\"\n"
+                         "pidfile \"%3\"\n"
+                         "logfile \"%4\"\n"_s.arg(QString::number(port), folder->path(),
+                                                  pidFile(), logFile());
+        if (!options.password.isEmpty())
+            config += u"requirepass %1\n"_s.arg(options.password);
+        QFile file(folder->filePath(u"redis.conf"_s));
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)
+            || file.write(config.toLocal8Bit()) < 0) {
+            *error = u"could not write %1"_s.arg(file.fileName());
+            return false;
+        }
+        return true;
+    }
+
+    Readiness launch(QString *error)
+    {
+        if (!writeConfig(error))
+            return Readiness::Exited;
+        const LogWatch log(logFile());
+        pid = startDetached({u"redis-server"_s, {folder->filePath(u"redis.conf"_s)}}, logFile(),
+                            error);
+        if (pid == 0)
+            return Readiness::Exited;
+        const Readiness readiness = waitUntilReady([this] { return ping(); },
+                                                  [this] { return !pidAlive(pid); }, log,
+                                                  QDeadlineTimer(startTimeoutMs));
+        if (readiness != Readiness::Ready) {
+            *error = startError(u"starting redis-server"_s,
+                                readinessError(readiness, u"redis-server"_s, port), logFile());
+            halt(SIGKILL);
+        }
+        return readiness;
+    }
+
+    bool halt(int signal)
+    {
+        const bool gone = signalAndWait(pid, signal);
+        if (gone) {
+            // A SIGKILLed redis leaves its pid file behind; the pid may be reused later.
+            QFile::remove(pidFile());
+            pid = 0;
+        }
+        return gone;
+    }
+};
+
+RedisServer::RedisServer()
+    : d(std::make_unique<Private>())
+{
+}
+
+RedisServer::~RedisServer()
+{
+    if (d->folder)
+        d->halt(SIGKILL);
+}
+
+std::unique_ptr<RedisServer> RedisServer::start(const Options &options, QString *error)
+{
+    std::unique_ptr<RedisServer> server(new RedisServer);
+    server->d->options = options;
+    server->d->folder = ScratchFolder::create(u"redis"_s, QString(), error);
+    if (!server->d->folder)
+        return nullptr;
+    Readiness readiness = Readiness::Exited;
+    for (int attempt = 0; attempt < portAttempts; ++attempt) {
+        server->d->port = freeLoopbackPort();
+        readiness = server->d->launch(error);
+        if (readiness != Readiness::BindFailed)
+            break;
+    }
+    if (readiness != Readiness::Ready)
+        return nullptr;
+    return server;
+}
+
+int RedisServer::port() const
+{
+    return d->port;
+}
+
+QString RedisServer::password() const
+{
+    return d->options.password;
+}
+
+QString RedisServer::url() const
+{
+    const QString auth = d->options.password.isEmpty() ? QString()
+                                                       : u":"_s + d->options.password + u"@"_s;
+    return u"redis://"_s + auth + u"127.0.0.1:"_s + QString::number(d->port) + u"/0"_s;
+}
+
+QString RedisServer::folder() const
+{
+    return d->folder->path();
+}
+
+bool RedisServer::kill()
+{
+    return d->halt(SIGKILL);
+}
+
+bool RedisServer::startAgain(QString *error)
+{
+    if (pidAlive(d->pid)) {
+        *error = u"redis-server is still running on port %1"_s.arg(d->port);
+        return false;
+    }
+    return d->launch(error) == Readiness::Ready;
+}
+
+bool RedisServer::stop()
+{
+    // With `save ""` SIGTERM is SHUTDOWN NOSAVE: nothing is written.
+    return d->halt(SIGTERM);
+}
+
+QString RedisServer::logTail(int lines) const
+{
+    return tailOfFile(d->logFile(), lines);
+}
+
+} // namespace payonce::testsupport
