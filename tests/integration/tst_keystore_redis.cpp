@@ -3,7 +3,7 @@
 
 #include "redis/keystorefactory.h"
 #include "redis/rediskeystore.h"
-#include "tests/support/serverharness.h"
+#include "support/serverharness.h"
 
 #include <QElapsedTimer>
 #include <QProcess>
