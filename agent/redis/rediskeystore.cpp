@@ -184,8 +184,8 @@ struct Backend {
         m_nextConnectAt = Clock::time_point();
         if (m_lastRunId != runId) {
             if (!m_lastRunId.isEmpty())
-                qCInfo(lcRedis).noquote() << "Redis at" << options.endpoint() << "is a new instance: run_id"
-                                          << runId << "(was" << m_lastRunId << ")";
+                qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1 is a new instance: run_id %2 (was %3)")
+                                                 .arg(options.endpoint(), runId, m_lastRunId);
             m_lastRunId = runId;
         }
         return !m_scriptsLoadedFor.contains(runId);
@@ -346,7 +346,7 @@ private:
             if (context)
                 redisFree(context);
             const Error error = m_backend->unavailable(
-                QStringLiteral("cannot connect within %1 ms: %2").arg(options.connectTimeout.count()).arg(reason));
+                QStringLiteral("cannot connect (timeout %1 ms): %2").arg(options.connectTimeout.count()).arg(reason));
             m_backend->connectFailed(error);
             return error;
         }
