@@ -83,7 +83,8 @@ void LeaseWatchdog::run()
                 lease->confirmedUntil.store((sentAt + lease->ttl).time_since_epoch().count());
                 nextRenewal = Clock::now() + lease->ttl / 3;
             } else if (renewed.ok()) {
-                qCWarning(lcWatchdog) << "lease renewal refused: the lock is no longer ours";
+                if (!lease->m_lost.load()) // not merely released while we were renewing
+                    qCWarning(lcWatchdog) << "lease renewal refused: the lock is no longer ours";
                 lease->markLost();
                 nextRenewal = Clock::time_point::max();
             } else {
