@@ -1,0 +1,45 @@
+#pragma once
+
+#include "core/result.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <chrono>
+#include <optional>
+
+namespace payonce::core {
+
+/// A completed response as L1 remembers it: the request fingerprint (to tell a replay
+/// from a key reused with another body) and the response body sent the first time.
+struct CachedResponse {
+    QByteArray fingerprint;
+    QByteArray response;
+};
+
+/// The fast path of L1: completed responses, keyed by (scope, idempotency key), kept for
+/// a TTL. Only an accelerator — the database record is the truth; a miss or an
+/// Unavailable error means "ask the database", never "not seen".
+///
+/// Thread-safe. put() is idempotent (last write wins, same content in practice) and safe
+/// to retry; get() has no side effects.
+class IdempotencyCache {
+public:
+    virtual ~IdempotencyCache() = default;
+    virtual Result<std::optional<CachedResponse>> get(const QString &scope, const QString &key) = 0;
+    virtual Result<void> put(const QString &scope, const QString &key,
+                             const CachedResponse &response, std::chrono::milliseconds ttl) = 0;
+};
+
+/// The callback fast path: pay_nos already seen `processed` (terminal and durable), so a
+/// re-delivery can be answered SUCCESS without touching the database. Bounded: entries
+/// expire after a TTL and an in-process front keeps at most a fixed number. A miss means
+/// "ask the database". Thread-safe; markProcessed() is idempotent and safe to retry.
+class SeenProcessedSet {
+public:
+    virtual ~SeenProcessedSet() = default;
+    virtual Result<void> markProcessed(const QString &channel, const QString &payNo) = 0;
+    virtual Result<bool> wasProcessed(const QString &channel, const QString &payNo) = 0;
+};
+
+} // namespace payonce::core

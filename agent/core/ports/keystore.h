@@ -1,0 +1,41 @@
+#pragma once
+
+#include "core/ports/distributedlock.h"
+#include "core/ports/idempotencycache.h"
+#include "core/ports/tokenstore.h"
+
+#include <QString>
+
+namespace payonce::core {
+
+/// The key store as the pipelines see it: tokens (L2), locks and fencing (L3), the L1
+/// cache and the seen-processed set, all backed by one store — Redis, or the embedded
+/// in-process store for single-instance mode.
+///
+/// Redis is an accelerator (design rule 5): when the store is unreachable every call fails
+/// fast (within the configured timeout) with ErrorCode::Unavailable and degraded() is
+/// true; the store recovers by itself when the server is back. Readiness must not depend
+/// on it. Thread-safe; the parts live as long as the KeyStore.
+class KeyStore {
+public:
+    virtual ~KeyStore() = default;
+
+    virtual TokenStore &tokens() = 0;
+    virtual DistributedLock &locks() = 0;
+    virtual FencingTokens &fencing() = 0;
+    virtual IdempotencyCache &idempotency() = 0;
+    virtual SeenProcessedSet &seenProcessed() = 0;
+
+    /// True while the last contact with the store failed (unreachable, timed out, refused
+    /// our credentials). Cheap; read by the pipelines and /readyz.
+    virtual bool degraded() const = 0;
+    /// Contacts the store now (PING) and updates degraded().
+    virtual Result<void> ping() = 0;
+    /// The identity of the store instance the fencing epoch belongs to: the Redis run_id
+    /// last seen, or the embedded store's random start id. Empty before first contact.
+    virtual QString instanceId() const = 0;
+    /// "redis" or "embedded", for logs and metrics.
+    virtual QString backendName() const = 0;
+};
+
+} // namespace payonce::core

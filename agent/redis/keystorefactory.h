@@ -1,0 +1,30 @@
+#pragma once
+
+#include "core/ports/fenceepochsource.h"
+#include "core/ports/keystore.h"
+
+#include <QString>
+
+#include <chrono>
+#include <memory>
+
+namespace payonce::redis {
+
+/// What the agent's configuration says about the key store.
+struct KeyStoreSettings {
+    /// --redis: "embedded", empty (no Redis configured: embedded), or a redis:// URL.
+    QString redis;
+    /// True when this agent is configured as one of several instances (sharing a
+    /// PostgreSQL/MariaDB database): the embedded store would give each its own locks.
+    bool severalInstances = false;
+    std::chrono::milliseconds connectTimeout{1000};
+    std::chrono::milliseconds commandTimeout{1000};
+};
+
+/// The one place that turns settings into a KeyStore. Misconfigured for a bad URL or for
+/// the embedded store in a multi-instance setup. Opening a Redis store does not contact
+/// Redis (the agent starts degraded if Redis is down). `epochs` must outlive the store.
+core::Result<std::unique_ptr<core::KeyStore>> openKeyStore(const KeyStoreSettings &settings,
+                                                           core::FenceEpochSource &epochs);
+
+} // namespace payonce::redis

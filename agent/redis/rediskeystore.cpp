@@ -1,0 +1,746 @@
+#include "rediskeystore.h"
+
+#include "boundedseenset.h"
+#include "leasewatchdog.h"
+#include "randombytes.h"
+
+#include <QCryptographicHash>
+#include <QHash>
+#include <QLoggingCategory>
+#include <QSet>
+
+#include <hiredis/hiredis.h>
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <vector>
+
+namespace payonce::redis {
+
+Q_LOGGING_CATEGORY(lcRedis, "payonce.agent.redis")
+
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Replies and scripts
+
+struct Reply {
+    enum class Type { Nil, Integer, String, Status, Error, Array };
+    Type type = Type::Nil;
+    long long integer = 0;
+    QByteArray text;
+    std::vector<Reply> elements;
+
+    static Reply from(const redisReply *reply)
+    {
+        Reply result;
+        switch (reply->type) {
+        case REDIS_REPLY_INTEGER:
+            result.type = Type::Integer;
+            result.integer = reply->integer;
+            break;
+        case REDIS_REPLY_STRING:
+            result.type = Type::String;
+            result.text = QByteArray(reply->str, static_cast<qsizetype>(reply->len));
+            break;
+        case REDIS_REPLY_STATUS:
+            result.type = Type::Status;
+            result.text = QByteArray(reply->str, static_cast<qsizetype>(reply->len));
+            break;
+        case REDIS_REPLY_ERROR:
+            result.type = Type::Error;
+            result.text = QByteArray(reply->str, static_cast<qsizetype>(reply->len));
+            break;
+        case REDIS_REPLY_ARRAY:
+            result.type = Type::Array;
+            for (size_t i = 0; i < reply->elements; ++i)
+                result.elements.push_back(from(reply->element[i]));
+            break;
+        default:
+            result.type = Type::Nil;
+            break;
+        }
+        return result;
+    }
+
+    bool isError() const { return type == Type::Error; }
+    QString errorText() const { return QString::fromUtf8(text); }
+};
+
+struct Script {
+    const char *name;
+    QByteArray source;
+    QByteArray sha;
+};
+
+Script makeScript(const char *name, const char *source)
+{
+    const QByteArray bytes(source);
+    return Script{name, bytes, QCryptographicHash::hash(bytes, QCryptographicHash::Sha1).toHex()};
+}
+
+// Compare-and-delete: the token consume and the lock release.
+const Script &compareAndDeleteScript()
+{
+    static const Script script = makeScript(
+        "compare_and_delete",
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
+    return script;
+}
+
+// Owner-checked lease extension.
+const Script &renewScript()
+{
+    static const Script script = makeScript(
+        "renew",
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end "
+        "return 0");
+    return script;
+}
+
+// The L1 cache entry: fingerprint and response, with one expiry.
+const Script &putResponseScript()
+{
+    static const Script script = makeScript(
+        "put_response",
+        "redis.call('DEL', KEYS[1]) redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'body', ARGV[2]) "
+        "redis.call('PEXPIRE', KEYS[1], ARGV[3]) return 1");
+    return script;
+}
+
+const std::vector<const Script *> &allScripts()
+{
+    static const std::vector<const Script *> scripts{&compareAndDeleteScript(), &renewScript(),
+                                                     &putResponseScript()};
+    return scripts;
+}
+
+timeval toTimeval(milliseconds duration)
+{
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
+    return tv;
+}
+
+QByteArray msText(milliseconds duration)
+{
+    return QByteArray::number(static_cast<qlonglong>(duration.count()));
+}
+
+std::atomic<quint64> g_nextBackendId{1}; // identifies backends for the per-thread connection table
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// Backend: what all connections of one store share
+
+struct Backend {
+    Backend(const RedisOptions &opts, core::FenceEpochSource &source)
+        : options(opts), epochs(source), id(g_nextBackendId.fetch_add(1))
+    {
+    }
+
+    const RedisOptions options;
+    core::FenceEpochSource &epochs;
+    const quint64 id;
+    std::atomic<bool> closed{false};
+    std::atomic<bool> degraded{false};
+
+    /// Before a connect: an Error if we are inside the backoff after a failed connect.
+    std::optional<Error> backoffGate()
+    {
+        std::lock_guard lock(m_mutex);
+        const auto now = Clock::now();
+        if (now >= m_nextConnectAt)
+            return std::nullopt;
+        const auto left = std::chrono::duration_cast<milliseconds>(m_nextConnectAt - now);
+        Error error = m_lastConnectError;
+        error.internalMessage += QStringLiteral(" (next attempt in %1 ms)").arg(left.count());
+        return error;
+    }
+
+    void connectFailed(const Error &error)
+    {
+        degraded.store(true);
+        std::lock_guard lock(m_mutex);
+        m_backoff = m_backoff.count() == 0 ? options.minBackoff : std::min(m_backoff * 2, options.maxBackoff);
+        m_nextConnectAt = Clock::now() + m_backoff;
+        m_lastConnectError = error;
+    }
+
+    /// Returns true when this run_id was never seen by this store (scripts to load).
+    bool connected(const QString &runId)
+    {
+        std::lock_guard lock(m_mutex);
+        m_backoff = milliseconds(0);
+        m_nextConnectAt = Clock::time_point();
+        if (m_lastRunId != runId) {
+            if (!m_lastRunId.isEmpty())
+                qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1 is a new instance: run_id %2 (was %3)")
+                                                 .arg(options.endpoint(), runId, m_lastRunId);
+            m_lastRunId = runId;
+        }
+        return !m_scriptsLoadedFor.contains(runId);
+    }
+
+    void scriptsLoaded(const QString &runId)
+    {
+        std::lock_guard lock(m_mutex);
+        m_scriptsLoadedFor.insert(runId);
+    }
+
+    QString lastRunId() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_lastRunId;
+    }
+
+    Result<quint32> epochFor(const QString &runId)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            if (const auto found = m_epochs.constFind(runId); found != m_epochs.constEnd())
+                return found.value();
+        }
+        // Not under the mutex: the source may be a database round trip. It is idempotent
+        // per instance id, so two threads asking at once get the same epoch.
+        auto epoch = epochs.epochFor(runId);
+        if (!epoch.ok())
+            return epoch.error();
+        std::lock_guard lock(m_mutex);
+        m_epochs.insert(runId, epoch.value());
+        return epoch.value();
+    }
+
+    Error unavailable(const QString &what) const
+    {
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("Redis at %1: %2").arg(options.endpoint(), what),
+                           QStringLiteral("the key store is unavailable"));
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    Clock::time_point m_nextConnectAt;
+    milliseconds m_backoff{0};
+    Error m_lastConnectError;
+    QString m_lastRunId;
+    QSet<QString> m_scriptsLoadedFor;
+    QHash<QString, quint32> m_epochs;
+};
+
+// ---------------------------------------------------------------------------------------
+// Connection: one hiredis context, used by one thread only
+
+namespace {
+
+enum class Retry { No, OnStaleConnection };
+
+class Connection {
+public:
+    explicit Connection(std::shared_ptr<Backend> backend) : m_backend(std::move(backend)) {}
+    ~Connection() { drop(); }
+    Connection(const Connection &) = delete;
+    Connection &operator=(const Connection &) = delete;
+
+    const std::shared_ptr<Backend> &backend() const { return m_backend; }
+    /// The run_id of the instance this connection is talking to (set on connect).
+    QString runId() const { return m_runId; }
+
+    /// Runs one command. Error replies come back as Reply::Type::Error. With
+    /// Retry::OnStaleConnection, a command that failed on a connection opened by an
+    /// earlier call (the server went away since) is sent once more on a fresh one — only
+    /// for commands that are safe to repeat.
+    Result<Reply> command(const std::vector<QByteArray> &args, Retry retry)
+    {
+        for (int attempt = 0;; ++attempt) {
+            const bool reused = m_context != nullptr;
+            if (auto connected = ensureConnected(); !connected.ok())
+                return connected.error();
+            auto reply = send(args);
+            if (reply.ok()) {
+                m_backend->degraded.store(false);
+                return reply;
+            }
+            m_backend->degraded.store(true);
+            if (retry == Retry::OnStaleConnection && reused && attempt == 0 && !m_lastWasTimeout)
+                continue;
+            return reply;
+        }
+    }
+
+    /// EVALSHA, and on NOSCRIPT: SCRIPT LOAD and EVALSHA once more.
+    Result<Reply> eval(const Script &script, const std::vector<QByteArray> &keys,
+                       const std::vector<QByteArray> &args, Retry retry)
+    {
+        std::vector<QByteArray> command{QByteArrayLiteral("EVALSHA"), script.sha,
+                                        QByteArray::number(static_cast<qulonglong>(keys.size()))};
+        command.insert(command.end(), keys.begin(), keys.end());
+        command.insert(command.end(), args.begin(), args.end());
+        auto reply = this->command(command, retry);
+        if (reply.ok() && reply->isError() && reply->text.startsWith("NOSCRIPT")) {
+            qCInfo(lcRedis) << "script" << script.name << "not in the script cache; loading it again";
+            auto loaded = this->command({QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("LOAD"), script.source},
+                                        Retry::No);
+            if (!loaded.ok())
+                return loaded.error();
+            if (loaded->isError())
+                return replyError(QStringLiteral("SCRIPT LOAD %1").arg(QLatin1String(script.name)), *loaded);
+            reply = this->command(command, Retry::No);
+        }
+        if (reply.ok() && reply->isError())
+            return replyError(QStringLiteral("script %1").arg(QLatin1String(script.name)), *reply);
+        return reply;
+    }
+
+    /// An error reply turned into a typed Error.
+    Error replyError(const QString &what, const Reply &reply) const
+    {
+        const QString text = reply.errorText();
+        if (text.startsWith(QLatin1String("NOAUTH")))
+            return misconfigured(QStringLiteral("requires a password (%1); give it in the URL: "
+                                                "redis://:password@host:port/db").arg(text));
+        if (text.startsWith(QLatin1String("WRONGPASS")) || text.contains(QLatin1String("invalid password")))
+            return misconfigured(QStringLiteral("rejected the password (%1)").arg(text));
+        if (text.startsWith(QLatin1String("LOADING")) || text.startsWith(QLatin1String("BUSY"))
+            || text.startsWith(QLatin1String("READONLY")) || text.startsWith(QLatin1String("MASTERDOWN"))
+            || text.startsWith(QLatin1String("OOM")) || text.startsWith(QLatin1String("TRYAGAIN")))
+            return m_backend->unavailable(QStringLiteral("%1 refused: %2").arg(what, text));
+        return Error::make(ErrorCode::Internal,
+                           QStringLiteral("Redis at %1: %2 failed: %3").arg(m_backend->options.endpoint(), what, text),
+                           QStringLiteral("internal error"));
+    }
+
+    Error misconfigured(const QString &what) const
+    {
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("Redis at %1 %2").arg(m_backend->options.endpoint(), what),
+                           QStringLiteral("the key store is misconfigured"));
+    }
+
+private:
+    Result<void> ensureConnected()
+    {
+        if (m_context)
+            return {};
+        if (m_backend->closed.load())
+            return m_backend->unavailable(QStringLiteral("the key store was closed"));
+        if (auto gate = m_backend->backoffGate())
+            return *gate;
+
+        const RedisOptions &options = m_backend->options;
+        const QByteArray host = options.host.toUtf8();
+        redisContext *context = redisConnectWithTimeout(host.constData(), options.port,
+                                                        toTimeval(options.connectTimeout));
+        if (!context || context->err) {
+            const QString reason = context ? QString::fromLocal8Bit(context->errstr)
+                                           : QStringLiteral("out of memory");
+            if (context)
+                redisFree(context);
+            const Error error = m_backend->unavailable(
+                QStringLiteral("cannot connect (timeout %1 ms): %2").arg(options.connectTimeout.count()).arg(reason));
+            m_backend->connectFailed(error);
+            return error;
+        }
+        redisSetTimeout(context, toTimeval(options.commandTimeout));
+        m_context = context;
+
+        auto handshake = this->handshake();
+        if (!handshake.ok()) {
+            drop();
+            m_backend->connectFailed(handshake.error());
+            return handshake.error();
+        }
+        return {};
+    }
+
+    /// AUTH, SELECT, INFO server (run_id), SCRIPT LOAD for an instance not met before.
+    Result<void> handshake()
+    {
+        const RedisOptions &options = m_backend->options;
+        if (!options.password.isEmpty()) {
+            std::vector<QByteArray> auth{QByteArrayLiteral("AUTH")};
+            if (!options.username.isEmpty())
+                auth.push_back(options.username.toUtf8());
+            auth.push_back(options.password.toUtf8());
+            auto reply = send(auth);
+            if (!reply.ok())
+                return reply.error();
+            if (reply->isError())
+                return replyError(QStringLiteral("AUTH"), *reply);
+        }
+        if (options.database != 0) {
+            auto reply = send({QByteArrayLiteral("SELECT"), QByteArray::number(options.database)});
+            if (!reply.ok())
+                return reply.error();
+            if (reply->isError())
+                return misconfigured(QStringLiteral("refused database %1 (%2)")
+                                         .arg(options.database).arg(reply->errorText()));
+        }
+        auto info = send({QByteArrayLiteral("INFO"), QByteArrayLiteral("server")});
+        if (!info.ok())
+            return info.error();
+        if (info->isError())
+            return replyError(QStringLiteral("INFO server"), *info);
+        QString runId;
+        for (const QByteArray &line : info->text.split('\n')) {
+            if (line.startsWith("run_id:"))
+                runId = QString::fromLatin1(line.mid(7).trimmed());
+        }
+        if (runId.isEmpty())
+            return Error::make(ErrorCode::Internal,
+                               QStringLiteral("Redis at %1: INFO server has no run_id").arg(options.endpoint()),
+                               QStringLiteral("internal error"));
+        m_runId = runId;
+        if (m_backend->connected(runId)) {
+            for (const Script *script : allScripts()) {
+                auto loaded = send({QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("LOAD"), script->source});
+                if (!loaded.ok())
+                    return loaded.error();
+                if (loaded->isError())
+                    return replyError(QStringLiteral("SCRIPT LOAD"), *loaded);
+                if (loaded->text != script->sha)
+                    return Error::make(ErrorCode::Internal,
+                                       QStringLiteral("Redis at %1: SCRIPT LOAD of %2 returned sha %3, expected %4")
+                                           .arg(options.endpoint(), QLatin1String(script->name),
+                                                QString::fromLatin1(loaded->text), QString::fromLatin1(script->sha)),
+                                       QStringLiteral("internal error"));
+            }
+            m_backend->scriptsLoaded(runId);
+        }
+        return {};
+    }
+
+    /// One round trip on the open context. An I/O failure (server gone, timeout) closes
+    /// the context: hiredis contexts are unusable after an error.
+    Result<Reply> send(const std::vector<QByteArray> &args)
+    {
+        std::vector<const char *> argv;
+        std::vector<size_t> lengths;
+        argv.reserve(args.size());
+        lengths.reserve(args.size());
+        for (const QByteArray &arg : args) {
+            argv.push_back(arg.constData());
+            lengths.push_back(static_cast<size_t>(arg.size()));
+        }
+        errno = 0;
+        void *raw = redisCommandArgv(m_context, static_cast<int>(argv.size()), argv.data(), lengths.data());
+        if (!raw) {
+            const int savedErrno = errno;
+            m_lastWasTimeout = m_context->err == REDIS_ERR_IO && (savedErrno == EAGAIN || savedErrno == EWOULDBLOCK);
+            const QString reason = m_lastWasTimeout
+                ? QStringLiteral("no answer within %1 ms").arg(m_backend->options.commandTimeout.count())
+                : QString::fromLocal8Bit(m_context->errstr);
+            drop();
+            return m_backend->unavailable(
+                QStringLiteral("%1 failed: %2").arg(QString::fromLatin1(args.front()), reason));
+        }
+        m_lastWasTimeout = false;
+        auto *reply = static_cast<redisReply *>(raw);
+        Reply result = Reply::from(reply);
+        freeReplyObject(reply);
+        return result;
+    }
+
+    void drop()
+    {
+        if (m_context) {
+            redisFree(m_context);
+            m_context = nullptr;
+        }
+    }
+
+    std::shared_ptr<Backend> m_backend;
+    redisContext *m_context = nullptr;
+    QString m_runId;
+    bool m_lastWasTimeout = false;
+};
+
+/// The calling thread's connection to a backend. Connections of closed stores are freed
+/// on the thread's next call to any store, or at thread exit.
+Connection &connectionFor(const std::shared_ptr<Backend> &backend)
+{
+    thread_local std::vector<std::unique_ptr<Connection>> connections;
+    std::erase_if(connections, [](const auto &connection) { return connection->backend()->closed.load(); });
+    for (const auto &connection : connections) {
+        if (connection->backend() == backend)
+            return *connection;
+    }
+    connections.push_back(std::make_unique<Connection>(backend));
+    return *connections.back();
+}
+
+bool isOk(const Reply &reply)
+{
+    return reply.type == Reply::Type::Status && reply.text == "OK";
+}
+
+Error unexpected(const Backend &backend, const QString &what, const Reply &reply)
+{
+    return Error::make(ErrorCode::Internal,
+                       QStringLiteral("Redis at %1: unexpected answer to %2 (type %3, \"%4\")")
+                           .arg(backend.options.endpoint(), what)
+                           .arg(static_cast<int>(reply.type))
+                           .arg(QString::fromUtf8(reply.text.left(100))),
+                       QStringLiteral("internal error"));
+}
+
+QByteArray utf8(const QString &text)
+{
+    return text.toUtf8();
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// The ports
+
+class RedisKeyStore::Private final : public core::TokenStore,
+                                     public core::DistributedLock,
+                                     public core::FencingTokens,
+                                     public core::IdempotencyCache,
+                                     public core::SeenProcessedSet {
+public:
+    Private(const RedisOptions &options, core::FenceEpochSource &epochs)
+        : backend(std::make_shared<Backend>(options, epochs))
+        , watchdog(std::make_shared<LeaseWatchdog>())
+        , seenFront(options.seenProcessedCapacity, options.seenProcessedTtl)
+    {
+    }
+
+    ~Private() override { backend->closed.store(true); }
+
+    // Checks a reply: transport errors pass through, error replies become typed errors.
+    Result<Reply> checked(Connection &connection, const QString &what, Result<Reply> reply)
+    {
+        if (reply.ok() && reply->isError())
+            return connection.replyError(what, *reply);
+        return reply;
+    }
+
+    Result<QString> issue(const QString &scope, milliseconds ttl) override
+    {
+        auto token = randomHex(16);
+        if (!token.ok())
+            return token.error();
+        Connection &connection = connectionFor(backend);
+        // Repeating the SET is harmless: the token we return is the one stored last.
+        auto reply = checked(connection, QStringLiteral("SET token"),
+                             connection.command({QByteArrayLiteral("SET"), "token:" + utf8(scope),
+                                                 utf8(token.value()), QByteArrayLiteral("PX"), msText(ttl)},
+                                                Retry::OnStaleConnection));
+        if (!reply.ok())
+            return reply.error();
+        if (!isOk(*reply))
+            return unexpected(*backend, QStringLiteral("SET token"), *reply);
+        return token;
+    }
+
+    Result<bool> consume(const QString &scope, const QString &token) override
+    {
+        Connection &connection = connectionFor(backend);
+        auto reply = connection.eval(compareAndDeleteScript(), {"token:" + utf8(scope)}, {utf8(token)}, Retry::No);
+        if (!reply.ok())
+            return reply.error();
+        if (reply->type != Reply::Type::Integer)
+            return unexpected(*backend, QStringLiteral("token consume"), *reply);
+        return reply->integer == 1;
+    }
+
+    Result<std::unique_ptr<core::LockHandle>> acquire(const QString &key, milliseconds ttl,
+                                                      const QString &fenceScope) override
+    {
+        if (ttl < milliseconds(30))
+            return Error::make(ErrorCode::InvalidInput,
+                               QStringLiteral("a lock ttl of %1 ms is too short to renew").arg(ttl.count()));
+        auto owner = randomHex(16);
+        if (!owner.ok())
+            return owner.error();
+        Connection &connection = connectionFor(backend);
+        const auto sentAt = Clock::now();
+        // No retry: a SET that landed before the connection broke would make the retry
+        // see our own lock as taken; the orphan lease simply expires.
+        auto reply = checked(connection, QStringLiteral("SET NX lock"),
+                             connection.command({QByteArrayLiteral("SET"), utf8(key), utf8(owner.value()),
+                                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), msText(ttl)},
+                                                Retry::No));
+        if (!reply.ok())
+            return reply.error();
+        if (reply->type == Reply::Type::Nil)
+            return std::unique_ptr<core::LockHandle>();
+        if (!isOk(*reply))
+            return unexpected(*backend, QStringLiteral("SET NX lock"), *reply);
+
+        const std::shared_ptr<Backend> shared = backend;
+        auto releaseFunction = [shared, key, ownerValue = owner.value()]() -> Result<bool> {
+            Connection &own = connectionFor(shared);
+            auto released = own.eval(compareAndDeleteScript(), {utf8(key)}, {utf8(ownerValue)}, Retry::No);
+            if (!released.ok())
+                return released.error();
+            return released->type == Reply::Type::Integer && released->integer == 1;
+        };
+
+        quint64 token = 0;
+        if (!fenceScope.isEmpty()) {
+            auto fence = next(fenceScope);
+            if (!fence.ok()) {
+                (void)releaseFunction();
+                return fence.error();
+            }
+            token = fence.value();
+        }
+
+        auto renewFunction = [shared, key, ownerValue = owner.value(), ttl]() -> Result<bool> {
+            Connection &own = connectionFor(shared); // the watchdog thread's own context
+            auto renewed = own.eval(renewScript(), {utf8(key)}, {utf8(ownerValue), msText(ttl)},
+                                    Retry::OnStaleConnection);
+            if (!renewed.ok())
+                return renewed.error();
+            return renewed->type == Reply::Type::Integer && renewed->integer == 1;
+        };
+        auto lease = std::make_shared<Lease>(ttl, std::move(renewFunction), sentAt);
+        watchdog->add(lease);
+        return std::unique_ptr<core::LockHandle>(std::make_unique<LeaseHandle>(
+            key, owner.value(), token, watchdog, std::move(lease), std::move(releaseFunction)));
+    }
+
+    Result<quint64> next(const QString &scope) override
+    {
+        Connection &connection = connectionFor(backend);
+        auto reply = checked(connection, QStringLiteral("INCR fence"),
+                             connection.command({QByteArrayLiteral("INCR"), "fence:" + utf8(scope)},
+                                                Retry::OnStaleConnection));
+        if (!reply.ok())
+            return reply.error();
+        if (reply->type != Reply::Type::Integer || reply->integer <= 0)
+            return unexpected(*backend, QStringLiteral("INCR fence"), *reply);
+        if (reply->integer > 0xFFFFFFFFLL)
+            return Error::make(ErrorCode::Internal,
+                               QStringLiteral("fence counter for %1 passed 2^32").arg(scope),
+                               QStringLiteral("internal error"));
+        // The run_id of the instance that answered this INCR: the connection learnt it on
+        // (re)connect, and a context never outlives its server.
+        auto epoch = backend->epochFor(connection.runId());
+        if (!epoch.ok())
+            return epoch.error();
+        return (quint64(epoch.value()) << 32) | quint64(reply->integer);
+    }
+
+    Result<std::optional<core::CachedResponse>> get(const QString &scope, const QString &key) override
+    {
+        Connection &connection = connectionFor(backend);
+        auto reply = checked(connection, QStringLiteral("HMGET idem"),
+                             connection.command({QByteArrayLiteral("HMGET"), idemKey(scope, key),
+                                                 QByteArrayLiteral("fp"), QByteArrayLiteral("body")},
+                                                Retry::OnStaleConnection));
+        if (!reply.ok())
+            return reply.error();
+        if (reply->type != Reply::Type::Array || reply->elements.size() != 2)
+            return unexpected(*backend, QStringLiteral("HMGET idem"), *reply);
+        if (reply->elements[0].type != Reply::Type::String || reply->elements[1].type != Reply::Type::String)
+            return std::optional<core::CachedResponse>();
+        return std::optional<core::CachedResponse>(
+            core::CachedResponse{reply->elements[0].text, reply->elements[1].text});
+    }
+
+    Result<void> put(const QString &scope, const QString &key, const core::CachedResponse &response,
+                     milliseconds ttl) override
+    {
+        Connection &connection = connectionFor(backend);
+        auto reply = connection.eval(putResponseScript(), {idemKey(scope, key)},
+                                     {response.fingerprint, response.response, msText(ttl)},
+                                     Retry::OnStaleConnection);
+        if (!reply.ok())
+            return reply.error();
+        return {};
+    }
+
+    Result<void> markProcessed(const QString &channel, const QString &payNo) override
+    {
+        const QString item = channel + QLatin1Char(':') + payNo;
+        seenFront.insert(item);
+        Connection &connection = connectionFor(backend);
+        auto reply = checked(connection, QStringLiteral("SET seen"),
+                             connection.command({QByteArrayLiteral("SET"), "seen:" + utf8(item), QByteArrayLiteral("1"),
+                                                 QByteArrayLiteral("PX"), msText(backend->options.seenProcessedTtl)},
+                                                Retry::OnStaleConnection));
+        if (!reply.ok())
+            return reply.error();
+        return {};
+    }
+
+    Result<bool> wasProcessed(const QString &channel, const QString &payNo) override
+    {
+        const QString item = channel + QLatin1Char(':') + payNo;
+        if (seenFront.contains(item))
+            return true;
+        Connection &connection = connectionFor(backend);
+        auto reply = checked(connection, QStringLiteral("EXISTS seen"),
+                             connection.command({QByteArrayLiteral("EXISTS"), "seen:" + utf8(item)},
+                                                Retry::OnStaleConnection));
+        if (!reply.ok())
+            return reply.error();
+        if (reply->type != Reply::Type::Integer)
+            return unexpected(*backend, QStringLiteral("EXISTS seen"), *reply);
+        if (reply->integer == 1)
+            seenFront.insert(item); // seen by another agent: remember it here too
+        return reply->integer == 1;
+    }
+
+    static QByteArray idemKey(const QString &scope, const QString &key)
+    {
+        return "idem:" + utf8(scope) + ':' + utf8(key);
+    }
+
+    std::shared_ptr<Backend> backend;
+    std::shared_ptr<LeaseWatchdog> watchdog;
+    BoundedSeenSet seenFront;
+};
+
+RedisKeyStore::RedisKeyStore(const RedisOptions &options, core::FenceEpochSource &epochs)
+    : d(std::make_unique<Private>(options, epochs))
+{
+}
+
+RedisKeyStore::~RedisKeyStore() = default;
+
+core::TokenStore &RedisKeyStore::tokens() { return *d; }
+core::DistributedLock &RedisKeyStore::locks() { return *d; }
+core::FencingTokens &RedisKeyStore::fencing() { return *d; }
+core::IdempotencyCache &RedisKeyStore::idempotency() { return *d; }
+core::SeenProcessedSet &RedisKeyStore::seenProcessed() { return *d; }
+
+bool RedisKeyStore::degraded() const
+{
+    return d->backend->degraded.load();
+}
+
+Result<void> RedisKeyStore::ping()
+{
+    Connection &connection = connectionFor(d->backend);
+    auto reply = d->checked(connection, QStringLiteral("PING"),
+                            connection.command({QByteArrayLiteral("PING")}, Retry::OnStaleConnection));
+    if (!reply.ok())
+        return reply.error();
+    return {};
+}
+
+QString RedisKeyStore::instanceId() const
+{
+    return d->backend->lastRunId();
+}
+
+const RedisOptions &RedisKeyStore::options() const
+{
+    return d->backend->options;
+}
+
+} // namespace payonce::redis

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "core/ports/fenceepochsource.h"
+#include "core/ports/keystore.h"
+#include "redis/redisoptions.h"
+
+#include <memory>
+
+namespace payonce::redis {
+
+/// The key store on a Redis server, through hiredis.
+///
+/// - One hiredis context per calling thread (contexts are not thread-safe), opened on the
+///   thread's first call, reopened after a failure; the lock watchdog has its own.
+/// - Connect and command timeouts from RedisOptions: a call on a dead or hung server fails
+///   with Unavailable within connectTimeout + commandTimeout, never hangs. After a failed
+///   connect, calls fail fast for a growing backoff (no sleeping in the caller), then the
+///   next call tries again: the store recovers by itself.
+/// - A wrong or missing password is Misconfigured, with the server's answer in the message.
+/// - Lua scripts (compare-and-delete, owner-checked renew) are loaded with SCRIPT LOAD when
+///   a connection meets a Redis instance for the first time and run with EVALSHA; NOSCRIPT
+///   (a flushed script cache) reloads and retries.
+/// - Fencing: on every (re)connect the run_id from INFO server identifies the instance;
+///   the FenceEpochSource gives its epoch, and INCR fence:{scope} the low 32 bits.
+///
+/// Construction never contacts Redis (the agent starts with Redis down, degraded). The
+/// FenceEpochSource must outlive the store. Keys used: token:{scope}, fence:{scope},
+/// idem:{scope}:{key}, seen:{channel}:{pay_no}, and the lock keys as given.
+class RedisKeyStore final : public core::KeyStore {
+public:
+    RedisKeyStore(const RedisOptions &options, core::FenceEpochSource &epochs);
+    ~RedisKeyStore() override;
+
+    core::TokenStore &tokens() override;
+    core::DistributedLock &locks() override;
+    core::FencingTokens &fencing() override;
+    core::IdempotencyCache &idempotency() override;
+    core::SeenProcessedSet &seenProcessed() override;
+
+    bool degraded() const override;
+    core::Result<void> ping() override;
+    QString instanceId() const override;
+    QString backendName() const override { return QStringLiteral("redis"); }
+
+    const RedisOptions &options() const;
+
+    class Private;
+
+private:
+    std::unique_ptr<Private> d;
+};
+
+} // namespace payonce::redis

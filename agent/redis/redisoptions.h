@@ -1,0 +1,40 @@
+#pragma once
+
+#include "core/result.h"
+
+#include <QString>
+
+#include <chrono>
+
+namespace payonce::redis {
+
+/// Where and how to reach Redis. Parsed from redis://[[user]:password@]host[:port][/db];
+/// the timeouts are set by the caller (the agent's configuration).
+struct RedisOptions {
+    QString host = QStringLiteral("127.0.0.1");
+    int port = 6379;
+    QString username;  ///< ACL user; empty: the default user
+    QString password;  ///< empty: no AUTH
+    int database = 0;
+
+    /// A call fails with Unavailable within connectTimeout + commandTimeout at most.
+    std::chrono::milliseconds connectTimeout{1000};
+    std::chrono::milliseconds commandTimeout{1000};
+    /// After a failed connect, calls fail fast (no network) for a backoff that doubles
+    /// from minBackoff up to maxBackoff; the next call after it tries again.
+    std::chrono::milliseconds minBackoff{50};
+    std::chrono::milliseconds maxBackoff{1000};
+    /// How long a pay_no stays in the seen-processed set (longer than the platforms'
+    /// ~24 h retry schedule) and how many the in-process front keeps.
+    std::chrono::milliseconds seenProcessedTtl{std::chrono::hours(48)};
+    int seenProcessedCapacity = 100000;
+
+    /// "host:port/db", never the password (for messages and logs).
+    QString endpoint() const;
+
+    /// Parses a redis:// URL; anything else (rediss://, unix sockets, a bad port or db)
+    /// is Misconfigured with a message that says what is wrong.
+    static core::Result<RedisOptions> fromUrl(const QString &url);
+};
+
+} // namespace payonce::redis

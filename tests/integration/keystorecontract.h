@@ -1,0 +1,49 @@
+#pragma once
+
+#include "core/ports/keystore.h"
+
+#include <QObject>
+#include <QString>
+
+namespace payonce::tests {
+
+/// The key-store contract, one set of test bodies run against every implementation:
+/// tst_keystore_redis (a real redis-server from the harness) and tst_keystore_embedded.
+/// A subclass provides the stores (init() makes them fresh for every test function) and
+/// adds the tests only its backend can run. Concurrency is proven with 64 real threads
+/// and counting; timing is only ever "within N seconds" with generous slack.
+class KeyStoreContract : public QObject {
+    Q_OBJECT
+protected:
+    /// The store under test.
+    virtual core::KeyStore &store() = 0;
+    /// A second store on the same backend — a second agent on the same Redis. The
+    /// embedded store is one instance by design: it returns store() again.
+    virtual core::KeyStore &secondStore() = 0;
+
+    /// A key no other test function (or earlier run on the same server) uses.
+    static QString uniqueKey(const char *prefix);
+
+private Q_SLOTS:
+    void healthyStoreIsNotDegraded();
+
+    void tokenIsConsumedOnce();
+    void tokenExpires();
+    void wrongTokenIsNotConsumed();
+    void concurrentConsumeHasExactlyOneWinner();
+
+    void lockIsExclusiveAndReleased();
+    void releaseIsOwnerChecked();
+    void concurrentLockHasAtMostOneHolder();
+    void watchdogKeepsLockOfLongHolder();
+    void frozenHolderLosesLockAndLateReleaseSparesNewOwner();
+
+    void fencingTokensStrictlyIncrease();
+    void fencingTokenIsTakenWithTheLock();
+
+    void idempotencyCacheRoundTrip();
+    void idempotencyCacheExpires();
+    void seenProcessedSet();
+};
+
+} // namespace payonce::tests

@@ -1,0 +1,366 @@
+#include "keystorecontract.h"
+#include "memoryfenceepochsource.h"
+
+#include "redis/keystorefactory.h"
+#include "redis/rediskeystore.h"
+#include "support/serverharness.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QScopeGuard>
+#include <QProcess>
+#include <QTest>
+
+#include <atomic>
+#include <csignal>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using namespace payonce;
+using testsupport::RedisServer;
+
+namespace {
+
+constexpr auto ConnectTimeout = 1000ms;
+constexpr auto CommandTimeout = 1000ms;
+// "Within the timeout", with slack for a shared, noisy machine.
+constexpr qint64 FailFastBoundMs = (ConnectTimeout + CommandTimeout).count() + 3000;
+
+redis::RedisOptions optionsFor(const QString &url)
+{
+    auto parsed = redis::RedisOptions::fromUrl(url);
+    Q_ASSERT(parsed.ok());
+    redis::RedisOptions options = parsed.value();
+    options.connectTimeout = ConnectTimeout;
+    options.commandTimeout = CommandTimeout;
+    return options;
+}
+
+QString describe(const core::Error &error)
+{
+    return core::errorCodeName(error.code) + QStringLiteral(": ") + error.internalMessage;
+}
+
+/// Polls until the store answers again (it must recover by itself).
+bool waitUntilReachable(core::KeyStore &store, int withinMs)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < withinMs) {
+        if (store.ping().ok())
+            return true;
+        QTest::qSleep(50);
+    }
+    return false;
+}
+
+} // namespace
+
+/// The key-store contract on a real redis-server started by the test harness (two
+/// stores on it: two agents), plus what only Redis has: a server killed and restarted
+/// empty, passwords, the script cache flushed.
+class TestKeyStoreRedis : public tests::KeyStoreContract {
+    Q_OBJECT
+protected:
+    core::KeyStore &store() override { return *m_store; }
+    core::KeyStore &secondStore() override { return *m_second; }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_server = RedisServer::start(&error);
+        QVERIFY2(m_server, qPrintable(error));
+    }
+
+    void init()
+    {
+        m_store = std::make_unique<redis::RedisKeyStore>(optionsFor(m_server->url()), m_epochs);
+        m_second = std::make_unique<redis::RedisKeyStore>(optionsFor(m_server->url()), m_epochs);
+        QVERIFY2(waitUntilReachable(*m_store, 15000), qPrintable(m_server->logTail()));
+    }
+
+    void cleanup()
+    {
+        m_second.reset();
+        m_store.reset();
+    }
+
+    void fencingSurvivesRestartEmpty()
+    {
+        const QString order = uniqueKey("order");
+        const QString key = uniqueKey("lock:order");
+        auto before = m_store->locks().acquire(key, 10s, order);
+        QVERIFY2(before.ok(), before.ok() ? "" : qPrintable(describe(before.error())));
+        QVERIFY(before.value());
+        const quint64 tokenBefore = before.value()->fencingToken();
+        auto released = before.value()->release();
+        QVERIFY(released.ok());
+        for (int i = 0; i < 50; ++i) // push the counter well above what a restart starts from
+            QVERIFY(m_store->fencing().next(order).ok());
+        auto high = m_store->fencing().next(order);
+        QVERIFY(high.ok());
+        const QString runIdBefore = m_store->instanceId();
+
+        QVERIFY(m_server->kill());
+        QString error;
+        QVERIFY2(m_server->startAgain(&error), qPrintable(error));
+        QVERIFY2(waitUntilReachable(*m_store, 15000), "the store did not recover after the restart");
+
+        QVERIFY(m_store->instanceId() != runIdBefore);
+        auto after = m_second->locks().acquire(key, 10s, order); // the other agent, too
+        QVERIFY2(after.ok(), after.ok() ? "" : qPrintable(describe(after.error())));
+        QVERIFY(after.value());
+        const quint64 tokenAfter = after.value()->fencingToken();
+        QVERIFY2((tokenAfter & 0xFFFFFFFFULL) == 1, "the server came back empty: the counter restarts");
+        QVERIFY2(tokenAfter > high.value(),
+                 qPrintable(QStringLiteral("token %1 after %2: fencing went backwards")
+                                .arg(tokenAfter).arg(high.value())));
+        QVERIFY(tokenAfter > tokenBefore);
+        QVERIFY((tokenAfter >> 32) > (tokenBefore >> 32));
+        QVERIFY(after.value()->release().ok());
+    }
+
+    void killedServerMidTestGivesTypedErrorsAndRecovers()
+    {
+        // 16 threads keep working (token, lock, fencing, cache, seen) while the server is
+        // SIGKILLed under them and started again, empty. Every call must end with a
+        // result or a typed Unavailable within the bound; the same threads must recover.
+        constexpr int Workers = 16;
+        const QString key = uniqueKey("lock:order");
+        auto holder = m_store->locks().acquire(key, 1500ms);
+        QVERIFY(holder.ok() && holder.value());
+
+        std::atomic<bool> stop{false};
+        std::atomic<bool> serverBack{false};
+        std::atomic<int> unavailable{0}, otherErrors{0}, succeeded{0}, recovered{0};
+        std::atomic<qint64> slowestMs{0};
+        QString firstOther;
+        std::mutex firstOtherMutex;
+        auto record = [&](const auto &result, qint64 elapsed) {
+            qint64 seen = slowestMs.load();
+            while (elapsed > seen && !slowestMs.compare_exchange_weak(seen, elapsed)) {
+            }
+            if (result.ok()) {
+                succeeded.fetch_add(1);
+                return true;
+            }
+            if (result.error().code == core::ErrorCode::Unavailable) {
+                unavailable.fetch_add(1);
+            } else {
+                otherErrors.fetch_add(1);
+                std::lock_guard lock(firstOtherMutex);
+                firstOther = describe(result.error());
+            }
+            return false;
+        };
+        std::vector<std::thread> threads;
+        for (int t = 0; t < Workers; ++t) {
+            threads.emplace_back([&, t] {
+                bool counted = false;
+                for (int i = 0; !stop.load(); ++i) {
+                    QElapsedTimer timer;
+                    timer.start();
+                    bool ok = false;
+                    switch ((t + i) % 6) {
+                    case 0: { auto r = m_store->tokens().issue(uniqueKey("attempt"), 10s); ok = record(r, timer.elapsed()); break; }
+                    case 1: { auto r = m_store->tokens().consume(uniqueKey("attempt"), QStringLiteral("x")); ok = record(r, timer.elapsed()); break; }
+                    case 2: { auto r = m_store->locks().acquire(uniqueKey("lock:order"), 10s, uniqueKey("order"));
+                              ok = record(r, timer.elapsed());
+                              if (ok && r.value()) (void)r.value()->release();
+                              break; }
+                    case 3: { auto r = m_store->fencing().next(uniqueKey("order")); ok = record(r, timer.elapsed()); break; }
+                    case 4: { auto r = m_store->idempotency().get(uniqueKey("user"), QStringLiteral("k")); ok = record(r, timer.elapsed()); break; }
+                    default: { auto r = m_store->seenProcessed().wasProcessed(QStringLiteral("wechat"), uniqueKey("pay")); ok = record(r, timer.elapsed()); break; }
+                    }
+                    if (ok && serverBack.load() && !counted) {
+                        counted = true;
+                        recovered.fetch_add(1);
+                    }
+                    std::this_thread::sleep_for(5ms);
+                }
+            });
+        }
+        auto stopWorkers = qScopeGuard([&] {
+            stop.store(true);
+            for (auto &thread : threads)
+                thread.join();
+        });
+
+        QTest::qSleep(300); // let them work
+        QVERIFY(m_server->kill());
+        const int unavailableBefore = unavailable.load();
+        QTRY_VERIFY_WITH_TIMEOUT(unavailable.load() > unavailableBefore + 3 * Workers, 15000);
+        QVERIFY(m_store->degraded());
+        // The holder learns that it can no longer rely on its lock.
+        QTRY_VERIFY_WITH_TIMEOUT(holder.value()->lost(), 10000);
+        auto late = holder.value()->release();
+        QVERIFY(!late.ok());
+        QCOMPARE(late.error().code, core::ErrorCode::Unavailable);
+
+        QString error;
+        QVERIFY2(m_server->startAgain(&error), qPrintable(error));
+        serverBack.store(true);
+        QTRY_COMPARE_WITH_TIMEOUT(recovered.load(), Workers, 20000);
+        stopWorkers.dismiss();
+        stop.store(true);
+        for (auto &thread : threads)
+            thread.join();
+
+        QVERIFY2(otherErrors.load() == 0, qPrintable(firstOther));
+        QVERIFY2(slowestMs.load() < FailFastBoundMs,
+                 qPrintable(QStringLiteral("a call took %1 ms").arg(slowestMs.load())));
+        QVERIFY(waitUntilReachable(*m_store, 5000));
+        QVERIFY(!m_store->degraded());
+        qInfo("killed mid-test: %d calls answered, %d Unavailable, slowest call %lld ms; all %d threads recovered",
+              succeeded.load(), unavailable.load(), static_cast<long long>(slowestMs.load()), Workers);
+    }
+
+    void hungServerTimesOut()
+    {
+        // SIGSTOP: the TCP connection stays open but nothing answers. Calls must give up
+        // after the command timeout, not hang; after SIGCONT the store recovers.
+        QVERIFY(m_store->ping().ok());
+        QFile pidFile(m_server->folder() + QStringLiteral("/redis.pid"));
+        QVERIFY2(pidFile.open(QIODevice::ReadOnly), qPrintable(pidFile.fileName()));
+        const pid_t pid = static_cast<pid_t>(pidFile.readAll().trimmed().toLongLong());
+        QVERIFY(pid > 0);
+        QCOMPARE(::kill(pid, SIGSTOP), 0);
+        auto resume = qScopeGuard([pid] { ::kill(pid, SIGCONT); });
+
+        qint64 slowest = 0;
+        for (int i = 0; i < 3; ++i) {
+            QElapsedTimer timer;
+            timer.start();
+            auto token = m_store->tokens().issue(uniqueKey("attempt"), 10s);
+            slowest = std::max(slowest, timer.elapsed());
+            QVERIFY(!token.ok());
+            QCOMPARE(token.error().code, core::ErrorCode::Unavailable);
+        }
+        QVERIFY2(slowest < FailFastBoundMs, qPrintable(QStringLiteral("a call took %1 ms").arg(slowest)));
+        QVERIFY(m_store->degraded());
+        qInfo("hung server: calls failed after at most %lld ms (command timeout %lld ms)",
+              static_cast<long long>(slowest), static_cast<long long>(CommandTimeout.count()));
+
+        resume.dismiss();
+        QCOMPARE(::kill(pid, SIGCONT), 0);
+        QVERIFY(waitUntilReachable(*m_store, 15000));
+        QVERIFY(!m_store->degraded());
+    }
+
+    void storeStartsWhileRedisIsDown()
+    {
+        // Rule 5: construction never needs Redis; calls fail fast, then recover.
+        QVERIFY(m_server->kill());
+        redis::RedisKeyStore early(optionsFor(m_server->url()), m_epochs);
+        QElapsedTimer timer;
+        timer.start();
+        auto pinged = early.ping();
+        QVERIFY(!pinged.ok());
+        QCOMPARE(pinged.error().code, core::ErrorCode::Unavailable);
+        QVERIFY2(pinged.error().internalMessage.contains(QString::number(m_server->port())),
+                 qPrintable(pinged.error().internalMessage));
+        QVERIFY(timer.elapsed() < FailFastBoundMs);
+        QVERIFY(early.degraded());
+        // Inside the backoff: no network, same typed error at once.
+        auto again = early.tokens().issue(uniqueKey("attempt"), 10s);
+        QVERIFY(!again.ok());
+        QCOMPARE(again.error().code, core::ErrorCode::Unavailable);
+
+        QString error;
+        QVERIFY2(m_server->startAgain(&error), qPrintable(error));
+        QVERIFY(waitUntilReachable(early, 15000));
+        QVERIFY(!early.degraded());
+    }
+
+    void scriptCacheFlushIsSurvived()
+    {
+        const QString scope = uniqueKey("attempt");
+        auto token = m_store->tokens().issue(scope, 60s);
+        QVERIFY(token.ok());
+        QProcess cli;
+        cli.start(QStringLiteral("redis-cli"), {QStringLiteral("-p"), QString::number(m_server->port()),
+                                                QStringLiteral("SCRIPT"), QStringLiteral("FLUSH")});
+        QVERIFY(cli.waitForFinished(10000));
+        QCOMPARE(cli.readAllStandardOutput().trimmed(), QByteArrayLiteral("OK"));
+        auto consumed = m_store->tokens().consume(scope, token.value()); // NOSCRIPT -> reload
+        QVERIFY2(consumed.ok(), consumed.ok() ? "" : qPrintable(describe(consumed.error())));
+        QVERIFY(consumed.value());
+    }
+
+    void holderLearnsOfRefusedRenewal()
+    {
+        // Someone deletes the lock behind the holder's back (an operator, a failover
+        // that lost the key): the next renewal is refused and the holder learns at once,
+        // long before its lease would have run out.
+        const QString key = uniqueKey("lock:order");
+        auto holder = m_store->locks().acquire(key, 9s);
+        QVERIFY(holder.ok() && holder.value());
+        QProcess cli;
+        cli.start(QStringLiteral("redis-cli"), {QStringLiteral("-p"), QString::number(m_server->port()),
+                                                QStringLiteral("DEL"), key});
+        QVERIFY(cli.waitForFinished(10000));
+        QCOMPARE(cli.readAllStandardOutput().trimmed(), QByteArrayLiteral("1"));
+        QElapsedTimer timer;
+        timer.start();
+        QTRY_VERIFY_WITH_TIMEOUT(holder.value()->lost(), 8000); // renewal every 3 s
+        qInfo("refused renewal noticed %lld ms after the key was deleted (ttl 9000 ms)",
+              static_cast<long long>(timer.elapsed()));
+        auto released = holder.value()->release();
+        QVERIFY(released.ok());
+        QVERIFY(!released.value());
+    }
+
+    void passwordIsUsedAndWrongPasswordIsClear()
+    {
+        QString error;
+        auto secured = RedisServer::start(RedisServer::Options{QStringLiteral("s3cret-pass")}, &error);
+        QVERIFY2(secured, qPrintable(error));
+
+        redis::RedisKeyStore right(optionsFor(secured->url()), m_epochs);
+        auto token = right.tokens().issue(uniqueKey("attempt"), 10s);
+        QVERIFY2(token.ok(), token.ok() ? "" : qPrintable(describe(token.error())));
+        QVERIFY(!right.degraded());
+
+        const QString wrongUrl = QStringLiteral("redis://:not-the-password@127.0.0.1:%1/0").arg(secured->port());
+        redis::RedisKeyStore wrong(optionsFor(wrongUrl), m_epochs);
+        auto refused = wrong.tokens().issue(uniqueKey("attempt"), 10s);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code, core::ErrorCode::Misconfigured);
+        QVERIFY2(refused.error().internalMessage.contains(QLatin1String("rejected the password")),
+                 qPrintable(refused.error().internalMessage));
+        QVERIFY2(!refused.error().internalMessage.contains(QLatin1String("not-the-password")),
+                 "the password must not appear in messages");
+        QVERIFY(wrong.degraded());
+
+        const QString noPasswordUrl = QStringLiteral("redis://127.0.0.1:%1/0").arg(secured->port());
+        redis::RedisKeyStore none(optionsFor(noPasswordUrl), m_epochs);
+        auto missing = none.ping();
+        QVERIFY(!missing.ok());
+        QCOMPARE(missing.error().code, core::ErrorCode::Misconfigured);
+        QVERIFY2(missing.error().internalMessage.contains(QLatin1String("requires a password")),
+                 qPrintable(missing.error().internalMessage));
+    }
+
+    void factoryOpensRedis()
+    {
+        redis::KeyStoreSettings settings;
+        settings.redis = m_server->url();
+        settings.severalInstances = true;
+        auto opened = redis::openKeyStore(settings, m_epochs);
+        QVERIFY(opened.ok());
+        QCOMPARE(opened.value()->backendName(), QStringLiteral("redis"));
+        QVERIFY(opened.value()->ping().ok());
+    }
+
+private:
+    tests::MemoryFenceEpochSource m_epochs;
+    std::unique_ptr<RedisServer> m_server;
+    std::unique_ptr<redis::RedisKeyStore> m_store;
+    std::unique_ptr<redis::RedisKeyStore> m_second;
+};
+
+QTEST_GUILESS_MAIN(TestKeyStoreRedis)
+#include "tst_keystore_redis.moc"
