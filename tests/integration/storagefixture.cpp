@@ -34,6 +34,21 @@ MigratedDatabase MigratedDatabase::start(Dialect dialect, QString *error)
     return result;
 }
 
+SqliteFenceEpochs::SqliteFenceEpochs() : m_db(MigratedDatabase::start(Dialect::Sqlite, &m_error))
+{
+    if (m_db)
+        m_source = std::make_unique<sql::SqlFenceEpochSource>(*m_db.database);
+}
+
+core::Result<quint32> SqliteFenceEpochs::epochFor(const QString &keyStoreInstanceId)
+{
+    if (!m_source) {
+        return core::Error::make(core::ErrorCode::Unavailable,
+                                 QStringLiteral("the fence-epoch database could not be made: ") + m_error);
+    }
+    return m_source->epochFor(keyStoreInstanceId);
+}
+
 void runConcurrently(int threads, const std::function<void(int)> &body)
 {
     std::latch start(threads);

@@ -1,6 +1,8 @@
 #pragma once
 
+#include "core/ports/fenceepochsource.h"
 #include "sql/database.h"
+#include "sql/sqlfenceepochsource.h"
 #include "support/serverharness.h"
 
 #include <QString>
@@ -17,6 +19,20 @@ struct MigratedDatabase {
 
     static MigratedDatabase start(Dialect dialect, QString *error);
     explicit operator bool() const { return server && database; }
+};
+
+/// The real fence-epoch source — fence_epochs in a migrated SQLite file of its own — for
+/// suites that need epochs but are not about SQL (the key store's). If the database
+/// cannot be made, every epochFor() fails with the reason, and so does the test.
+class SqliteFenceEpochs final : public core::FenceEpochSource {
+public:
+    SqliteFenceEpochs();
+    core::Result<quint32> epochFor(const QString &keyStoreInstanceId) override;
+
+private:
+    MigratedDatabase m_db;
+    QString m_error;
+    std::unique_ptr<sql::SqlFenceEpochSource> m_source;
 };
 
 /// Runs `body(i)` on `threads` threads released at the same instant (a latch), and waits

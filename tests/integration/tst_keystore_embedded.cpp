@@ -1,5 +1,5 @@
 #include "keystorecontract.h"
-#include "memoryfenceepochsource.h"
+#include "storagefixture.h"
 
 #include "redis/embeddedkeystore.h"
 #include "redis/keystorefactory.h"
@@ -79,7 +79,7 @@ private Q_SLOTS:
     }
 
 private:
-    tests::MemoryFenceEpochSource m_epochs;
+    testsupport::SqliteFenceEpochs m_epochs; // fence_epochs in a real (SQLite) database
     std::unique_ptr<redis::EmbeddedKeyStore> m_store;
 };
 

@@ -1,5 +1,5 @@
 #include "keystorecontract.h"
-#include "memoryfenceepochsource.h"
+#include "storagefixture.h"
 
 #include "redis/keystorefactory.h"
 #include "redis/rediskeystore.h"
@@ -356,7 +356,7 @@ private Q_SLOTS:
     }
 
 private:
-    tests::MemoryFenceEpochSource m_epochs;
+    testsupport::SqliteFenceEpochs m_epochs; // fence_epochs in a real (SQLite) database
     std::unique_ptr<RedisServer> m_server;
     std::unique_ptr<redis::RedisKeyStore> m_store;
     std::unique_ptr<redis::RedisKeyStore> m_second;
