@@ -380,7 +380,8 @@ public:
 
         if (!integer(QStringLiteral("db_connect_timeout_ms"), c.dbConnectTimeoutMs, 1, 600000)
             || !integer(QStringLiteral("worker_threads"), c.workerThreads, 1, 256)
-            || !integer(QStringLiteral("redis_timeout_ms"), c.redisTimeoutMs, 1, 600000))
+            || !integer(QStringLiteral("redis_timeout_ms"), c.redisTimeoutMs, 1, 600000)
+            || !integer(QStringLiteral("instances"), c.instances, 1, 1024))
             return error;
 
         c.instanceId = QSysInfo::machineHostName() + u'-' + QString::number(QCoreApplication::applicationPid());
@@ -613,6 +614,7 @@ QString Config::describeForLog() const
         QStringLiteral("worker_threads=") + QString::number(workerThreads),
         QStringLiteral("db_connect_timeout_ms=") + QString::number(dbConnectTimeoutMs),
         QStringLiteral("redis_timeout_ms=") + QString::number(redisTimeoutMs),
+        QStringLiteral("instances=") + QString::number(instances),
         QStringLiteral("instance_id=") + instanceId,
         QStringLiteral("config_file=") + orNone(configFile),
         QStringLiteral("auth.tokens=[") + tokens.join(u',') + u']',

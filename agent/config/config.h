@@ -81,6 +81,7 @@ struct Config {
     int dbConnectTimeoutMs = 5000;
     int workerThreads = 8;                   ///< also the number of database connections
     int redisTimeoutMs = 1000;
+    int instances = 1;                       ///< agents sharing the database; >1 needs Redis
     QString instanceId;                      ///< "<hostname>-<pid>" unless configured
     QList<AuthToken> authTokens;
     WeChatSettings wechat;

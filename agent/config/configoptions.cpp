@@ -36,6 +36,8 @@ constexpr OptionSpec kOptions[] = {
      u"Size of the worker pool; each worker holds one database connection and one Redis context."},
     {u"redis_timeout_ms", u"redis-timeout-ms", K::Integer, u"MS", u"1000",
      u"Timeout for connecting to Redis and for each command, in milliseconds."},
+    {u"instances", u"instances", K::Integer, u"N", u"1",
+     u"How many agents share this database; above 1 the key store must be a shared Redis."},
     {u"instance_id", u"instance-id", K::String, u"NAME", u"<hostname>-<pid>",
      u"This agent's name in locks, logs and the audit trail: 1-64 of [A-Za-z0-9._:-]."},
     {u"auth.tokens", u"", K::AuthTokens, u"JSON", u"[]",

@@ -8,7 +8,7 @@ namespace payonce::redis {
 core::Result<std::unique_ptr<core::KeyStore>> openKeyStore(const KeyStoreSettings &settings,
                                                            core::FenceEpochSource &epochs)
 {
-    if (settings.redis.isEmpty() || settings.redis == QLatin1String("embedded")) {
+    if (settings.redis.embedded) {
         if (settings.severalInstances)
             return core::Error::make(
                 core::ErrorCode::Misconfigured,

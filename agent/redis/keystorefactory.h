@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/redisurl.h"
 #include "core/ports/fenceepochsource.h"
 #include "core/ports/keystore.h"
 
@@ -12,8 +13,8 @@ namespace payonce::redis {
 
 /// What the agent's configuration says about the key store.
 struct KeyStoreSettings {
-    /// --redis: "embedded", empty (no Redis configured: embedded), or a redis:// URL.
-    QString redis;
+    /// --redis as the configuration parsed it: embedded (the default) or a redis:// URL.
+    config::RedisUrl redis;
     /// True when this agent is configured as one of several instances (sharing a
     /// PostgreSQL/MariaDB database): the embedded store would give each its own locks.
     bool severalInstances = false;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/redisurl.h"
 #include "core/result.h"
 
 #include <QString>
@@ -32,8 +33,11 @@ struct RedisOptions {
     /// "host:port/db", never the password (for messages and logs).
     QString endpoint() const;
 
-    /// Parses a redis:// URL; anything else (rediss://, unix sockets, a bad port or db)
-    /// is Misconfigured with a message that says what is wrong.
+    /// From the configuration's parsed URL; Misconfigured for "embedded" and for a user
+    /// without a password. The timeouts keep their defaults.
+    static core::Result<RedisOptions> fromUrl(const config::RedisUrl &url);
+    /// Parses with config::RedisUrl::parse() (rediss://, unix sockets, a bad port or db
+    /// are Misconfigured with a message that says what is wrong), then as above.
     static core::Result<RedisOptions> fromUrl(const QString &url);
 };
 

@@ -53,7 +53,9 @@ private Q_SLOTS:
 
     void factoryChoosesEmbeddedByDefault()
     {
-        for (const QString &setting : {QString(), QStringLiteral("embedded")}) {
+        const auto parsed = config::RedisUrl::parse(QStringLiteral("embedded"));
+        QVERIFY(parsed.ok());
+        for (const config::RedisUrl &setting : {config::RedisUrl{}, parsed.value()}) {
             redis::KeyStoreSettings settings;
             settings.redis = setting;
             auto opened = redis::openKeyStore(settings, m_epochs);
@@ -65,14 +67,14 @@ private Q_SLOTS:
     void factoryRefusesEmbeddedForSeveralInstances()
     {
         redis::KeyStoreSettings settings;
-        settings.redis = QStringLiteral("embedded");
+        settings.redis = config::RedisUrl::parse(QStringLiteral("embedded")).value();
         settings.severalInstances = true;
         auto opened = redis::openKeyStore(settings, m_epochs);
         QVERIFY(!opened.ok());
         QCOMPARE(opened.error().code, core::ErrorCode::Misconfigured);
         QVERIFY(opened.error().internalMessage.contains(QLatin1String("single instance")));
 
-        settings.redis.clear(); // no Redis configured at all, but several instances
+        settings.redis = config::RedisUrl{}; // no Redis configured at all, but several instances
         auto unset = redis::openKeyStore(settings, m_epochs);
         QVERIFY(!unset.ok());
         QCOMPARE(unset.error().code, core::ErrorCode::Misconfigured);

@@ -347,7 +347,9 @@ private Q_SLOTS:
     void factoryOpensRedis()
     {
         redis::KeyStoreSettings settings;
-        settings.redis = m_server->url();
+        auto url = config::RedisUrl::parse(m_server->url());
+        QVERIFY(url.ok());
+        settings.redis = url.value();
         settings.severalInstances = true;
         auto opened = redis::openKeyStore(settings, m_epochs);
         QVERIFY(opened.ok());
