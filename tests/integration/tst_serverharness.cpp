@@ -326,7 +326,7 @@ private Q_SLOTS:
             QVERIFY(!database->postgres() && !database->mariadb());
             QVERIFY(database->url().startsWith(u"sqlite:/"));
             QVERIFY(database->url().endsWith(u"/payonce.db"));
-            folder = QFileInfo(database->url().mid(6)).path();
+            folder = QFileInfo(database->url().mid(7)).path(); // after "sqlite:"
             QVERIFY(QFileInfo(folder).isDir());
             break;
         case Dialect::PostgreSql:

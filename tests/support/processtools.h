@@ -47,7 +47,8 @@ RunResult run(const Command &command, const QProcessEnvironment &env = {},
 /// stdout/stderr appended to logFile. Returns the pid, or 0 with *error set.
 qint64 startDetached(const Command &command, const QString &logFile, QString *error);
 
-/// Alive and not a zombie (our servers are reparented to an init that may never reap).
+/// Still running: not gone, and not a zombie whose threads have all finished exiting (our
+/// servers are reparented to an init that may reap late or never).
 bool pidAlive(qint64 pid);
 /// First line of a pid file as a pid, or 0 — also 0 when that pid is not alive or, with
 /// expectedName, is not a process of that name (a stale file's pid may be someone else's).
