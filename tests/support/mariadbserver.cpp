@@ -66,8 +66,8 @@ struct MariaDbServer::Private {
         return run({u"mariadb-admin"_s,
                     {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s,
                      u"-P"_s, QString::number(port), u"-u"_s, u"root"_s,
-                     u"--connect-timeout=2"_s, u"ping"_s}},
-                   {}, 5000)
+                     u"--connect-timeout=1"_s, u"ping"_s}},
+                   {}, probeTimeoutMs)
             .ok;
     }
 

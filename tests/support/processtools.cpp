@@ -238,12 +238,14 @@ Readiness waitUntilReady(const std::function<bool()> &ready, const std::function
 {
     unsigned long pauseMs = 50;
     for (;;) {
-        if (ready())
-            return Readiness::Ready;
+        // exited() first: a server that died on a taken port must not be "pinged" through
+        // whoever holds that port now (which may accept and never answer).
         if (exited()) {
             return log.containsSinceStart(u"Address already in use") ? Readiness::BindFailed
                                                                       : Readiness::Exited;
         }
+        if (ready())
+            return Readiness::Ready;
         if (deadline.hasExpired())
             return Readiness::TimedOut;
         QThread::msleep(pauseMs);

@@ -17,6 +17,8 @@ namespace payonce::testsupport::detail {
 inline constexpr int startTimeoutMs = 30'000;
 /// How long a stop may take before we escalate to SIGKILL.
 inline constexpr int stopTimeoutMs = 15'000;
+/// How long one readiness probe (redis-cli ping, pg_isready, mariadb-admin ping) may take.
+inline constexpr int probeTimeoutMs = 2'000;
 /// How many fresh ports start() tries when the chosen one is taken meanwhile.
 inline constexpr int portAttempts = 5;
 
