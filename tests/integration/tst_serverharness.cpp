@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcess>
+#include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
 
@@ -225,6 +226,25 @@ private Q_SLOTS:
         QCOMPARE(ping.output, u"PONG"_s);
     }
 
+    void failedStartExplainsAndLeavesNothing()
+    {
+        QString error;
+        auto server = RedisServer::start(&error);
+        QVERIFY2(server, qPrintable(error));
+        const int port = server->port();
+        QVERIFY(server->kill());
+        QTcpServer squatter; // startAgain must keep its port, so it cannot dodge this
+        QVERIFY(squatter.listen(QHostAddress::LocalHost, static_cast<quint16>(port)));
+        QVERIFY(!server->startAgain(&error));
+        QVERIFY2(error.contains(u"could not bind"_s) && error.contains(u"Address already in use"_s),
+                 qPrintable(error));
+        QVERIFY2(processesMentioning(server->folder()).isEmpty(),
+                 qPrintable(processesMentioning(server->folder()).join(u'\n')));
+        qInfo("the error reads:\n%s", qPrintable(error));
+        squatter.close();
+        QVERIFY2(server->startAgain(&error), qPrintable(error));
+    }
+
     void postgres()
     {
         QString error;
@@ -326,7 +346,7 @@ private Q_SLOTS:
             QVERIFY(!database->postgres() && !database->mariadb());
             QVERIFY(database->url().startsWith(u"sqlite:/"));
             QVERIFY(database->url().endsWith(u"/payonce.db"));
-            folder = QFileInfo(database->url().mid(6)).path();
+            folder = QFileInfo(database->url().mid(7)).path(); // after "sqlite:"
             QVERIFY(QFileInfo(folder).isDir());
             break;
         case Dialect::PostgreSql:
@@ -413,8 +433,10 @@ private Q_SLOTS:
         }
         qInfo("reapers cleaned up %lld ms after SIGKILL", timer.elapsed());
         for (const Started &server : std::as_const(servers)) {
-            QVERIFY2(processesMentioning(server.folder).isEmpty(),
-                     qPrintable(processesMentioning(server.folder).join(u'\n')));
+            // The reaper's own `rm -rf` may still be exiting.
+            QTRY_VERIFY2_WITH_TIMEOUT(processesMentioning(server.folder).isEmpty(),
+                                      qPrintable(processesMentioning(server.folder).join(u'\n')),
+                                      5000);
             QTRY_COMPARE_WITH_TIMEOUT(reapersFor(server.folder), 0, 5000);
         }
     }

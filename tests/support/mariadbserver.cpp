@@ -29,6 +29,9 @@ struct MariaDbServer::Private {
     QString socketPath() const { return folder->filePath(u"mariadbd.sock"_s); }
     QString pidFile() const { return folder->filePath(u"mariadbd.pid"_s); }
     QString logFile() const { return folder->filePath(u"mariadbd.err"_s); }
+    /// Its own tmpdir: with the shared /tmp, concurrent bootstraps (other tests, other
+    /// worktrees) were seen to fail on "#sql-temptable-*" files vanishing under them.
+    QString tmpDir() const { return folder->filePath(u"tmp"_s); }
 
     /// --user only as root: mariadbd refuses to run as root, and a normal user cannot
     /// switch to mysql anyway.
@@ -39,11 +42,15 @@ struct MariaDbServer::Private {
 
     bool installDb(QString *error) const
     {
+        if (!folder->makeSubfolder(u"tmp"_s, error))
+            return false;
+        // Options it does not know itself (--tmpdir) go on to the bootstrap mariadbd.
         const Command command{u"mariadb-install-db"_s,
                               QStringList{u"--no-defaults"_s, u"--datadir="_s + dataDir()}
                                   + userArgument()
                                   + QStringList{u"--auth-root-authentication-method=normal"_s,
-                                                u"--skip-test-db"_s, u"--skip-name-resolve"_s}};
+                                                u"--skip-test-db"_s, u"--skip-name-resolve"_s,
+                                                u"--tmpdir="_s + tmpDir()}};
         const RunResult result = run(command, {}, 2 * startTimeoutMs);
         if (!result.ok) {
             *error = u"mariadb-install-db failed: "_s + result.describe(command);
@@ -59,8 +66,8 @@ struct MariaDbServer::Private {
         return run({u"mariadb-admin"_s,
                     {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s,
                      u"-P"_s, QString::number(port), u"-u"_s, u"root"_s,
-                     u"--connect-timeout=2"_s, u"ping"_s}},
-                   {}, 5000)
+                     u"--connect-timeout=1"_s, u"ping"_s}},
+                   {}, probeTimeoutMs)
             .ok;
     }
 
@@ -84,7 +91,8 @@ struct MariaDbServer::Private {
                 + QStringList{
                     u"--port="_s + QString::number(port), u"--bind-address=127.0.0.1"_s,
                     u"--socket="_s + socketPath(), u"--pid-file="_s + pidFile(),
-                    u"--log-error="_s + logFile(), u"--skip-name-resolve"_s,
+                    u"--log-error="_s + logFile(), u"--tmpdir="_s + tmpDir(),
+                    u"--skip-name-resolve"_s,
                     // Debian's packaged server defaults, which --no-defaults would drop.
                     u"--character-set-server=utf8mb4"_s,
                     u"--collation-server=utf8mb4_general_ci"_s,

@@ -24,10 +24,13 @@ stat_fields() {
     read -r line < "/proc/$1/stat" 2>/dev/null || return 1
     rest=${line##*) }
 }
-alive() {
+alive() { # a zombie leader counts while other threads of it are still exiting
     stat_fields "$1" || return 1
+    task=/proc/$1/task
     set -- $rest
-    [ "$1" != Z ] && [ "$1" != X ]
+    [ "$1" != Z ] && [ "$1" != X ] && return 0
+    set -- "$task"/*
+    [ "$#" -gt 1 ]
 }
 start_time() {
     stat_fields "$1" || return 1

@@ -108,9 +108,9 @@ struct PostgresServer::Private {
         } else {
             const qint64 pid = postmasterPid();
             const Command isReady{tool(u"pg_isready"_s),
-                                  {u"-q"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s,
+                                  {u"-q"_s, u"-t"_s, u"1"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s,
                                    QString::number(port), u"-d"_s, u"postgres"_s}};
-            readiness = waitUntilReady([&] { return run(isReady, {}, 5000).ok; },
+            readiness = waitUntilReady([&] { return run(isReady, {}, probeTimeoutMs).ok; },
                                        [&] { return !pidAlive(pid); }, log,
                                        QDeadlineTimer(startTimeoutMs));
             details = readinessError(readiness, u"postgres"_s, port);

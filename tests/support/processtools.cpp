@@ -143,7 +143,8 @@ bool pidAlive(qint64 pid)
         return false;
     if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
         return false;
-    // A zombie still answers kill(0); its state letter follows the last ')' in stat.
+    // A zombie still answers kill(0) (our servers are reparented to an init that may reap
+    // late or never); the state letter follows the last ')' in stat.
     QFile stat(u"/proc/%1/stat"_s.arg(pid));
     if (!stat.open(QIODevice::ReadOnly))
         return false;
@@ -152,7 +153,11 @@ bool pidAlive(qint64 pid)
     if (close < 0 || close + 2 >= line.size())
         return true;
     const char state = line.at(close + 2);
-    return state != 'Z' && state != 'X';
+    if (state != 'Z' && state != 'X')
+        return true;
+    // A zombie leader whose other threads are still exiting still holds its sockets
+    // (the fd table goes with the last thread); that last thread leaves task/ on exit.
+    return QDir(u"/proc/%1/task"_s.arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size() > 1;
 }
 
 qint64 readPidFile(const QString &path, const QString &expectedName)
@@ -233,12 +238,14 @@ Readiness waitUntilReady(const std::function<bool()> &ready, const std::function
 {
     unsigned long pauseMs = 50;
     for (;;) {
-        if (ready())
-            return Readiness::Ready;
+        // exited() first: a server that died on a taken port must not be "pinged" through
+        // whoever holds that port now (which may accept and never answer).
         if (exited()) {
             return log.containsSinceStart(u"Address already in use") ? Readiness::BindFailed
                                                                       : Readiness::Exited;
         }
+        if (ready())
+            return Readiness::Ready;
         if (deadline.hasExpired())
             return Readiness::TimedOut;
         QThread::msleep(pauseMs);

@@ -17,6 +17,8 @@ namespace payonce::testsupport::detail {
 inline constexpr int startTimeoutMs = 30'000;
 /// How long a stop may take before we escalate to SIGKILL.
 inline constexpr int stopTimeoutMs = 15'000;
+/// How long one readiness probe (redis-cli ping, pg_isready, mariadb-admin ping) may take.
+inline constexpr int probeTimeoutMs = 2'000;
 /// How many fresh ports start() tries when the chosen one is taken meanwhile.
 inline constexpr int portAttempts = 5;
 
@@ -47,7 +49,8 @@ RunResult run(const Command &command, const QProcessEnvironment &env = {},
 /// stdout/stderr appended to logFile. Returns the pid, or 0 with *error set.
 qint64 startDetached(const Command &command, const QString &logFile, QString *error);
 
-/// Alive and not a zombie (our servers are reparented to an init that may never reap).
+/// Still running: not gone, and not a zombie whose threads have all finished exiting (our
+/// servers are reparented to an init that may reap late or never).
 bool pidAlive(qint64 pid);
 /// First line of a pid file as a pid, or 0 — also 0 when that pid is not alive or, with
 /// expectedName, is not a process of that name (a stale file's pid may be someone else's).

@@ -31,7 +31,7 @@ struct RedisServer::Private {
         const RunResult result = run({u"redis-cli"_s,
                                       {u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port),
                                        u"ping"_s}},
-                                     env, 5000);
+                                     env, probeTimeoutMs);
         return result.ok && result.output.trimmed() == u"PONG";
     }
 
