@@ -7,8 +7,10 @@
 #include "config/config.h"
 #include "logging/categories.h"
 #include "logging/logging.h"
+#include "redis/keystorefactory.h"
 #include "sql/database.h"
 #include "sql/migrationrunner.h"
+#include "sql/sqlfenceepochsource.h"
 
 #include <QCoreApplication>
 #include <QJsonObject>
@@ -48,6 +50,14 @@ int main(int argc, char **argv)
     QCoreApplication::setApplicationName(QStringLiteral("payonce-agent"));
     QCoreApplication::setApplicationVersion(QStringLiteral(PAYONCE_VERSION));
 
+    // First, so that a SIGTERM during start-up is queued for the event loop instead of
+    // killing the process half-way (the loop then stops at once).
+    app::SignalWatcher signals;
+    QObject::connect(&signals, &app::SignalWatcher::terminationRequested, &application, [](int signalNumber) {
+        qCInfo(lcApp) << "signal" << signalNumber << "received: stopping";
+        QCoreApplication::quit();
+    });
+
     auto loaded = config::loadConfig(QCoreApplication::arguments());
     if (!loaded) {
         // Logging is not configured yet: the plain form, on stderr, one line.
@@ -71,17 +81,32 @@ int main(int argc, char **argv)
     if (!migrated)
         return fail(QStringLiteral("cannot start: migrating %1").arg(config.db.redacted()), migrated.error());
 
+    // Fencing epochs come from the database, so tokens keep growing across Redis restarts.
+    sql::SqlFenceEpochSource fenceEpochs(database);
+    redis::KeyStoreSettings keyStoreSettings;
+    keyStoreSettings.redis = config.redis;
+    keyStoreSettings.severalInstances = config.instances > 1;
+    keyStoreSettings.connectTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
+    keyStoreSettings.commandTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
+    auto keyStore = redis::openKeyStore(keyStoreSettings, fenceEpochs);
+    if (!keyStore)
+        return fail(QStringLiteral("cannot start: key store %1").arg(config.redis.redacted()), keyStore.error());
+    // Redis is an accelerator (design rule 5): down at start means degraded, not dead.
+    if (auto pinged = keyStore.value()->ping(); !pinged) {
+        qCWarning(lcApp).noquote() << QStringLiteral("key store %1 unreachable, running degraded: %2")
+                                          .arg(config.redis.redacted(), pinged.error().internalMessage);
+    }
+
     qCInfo(lcApp).noquote() << QStringLiteral("payonce-agent %1 started: %2")
                                    .arg(QCoreApplication::applicationVersion(), config.describeForLog());
-    qCInfo(lcApp).noquote() << QStringLiteral("database %1 ready, %2 migration(s) applied")
+    qCInfo(lcApp).noquote() << QStringLiteral("database %1 up, %2 migration(s) applied")
                                    .arg(config.db.redacted())
                                    .arg(migrated.value());
+    qCInfo(lcApp).noquote() << QStringLiteral("key store %1 (%2)%3")
+                                   .arg(keyStore.value()->backendName(), config.redis.redacted(),
+                                        keyStore.value()->degraded() ? QStringLiteral(", degraded") : QString());
 
-    app::SignalWatcher signals;
-    QObject::connect(&signals, &app::SignalWatcher::terminationRequested, &application, [](int signalNumber) {
-        qCInfo(lcApp) << "signal" << signalNumber << "received: stopping";
-        QCoreApplication::quit();
-    });
+    qCInfo(lcApp) << "ready";
     const int code = QCoreApplication::exec();
     qCInfo(lcApp) << "stopped";
     return code;

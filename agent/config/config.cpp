@@ -383,6 +383,12 @@ public:
             || !integer(QStringLiteral("redis_timeout_ms"), c.redisTimeoutMs, 1, 600000)
             || !integer(QStringLiteral("instances"), c.instances, 1, 1024))
             return error;
+        if (c.instances > 1 && c.redis.embedded) {
+            return misconfigured(originOf(QStringLiteral("instances"))
+                                 + QStringLiteral(": %1 agents share this database, but the key store is the embedded "
+                                                  "one, which serves a single instance; give redis=redis://host:port/db")
+                                       .arg(c.instances));
+        }
 
         c.instanceId = QSysInfo::machineHostName() + u'-' + QString::number(QCoreApplication::applicationPid());
         string(QStringLiteral("instance_id"), c.instanceId);

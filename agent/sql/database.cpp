@@ -208,7 +208,10 @@ core::Result<void> Database::openConnection(Session &session)
                  QStringLiteral("PRAGMA foreign_keys=ON")};
         break;
     case Dialect::PostgreSql:
-        setup = {QStringLiteral("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+        // client_min_messages: libpq prints NOTICEs ("relation … already exists, skipping")
+        // straight to stderr, past our logging.
+        setup = {QStringLiteral("SET client_min_messages = warning"),
+                 QStringLiteral("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED"),
                  QStringLiteral("SET TIME ZONE 'UTC'")};
         break;
     case Dialect::MariaDb:

@@ -120,6 +120,40 @@ private Q_SLOTS:
         QVERIFY2(!run.stderrLines.first().contains(m_postgres->password()), qPrintable(describe(run)));
     }
 
+    void refusesEmbeddedKeyStoreForSeveralInstances()
+    {
+        const Run run = runAgent({QStringLiteral("--db"), m_postgres->url(), QStringLiteral("--instances"),
+                                  QStringLiteral("3"), QStringLiteral("--redis"), QStringLiteral("embedded")});
+        QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(run)));
+        QVERIFY2(run.stderrLines.size() == 1 && run.stderrLines.first().contains(u"single instance")
+                     && run.stderrLines.first().contains(u"--instances"),
+                 qPrintable(describe(run)));
+    }
+
+    // Redis is an accelerator: an unreachable one at start is logged as degraded and the
+    // agent comes up anyway (design.md rule 5).
+    void startsDegradedWithoutRedis()
+    {
+        QTemporaryDir workDir;
+        QProcess agent;
+        agent.setWorkingDirectory(workDir.path());
+        agent.setProcessChannelMode(QProcess::MergedChannels);
+        agent.start(QStringLiteral(PAYONCE_AGENT_PATH),
+                    {QStringLiteral("--db"), m_postgres->url(), QStringLiteral("--redis"),
+                     QStringLiteral("redis://127.0.0.1:%1/0").arg(freeLoopbackPort()),
+                     QStringLiteral("--redis-timeout-ms"), QStringLiteral("500")});
+        QVERIFY(agent.waitForStarted());
+        QByteArray log;
+        while (!log.contains("ready")) {
+            QVERIFY2(agent.waitForReadyRead(30000), log.constData());
+            log += agent.readAll();
+        }
+        QVERIFY2(log.contains("running degraded") && log.contains(", degraded"), log.constData());
+        agent.terminate();
+        QVERIFY(agent.waitForFinished(30000));
+        QCOMPARE(agent.exitCode(), 0);
+    }
+
     void startsMigratesAndStopsOnSigterm()
     {
         QTemporaryDir workDir;

@@ -257,6 +257,14 @@ private Q_SLOTS:
                             << u"--db-connect-timeout-ms: must be a whole number in 1-600000"_qs;
         row("threads too many") << QByteArray() << QStringList{u"PAYONCE_WORKER_THREADS=1000"_qs} << none
                                 << u"PAYONCE_WORKER_THREADS: must be a whole number in 1-256"_qs;
+        row("several instances, embedded key store")
+            << QByteArray() << none << QStringList{u"--instances=3"_qs}
+            << u"--instances: 3 agents share this database, but the key store is the embedded one"_qs;
+        row("several instances from env, embedded key store")
+            << QByteArray() << QStringList{u"PAYONCE_INSTANCES=2"_qs, u"PAYONCE_REDIS=embedded"_qs} << none
+            << u"PAYONCE_INSTANCES: 2 agents share this database"_qs;
+        row("instances zero") << QByteArray() << none << QStringList{u"--instances=0"_qs}
+                              << u"--instances: must be a whole number in 1-1024"_qs;
         row("redis timeout fraction") << QByteArray(R"({"redis_timeout_ms": 1.5})") << none << none
                                       << u"config file %FILE, key \"redis_timeout_ms\": must be an integer, not a number"_qs;
         row("instance id") << QByteArray() << none << QStringList{u"--instance-id=a b"_qs}
