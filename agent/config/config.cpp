@@ -34,6 +34,13 @@ Error misconfigured(const QString &message)
     return Error::make(ErrorCode::Misconfigured, message);
 }
 
+// JSON has no comments: a key that starts with "//" is one, in any object, and is
+// skipped without a warning (resources/payonce.example.json is annotated this way).
+bool isComment(const QString &key)
+{
+    return key.startsWith(u"//");
+}
+
 // A value as it stands after layering, with where it came from for error messages.
 struct Setting {
     QJsonValue value;
@@ -215,6 +222,8 @@ private:
                 normalized.insert(field.name, field.isPath ? resolved(v.toString(), baseDir) : v.toString());
             }
             for (auto it = element.begin(); it != element.end(); ++it) {
+                if (isComment(it.key()))
+                    continue;
                 const bool known = std::any_of(fields.begin(), fields.end(),
                                                [&](const FieldSpec &f) { return f.name == it.key(); });
                 if (!known)
@@ -252,12 +261,16 @@ Result<void> readConfigFile(const QString &path, Layers &layers)
 
     const QJsonObject root = doc.object();
     for (auto it = root.begin(); it != root.end(); ++it) {
+        if (isComment(it.key()))
+            continue;
         if (sections.contains(it.key())) {
             if (!it.value().isObject())
                 return misconfigured(QStringLiteral("config file %1, key \"%2\": must be an object, not %3")
                                          .arg(path, it.key(), jsonTypeName(it.value())));
             const QJsonObject section = it.value().toObject();
             for (auto sub = section.begin(); sub != section.end(); ++sub) {
+                if (isComment(sub.key()))
+                    continue;
                 const QString key = it.key() + u'.' + sub.key();
                 const OptionSpec *spec = findOption(key);
                 if (!spec) {

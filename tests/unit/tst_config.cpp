@@ -147,6 +147,45 @@ private Q_SLOTS:
         QCOMPARE(r->config.configFile, QFileInfo(file).absoluteFilePath());
     }
 
+    // resources/payonce.example.json is what operators copy: it must load as it is (its
+    // "//" comment keys skipped without a warning) once its key files exist.
+    void shippedExampleConfigLoads()
+    {
+        QFile example(QStringLiteral(PAYONCE_SOURCE_DIR "/resources/payonce.example.json"));
+        QVERIFY(example.open(QIODevice::ReadOnly));
+        const QString base = m_dir.filePath(u"example"_qs);
+        QVERIFY(writeFile(base + u"/payonce.json"_qs, example.readAll()));
+        for (const QString &key : {u"merchant.pem"_qs, u"wechatpay-platform.pem"_qs, u"alipay-app.pem"_qs,
+                                   u"alipay-public.pem"_qs})
+            QVERIFY(writeFile(base + u"/keys/"_qs + key, "pem"));
+        auto r = loadConfig(argsOf({u"--config"_qs, base + u"/payonce.json"_qs}), QProcessEnvironment());
+        QVERIFY(r.ok() || (qWarning() << r.error().internalMessage, false));
+        QVERIFY2(r->warnings.isEmpty(), qPrintable(r->warnings.join(u'\n')));
+        const Config &c = r->config;
+        QCOMPARE(c.listen.toString(), u"127.0.0.1:8080"_qs);
+        QVERIFY(c.redis.embedded);
+        QCOMPARE(c.instances, 1);
+        QCOMPARE(c.authTokens.size(), 2);
+        QCOMPARE(c.wechat.mchid, u"1900000001"_qs);
+        QCOMPARE(c.wechat.platformKeys.size(), 1);
+        QVERIFY(c.wechat.merchantPrivateKeyPath.endsWith(u"/keys/merchant.pem"_qs));
+        QCOMPARE(c.alipay.sellerId, u"2088000000000000"_qs);
+    }
+
+    void commentKeysAreSkippedEverywhere()
+    {
+        const QString file = m_dir.filePath(u"comments.json"_qs);
+        // An ordinary literal: moc 6.4 chokes on raw strings holding "//" (see above).
+        QVERIFY(writeFile(file, "{\"//\": \"top\", \"//listen\": \"x\", \"listen\": \"127.0.0.1:9000\", "
+                                "\"sim\": {\"//\": \"in a section\", \"enabled\": false}, \"typo_key\": 1}"));
+        auto r = loadConfig(argsOf({u"--config"_qs, file}), QProcessEnvironment());
+        QVERIFY(r.ok());
+        QCOMPARE(r->config.listen.toString(), u"127.0.0.1:9000"_qs);
+        // Only the real unknown key is reported; the comments are not.
+        QCOMPARE(r->warnings.size(), 1);
+        QVERIFY(r->warnings.first().contains(u"typo_key"));
+    }
+
     void relativePathsFollowTheConfigFile()
     {
         const QString base = m_dir.filePath(u"site/etc"_qs);
