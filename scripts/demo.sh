@@ -10,7 +10,7 @@ build_dir="${PAYONCE_BUILD_DIR:-$root/build}"
 
 agent="$build_dir/agent/app/payonce-agent"
 if [[ ! -x "$agent" ]]; then
-  echo "demo: $agent was not built (agent/app has no payonce-agent target yet)" >&2
+  echo "demo: $agent was not built; see the output of scripts/setup.sh above" >&2
   exit 1
 fi
 cd "$root"

@@ -3,6 +3,7 @@
 #include "database.h"
 
 #include "core/orderstatus.h"
+#include "core/transitionoutcome.h"
 
 namespace payonce::sql {
 
@@ -29,13 +30,7 @@ struct OrderRow {
     qint64 fence = 0;
 };
 
-/// How a state-machine CAS ended. Only Transitioned wrote anything.
-enum class TransitionOutcome {
-    Transitioned, ///< this call made the change (1 affected row)
-    Lost,         ///< 0 rows: the order was not in `from` — someone else did it; stop
-    StaleFence,   ///< 0 rows: the order carries a newer fencing token than this write
-    NotFound,
-};
+using core::TransitionOutcome;
 
 /// The orders table. Every write to an order is a single statement that carries both its
 /// guard and its fencing check (design.md rules 2 and 3):
