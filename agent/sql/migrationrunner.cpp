@@ -208,6 +208,43 @@ core::Result<int> MigrationRunner::currentVersion()
     });
 }
 
+core::Result<int> MigrationRunner::applyPending(Session &session, const QList<Migration> &known)
+{
+    if (auto made = ensureBookkeeping(session); !made)
+        return made.error();
+    int highest = 0;
+    if (auto checked = checkApplied(session, known, &highest); !checked)
+        return checked.error();
+    int applied = 0;
+    for (const Migration &m : known) {
+        if (m.version <= highest)
+            continue;
+        core::Result<void> done;
+        switch (session.dialect()) {
+        case Dialect::Sqlite:
+            done = apply(session, m); // inside migrate()'s BEGIN IMMEDIATE
+            break;
+        case Dialect::PostgreSql:
+            // PostgreSQL DDL is transactional: the migration and its record commit together.
+            done = m_database.write([&](Session &tx) { return apply(tx, m); });
+            break;
+        case Dialect::MariaDb:
+            done = apply(session, m);
+            if (!done) {
+                Error error = done.error();
+                error.internalMessage += QStringLiteral(" — MariaDB commits DDL as it goes; the schema may be "
+                                                        "partly migrated and needs a look before a retry");
+                done = error;
+            }
+            break;
+        }
+        if (!done)
+            return done.error();
+        ++applied;
+    }
+    return applied;
+}
+
 core::Result<int> MigrationRunner::migrate()
 {
     const QList<Migration> known = bundled(m_database.dialect());
@@ -219,22 +256,7 @@ core::Result<int> MigrationRunner::migrate()
 
     if (dialect == Dialect::Sqlite) {
         // One BEGIN IMMEDIATE around read-and-apply: SQLite's single writer is the lock.
-        return m_database.write([&](Session &session) -> core::Result<int> {
-            if (auto made = ensureBookkeeping(session); !made)
-                return made.error();
-            int highest = 0;
-            if (auto checked = checkApplied(session, known, &highest); !checked)
-                return checked.error();
-            int applied = 0;
-            for (const Migration &m : known) {
-                if (m.version <= highest)
-                    continue;
-                if (auto done = apply(session, m); !done)
-                    return done.error();
-                ++applied;
-            }
-            return applied;
-        });
+        return m_database.write([&](Session &session) { return applyPending(session, known); });
     }
 
     // PostgreSQL and MariaDB: a session-level lock held across the migrations, taken and
@@ -248,33 +270,7 @@ core::Result<int> MigrationRunner::migrate()
             return locked.error();
         if (!postgres && (!locked.value().next() || locked.value().value(0).toInt() != 1))
             return Error::make(ErrorCode::Busy, QStringLiteral("another agent held the migration lock for 60 s"));
-
-        auto body = [&]() -> core::Result<int> {
-            if (auto made = ensureBookkeeping(session); !made)
-                return made.error();
-            int highest = 0;
-            if (auto checked = checkApplied(session, known, &highest); !checked)
-                return checked.error();
-            int applied = 0;
-            for (const Migration &m : known) {
-                if (m.version <= highest)
-                    continue;
-                if (postgres) {
-                    // PostgreSQL DDL is transactional: the migration and its record commit together.
-                    auto done = m_database.write([&](Session &tx) -> core::Result<void> { return apply(tx, m); });
-                    if (!done)
-                        return done.error();
-                } else if (auto done = apply(session, m); !done) {
-                    Error error = done.error();
-                    error.internalMessage += QStringLiteral(" — MariaDB commits DDL as it goes; the schema may be "
-                                                            "partly migrated and needs a look before a retry");
-                    return error;
-                }
-                ++applied;
-            }
-            return applied;
-        };
-        auto result = body();
+        auto result = applyPending(session, known);
         if (!session.isBroken()) {
             (void)(postgres ? session.exec(QStringLiteral("SELECT pg_advisory_unlock(?)"), {kPostgresMigrationLock})
                             : session.exec(QStringLiteral("SELECT RELEASE_LOCK('payonce.migrations')")));

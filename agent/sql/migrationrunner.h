@@ -45,6 +45,8 @@ public:
 private:
     core::Result<void> ensureBookkeeping(Session &session);
     core::Result<void> apply(Session &session, const Migration &migration);
+    /// Reads what is applied and applies the rest, in version order, on `session`.
+    core::Result<int> applyPending(Session &session, const QList<Migration> &known);
     core::Result<void> checkApplied(Session &session, const QList<Migration> &known, int *highest);
 
     Database &m_database;
