@@ -13,7 +13,8 @@ core::Result<QJsonObject> parseJsonObject(const QByteArray &body, const QStringL
     // QJsonDocument replaces invalid UTF-8 silently; the contract says JSON is UTF-8, so
     // check it first.
     QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-    (void)decoder.decode(body);
+    const QString text = decoder.decode(body);
+    Q_UNUSED(text)
     if (decoder.hasError())
         return Error::make(ErrorCode::InvalidInput, QStringLiteral("body is not valid UTF-8"));
     QJsonParseError parseError;
