@@ -1,0 +1,400 @@
+#include "connectionguard.h"
+
+#include "errormapping.h"
+#include "logging/categories.h"
+
+#include <QTcpSocket>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace payonce::http {
+
+namespace {
+
+qint64 nowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// After a refusal only a little input is buffered at a time: it is read and dropped.
+constexpr qint64 kRefusedReadBuffer = 64 * 1024;
+
+} // namespace
+
+ConnectionGuard::ConnectionGuard(const Limits &limits, QObject *parent)
+    : QTcpServer(parent), m_limits(limits)
+{
+    const auto shortest = std::min({m_limits.headerTimeout, m_limits.idleTimeout, m_limits.lingerTimeout});
+    m_sweepTimer.setInterval(std::clamp<qint64>(shortest.count() / 8, 20, 250));
+    connect(&m_sweepTimer, &QTimer::timeout, this, &ConnectionGuard::sweep);
+    m_sweepTimer.start();
+}
+
+ConnectionGuard::~ConnectionGuard()
+{
+    // The sockets are our children and die in ~QObject, after our members: their
+    // destroyed() must not reach forget() any more.
+    for (auto it = m_connections.cbegin(); it != m_connections.cend(); ++it) {
+        if (it->socket)
+            QObject::disconnect(it->socket, nullptr, this, nullptr);
+    }
+}
+
+ConnectionGuard::Stats ConnectionGuard::stats() const
+{
+    Stats s;
+    s.accepted = m_stats.accepted.load();
+    s.payloadTooLarge = m_stats.payloadTooLarge.load();
+    s.lengthRequired = m_stats.lengthRequired.load();
+    s.headerTooLarge = m_stats.headerTooLarge.load();
+    s.malformed = m_stats.malformed.load();
+    s.headerTimeouts = m_stats.headerTimeouts.load();
+    s.idleCloses = m_stats.idleCloses.load();
+    s.perAddressRefused = m_stats.perAddressRefused.load();
+    s.totalRefused = m_stats.totalRefused.load();
+    return s;
+}
+
+int ConnectionGuard::connectionCount() const
+{
+    return m_connectionCount.load();
+}
+
+void ConnectionGuard::incomingConnection(qintptr handle)
+{
+    auto *socket = new QTcpSocket(this);
+    if (!socket->setSocketDescriptor(handle)) {
+        qCWarning(lcHttp) << "cannot adopt an accepted socket:" << socket->errorString();
+        ::close(int(handle));
+        delete socket;
+        return;
+    }
+    const qint64 now = nowMs();
+    Connection c;
+    c.socket = socket;
+    c.peer = socket->peerAddress().toString();
+    c.headStartedMs = now;  // the first head must be complete within headerTimeout
+    c.lastActivityMs = now;
+
+    // Ours first: this lambda runs before QtHttpServer's readyRead handler on every chunk.
+    connect(socket, &QIODevice::readyRead, this, [this, socket] { onReadyRead(socket); });
+    connect(socket, &QAbstractSocket::disconnected, this, [this, socket] { onGone(socket); });
+    connect(socket, &QObject::destroyed, this, [this, socket] { forget(socket); });
+
+    const bool overTotal = m_counted >= m_limits.maxConnections;
+    const bool overPeer = m_perAddress.value(c.peer) >= m_limits.maxConnectionsPerAddress;
+    if (overTotal || overPeer) {
+        c.counted = false;
+        auto it = m_connections.insert(socket, c);
+        if (overTotal) {
+            m_stats.totalRefused.fetch_add(1);
+            refuse(*it, QStringLiteral("too_many_connections"), QStringLiteral("the server has too many open connections"));
+        } else {
+            m_stats.perAddressRefused.fetch_add(1);
+            refuse(*it, QStringLiteral("too_many_connections"),
+                   QStringLiteral("too many open connections from your address"));
+        }
+        return;
+    }
+    m_stats.accepted.fetch_add(1);
+    ++m_counted;
+    ++m_perAddress[c.peer];
+    m_connectionCount.store(m_counted);
+    m_connections.insert(socket, c);
+}
+
+void ConnectionGuard::onReadyRead(QTcpSocket *socket)
+{
+    if (m_handingOver)
+        return; // our own re-emission for QtHttpServer; already framed
+    auto it = m_connections.find(socket);
+    if (it == m_connections.end())
+        return;
+    Connection &c = *it;
+    if (c.state == State::Refused) {
+        socket->skip(socket->bytesAvailable());
+        return;
+    }
+    if (c.state == State::Tunnel)
+        return;
+
+    // Before the hand-over nobody reads, so the buffer still holds what we framed already;
+    // after it QtHttpServer's handler readAll()s after ours, so the buffer holds only new
+    // bytes each time we run.
+    const qint64 available = socket->bytesAvailable();
+    qint64 pos = c.handedOver ? 0 : c.seenUnconsumed;
+    if (available <= pos)
+        return;
+    const qint64 now = nowMs();
+    c.lastActivityMs = now;
+
+    QByteArray peeked;
+    bool handOverNow = false;
+    while (pos < available) {
+        if (c.state == State::Tunnel) {
+            pos = available;
+            break;
+        }
+        if (c.state == State::Body) {
+            const qint64 take = std::min(c.bodyRemaining, available - pos);
+            pos += take;
+            c.bodyRemaining -= take;
+            if (c.bodyRemaining == 0)
+                c.state = State::Head;
+            continue;
+        }
+        if (peeked.isNull())
+            peeked = socket->peek(available);
+        if (c.head.isEmpty()) {
+            // Empty lines between requests are allowed (RFC 9112 2.2).
+            while (pos < available && (peeked.at(pos) == '\r' || peeked.at(pos) == '\n'))
+                ++pos;
+            if (pos >= available)
+                break;
+        }
+        if (c.headStartedMs < 0)
+            c.headStartedMs = now;
+        const qint64 old = c.head.size();
+        const qint64 take = std::min<qint64>(m_limits.maxHeaderBytes + 4 - old, available - pos);
+        c.head.append(peeked.constData() + pos, take);
+        const qsizetype end = c.head.indexOf("\r\n\r\n", std::max<qint64>(0, old - 3));
+        if (end < 0) {
+            pos += take;
+            if (c.head.size() > m_limits.maxHeaderBytes) {
+                m_stats.headerTooLarge.fetch_add(1);
+                refuse(c, QStringLiteral("header_too_large"),
+                       QStringLiteral("the request head is larger than %1 bytes").arg(m_limits.maxHeaderBytes));
+                return;
+            }
+            break;
+        }
+        const qint64 headLength = end + 4;
+        pos += headLength - old;
+        const QByteArray head = c.head.left(headLength);
+        c.head.clear();
+        c.headStartedMs = -1;
+        if (checkHead(c, head) == Verdict::Refuse)
+            return;
+        if (!c.handedOver)
+            handOverNow = true;
+    }
+    if (!c.handedOver)
+        c.seenUnconsumed = pos;
+    if (handOverNow)
+        handOver(socket);
+}
+
+ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteArray &head)
+{
+    const QList<QByteArray> lines = head.left(head.size() - 4).split('\n');
+    const QList<QByteArray> requestLine = lines.value(0).trimmed().split(' ');
+    if (requestLine.size() != 3 || requestLine.at(0).isEmpty() || !requestLine.at(2).startsWith("HTTP/1.")) {
+        m_stats.malformed.fetch_add(1);
+        refuse(c, QStringLiteral("invalid_request"), QStringLiteral("malformed request line"));
+        return Verdict::Refuse;
+    }
+    qint64 contentLength = 0;
+    bool haveLength = false;
+    bool expectContinue = false;
+    bool upgrade = false;
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QByteArray &line = lines.at(i);
+        const qsizetype colon = line.indexOf(':');
+        if (colon <= 0) {
+            m_stats.malformed.fetch_add(1);
+            refuse(c, QStringLiteral("invalid_request"), QStringLiteral("malformed header line"));
+            return Verdict::Refuse;
+        }
+        const QByteArray name = line.left(colon).trimmed().toLower();
+        const QByteArray value = line.mid(colon + 1).trimmed();
+        if (name == "transfer-encoding") {
+            // The body limit is enforced on Content-Length before the body is read; a
+            // chunked body would have to be read to be measured, so it is refused.
+            m_stats.lengthRequired.fetch_add(1);
+            refuse(c, QStringLiteral("length_required"),
+                   QStringLiteral("send the body with a Content-Length (chunked transfer encoding is not accepted)"));
+            return Verdict::Refuse;
+        }
+        if (name == "content-length") {
+            bool ok = false;
+            const qint64 length = value.toLongLong(&ok);
+            if (!ok || length < 0 || (haveLength && length != contentLength)) {
+                m_stats.malformed.fetch_add(1);
+                refuse(c, QStringLiteral("invalid_request"), QStringLiteral("invalid Content-Length"));
+                return Verdict::Refuse;
+            }
+            contentLength = length;
+            haveLength = true;
+        } else if (name == "expect") {
+            expectContinue = value.compare("100-continue", Qt::CaseInsensitive) == 0;
+        } else if (name == "upgrade") {
+            upgrade = true;
+        }
+    }
+    if (contentLength > m_limits.maxBodyBytes) {
+        m_stats.payloadTooLarge.fetch_add(1);
+        refuse(c, QStringLiteral("payload_too_large"),
+               QStringLiteral("the request body is larger than %1 bytes").arg(m_limits.maxBodyBytes));
+        return Verdict::Refuse;
+    }
+    if (upgrade) {
+        // A WebSocket upgrade: after it the bytes are frames, not HTTP; stop framing.
+        c.state = State::Tunnel;
+        return Verdict::Accept;
+    }
+    if (expectContinue && contentLength > 0)
+        c.socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+    c.bodyRemaining = contentLength;
+    c.state = contentLength > 0 ? State::Body : State::Head;
+    return Verdict::Accept;
+}
+
+void ConnectionGuard::refuse(Connection &c, const QString &apiCode, const QString &message)
+{
+    QTcpSocket *socket = c.socket;
+    if (!socket)
+        return;
+    c.state = State::Refused;
+    c.head.clear();
+    c.closeDeadlineMs = nowMs() + m_limits.lingerTimeout.count();
+    if (c.handedOver) {
+        // QtHttpServer must not parse what follows (its handler runs after ours).
+        QObject::disconnect(socket, &QIODevice::readyRead, parent(), nullptr);
+        if (socket->isTransactionStarted())
+            socket->commitTransaction();
+    }
+    qCInfo(lcHttp).noquote() << "refused connection from" << c.peer << ":" << apiCode;
+    socket->setReadBufferSize(kRefusedReadBuffer);
+    socket->write(rawErrorResponse(apiCode, message));
+    socket->flush();
+    // Half-close once the answer is out, then read and drop input until the peer closes
+    // (or the linger deadline): closing with unread input would reset the connection and
+    // the client might never see the answer.
+    auto shutdownWrite = [socket] {
+        if (socket->bytesToWrite() == 0 && socket->socketDescriptor() >= 0)
+            ::shutdown(int(socket->socketDescriptor()), SHUT_WR);
+    };
+    if (socket->bytesToWrite() == 0)
+        shutdownWrite();
+    else
+        connect(socket, &QIODevice::bytesWritten, socket, shutdownWrite);
+    socket->skip(socket->bytesAvailable());
+}
+
+void ConnectionGuard::handOver(QTcpSocket *socket)
+{
+    auto it = m_connections.find(socket);
+    if (it == m_connections.end())
+        return;
+    it->handedOver = true;
+    it->seenUnconsumed = 0;
+    m_handingOver = true;
+    addPendingConnection(socket); // emits pendingConnectionAvailable: QtHttpServer connects now
+    // QtHttpServer only reads on readyRead; what is buffered already arrived before it
+    // listened, so announce it once more.
+    Q_EMIT socket->readyRead();
+    m_handingOver = false;
+}
+
+void ConnectionGuard::onGone(QTcpSocket *socket)
+{
+    auto it = m_connections.find(socket);
+    const bool ours = it != m_connections.end() && !it->handedOver;
+    forget(socket);
+    // Handed-over sockets are deleted by QtHttpServer.
+    if (ours)
+        socket->deleteLater();
+}
+
+void ConnectionGuard::forget(QTcpSocket *socket)
+{
+    auto it = m_connections.find(socket);
+    if (it == m_connections.end())
+        return;
+    if (it->counted) {
+        --m_counted;
+        auto peer = m_perAddress.find(it->peer);
+        if (peer != m_perAddress.end() && --peer.value() <= 0)
+            m_perAddress.erase(peer);
+        m_connectionCount.store(m_counted);
+    }
+    m_connections.erase(it);
+}
+
+void ConnectionGuard::requestStarted(QTcpSocket *socket)
+{
+    auto it = m_connections.find(socket);
+    if (it != m_connections.end())
+        ++it->busy;
+}
+
+void ConnectionGuard::requestFinished(QTcpSocket *socket)
+{
+    auto it = m_connections.find(socket);
+    if (it != m_connections.end()) {
+        it->busy = std::max(0, it->busy - 1);
+        it->lastActivityMs = nowMs();
+    }
+}
+
+void ConnectionGuard::sweep()
+{
+    const qint64 now = nowMs();
+    QList<QTcpSocket *> toClose;
+    QList<QTcpSocket *> dead;
+    for (auto it = m_connections.begin(); it != m_connections.end(); ++it) {
+        Connection &c = *it;
+        if (!c.socket) {
+            dead << it.key();
+            continue;
+        }
+        switch (c.state) {
+        case State::Tunnel:
+            continue;
+        case State::Refused:
+            if (now >= c.closeDeadlineMs)
+                toClose << it.key();
+            continue;
+        case State::Head:
+        case State::Body:
+            break;
+        }
+        if (c.busy > 0)
+            continue;
+        if (c.state == State::Head && c.headStartedMs >= 0
+            && now - c.headStartedMs > m_limits.headerTimeout.count()) {
+            m_stats.headerTimeouts.fetch_add(1);
+            toClose << it.key();
+        } else if (now - c.lastActivityMs > m_limits.idleTimeout.count()) {
+            m_stats.idleCloses.fetch_add(1);
+            toClose << it.key();
+        }
+    }
+    for (QTcpSocket *key : std::as_const(dead))
+        forget(key);
+    for (QTcpSocket *socket : std::as_const(toClose)) {
+        forget(socket);
+        socket->abort();
+        socket->deleteLater();
+    }
+}
+
+void ConnectionGuard::closeAllConnections()
+{
+    const QList<QTcpSocket *> sockets = m_connections.keys();
+    for (QTcpSocket *socket : sockets) {
+        auto it = m_connections.find(socket);
+        if (it == m_connections.end() || !it->socket)
+            continue;
+        forget(socket);
+        socket->abort();
+        socket->deleteLater();
+    }
+}
+
+} // namespace payonce::http

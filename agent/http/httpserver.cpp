@@ -1,0 +1,416 @@
+#include "httpserver.h"
+
+#include "errormapping.h"
+#include "logging/categories.h"
+
+#include <QAbstractHttpServer>
+#include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QHttpServerRequest>
+#include <QHttpServerResponder>
+#include <QPointer>
+#include <QRandomGenerator>
+#include <QTcpSocket>
+#include <QThreadPool>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <exception>
+
+namespace payonce::http {
+
+namespace {
+
+struct Segment {
+    QString text;       // literal text, or the placeholder's name
+    bool placeholder = false;
+};
+
+struct Route {
+    Method method;
+    QString pattern;
+    QList<Segment> segments;
+    RouteOptions options;
+    Handler handler;
+};
+
+QList<Segment> parsePattern(const QString &pattern)
+{
+    QList<Segment> segments;
+    const QStringList parts = pattern.split(u'/', Qt::SkipEmptyParts);
+    for (const QString &part : parts) {
+        if (part.size() > 2 && part.startsWith(u'<') && part.endsWith(u'>'))
+            segments.append({part.mid(1, part.size() - 2), true});
+        else
+            segments.append({part, false});
+    }
+    return segments;
+}
+
+std::optional<Method> toMethod(QHttpServerRequest::Method method)
+{
+    using M = QHttpServerRequest::Method;
+    switch (method) {
+    case M::Get: return Method::Get;
+    case M::Post: return Method::Post;
+    case M::Put: return Method::Put;
+    case M::Patch: return Method::Patch;
+    case M::Delete: return Method::Delete;
+    case M::Head: return Method::Head;
+    case M::Options: return Method::Options;
+    default: return std::nullopt;
+    }
+}
+
+bool isLowerHex(QByteArrayView text)
+{
+    return std::all_of(text.begin(), text.end(),
+                       [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); });
+}
+
+// W3C Trace Context: "00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>", trace-id not
+// all zeros. Anything else: a fresh trace id.
+QString traceIdFor(const QByteArray &traceparent)
+{
+    const QList<QByteArray> parts = traceparent.trimmed().split('-');
+    if (parts.size() >= 4 && parts.at(0).size() == 2 && parts.at(1).size() == 32 && parts.at(2).size() == 16
+        && isLowerHex(parts.at(1)) && isLowerHex(parts.at(2)) && parts.at(1) != QByteArray(32, '0')
+        && parts.at(0) != "ff")
+        return QString::fromLatin1(parts.at(1));
+    quint32 words[4];
+    QRandomGenerator::system()->fillRange(words);
+    return QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex());
+}
+
+HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
+{
+    try {
+        return handler(request);
+    } catch (const std::exception &e) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what()
+                                     << "trace" << request.traceId;
+    } catch (...) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw" << "trace" << request.traceId;
+    }
+    return errorReply(QStringLiteral("internal"), QStringLiteral("internal error"));
+}
+
+struct ReplyContext {
+    QString traceId;
+    QByteArray rejectionLayer;
+    bool closeAfter = false;
+};
+
+void writeReply(QTcpSocket *socket, HttpReply reply, const ReplyContext &context, bool fromServer)
+{
+    if (!socket || socket->state() != QAbstractSocket::ConnectedState)
+        return;
+    if (fromServer && !context.rejectionLayer.isEmpty() && reply.layer().isEmpty())
+        reply.setLayer(context.rejectionLayer);
+    QByteArray out = "HTTP/1.1 " + QByteArray::number(reply.status) + ' ' + reasonPhrase(reply.status) + "\r\n";
+    if (!reply.contentType.isEmpty())
+        out += "Content-Type: " + reply.contentType + "\r\n";
+    out += "Content-Length: " + QByteArray::number(reply.body.size()) + "\r\n";
+    out += "X-Trace-Id: " + context.traceId.toLatin1() + "\r\n";
+    for (const auto &h : std::as_const(reply.headers)) {
+        if (h.first.compare("content-length", Qt::CaseInsensitive) == 0
+            || h.first.compare("connection", Qt::CaseInsensitive) == 0)
+            continue;
+        out += h.first + ": " + h.second + "\r\n";
+    }
+    if (context.closeAfter)
+        out += "Connection: close\r\n";
+    out += "\r\n";
+    out += reply.body;
+    socket->write(out);
+    if (context.closeAfter)
+        socket->disconnectFromHost();
+}
+
+} // namespace
+
+struct HttpServer::Private {
+    Options options;
+    Authenticator authenticator;
+    AuthFailureLimiter limiter;
+    QList<Route> routes;
+    QThreadPool pool;
+    Backend *backend = nullptr;
+    ConnectionGuard *guard = nullptr;
+    std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
+    bool draining = false;
+
+    Private(const Options &o, Authenticator a)
+        : options(o), authenticator(std::move(a)), limiter(o.authFailuresPerWindow, o.authFailureWindow)
+    {
+    }
+
+    void dispatch(const QHttpServerRequest &request, QTcpSocket *socket, QHttpServerResponder &&responder);
+};
+
+/// QAbstractHttpServer gives us the parsed request and its socket; routing, auth and
+/// replies are ours (QHttpServer's router has no 405 and answers from the event loop).
+class HttpServer::Backend : public QAbstractHttpServer {
+public:
+    explicit Backend(HttpServer::Private *d) : m_d(d) {}
+
+protected:
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
+    {
+        m_d->dispatch(request, socket, makeResponder(request, socket));
+        return true;
+    }
+    void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override
+    {
+        // Not reached: handleRequest() answers everything.
+        writeReply(socket, errorReply(QStringLiteral("not_found"), QStringLiteral("no such resource")),
+                   ReplyContext{traceIdFor({}), {}, false}, true);
+    }
+
+private:
+    HttpServer::Private *m_d;
+};
+
+void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket *socket,
+                                   QHttpServerResponder &&responder)
+{
+    HttpRequest req;
+    req.peerAddress = request.remoteAddress();
+    req.path = request.url().path(QUrl::FullyDecoded);
+    req.query = request.query();
+    req.body = request.body();
+    const auto headers = request.headers();
+    req.headers.reserve(headers.size());
+    for (const auto &h : headers)
+        req.headers.append({h.first.toLower(), h.second});
+    req.traceId = traceIdFor(req.header("traceparent"));
+
+    ReplyContext context;
+    context.traceId = req.traceId;
+    context.closeAfter = draining || req.header("connection").compare("close", Qt::CaseInsensitive) == 0;
+
+    const std::optional<Method> method = toMethod(request.method());
+
+    // Match segment by segment on the encoded path, so "%2F" stays inside one segment.
+    const QStringList parts = request.url().path(QUrl::FullyEncoded).split(u'/', Qt::SkipEmptyParts);
+    const Route *matched = nullptr;
+    int matchedLiterals = -1;
+    QHash<QString, QString> arguments;
+    QStringList allowed;
+    for (const Route &r : std::as_const(routes)) {
+        if (r.segments.size() != parts.size())
+            continue;
+        QHash<QString, QString> args;
+        int literals = 0;
+        bool ok = true;
+        for (qsizetype i = 0; i < parts.size() && ok; ++i) {
+            const QString decoded = QUrl::fromPercentEncoding(parts.at(i).toUtf8());
+            if (r.segments.at(i).placeholder) {
+                ok = !decoded.isEmpty();
+                args.insert(r.segments.at(i).text, decoded);
+            } else {
+                ok = decoded == r.segments.at(i).text;
+                ++literals;
+            }
+        }
+        if (!ok)
+            continue;
+        if (!method || r.method != *method) {
+            if (!allowed.contains(methodName(r.method)))
+                allowed << methodName(r.method);
+            continue;
+        }
+        if (literals > matchedLiterals) {
+            matched = &r;
+            matchedLiterals = literals;
+            arguments = args;
+        }
+    }
+
+    if (!matched) {
+        HttpReply reply = allowed.isEmpty()
+            ? errorReply(QStringLiteral("not_found"), QStringLiteral("no resource at %1").arg(req.path))
+            : errorReply(QStringLiteral("method_not_allowed"),
+                         QStringLiteral("%1 allows %2").arg(req.path, allowed.join(QStringLiteral(", "))));
+        if (!allowed.isEmpty())
+            reply.setHeader(QByteArrayLiteral("Allow"), allowed.join(QStringLiteral(", ")).toLatin1());
+        writeReply(socket, std::move(reply), context, true);
+        return;
+    }
+    req.method = *method;
+    req.pathArguments = arguments;
+    context.rejectionLayer = matched->options.rejectionLayer;
+
+    if (matched->options.minimumRole != Role::None) {
+        int retryAfter = 0;
+        if (limiter.isBlocked(req.peerAddress, &retryAfter)) {
+            limiter.recordRefusal();
+            HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
+                                         QStringLiteral("too many failed authentications from your address"));
+            reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
+            writeReply(socket, std::move(reply), context, true);
+            return;
+        }
+        const auto principal = authenticator.authenticate(req.header("authorization"));
+        if (!principal) {
+            limiter.recordFailure(req.peerAddress);
+            qCInfo(lcHttp).noquote() << "unauthenticated request from" << req.peerAddress.toString() << "to"
+                                     << req.path << "trace" << req.traceId;
+            HttpReply reply = errorReply(QStringLiteral("unauthenticated"),
+                                         QStringLiteral("a valid bearer token is required"));
+            reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
+            writeReply(socket, std::move(reply), context, true);
+            return;
+        }
+        if (int(principal->role) < int(matched->options.minimumRole)) {
+            writeReply(socket,
+                       errorReply(QStringLiteral("forbidden"),
+                                  QStringLiteral("this needs the role %1; %2 has %3")
+                                      .arg(roleName(matched->options.minimumRole), principal->name,
+                                           roleName(principal->role))),
+                       context, true);
+            return;
+        }
+        req.principal = principal;
+    }
+
+    if (matched->options.onEventLoop) {
+        writeReply(socket, invokeSafely(matched->handler, req), context, false);
+        return;
+    }
+
+    // The safe responder pattern (notes/qthttpserver-6.4.md): the continuation is bound to
+    // the socket, so Qt drops it when the socket dies; nothing keeps a raw socket pointer.
+    auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
+    // Counts the request until its continuation has run or been dropped with the socket.
+    auto inFlightToken = std::shared_ptr<void>(
+        (inFlight->fetch_add(1), nullptr), [counter = inFlight](void *) { counter->fetch_sub(1); });
+    QPointer<ConnectionGuard> guardPtr = guard;
+    guard->requestStarted(socket);
+    QtConcurrent::run(&pool, [handler = matched->handler, req] { return invokeSafely(handler, req); })
+        .then(socket, [responderPtr, inFlightToken, guardPtr, context](HttpReply reply) {
+            QTcpSocket *s = responderPtr->socket();
+            writeReply(s, std::move(reply), context, false);
+            if (guardPtr)
+                guardPtr->requestFinished(s);
+        });
+}
+
+HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObject *parent)
+    : QObject(parent), d(std::make_unique<Private>(options, std::move(authenticator)))
+{
+    d->pool.setMaxThreadCount(std::max(1, options.workerThreads));
+    d->pool.setObjectName(QStringLiteral("payonce-http-workers"));
+    d->backend = new Backend(d.get());
+    d->backend->setParent(this);
+}
+
+HttpServer::~HttpServer()
+{
+    // Handlers may still run; they only hold value copies, but their continuations must
+    // not outlive the sockets' owner.
+    d->pool.waitForDone();
+    delete d->backend;
+    d->backend = nullptr;
+}
+
+void HttpServer::route(Method method, const QString &pattern, Role minimumRole, Handler handler)
+{
+    RouteOptions options;
+    options.minimumRole = minimumRole;
+    route(method, pattern, options, std::move(handler));
+}
+
+void HttpServer::route(Method method, const QString &pattern, const RouteOptions &options, Handler handler)
+{
+    Q_ASSERT(handler);
+    d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler)});
+}
+
+void HttpServer::addHealthRoutes(ReadinessCheck check)
+{
+    RouteOptions live;
+    live.onEventLoop = true;
+    route(Method::Get, QStringLiteral("/healthz"), live, [](const HttpRequest &) {
+        return HttpReply::ok(QJsonObject{{QStringLiteral("status"), QStringLiteral("up")}});
+    });
+    route(Method::Get, QStringLiteral("/readyz"), Role::None, [check = std::move(check)](const HttpRequest &) {
+        const Readiness r = check ? check() : Readiness{};
+        QJsonObject body{{QStringLiteral("status"), r.databaseReachable ? QStringLiteral("ready") : QStringLiteral("unready")},
+                         {QStringLiteral("redis"), r.keyStoreDegraded ? QStringLiteral("degraded") : QStringLiteral("ok")}};
+        if (!r.databaseReachable) {
+            body.insert(QStringLiteral("reason"),
+                        r.detail.isEmpty() ? QStringLiteral("database unreachable") : r.detail);
+            return HttpReply::json(body, httpStatus(u"unavailable"));
+        }
+        return HttpReply::ok(body);
+    });
+}
+
+core::Result<quint16> HttpServer::listen(const QHostAddress &address, quint16 port)
+{
+    if (d->guard)
+        return core::Error::make(core::ErrorCode::Internal, QStringLiteral("HttpServer::listen called twice"));
+    auto *guard = new ConnectionGuard(d->options.limits);
+    if (!guard->listen(address, port)) {
+        const QString message = QStringLiteral("cannot listen on %1:%2: %3")
+                                    .arg(address.toString())
+                                    .arg(port)
+                                    .arg(guard->errorString());
+        delete guard;
+        return core::Error::make(core::ErrorCode::Misconfigured, message);
+    }
+    d->guard = guard;
+    d->backend->bind(guard); // reparents the guard to the backend
+    qCInfo(lcHttp).noquote() << "listening on" << address.toString() + u':' + QString::number(guard->serverPort());
+    return guard->serverPort();
+}
+
+quint16 HttpServer::port() const
+{
+    return d->guard ? d->guard->serverPort() : 0;
+}
+
+bool HttpServer::drain(std::chrono::milliseconds timeout)
+{
+    QDeadlineTimer deadline(timeout);
+    d->draining = true;
+    if (d->guard)
+        d->guard->close();
+    d->pool.waitForDone(int(std::max<qint64>(0, deadline.remainingTime())));
+    // Let the continuations write the replies of what just finished.
+    while (d->inFlight->load() > 0 && !deadline.hasExpired())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    const bool finished = d->inFlight->load() == 0;
+    if (d->guard) {
+        // Push what is buffered to the kernel before closing.
+        const auto sockets = d->guard->findChildren<QTcpSocket *>();
+        for (QTcpSocket *s : sockets)
+            s->flush();
+        d->guard->closeAllConnections();
+    }
+    qCInfo(lcHttp) << "drained:" << (finished ? "all requests finished" : "requests still running at the deadline");
+    return finished;
+}
+
+ConnectionGuard::Stats HttpServer::connectionStats() const
+{
+    return d->guard ? d->guard->stats() : ConnectionGuard::Stats{};
+}
+
+quint64 HttpServer::authFailuresTotal() const
+{
+    return d->limiter.failuresTotal();
+}
+
+quint64 HttpServer::authRefusedTotal() const
+{
+    return d->limiter.refusedTotal();
+}
+
+int HttpServer::requestsInFlight() const
+{
+    return d->inFlight->load();
+}
+
+} // namespace payonce::http

@@ -1,0 +1,102 @@
+#pragma once
+
+#include "authenticator.h"
+#include "connectionguard.h"
+#include "httptypes.h"
+
+#include "core/result.h"
+
+#include <QHostAddress>
+#include <QObject>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+namespace payonce::http {
+
+/// How a route is guarded and answered.
+struct RouteOptions {
+    /// Role::None: no token needed. Otherwise `Authorization: Bearer` must name a token of
+    /// at least this role: 401 unauthenticated / 403 forbidden (naming the role) / 429
+    /// when the peer failed authentication too often.
+    Role minimumRole = Role::None;
+    /// For payment and callback routes, whose every reply names a layer: the
+    /// X-Payonce-Layer value of replies the server makes itself for this route (401, 403,
+    /// 429, 500) — normally "rejected". Replies from the handler keep the layer the
+    /// handler set (HttpReply::setLayer()). Empty: no layer header added.
+    QByteArray rejectionLayer;
+    /// Run the handler on the event-loop thread instead of the pool. Only for handlers that
+    /// never block (liveness): they keep answering when the pool is saturated.
+    bool onEventLoop = false;
+};
+
+/// What /readyz reports: the app passes a callback that pings the database and asks the
+/// key store whether it is degraded. Runs on a worker thread.
+struct Readiness {
+    bool databaseReachable = true;
+    bool keyStoreDegraded = false;
+    QString detail; ///< why not ready (for the body), optional
+};
+using ReadinessCheck = std::function<Readiness()>;
+
+/// The agent's HTTP server: QtHttpServer 6.4 (through QAbstractHttpServer) behind a
+/// ConnectionGuard, with a bounded worker pool, path-pattern routing and bearer-token
+/// roles. Routes are registered before listen() and not changed afterwards.
+///
+/// A request is copied into an HttpRequest on the event-loop thread; the handler runs on
+/// the pool (workerThreads threads); the reply is written by a continuation bound to the
+/// socket (QFuture::then(socket, …)), so a client that disconnects mid-request only makes
+/// Qt drop the continuation — the handler's work still completes (it may have written to
+/// the database), its answer is discarded. Unknown path: 404 not_found; known path, other
+/// method: 405 method_not_allowed with Allow. Every reply carries X-Trace-Id (from a W3C
+/// traceparent header, else generated).
+///
+/// Lives on the thread that created it (the main thread); route(), listen() and drain()
+/// are called there.
+class HttpServer : public QObject {
+    Q_OBJECT
+public:
+    struct Options {
+        ConnectionGuard::Limits limits;
+        int workerThreads = 8;
+        int authFailuresPerWindow = 10;
+        std::chrono::milliseconds authFailureWindow = std::chrono::minutes(1);
+    };
+
+    HttpServer(const Options &options, Authenticator authenticator, QObject *parent = nullptr);
+    ~HttpServer() override;
+
+    /// Registers a handler for method + path pattern. A pattern is literal segments and
+    /// placeholders: "/api/v1/orders/<order_no>" matches "/api/v1/orders/ORD1" with
+    /// pathArgument("order_no") == "ORD1" (one whole, non-empty, percent-decoded segment).
+    /// A literal segment wins over a placeholder; the first registered wins among equals.
+    void route(Method method, const QString &pattern, Role minimumRole, Handler handler);
+    void route(Method method, const QString &pattern, const RouteOptions &options, Handler handler);
+
+    /// GET /healthz → 200 {"status":"up"} (on the event loop); GET /readyz → 200
+    /// {"status":"ready","redis":"ok"|"degraded"} or 503 {"status":"unready","redis":…,
+    /// "reason":…} from check (on the pool). No token needed.
+    void addHealthRoutes(ReadinessCheck check);
+
+    /// Listens on address:port (port 0: any free port); returns the port.
+    core::Result<quint16> listen(const QHostAddress &address, quint16 port);
+    quint16 port() const;
+
+    /// Graceful stop (SIGTERM): closes the listener, lets requests in flight finish and
+    /// their replies be written (processing events), then closes every connection. True
+    /// when everything finished within timeout. Not reversible.
+    bool drain(std::chrono::milliseconds timeout);
+
+    ConnectionGuard::Stats connectionStats() const;
+    quint64 authFailuresTotal() const;
+    quint64 authRefusedTotal() const;
+    int requestsInFlight() const;
+
+private:
+    class Backend;
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+} // namespace payonce::http

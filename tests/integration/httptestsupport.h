@@ -1,0 +1,51 @@
+#pragma once
+
+#include <QByteArray>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+namespace payonce::testsupport {
+
+/// payonce-http-testserver (tests/integration/httptestserver.cpp) as a child process:
+/// started on a free loopback port, optionally under valgrind; stopped with SIGTERM.
+class HttpTestServer {
+public:
+    struct Options {
+        QStringList arguments;   ///< extra flags (--idle-ms 2000 …)
+        bool valgrind = false;
+        QString valgrindLog;     ///< --log-file for valgrind
+    };
+    /// Null and *error set when it did not print "listening <port>" in time.
+    static std::unique_ptr<HttpTestServer> start(const Options &options, QString *error);
+    ~HttpTestServer();
+
+    int port() const { return m_port; }
+    qint64 pid() const { return m_process.processId(); }
+    bool isRunning() const { return m_process.state() == QProcess::Running; }
+    /// SIGTERM, wait; the exit code, or -1 when it did not exit normally in time.
+    int terminate(int timeoutMs = 30000);
+    /// Everything the server wrote to stdout and stderr so far.
+    QString output();
+
+private:
+    HttpTestServer() = default;
+    QProcess m_process;
+    int m_port = 0;
+    QByteArray m_output;
+};
+
+/// Sends request bytes to 127.0.0.1:port and reads one response (head + Content-Length
+/// body) or until the server closes; empty on a connection failure or timeout.
+QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs = 10000);
+/// The status code of a raw response ("HTTP/1.1 413 …" → 413), 0 if none.
+int httpStatusOf(const QByteArray &response);
+/// The value of a header (case-insensitive) in a raw response.
+QByteArray httpHeaderOf(const QByteArray &response, const QByteArray &name);
+QByteArray httpBodyOf(const QByteArray &response);
+/// "VmRSS" / "VmHWM" of a process from /proc/<pid>/status, in KiB; -1 if unreadable.
+qint64 procStatusKb(qint64 pid, const char *field);
+
+} // namespace payonce::testsupport

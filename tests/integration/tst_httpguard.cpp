@@ -1,0 +1,310 @@
+// The connection guard and HttpServer against real sockets: payonce-http-testserver as a
+// child process (valgrind for the disconnect storm), raw HTTP from QTcpSocket.
+#include "httptestsupport.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <memory>
+#include <vector>
+
+using namespace payonce::testsupport;
+
+class TestHttpGuard : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void basics_data();
+    void basics();
+    void disconnectStormUnderValgrind();
+    void idleConnectionsClosed();
+    void hugeContentLengthRefusedBeforeBuffering();
+    void perAddressCap();
+    void slowlorisHeaderTimeout();
+    void keepAliveSecondRequestChecked();
+};
+
+namespace {
+
+QByteArray get(const QByteArray &target, const QByteArray &extraHeaders = {})
+{
+    return "GET " + target + " HTTP/1.1\r\nHost: test\r\n" + extraHeaders + "\r\n";
+}
+
+QByteArray post(const QByteArray &target, const QByteArray &body, const QByteArray &extraHeaders = {})
+{
+    return "POST " + target + " HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: "
+        + QByteArray::number(body.size()) + "\r\n" + extraHeaders + "\r\n" + body;
+}
+
+std::unique_ptr<HttpTestServer> startServer(const QStringList &arguments = {})
+{
+    QString error;
+    auto server = HttpTestServer::start({arguments, false, {}}, &error);
+    if (!server)
+        qWarning().noquote() << error;
+    return server;
+}
+
+} // namespace
+
+void TestHttpGuard::basics_data()
+{
+    QTest::addColumn<QByteArray>("request");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QByteArray>("bodyContains");
+
+    QTest::newRow("healthz") << get("/healthz") << 200 << QByteArray("\"status\":\"up\"");
+    QTest::newRow("readyz") << get("/readyz") << 200 << QByteArray("\"redis\":\"ok\"");
+    QTest::newRow("unknown path 404 json") << get("/nope") << 404 << QByteArray("\"code\":\"not_found\"");
+    QTest::newRow("wrong method 405") << post("/healthz", "{}") << 405 << QByteArray("\"code\":\"method_not_allowed\"");
+    QTest::newRow("path argument") << get("/api/v1/orders/ORD-42") << 200 << QByteArray("\"order_no\":\"ORD-42\"");
+    QTest::newRow("echo json") << post("/echo", "{\"a\":1}") << 200 << QByteArray("\"echo\":{\"a\":1}");
+    QTest::newRow("traceparent accepted")
+        << post("/echo", "{}", "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n") << 200
+        << QByteArray("4bf92f3577b34da6a3ce929d0e0e4736");
+    QTest::newRow("invalid json 400") << post("/echo", "{nope") << 400 << QByteArray("\"code\":\"invalid_request\"");
+    QTest::newRow("invalid utf-8 400") << post("/echo", "{\"a\":\"\xff\xfe\"}") << 400 << QByteArray("UTF-8");
+    QTest::newRow("content-length over 64 KiB 413")
+        << QByteArray("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 65537\r\n\r\n") << 413
+        << QByteArray("\"code\":\"payload_too_large\"");
+    QTest::newRow("chunked 411")
+        << QByteArray("POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        << 411 << QByteArray("\"code\":\"length_required\"");
+    QTest::newRow("malformed request line 400") << QByteArray("HELLO\r\n\r\n") << 400 << QByteArray("invalid_request");
+    QTest::newRow("body of exactly 64 KiB accepted")
+        << post("/echo", "{\"a\":\"" + QByteArray(65536 - 8, 'x') + "\"}") << 200 << QByteArray("\"echo\"");
+}
+
+void TestHttpGuard::basics()
+{
+    QFETCH(QByteArray, request);
+    QFETCH(int, status);
+    QFETCH(QByteArray, bodyContains);
+    static std::unique_ptr<HttpTestServer> server = startServer();
+    QVERIFY(server);
+    const QByteArray response = httpExchange(server->port(), request);
+    QCOMPARE(httpStatusOf(response), status);
+    QVERIFY2(httpBodyOf(response).contains(bodyContains), response.left(400).constData());
+    const bool answeredByGuard = status == 413 || status == 411 || request.startsWith("HELLO");
+    if (!answeredByGuard)
+        QVERIFY(!httpHeaderOf(response, "x-trace-id").isEmpty());
+    if (status >= 400)
+        QCOMPARE(httpHeaderOf(response, "content-type"), QByteArray("application/json"));
+}
+
+void TestHttpGuard::disconnectStormUnderValgrind()
+{
+    const QString log = QDir::tempPath() + QStringLiteral("/payonce-httpguard-valgrind-%1.log").arg(QCoreApplication::applicationPid());
+    QString error;
+    auto server = HttpTestServer::start({{QStringLiteral("--workers"), QStringLiteral("64")}, true, log}, &error);
+    QVERIFY2(server, qPrintable(error));
+
+    // 200 clients: half leave right after sending, half once their handler is running.
+    std::vector<std::unique_ptr<QTcpSocket>> clients;
+    for (int i = 0; i < 200; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+        QVERIFY(socket->waitForConnected(10000));
+        socket->write(get("/slow?ms=300"));
+        QVERIFY(socket->waitForBytesWritten(10000));
+        if (i % 2 == 0)
+            socket->abort();
+        clients.push_back(std::move(socket));
+    }
+    QTest::qWait(1500);
+    for (auto &socket : clients)
+        socket->abort();
+    clients.clear();
+
+    // Still up: a request queued behind the storm is answered.
+    QElapsedTimer timer;
+    timer.start();
+    const QByteArray after = httpExchange(server->port(), get("/slow?ms=10"), 60000);
+    QCOMPARE(httpStatusOf(after), 200);
+    QCOMPARE(httpStatusOf(httpExchange(server->port(), get("/healthz"), 30000)), 200);
+    qInfo("after the storm a request was answered in %lld ms (under valgrind)", timer.elapsed());
+
+    const int exitCode = server->terminate(120000);
+    QFile file(log);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray valgrindLog = file.readAll();
+    file.close();
+    QVERIFY2(!valgrindLog.contains("Invalid read") && !valgrindLog.contains("Invalid write"),
+             valgrindLog.right(4000).constData());
+    QVERIFY2(exitCode == 0, qPrintable(server->output() + QString::fromUtf8(valgrindLog.right(3000))));
+    QFile::remove(log);
+}
+
+void TestHttpGuard::idleConnectionsClosed()
+{
+    auto server = startServer({QStringLiteral("--idle-ms"), QStringLiteral("2000"), QStringLiteral("--header-ms"),
+                               QStringLiteral("2000")});
+    QVERIFY(server);
+    constexpr int count = 500;
+    std::vector<std::unique_ptr<QTcpSocket>> clients;
+    QElapsedTimer timer;
+    std::vector<qint64> closedAt(count, -1);
+    for (int i = 0; i < count; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+        clients.push_back(std::move(socket));
+    }
+    for (auto &socket : clients)
+        QVERIFY(socket->state() == QAbstractSocket::ConnectedState || socket->waitForConnected(10000));
+    // One keep-alive request each, then silence.
+    for (auto &socket : clients)
+        socket->write(get("/healthz"));
+    // Each connection's close is measured from its own answer.
+    std::vector<qint64> answeredAt(count, -1);
+    timer.start();
+    for (int i = 0; i < count; ++i) {
+        connect(clients[size_t(i)].get(), &QTcpSocket::disconnected, this,
+                [&closedAt, &timer, i] { closedAt[size_t(i)] = timer.elapsed(); });
+    }
+    int answered = 0;
+    while (answered < count && timer.elapsed() < 20000) {
+        QTest::qWait(10);
+        answered = 0;
+        for (int i = 0; i < count; ++i) {
+            if (answeredAt[size_t(i)] < 0 && clients[size_t(i)]->peek(64).startsWith("HTTP/1.1 200"))
+                answeredAt[size_t(i)] = timer.elapsed();
+            answered += answeredAt[size_t(i)] >= 0 ? 1 : 0;
+        }
+    }
+    QCOMPARE(answered, count);
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(clients.begin(), clients.end(),
+                                         [](const auto &s) { return s->state() == QAbstractSocket::UnconnectedState; }),
+                             30000);
+    std::vector<qint64> delays;
+    for (int i = 0; i < count; ++i)
+        delays.push_back(closedAt[size_t(i)] - answeredAt[size_t(i)]);
+    const auto [first, last] = std::minmax_element(delays.begin(), delays.end());
+    qInfo("500 idle keep-alive connections (idle timeout 2000 ms): closed %lld to %lld ms after their answer; "
+          "all closed %lld ms after the first answer",
+          *first, *last, *std::max_element(closedAt.begin(), closedAt.end()) - *std::min_element(answeredAt.begin(), answeredAt.end()));
+    QVERIFY(*first >= 1500); // not before the idle timeout (answers are seen up to 10 ms late)
+}
+
+void TestHttpGuard::hugeContentLengthRefusedBeforeBuffering()
+{
+    auto server = startServer();
+    QVERIFY(server);
+    QCOMPARE(httpStatusOf(httpExchange(server->port(), get("/healthz"))), 200);
+    const qint64 rssBefore = procStatusKb(server->pid(), "VmRSS");
+    const qint64 hwmBefore = procStatusKb(server->pid(), "VmHWM");
+
+    constexpr qint64 total = 200LL * 1024 * 1024;
+    QTcpSocket socket;
+    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+    QVERIFY(socket.waitForConnected(5000));
+    socket.write("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: "
+                 + QByteArray::number(total) + "\r\n\r\n");
+    const QByteArray chunk(256 * 1024, 'x');
+    qint64 sent = 0;
+    QByteArray response;
+    QElapsedTimer timer;
+    timer.start();
+    qint64 answeredAfterMs = -1;
+    qint64 sentWhenAnswered = -1;
+    // Keep streaming after the 413 too: the server reads and drops input until it closes.
+    while (timer.elapsed() < 60000 && socket.state() == QAbstractSocket::ConnectedState) {
+        if (sent < total && socket.bytesToWrite() < 2 * chunk.size()) {
+            socket.write(chunk);
+            sent += chunk.size();
+        }
+        socket.waitForBytesWritten(5);
+        response += socket.readAll();
+        if (answeredAfterMs < 0 && response.contains("}}")) {
+            answeredAfterMs = timer.elapsed();
+            sentWhenAnswered = sent;
+        }
+        if (sent >= total)
+            socket.waitForReadyRead(100);
+    }
+    response += socket.readAll();
+    const qint64 rssAfter = procStatusKb(server->pid(), "VmRSS");
+    const qint64 hwmAfter = procStatusKb(server->pid(), "VmHWM");
+    qInfo("Content-Length 200 MB: 413 after %lld ms (%lld KiB of body sent by then); %lld MB sent before the server "
+          "closed at %lld ms; server VmRSS %lld -> %lld KiB (+%lld KiB), VmHWM %lld -> %lld KiB",
+          answeredAfterMs, sentWhenAnswered / 1024, sent / (1024 * 1024), timer.elapsed(), rssBefore, rssAfter,
+          rssAfter - rssBefore, hwmBefore, hwmAfter);
+    QCOMPARE(httpStatusOf(response), 413);
+    QVERIFY(httpBodyOf(response).contains("\"code\":\"payload_too_large\""));
+    QVERIFY2(rssAfter - rssBefore < 16 * 1024, "resident memory grew by 16 MB or more");
+    QVERIFY2(hwmAfter - hwmBefore < 16 * 1024, "peak resident memory grew by 16 MB or more");
+    // And the server still serves.
+    QCOMPARE(httpStatusOf(httpExchange(server->port(), get("/healthz"))), 200);
+}
+
+void TestHttpGuard::perAddressCap()
+{
+    auto server = startServer({QStringLiteral("--per-address"), QStringLiteral("5")});
+    QVERIFY(server);
+    std::vector<std::unique_ptr<QTcpSocket>> held;
+    for (int i = 0; i < 5; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+        QVERIFY(socket->waitForConnected(5000));
+        held.push_back(std::move(socket));
+    }
+    QTest::qWait(200);
+    const QByteArray refused = httpExchange(server->port(), get("/healthz"));
+    QCOMPARE(httpStatusOf(refused), 503);
+    QVERIFY(httpBodyOf(refused).contains("\"code\":\"too_many_connections\""));
+    // One of the five leaves: room again.
+    held.front()->disconnectFromHost();
+    held.erase(held.begin());
+    QTest::qWait(300);
+    QCOMPARE(httpStatusOf(httpExchange(server->port(), get("/healthz"))), 200);
+    QCOMPARE(server->terminate(), 0);
+    QVERIFY2(server->output().contains(QStringLiteral("per-address refused 1")), qPrintable(server->output()));
+}
+
+void TestHttpGuard::slowlorisHeaderTimeout()
+{
+    auto server = startServer({QStringLiteral("--header-ms"), QStringLiteral("1000")});
+    QVERIFY(server);
+    QTcpSocket socket;
+    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+    QVERIFY(socket.waitForConnected(5000));
+    QElapsedTimer timer;
+    timer.start();
+    socket.write("GET /healthz HTTP/1.1\r\n");
+    int lines = 0;
+    while (socket.state() == QAbstractSocket::ConnectedState && timer.elapsed() < 10000) {
+        socket.write("X-Slow-" + QByteArray::number(lines++) + ": a\r\n");
+        socket.waitForDisconnected(300);
+    }
+    const qint64 closedAfter = timer.elapsed();
+    qInfo("slowloris (a header line every 300 ms, header timeout 1000 ms): closed after %lld ms, %d lines", closedAfter,
+          lines);
+    QCOMPARE(socket.state(), QAbstractSocket::UnconnectedState);
+    QVERIFY(closedAfter >= 900);
+    QVERIFY(closedAfter < 4000);
+    QVERIFY(socket.readAll().isEmpty()); // never answered
+}
+
+void TestHttpGuard::keepAliveSecondRequestChecked()
+{
+    auto server = startServer();
+    QVERIFY(server);
+    QTcpSocket socket;
+    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+    QVERIFY(socket.waitForConnected(5000));
+    socket.write(post("/echo", "{\"n\":1}"));
+    QByteArray first;
+    while (!first.contains("}}") && socket.waitForReadyRead(5000))
+        first += socket.readAll();
+    QCOMPARE(httpStatusOf(first), 200);
+    // The same connection, a second request over the limit: refused by the guard too.
+    socket.write("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 1000000\r\n\r\n");
+    QByteArray second;
+    while (!second.contains("}}") && socket.waitForReadyRead(5000))
+        second += socket.readAll();
+    QCOMPARE(httpStatusOf(second), 413);
+}
+
+QTEST_GUILESS_MAIN(TestHttpGuard)
+#include "tst_httpguard.moc"
