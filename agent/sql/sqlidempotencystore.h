@@ -1,0 +1,35 @@
+#pragma once
+
+#include "database.h"
+
+#include "core/ports/idempotencystore.h"
+
+namespace payonce::sql {
+
+/// L1 in the database: idempotency_keys, one row per (user_id, idem_key).
+///
+/// begin() is one write transaction: INSERT … if absent (ON CONFLICT DO NOTHING / ON
+/// DUPLICATE KEY UPDATE no-op), and only when that inserted nothing, a SELECT of the row
+/// that won, to classify it — the unique index decides, never the SELECT. A row deleted
+/// between the two (a concurrent release) runs the transaction again. complete(),
+/// release() and unlockStuck() are single-statement compare-and-sets; the outcome code
+/// goes to the `outcome` column (migration 002), the body to response_body.
+/// Thread-safe (Database's per-thread connections).
+class SqlIdempotencyStore final : public core::IdempotencyStore {
+public:
+    explicit SqlIdempotencyStore(Database &database) : m_database(database) {}
+
+    core::Result<core::IdempotencyBegin> begin(qint64 userId, const QString &key, const QByteArray &fingerprint,
+                                               qint64 nowMs) override;
+    core::Result<bool> complete(qint64 userId, const QString &key, const QByteArray &fingerprint,
+                                const core::StoredResponse &response, qint64 nowMs) override;
+    core::Result<bool> release(qint64 userId, const QString &key, const QByteArray &fingerprint) override;
+    core::Result<std::optional<core::IdempotencyRecord>> find(qint64 userId, const QString &key) override;
+    core::Result<bool> unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs) override;
+    core::Result<int> purgeOlderThan(qint64 cutoffMs) override;
+
+private:
+    Database &m_database;
+};
+
+} // namespace payonce::sql

@@ -1,0 +1,158 @@
+// The real confirm pipeline on the real database (once per dialect), the embedded key
+// store and a fake gateway that counts creates: 100 concurrent confirms for one order,
+// mixing the same key, new keys, the same token, stale tokens and freshly issued tokens
+// on both channels. Exactly one gateway create, one payment record, the order PAYING
+// once; every other answer is one the contract names. The tally is printed.
+
+#include "storagefixture.h"
+
+#include "core/confirmpipeline.h"
+#include "core/ports/clock.h"
+#include "core/ports/paymentgateway.h"
+#include "core/tokenissuer.h"
+#include "redis/embeddedkeystore.h"
+#include "sql/sqlidempotencystore.h"
+#include "sql/sqlorders.h"
+#include "sql/sqlpaymentstore.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+using namespace payonce;
+using namespace payonce::core;
+using namespace payonce::testsupport;
+using namespace std::chrono_literals;
+
+namespace {
+
+class CountingGateway final : public PaymentGateway {
+public:
+    Channel channel() const override { return Channel::WeChat; }
+    Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override
+    {
+        creates.fetch_add(1);
+        std::this_thread::sleep_for(20ms); // a platform takes a while: lets the others pile up
+        return GatewayOrder{QStringLiteral("weixin://wxpay/bizpayurl?pr=") + request.paymentNo};
+    }
+    Result<GatewayTrade> query(const QString &) override { return GatewayTrade{}; }
+    Result<void> close(const QString &) override { return {}; }
+    std::atomic<int> creates{0};
+};
+
+constexpr qint64 kUser = 10086;
+constexpr int kRequests = 100;
+
+} // namespace
+
+class TestConfirmConcurrency : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(QStringLiteral("cannot get a %1 database: %2")
+                                      .arg(dialectName(dialectUnderTest()), error)));
+    }
+
+    void hundredConcurrentConfirmsPayOnce()
+    {
+        sql::SqlFenceEpochSource epochs(*m_db.database);
+        auto keys = redis::EmbeddedKeyStore::create(epochs);
+        QVERIFY(keys.ok());
+        core::KeyStore &store = *keys.value();
+        sql::SqlIdempotencyStore idempotency(*m_db.database);
+        sql::SqlPaymentStore payments(*m_db.database);
+        sql::SqlOrders orders(*m_db.database);
+        CountingGateway gateway;
+        SystemClock clock;
+        ConfirmPipeline pipeline(idempotency, &store.idempotency(), store.tokens(), store.locks(), payments,
+                                 [&](Channel) -> PaymentGateway * { return &gateway; }, clock);
+        TokenIssuer issuer(payments, store.tokens());
+
+        const QString orderNo = QStringLiteral("ORD-STORM");
+        sql::NewOrder order;
+        order.orderNo = orderNo;
+        order.userId = kUser;
+        order.amountFen = 9900;
+        order.items = {{QStringLiteral("SKU1"), 1}};
+        QVERIFY(orders.create(order).ok());
+
+        auto tokenOf = [&]() -> QString {
+            const PaymentOutcome out = issuer.issueToken(kUser, orderNo);
+            return QJsonDocument::fromJson(out.body).object().value(QStringLiteral("token")).toString();
+        };
+        const QString stale = tokenOf(); // replaced by the next issue: never valid again
+        const QString shared = tokenOf();
+        QVERIFY(!stale.isEmpty() && !shared.isEmpty());
+
+        std::mutex mutex;
+        std::map<QString, int> tally;
+        QStringList unexpected;
+        runConcurrently(kRequests, [&](int i) {
+            ConfirmRequest request{kUser, QStringLiteral("key-%1").arg(i), shared, orderNo, Channel::WeChat};
+            switch (i % 5) {
+            case 0: request.idempotencyKey = QStringLiteral("key-same"); break; // same key, same token
+            case 1: break;                                                     // new key, same token
+            case 2: request.token = tokenOf(); break;                          // new key, new token
+            case 3: request.token = tokenOf(); request.channel = Channel::Alipay; break;
+            case 4: request.token = stale; break;                              // new key, stale token
+            }
+            const PaymentOutcome out = pipeline.confirm(request);
+            const QString label = (out.replayed ? QStringLiteral("replay:") : QString())
+                                  + paymentOutcomeName(out.code) + QLatin1Char('@') + layerName(out.layer);
+            std::lock_guard guard(mutex);
+            ++tally[label];
+            const bool allowed = out.replayed
+                                 || (out.code == PaymentOutcomeCode::Created && out.layer == Layer::None)
+                                 || (out.code == PaymentOutcomeCode::RequestInProgress
+                                     && (out.layer == Layer::IdempotencyKey || out.layer == Layer::Lock))
+                                 || (out.code == PaymentOutcomeCode::DuplicateRequest && out.layer == Layer::Token)
+                                 || (out.code == PaymentOutcomeCode::DuplicatePayment && out.layer == Layer::UniqueIndex)
+                                 || (out.code == PaymentOutcomeCode::OrderStateConflict
+                                     && out.layer == Layer::StateMachine);
+            if (!allowed)
+                unexpected.append(label + QLatin1Char(' ') + QString::fromUtf8(out.body));
+        });
+
+        QString printed;
+        int created = 0;
+        for (const auto &[label, count] : tally) {
+            printed += QStringLiteral("  %1: %2\n").arg(label).arg(count);
+            if (label == QLatin1String("created@none"))
+                created = count;
+        }
+        qInfo().noquote() << "tally of" << kRequests << "confirms on" << dialectName(dialectUnderTest()) << ":\n"
+                          << printed;
+        QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(QLatin1Char('\n'))));
+        QCOMPARE(created, 1);
+        QCOMPARE(gateway.creates.load(), 1);
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
+                           {orderNo}),
+                 qint64(1));
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'pending'"),
+                           {orderNo}),
+                 qint64(1));
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAYING' "
+                                          "AND version = 1"),
+                           {orderNo}),
+                 qint64(1));
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE status = 'in_flight'")),
+                 qint64(0));
+    }
+
+private:
+    MigratedDatabase m_db;
+};
+
+QTEST_GUILESS_MAIN(TestConfirmConcurrency)
+#include "tst_confirmconcurrency.moc"

@@ -1,0 +1,139 @@
+// L1 in the database, once per dialect (tst_idempotencystore_sqlite / _postgresql /
+// _mariadb): the unique index lets exactly one of 32 racing begin() calls start, a
+// completed record replays its exact body, a released one may start again, the operator
+// unlock and the retention purge delete only what they should.
+
+#include "storagefixture.h"
+
+#include "sql/sqlidempotencystore.h"
+
+#include <QTest>
+
+#include <atomic>
+#include <mutex>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+using core::IdempotencyVerdict;
+using core::StoredResponse;
+
+namespace {
+constexpr int kThreads = 32;
+constexpr int kRounds = 20;
+const QByteArray kFingerprint = QByteArray(64, 'a');
+const QByteArray kOtherFingerprint = QByteArray(64, 'b');
+} // namespace
+
+class TestIdempotencyStore : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(QStringLiteral("cannot get a %1 database: %2")
+                                      .arg(dialectName(dialectUnderTest()), error)));
+        m_store = std::make_unique<sql::SqlIdempotencyStore>(*m_db.database);
+    }
+
+    void beginRace()
+    {
+        for (int round = 0; round < kRounds; ++round) {
+            const QString key = QStringLiteral("race-%1").arg(round);
+            std::atomic<int> started{0}, inFlight{0}, other{0};
+            std::mutex mutex;
+            QString firstError;
+            runConcurrently(kThreads, [&](int) {
+                auto begun = m_store->begin(10086, key, kFingerprint, 1000);
+                if (!begun.ok()) {
+                    other.fetch_add(1);
+                    std::lock_guard guard(mutex);
+                    firstError = begun.error().internalMessage;
+                } else if (begun.value().verdict == IdempotencyVerdict::Started) {
+                    started.fetch_add(1);
+                } else if (begun.value().verdict == IdempotencyVerdict::InFlight) {
+                    inFlight.fetch_add(1);
+                } else {
+                    other.fetch_add(1);
+                }
+            });
+            QVERIFY2(other == 0, qPrintable(firstError));
+            QCOMPARE(started.load(), 1);
+            QCOMPARE(inFlight.load(), kThreads - 1);
+            QCOMPARE(countRows(*m_db.database,
+                               QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE user_id = ? AND idem_key = ?"),
+                               {10086, key}),
+                     qint64(1));
+        }
+    }
+
+    void completeThenReplay()
+    {
+        const QString key = QStringLiteral("replay");
+        QCOMPARE(m_store->begin(1, key, kFingerprint, 1000).value().verdict, IdempotencyVerdict::Started);
+        const StoredResponse response{QStringLiteral("created"),
+                                      QByteArray("{\"order_no\":\"ORD1\",\"code_url\":\"weixin://x?a=1&b=\\u00e9\","
+                                                 "\"duplicate\":false,\"note\":\"\xe4\xb8\xad\"}")};
+        QCOMPARE(m_store->complete(1, key, kFingerprint, response, 2000).value(), true);
+        QCOMPARE(m_store->complete(1, key, kFingerprint, response, 2000).value(), false); // CAS: once
+
+        const auto again = m_store->begin(1, key, kFingerprint, 3000);
+        QVERIFY(again.ok());
+        QCOMPARE(again.value().verdict, IdempotencyVerdict::Replay);
+        QVERIFY(again.value().response);
+        QCOMPARE(again.value().response->outcome, response.outcome);
+        QCOMPARE(again.value().response->body, response.body);
+
+        QCOMPARE(m_store->begin(1, key, kOtherFingerprint, 3000).value().verdict, IdempotencyVerdict::Mismatch);
+        const auto record = m_store->find(1, key).value();
+        QVERIFY(record);
+        QCOMPARE(record->status, core::IdempotencyStatus::Completed);
+        QCOMPARE(record->completedAtMs.value_or(0), qint64(2000));
+        QCOMPARE(m_store->release(1, key, kFingerprint).value(), false); // completed stays
+    }
+
+    void releaseLetsTheKeyStartAgain()
+    {
+        const QString key = QStringLiteral("released");
+        QCOMPARE(m_store->begin(2, key, kFingerprint, 1000).value().verdict, IdempotencyVerdict::Started);
+        QCOMPARE(m_store->begin(2, key, kOtherFingerprint, 1000).value().verdict, IdempotencyVerdict::Mismatch);
+        QCOMPARE(m_store->release(2, key, kOtherFingerprint).value(), false); // not that request's record
+        QCOMPARE(m_store->release(2, key, kFingerprint).value(), true);
+        QVERIFY(!m_store->find(2, key).value());
+        QCOMPARE(m_store->begin(2, key, kFingerprint, 1000).value().verdict, IdempotencyVerdict::Started);
+    }
+
+    void unlockStuckOnlyPastTheTimeout()
+    {
+        const QString key = QStringLiteral("stuck");
+        QCOMPARE(m_store->begin(3, key, kFingerprint, 10'000).value().verdict, IdempotencyVerdict::Started);
+        QCOMPARE(m_store->unlockStuck(3, key, 5'000).value(), false);
+        QCOMPARE(m_store->unlockStuck(3, key, 20'000).value(), true);
+        QVERIFY(!m_store->find(3, key).value());
+    }
+
+    void purgeRemovesOnlyOldRows()
+    {
+        const qint64 base = 9'000'000'000'000;
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(m_store->begin(4, QStringLiteral("old-%1").arg(i), kFingerprint, base + i).ok());
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(m_store->begin(4, QStringLiteral("new-%1").arg(i), kFingerprint, base + 100'000 + i).ok());
+        // everything older than the earlier tests' rows included
+        const auto purged = m_store->purgeOlderThan(base + 50'000);
+        QVERIFY(purged.ok());
+        QVERIFY(purged.value() >= 5);
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE user_id = 4")),
+                 qint64(3));
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key LIKE 'new-%'")),
+                 qint64(3));
+    }
+
+private:
+    MigratedDatabase m_db;
+    std::unique_ptr<sql::SqlIdempotencyStore> m_store;
+};
+
+QTEST_GUILESS_MAIN(TestIdempotencyStore)
+#include "tst_idempotencystore.moc"
