@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@ void printLine(FILE *stream, const QString &text)
 
 int main(int argc, char *argv[])
 {
+    const pid_t parentAtStart = ::getppid();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("payonce-sim"));
 
@@ -59,6 +61,12 @@ int main(int argc, char *argv[])
     action.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &action, nullptr);
     sigaction(SIGINT, &action, nullptr);
+
+    if (options->exitWithParent) {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parentAtStart) // the parent died before prctl took effect
+            return 0;
+    }
 
     auto platformKey = payonce::crypto::generateRsaKey(2048);
     if (!platformKey) {

@@ -66,7 +66,8 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments)
     const QCommandLineOption alipaySellerId(QStringLiteral("alipay-seller-id"), QStringLiteral("Alipay seller_id."), QStringLiteral("ID"));
     const QCommandLineOption serial(QStringLiteral("platform-serial"), QStringLiteral("Platform key serial (default PAYONCE_SIM_0001)."), QStringLiteral("SERIAL"));
     const QCommandLineOption keyOut(QStringLiteral("platform-key-out"), QStringLiteral("Write the platform public key PEM here once listening."), QStringLiteral("PATH"));
-    parser.addOptions({config, listen, merchantKey, alipayKey, mchid, appid, alipayAppId, alipaySellerId, serial, keyOut});
+    const QCommandLineOption exitWithParent(QStringLiteral("exit-with-parent"), QStringLiteral("Terminate when the parent process dies."));
+    parser.addOptions({config, listen, merchantKey, alipayKey, mchid, appid, alipayAppId, alipaySellerId, serial, keyOut, exitWithParent});
     if (!parser.parse(arguments))
         return misconfigured(parser.errorText());
     if (!parser.positionalArguments().isEmpty())
@@ -132,6 +133,7 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments)
     if (parser.isSet(alipaySellerId)) options.alipaySellerId = parser.value(alipaySellerId);
     if (parser.isSet(serial)) options.platformSerial = parser.value(serial);
     if (parser.isSet(keyOut)) options.platformKeyOut = parser.value(keyOut);
+    options.exitWithParent = parser.isSet(exitWithParent);
 
     if (wechatPublic.isEmpty() && wechatPrivate.isEmpty())
         return misconfigured(QStringLiteral("no merchant public key: give --merchant-public-key or wechat.merchant_public_key in --config"));

@@ -21,6 +21,8 @@ namespace payonce::sim {
 ///   --platform-serial SERIAL         default PAYONCE_SIM_0001
 ///   --platform-key-out PATH          where to write the platform public key PEM once
 ///                                    listening (a readiness signal for scripts)
+///   --exit-with-parent               SIGTERM ourselves when the starting process dies
+///                                    (tests and the agent: no orphaned simulator)
 ///
 /// From the file: wechat.mchid / appid / merchant_serial, wechat.merchant_public_key (or,
 /// for the demo, the public half of wechat.merchant_private_key), alipay.app_id /
@@ -35,6 +37,7 @@ struct SimOptions {
     crypto::PublicKey alipayAppKey;
     QString platformSerial = QStringLiteral("PAYONCE_SIM_0001");
     QString platformKeyOut;
+    bool exitWithParent = false;
     bool showHelp = false;
     QString helpText;
 };
