@@ -1,0 +1,54 @@
+#pragma once
+
+#include "core/result.h"
+#include "crypto/rsakeys.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QPair>
+#include <QString>
+
+#include <optional>
+
+namespace payonce::gateway::alipay {
+
+/// Alipay OpenAPI RSA2 (SHA256withRSA, base64) signatures, as the platform documents them:
+///
+/// - a request (the gateway's form parameters) is signed over its parameters sorted by
+///   name as "k1=v1&k2=v2..." with raw (not URL-encoded) values, leaving out `sign` and
+///   empty values; `sign_type` IS included for requests;
+/// - an asynchronous notification is signed the same way but without `sign` AND
+///   `sign_type`;
+/// - a response `{"alipay_trade_query_response":{...},"sign":"..."}` is signed over the
+///   exact JSON text of the response object as it appears in the body, so the verifier
+///   must take that text from the raw body, never re-serialise it.
+///
+/// Stateless functions; all thread-safe.
+using Params = QList<QPair<QByteArray, QByteArray>>;
+
+enum class SignContentKind { Request, Notification };
+QByteArray signContent(const Params &params, SignContentKind kind = SignContentKind::Request);
+
+/// sign_type=RSA2 signature of signContent(params, kind), base64.
+core::Result<QByteArray> signParams(const crypto::PrivateKey &key, const Params &params,
+                                    SignContentKind kind = SignContentKind::Request);
+/// True when params' `sign` verifies over signContent(params, kind).
+bool verifyParams(const crypto::PublicKey &key, const Params &params, SignContentKind kind = SignContentKind::Request);
+
+/// "alipay.trade.precreate" → "alipay_trade_precreate_response".
+QByteArray responseKey(QByteArrayView method);
+
+/// The raw JSON text of the value of top-level member `key` in a JSON object text, exactly
+/// as it appears (no re-serialisation); nullopt when absent or the text is malformed.
+std::optional<QByteArray> rawMember(QByteArrayView json, QByteArrayView key);
+
+/// The verified response object of method: BadSignature when `sign` is missing, the
+/// response member is missing, or the signature does not verify over its raw text.
+core::Result<QByteArray> verifiedResponse(const crypto::PublicKey &alipayKey, QByteArrayView body,
+                                          QByteArrayView method);
+
+/// {"<method>_response":<responseObjectJson>,"sign":"<signature>"} — how the platform (and
+/// the simulator) frames a signed response.
+QByteArray frameResponse(QByteArrayView method, QByteArrayView responseObjectJson, QByteArrayView signatureBase64);
+
+} // namespace payonce::gateway::alipay

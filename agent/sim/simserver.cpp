@@ -1,0 +1,599 @@
+#include "simserver.h"
+
+#include "crypto/securerandom.h"
+#include "gateway/alipaysignature.h"
+#include "gateway/wechatsignature.h"
+#include "shared/money.h"
+
+#include <QDateTime>
+#include <QHttpServerRequest>
+#include <QHttpServerResponder>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTcpSocket>
+#include <QTimer>
+
+namespace payonce::sim {
+
+using core::Channel;
+using namespace payonce::gateway;
+
+namespace {
+
+constexpr qint64 kRequestWindowSeconds = 300;
+
+QByteArray compact(const QJsonObject &o)
+{
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+QString randomToken(int length)
+{
+    auto nonce = crypto::nonceString(length);
+    return nonce ? *nonce : QString(length, u'0');
+}
+
+// "a=b&c=d" form decoding: '+' is a space, then percent-decoding.
+alipay::Params parseForm(const QByteArray &text)
+{
+    alipay::Params params;
+    const QList<QByteArray> parts = text.split('&');
+    for (const QByteArray &part : parts) {
+        if (part.isEmpty())
+            continue;
+        const qsizetype eq = part.indexOf('=');
+        QByteArray key = eq < 0 ? part : part.left(eq);
+        QByteArray value = eq < 0 ? QByteArray() : part.mid(eq + 1);
+        key.replace('+', ' ');
+        value.replace('+', ' ');
+        params.append(qMakePair(QByteArray::fromPercentEncoding(key), QByteArray::fromPercentEncoding(value)));
+    }
+    return params;
+}
+
+QByteArray param(const alipay::Params &params, QByteArrayView name)
+{
+    for (const auto &p : params) {
+        if (p.first == name)
+            return p.second;
+    }
+    return {};
+}
+
+QJsonObject tradeJson(const SimTrade &t)
+{
+    QJsonObject o{{QStringLiteral("channel"), core::channelName(t.channel)},
+                  {QStringLiteral("out_trade_no"), t.outTradeNo},
+                  {QStringLiteral("amount_fen"), t.amountFen},
+                  {QStringLiteral("state"), tradeStateName(t.state)},
+                  {QStringLiteral("code_url"), t.codeUrl},
+                  {QStringLiteral("notify_url"), t.notifyUrl},
+                  {QStringLiteral("created_at"), t.createdAt.toString(Qt::ISODateWithMs)}};
+    if (!t.payNo.isEmpty()) {
+        o.insert(QStringLiteral("pay_no"), t.payNo);
+        o.insert(QStringLiteral("paid_at"), t.paidAt.toString(Qt::ISODateWithMs));
+    }
+    return o;
+}
+
+QJsonObject faultsJson(const SimFaults &f)
+{
+    return {{QStringLiteral("latency_ms"), f.latencyMs},   {QStringLiteral("error_rate"), f.errorRate},
+            {QStringLiteral("error_status"), f.errorStatus}, {QStringLiteral("hang"), f.hang},
+            {QStringLiteral("tamper_responses"), f.tamperResponses}, {QStringLiteral("replay_last"), f.replayLast}};
+}
+
+} // namespace
+
+SimServer::SimServer(SimOptions options, crypto::PrivateKey platformKey, QObject *parent)
+    : QObject(parent), m_options(std::move(options)), m_platformKey(std::move(platformKey))
+{
+    auto pem = m_platformKey.publicKey().toPem();
+    if (pem)
+        m_platformPublicPem = *pem;
+    routeWeChat();
+    routeAlipay();
+    routeControl();
+}
+
+SimServer::~SimServer()
+{
+    shutdown();
+}
+
+quint16 SimServer::listen()
+{
+    return m_server.listen(m_options.address, m_options.port);
+}
+
+void SimServer::shutdown()
+{
+    m_parked.clear();
+}
+
+// ---- delivery and faults -------------------------------------------------------------
+
+void SimServer::write(QHttpServerResponder &responder, const Answer &answer)
+{
+    responder.writeStatusLine(static_cast<QHttpServerResponder::StatusCode>(answer.status));
+    for (const auto &[name, value] : answer.headers)
+        responder.writeHeader(name, value);
+    responder.writeHeader("Content-Length", QByteArray::number(answer.body.size()));
+    responder.writeBody(answer.body);
+}
+
+bool SimServer::injectError(Channel channel, const QString &endpoint, const ResponderPtr &responder)
+{
+    m_state.countRequest(endpoint);
+    const SimFaults faults = m_state.faults(channel);
+    if (faults.errorRate <= 0.0 || QRandomGenerator::global()->generateDouble() >= faults.errorRate)
+        return false;
+    Answer answer;
+    if (channel == Channel::WeChat) {
+        answer = wechatError(faults.errorStatus, QStringLiteral("SYSTEM_ERROR"), QStringLiteral("simulated system error"));
+    } else if (faults.errorStatus == 200) {
+        // Alipay reports its own failures inside a 200: code 20000.
+        const QByteArray method = endpoint.toLatin1(); // Alipay endpoints are named by their method
+        answer = alipayAnswer(method, {{QStringLiteral("code"), QStringLiteral("20000")},
+                                       {QStringLiteral("msg"), QStringLiteral("Service Currently Unavailable")},
+                                       {QStringLiteral("sub_code"), QStringLiteral("isp.unknow-error")},
+                                       {QStringLiteral("sub_msg"), QStringLiteral("simulated system error")}});
+    } else {
+        answer.status = faults.errorStatus;
+        answer.headers = {{"Content-Type", "text/plain"}};
+        answer.body = "simulated error";
+    }
+    deliver(channel, endpoint, responder, std::move(answer));
+    return true;
+}
+
+void SimServer::deliver(Channel channel, const QString &endpoint, const ResponderPtr &responder, Answer answer)
+{
+    const SimFaults faults = m_state.faults(channel);
+    if (faults.replayLast && m_lastAnswers.contains(endpoint))
+        answer = m_lastAnswers.value(endpoint);
+    else
+        m_lastAnswers.insert(endpoint, answer);
+
+    QTcpSocket *socket = responder->socket();
+    if (faults.hang) {
+        // Never answer; forget the responder when the client gives up.
+        m_parked.insert(socket, responder);
+        connect(socket, &QAbstractSocket::disconnected, this, [this, socket] { m_parked.remove(socket); });
+        connect(socket, &QObject::destroyed, this, [this, socket] { m_parked.remove(socket); });
+        return;
+    }
+    if (faults.latencyMs > 0) {
+        // Bound to the socket: if the client disconnects first, nothing is written.
+        QTimer::singleShot(faults.latencyMs, socket, [responder, answer] { write(*responder, answer); });
+        return;
+    }
+    write(*responder, answer);
+}
+
+// ---- WeChat Pay v3 -------------------------------------------------------------------
+
+SimServer::Answer SimServer::wechatAnswer(int status, const QByteArray &body)
+{
+    Answer answer;
+    answer.status = status;
+    const QByteArray timestamp = QByteArray::number(QDateTime::currentSecsSinceEpoch());
+    const QByteArray nonce = randomToken(32).toLatin1();
+    auto signature = m_platformKey.signBase64(wechat::responseMessage(timestamp, nonce, body));
+    answer.body = body;
+    QByteArray signedNonce = nonce;
+    if (m_state.faults(Channel::WeChat).tamperResponses) {
+        if (answer.body.isEmpty())
+            signedNonce = nonce + "X"; // nothing to alter in a 204: alter what was signed
+        else
+            answer.body[answer.body.size() / 2] = static_cast<char>(answer.body[answer.body.size() / 2] ^ 0x01);
+    }
+    answer.headers = {{"Wechatpay-Timestamp", timestamp},
+                      {"Wechatpay-Nonce", signedNonce},
+                      {"Wechatpay-Signature", signature ? *signature : QByteArray()},
+                      {"Wechatpay-Serial", m_options.platformSerial.toLatin1()},
+                      {"Request-ID", randomToken(16).toLatin1()}};
+    if (!body.isEmpty())
+        answer.headers.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/json")));
+    return answer;
+}
+
+SimServer::Answer SimServer::wechatError(int status, const QString &code, const QString &message)
+{
+    return wechatAnswer(status, compact({{QStringLiteral("code"), code}, {QStringLiteral("message"), message}}));
+}
+
+std::optional<SimServer::Answer> SimServer::wechatCheckSignature(const QHttpServerRequest &request)
+{
+    auto fail = [this](const QString &why) {
+        m_state.countSignatureFailure(Channel::WeChat);
+        return std::optional<Answer>(wechatError(401, QStringLiteral("SIGN_ERROR"), why));
+    };
+    auto authorization = wechat::parseAuthorization(request.value("Authorization"));
+    if (!authorization)
+        return fail(authorization.error().internalMessage);
+    if (!m_options.mchid.isEmpty() && authorization->mchid != m_options.mchid.toLatin1())
+        return fail(QStringLiteral("mchid in Authorization is not the configured merchant"));
+    if (!m_options.merchantSerial.isEmpty() && authorization->serialNo != m_options.merchantSerial.toLatin1())
+        return fail(QStringLiteral("serial_no is not the merchant's certificate serial"));
+    bool numeric = false;
+    const qint64 timestamp = authorization->timestamp.toLongLong(&numeric);
+    if (!numeric || qAbs(QDateTime::currentSecsSinceEpoch() - timestamp) > kRequestWindowSeconds)
+        return fail(QStringLiteral("timestamp outside the allowed window"));
+    QByteArray target = request.url().path(QUrl::FullyEncoded).toLatin1();
+    const QString query = request.url().query(QUrl::FullyEncoded);
+    if (!query.isEmpty())
+        target += '?' + query.toLatin1();
+    QByteArray method;
+    switch (request.method()) {
+    case QHttpServerRequest::Method::Get: method = "GET"; break;
+    case QHttpServerRequest::Method::Post: method = "POST"; break;
+    default: method = "OTHER"; break;
+    }
+    const QByteArray message = wechat::requestMessage(method, target, timestamp, authorization->nonce, request.body());
+    if (!m_options.wechatMerchantKey.verifyBase64(message, authorization->signature))
+        return fail(QStringLiteral("signature does not verify with the merchant public key"));
+    return std::nullopt;
+}
+
+void SimServer::routeWeChat()
+{
+    m_server.route(QStringLiteral("/v3/pay/transactions/native"), QHttpServerRequest::Method::Post,
+                   [this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       wechatNative(request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+                   });
+    m_server.route(QStringLiteral("/v3/pay/transactions/out-trade-no/<arg>"), QHttpServerRequest::Method::Get,
+                   [this](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       wechatQuery(outTradeNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+                   });
+    m_server.route(QStringLiteral("/v3/pay/transactions/out-trade-no/<arg>/close"), QHttpServerRequest::Method::Post,
+                   [this](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       wechatClose(outTradeNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+                   });
+}
+
+void SimServer::wechatNative(const QHttpServerRequest &request, ResponderPtr responder)
+{
+    const QString endpoint = QStringLiteral("wechat.native");
+    if (injectError(Channel::WeChat, endpoint, responder))
+        return;
+    if (auto refused = wechatCheckSignature(request))
+        return deliver(Channel::WeChat, endpoint, responder, *refused);
+    const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+    SimTrade proposed;
+    proposed.channel = Channel::WeChat;
+    proposed.outTradeNo = body.value(u"out_trade_no").toString();
+    proposed.amountFen = body.value(u"amount").toObject().value(u"total").toInteger();
+    proposed.description = body.value(u"description").toString();
+    proposed.notifyUrl = body.value(u"notify_url").toString();
+    if (proposed.outTradeNo.isEmpty() || proposed.amountFen <= 0 || proposed.description.isEmpty())
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(400, QStringLiteral("PARAM_ERROR"), QStringLiteral("out_trade_no, amount.total and description are required")));
+    if ((!m_options.mchid.isEmpty() && body.value(u"mchid").toString() != m_options.mchid)
+        || (!m_options.appid.isEmpty() && body.value(u"appid").toString() != m_options.appid))
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(400, QStringLiteral("APPID_MCHID_NOT_MATCH"), QStringLiteral("appid and mchid do not match")));
+    proposed.codeUrl = QStringLiteral("weixin://wxpay/bizpayurl?pr=") + randomToken(10);
+    SimTrade trade;
+    switch (m_state.create(proposed, &trade)) {
+    case SimState::CreateOutcome::Created:
+    case SimState::CreateOutcome::Existing:
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatAnswer(200, compact({{QStringLiteral("code_url"), trade.codeUrl}})));
+    case SimState::CreateOutcome::AlreadyPaid:
+        return deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("ORDERPAID"), QStringLiteral("order already paid")));
+    case SimState::CreateOutcome::AlreadyClosed:
+        return deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("ORDER_CLOSED"), QStringLiteral("order closed")));
+    case SimState::CreateOutcome::AmountDiffers:
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(403, QStringLiteral("OUT_TRADE_NO_USED"), QStringLiteral("out_trade_no used with other parameters")));
+    }
+}
+
+void SimServer::wechatQuery(const QString &outTradeNo, const QHttpServerRequest &request, ResponderPtr responder)
+{
+    const QString endpoint = QStringLiteral("wechat.query");
+    if (injectError(Channel::WeChat, endpoint, responder))
+        return;
+    if (auto refused = wechatCheckSignature(request))
+        return deliver(Channel::WeChat, endpoint, responder, *refused);
+    const auto trade = m_state.find(Channel::WeChat, outTradeNo);
+    if (!trade)
+        return deliver(Channel::WeChat, endpoint, responder, wechatError(404, QStringLiteral("ORDER_NOT_EXIST"), QStringLiteral("order does not exist")));
+    QJsonObject o{{QStringLiteral("appid"), m_options.appid},
+                  {QStringLiteral("mchid"), request.query().queryItemValue(QStringLiteral("mchid"))},
+                  {QStringLiteral("out_trade_no"), trade->outTradeNo},
+                  {QStringLiteral("trade_type"), QStringLiteral("NATIVE")},
+                  {QStringLiteral("trade_state"), tradeStateName(trade->state)},
+                  {QStringLiteral("trade_state_desc"), tradeStateName(trade->state)},
+                  {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), trade->amountFen},
+                                                         {QStringLiteral("currency"), QStringLiteral("CNY")}}}};
+    if (trade->state == SimTrade::State::Paid) {
+        o.insert(QStringLiteral("transaction_id"), trade->payNo);
+        o.insert(QStringLiteral("success_time"), trade->paidAt.toOffsetFromUtc(8 * 3600).toString(Qt::ISODate));
+        o.insert(QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), trade->amountFen},
+                                                       {QStringLiteral("payer_total"), trade->amountFen},
+                                                       {QStringLiteral("currency"), QStringLiteral("CNY")},
+                                                       {QStringLiteral("payer_currency"), QStringLiteral("CNY")}});
+    }
+    deliver(Channel::WeChat, endpoint, responder, wechatAnswer(200, compact(o)));
+}
+
+void SimServer::wechatClose(const QString &outTradeNo, const QHttpServerRequest &request, ResponderPtr responder)
+{
+    const QString endpoint = QStringLiteral("wechat.close");
+    if (injectError(Channel::WeChat, endpoint, responder))
+        return;
+    if (auto refused = wechatCheckSignature(request))
+        return deliver(Channel::WeChat, endpoint, responder, *refused);
+    switch (m_state.close(Channel::WeChat, outTradeNo)) {
+    case SimState::CloseOutcome::Closed:
+    case SimState::CloseOutcome::AlreadyClosed:
+        return deliver(Channel::WeChat, endpoint, responder, wechatAnswer(204, {}));
+    case SimState::CloseOutcome::NotFound:
+        return deliver(Channel::WeChat, endpoint, responder, wechatError(404, QStringLiteral("ORDER_NOT_EXIST"), QStringLiteral("order does not exist")));
+    case SimState::CloseOutcome::Paid:
+        return deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("ORDERPAID"), QStringLiteral("order already paid")));
+    }
+}
+
+// ---- Alipay --------------------------------------------------------------------------
+
+SimServer::Answer SimServer::alipayAnswer(const QByteArray &method, const QJsonObject &response)
+{
+    QByteArray inner = compact(response);
+    auto signature = m_platformKey.signBase64(inner);
+    if (m_state.faults(Channel::Alipay).tamperResponses)
+        inner.insert(1, ' '); // whitespace only: same meaning, different signed text
+    Answer answer;
+    answer.headers = {{"Content-Type", "application/json;charset=utf-8"}};
+    answer.body = alipay::frameResponse(method, inner, signature ? *signature : QByteArray());
+    return answer;
+}
+
+void SimServer::routeAlipay()
+{
+    m_server.route(QStringLiteral("/gateway.do"), QHttpServerRequest::Method::Post,
+                   [this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       alipayGateway(request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+                   });
+}
+
+void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr responder)
+{
+    alipay::Params params = parseForm(request.body());
+    params += parseForm(request.url().query(QUrl::FullyEncoded).toLatin1());
+    const QByteArray method = param(params, "method");
+    const QString endpoint = method.isEmpty() ? QStringLiteral("alipay.unknown") : QString::fromLatin1(method);
+    if (injectError(Channel::Alipay, endpoint, responder))
+        return;
+    auto refuse = [&](const QString &code, const QString &msg, const QString &subCode, const QString &subMsg) {
+        deliver(Channel::Alipay, endpoint, responder,
+                alipayAnswer(method.isEmpty() ? QByteArray("error") : method,
+                             {{QStringLiteral("code"), code}, {QStringLiteral("msg"), msg},
+                              {QStringLiteral("sub_code"), subCode}, {QStringLiteral("sub_msg"), subMsg}}));
+    };
+    if (!m_options.alipayAppId.isEmpty() && param(params, "app_id") != m_options.alipayAppId.toUtf8()) {
+        m_state.countSignatureFailure(Channel::Alipay);
+        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.invalid-app-id"), QStringLiteral("unknown app_id"));
+    }
+    if (param(params, "sign_type") != "RSA2" || !alipay::verifyParams(m_options.alipayAppKey, params)) {
+        m_state.countSignatureFailure(Channel::Alipay);
+        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.invalid-signature"),
+                      QStringLiteral("the request signature does not verify"));
+    }
+    const QJsonObject biz = QJsonDocument::fromJson(param(params, "biz_content")).object();
+    const QString outTradeNo = biz.value(u"out_trade_no").toString();
+    if (outTradeNo.isEmpty())
+        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.missing-out-trade-no"),
+                      QStringLiteral("biz_content.out_trade_no is required"));
+    const QJsonObject success{{QStringLiteral("code"), QStringLiteral("10000")}, {QStringLiteral("msg"), QStringLiteral("Success")}};
+    auto business = [&](const QString &subCode, const QString &subMsg) {
+        refuse(QStringLiteral("40004"), QStringLiteral("Business Failed"), subCode, subMsg);
+    };
+
+    if (method == "alipay.trade.precreate") {
+        const auto fen = parseAmountFen(biz.value(u"total_amount").toString());
+        if (!fen || biz.value(u"subject").toString().isEmpty())
+            return business(QStringLiteral("ACQ.INVALID_PARAMETER"), QStringLiteral("total_amount and subject are required"));
+        SimTrade proposed;
+        proposed.channel = Channel::Alipay;
+        proposed.outTradeNo = outTradeNo;
+        proposed.amountFen = *fen;
+        proposed.description = biz.value(u"subject").toString();
+        proposed.notifyUrl = QString::fromUtf8(param(params, "notify_url"));
+        proposed.codeUrl = QStringLiteral("https://qr.alipay.com/") + randomToken(20).toLower();
+        SimTrade trade;
+        switch (m_state.create(proposed, &trade)) {
+        case SimState::CreateOutcome::Created:
+        case SimState::CreateOutcome::Existing: {
+            QJsonObject o = success;
+            o.insert(QStringLiteral("out_trade_no"), trade.outTradeNo);
+            o.insert(QStringLiteral("qr_code"), trade.codeUrl);
+            return deliver(Channel::Alipay, endpoint, responder, alipayAnswer(method, o));
+        }
+        case SimState::CreateOutcome::AlreadyPaid:
+            return business(QStringLiteral("ACQ.TRADE_HAS_SUCCESS"), QStringLiteral("trade already paid"));
+        case SimState::CreateOutcome::AlreadyClosed:
+            return business(QStringLiteral("ACQ.TRADE_HAS_CLOSE"), QStringLiteral("trade closed"));
+        case SimState::CreateOutcome::AmountDiffers:
+            return business(QStringLiteral("ACQ.CONTEXT_INCONSISTENT"), QStringLiteral("out_trade_no used with other parameters"));
+        }
+        return;
+    }
+    if (method == "alipay.trade.query") {
+        const auto trade = m_state.find(Channel::Alipay, outTradeNo);
+        if (!trade)
+            return business(QStringLiteral("ACQ.TRADE_NOT_EXIST"), QStringLiteral("trade does not exist"));
+        QJsonObject o = success;
+        o.insert(QStringLiteral("out_trade_no"), trade->outTradeNo);
+        o.insert(QStringLiteral("total_amount"), formatAmountFen(trade->amountFen));
+        const char *status = trade->state == SimTrade::State::Paid ? "TRADE_SUCCESS"
+            : trade->state == SimTrade::State::Closed             ? "TRADE_CLOSED"
+                                                                   : "WAIT_BUYER_PAY";
+        o.insert(QStringLiteral("trade_status"), QLatin1String(status));
+        if (!trade->payNo.isEmpty()) {
+            o.insert(QStringLiteral("trade_no"), trade->payNo);
+            o.insert(QStringLiteral("send_pay_date"), trade->paidAt.toOffsetFromUtc(8 * 3600).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+        }
+        return deliver(Channel::Alipay, endpoint, responder, alipayAnswer(method, o));
+    }
+    if (method == "alipay.trade.close") {
+        switch (m_state.close(Channel::Alipay, outTradeNo)) {
+        case SimState::CloseOutcome::Closed:
+        case SimState::CloseOutcome::AlreadyClosed: {
+            QJsonObject o = success;
+            o.insert(QStringLiteral("out_trade_no"), outTradeNo);
+            return deliver(Channel::Alipay, endpoint, responder, alipayAnswer(method, o));
+        }
+        case SimState::CloseOutcome::NotFound:
+            return business(QStringLiteral("ACQ.TRADE_NOT_EXIST"), QStringLiteral("trade does not exist"));
+        case SimState::CloseOutcome::Paid:
+            return business(QStringLiteral("ACQ.TRADE_STATUS_ERROR"), QStringLiteral("trade already paid"));
+        }
+        return;
+    }
+    refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.invalid-method"),
+           QStringLiteral("method not simulated"));
+}
+
+// ---- control -------------------------------------------------------------------------
+
+bool SimServer::controlAllowed(const QHttpServerRequest &request, const ResponderPtr &responder)
+{
+    if (request.remoteAddress().isLoopback())
+        return true;
+    responder->write(QJsonDocument(QJsonObject{{QStringLiteral("error"), QStringLiteral("the control API answers loopback clients only")}}),
+                     QHttpServerResponder::StatusCode::Forbidden);
+    return false;
+}
+
+void SimServer::routeControl()
+{
+    auto json = [](const ResponderPtr &r, const QJsonObject &o, int status = 200) {
+        r->write(QJsonDocument(o), static_cast<QHttpServerResponder::StatusCode>(status));
+    };
+    auto error = [json](const ResponderPtr &r, int status, const QString &message) {
+        json(r, {{QStringLiteral("error"), message}}, status);
+    };
+
+    m_server.route(QStringLiteral("/sim/pay"), QHttpServerRequest::Method::Post,
+                   [this, json, error](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+                       const auto channel = core::channelFromName(body.value(u"channel").toString());
+                       const QString outTradeNo = body.value(u"out_trade_no").toString();
+                       if (!channel || outTradeNo.isEmpty())
+                           return error(r, 400, QStringLiteral("channel (wechat|alipay) and out_trade_no are required"));
+                       SimTrade trade;
+                       switch (m_state.pay(*channel, outTradeNo, &trade)) {
+                       case SimState::PayOutcome::Paid:
+                       case SimState::PayOutcome::AlreadyPaid:
+                           return json(r, tradeJson(trade));
+                       case SimState::PayOutcome::NotFound:
+                           return error(r, 404, QStringLiteral("no such trade"));
+                       case SimState::PayOutcome::Closed:
+                           return error(r, 409, QStringLiteral("the trade is closed"));
+                       }
+                   });
+
+    m_server.route(QStringLiteral("/sim/faults"), QHttpServerRequest::Method::Post,
+                   [this, json, error](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+                       const QString name = body.value(u"channel").toString(QStringLiteral("all"));
+                       QList<Channel> channels;
+                       if (name == u"all")
+                           channels = {Channel::WeChat, Channel::Alipay};
+                       else if (auto c = core::channelFromName(name))
+                           channels = {*c};
+                       else
+                           return error(r, 400, QStringLiteral("channel must be wechat, alipay or all"));
+                       SimFaults f;
+                       f.latencyMs = body.value(u"latency_ms").toInt(0);
+                       f.errorRate = body.value(u"error_rate").toDouble(0.0);
+                       f.errorStatus = body.value(u"error_status").toInt(500);
+                       f.hang = body.value(u"hang").toBool(false);
+                       f.tamperResponses = body.value(u"tamper_responses").toBool(false);
+                       f.replayLast = body.value(u"replay_last").toBool(false);
+                       if (f.latencyMs < 0 || f.errorRate < 0.0 || f.errorRate > 1.0 || f.errorStatus < 200 || f.errorStatus > 599)
+                           return error(r, 400, QStringLiteral("latency_ms >= 0, error_rate in [0,1], error_status in 200..599"));
+                       QJsonObject out;
+                       for (Channel c : channels) {
+                           m_state.setFaults(c, f);
+                           out.insert(core::channelName(c), faultsJson(f));
+                       }
+                       json(r, out);
+                   });
+
+    m_server.route(QStringLiteral("/sim/faults"), QHttpServerRequest::Method::Get,
+                   [this, json](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       QJsonObject out;
+                       for (Channel c : core::allChannels)
+                           out.insert(core::channelName(c), faultsJson(m_state.faults(c)));
+                       json(r, out);
+                   });
+
+    m_server.route(QStringLiteral("/sim/stats"), QHttpServerRequest::Method::Get,
+                   [this, json](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       QJsonObject created, failures, requests;
+                       for (Channel c : core::allChannels) {
+                           created.insert(core::channelName(c), m_state.ordersCreated(c));
+                           failures.insert(core::channelName(c), m_state.signatureFailures(c));
+                       }
+                       const auto counts = m_state.requests();
+                       for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+                           requests.insert(it.key(), it.value());
+                       json(r, {{QStringLiteral("orders_created"), created},
+                                {QStringLiteral("requests"), requests},
+                                {QStringLiteral("signature_failures"), failures}});
+                   });
+
+    m_server.route(QStringLiteral("/sim/trades/<arg>"), QHttpServerRequest::Method::Get,
+                   [this, json, error](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       const QList<SimTrade> trades = m_state.findAll(outTradeNo);
+                       if (trades.isEmpty())
+                           return error(r, 404, QStringLiteral("no such trade"));
+                       QJsonArray list;
+                       for (const SimTrade &t : trades)
+                           list.append(tradeJson(t));
+                       json(r, {{QStringLiteral("trades"), list}});
+                   });
+
+    m_server.route(QStringLiteral("/sim/platform-key"), QHttpServerRequest::Method::Get,
+                   [this, json](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       json(r, {{QStringLiteral("serial"), m_options.platformSerial},
+                                {QStringLiteral("public_key_pem"), QString::fromLatin1(m_platformPublicPem)}});
+                   });
+
+    m_server.route(QStringLiteral("/sim/reset"), QHttpServerRequest::Method::Post,
+                   [this, json](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       m_state.reset();
+                       m_lastAnswers.clear();
+                       m_parked.clear();
+                       json(r, {{QStringLiteral("reset"), true}});
+                   });
+}
+
+} // namespace payonce::sim

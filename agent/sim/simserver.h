@@ -1,0 +1,92 @@
+#pragma once
+
+#include "crypto/rsakeys.h"
+#include "simoptions.h"
+#include "simstate.h"
+
+#include <QHash>
+#include <QHttpServer>
+#include <QObject>
+
+#include <memory>
+
+class QHttpServerRequest;
+class QHttpServerResponder;
+class QTcpSocket;
+
+namespace payonce::sim {
+
+/// The simulated platforms on one QHttpServer, all answered on the main thread's event
+/// loop (every handler is in-memory and quick; latency and hang faults use timers and
+/// parked responders, never a blocking wait).
+///
+/// WeChat Pay v3 (requests must carry a valid merchant v3 signature, else 401 SIGN_ERROR;
+/// every answer carries Wechatpay-Timestamp/Nonce/Signature/Serial by the platform key):
+///   POST /v3/pay/transactions/native                           → 200 {"code_url"}
+///   GET  /v3/pay/transactions/out-trade-no/{no}?mchid=...      → 200 trade | 404 ORDER_NOT_EXIST
+///   POST /v3/pay/transactions/out-trade-no/{no}/close          → 204 | 404 | 400 ORDERPAID
+/// Alipay (form POST, RSA2 request signature checked, else 40002 isv.invalid-signature;
+/// every answer framed {"<method>_response":{...},"sign":"..."}):
+///   POST /gateway.do  method=alipay.trade.precreate | alipay.trade.query | alipay.trade.close
+/// Creating an out_trade_no again returns the same code_url / qr_code and creates nothing.
+///
+/// Control (loopback clients only, else 403; plain JSON):
+///   POST /sim/pay {"channel","out_trade_no"}  → the paid trade (transaction_id as pay_no)
+///   POST /sim/faults {"channel":"wechat|alipay|all","latency_ms","error_rate",
+///                     "error_status","hang","tamper_responses","replay_last"}
+///        (replaces that channel's faults; omitted fields take their defaults)
+///   GET  /sim/faults, GET /sim/stats, GET /sim/trades/{out_trade_no},
+///   GET  /sim/platform-key {"serial","public_key_pem"}, POST /sim/reset
+class SimServer : public QObject {
+    Q_OBJECT
+public:
+    SimServer(SimOptions options, crypto::PrivateKey platformKey, QObject *parent = nullptr);
+    ~SimServer() override;
+
+    /// Binds options.address:options.port; the port bound (0 on failure).
+    quint16 listen();
+    QByteArray platformPublicKeyPem() const { return m_platformPublicPem; }
+    SimState &state() { return m_state; }
+    /// Drops parked (hung) requests; call before the event loop ends.
+    void shutdown();
+
+private:
+    struct Answer {
+        int status = 200;
+        QList<QPair<QByteArray, QByteArray>> headers;
+        QByteArray body;
+    };
+    using ResponderPtr = std::shared_ptr<QHttpServerResponder>;
+
+    void routeWeChat();
+    void routeAlipay();
+    void routeControl();
+
+    Answer wechatAnswer(int status, const QByteArray &body);
+    Answer wechatError(int status, const QString &code, const QString &message);
+    std::optional<Answer> wechatCheckSignature(const QHttpServerRequest &request);
+    void wechatNative(const QHttpServerRequest &request, ResponderPtr responder);
+    void wechatQuery(const QString &outTradeNo, const QHttpServerRequest &request, ResponderPtr responder);
+    void wechatClose(const QString &outTradeNo, const QHttpServerRequest &request, ResponderPtr responder);
+
+    Answer alipayAnswer(const QByteArray &method, const QJsonObject &response);
+    void alipayGateway(const QHttpServerRequest &request, ResponderPtr responder);
+
+    /// Counts the request and, when the channel's error_rate says so, answers the injected
+    /// error and returns true.
+    bool injectError(core::Channel channel, const QString &endpoint, const ResponderPtr &responder);
+    /// Applies replay, latency and hang, then writes.
+    void deliver(core::Channel channel, const QString &endpoint, const ResponderPtr &responder, Answer answer);
+    static void write(QHttpServerResponder &responder, const Answer &answer);
+    bool controlAllowed(const QHttpServerRequest &request, const ResponderPtr &responder);
+
+    SimOptions m_options;
+    crypto::PrivateKey m_platformKey;
+    QByteArray m_platformPublicPem;
+    SimState m_state;
+    QHttpServer m_server;
+    QHash<QString, Answer> m_lastAnswers;
+    QHash<QTcpSocket *, ResponderPtr> m_parked;
+};
+
+} // namespace payonce::sim
