@@ -1,16 +1,13 @@
 // payonce-agent: configuration, logging, storage, then serve until SIGTERM/SIGINT.
 // This is the one place that wires adapters into the core's ports.
 
+#include "agentruntime.h"
 #include "exitcodes.h"
 #include "signalwatcher.h"
 
 #include "config/config.h"
 #include "logging/categories.h"
 #include "logging/logging.h"
-#include "redis/keystorefactory.h"
-#include "sql/database.h"
-#include "sql/migrationrunner.h"
-#include "sql/sqlfenceepochsource.h"
 
 #include <QCoreApplication>
 #include <QJsonObject>
@@ -73,40 +70,20 @@ int main(int argc, char **argv)
     for (const QString &warning : loaded->warnings)
         qCWarning(lcConfig).noquote() << warning;
 
-    sql::Database database(sql::DatabaseOptions{config.db, config.dbConnectTimeoutMs, 8});
-    if (auto connected = database.connect(); !connected)
-        return fail(QStringLiteral("cannot start: database %1").arg(config.db.redacted()), connected.error());
-    sql::MigrationRunner migrations(database);
-    auto migrated = migrations.migrate();
-    if (!migrated)
-        return fail(QStringLiteral("cannot start: migrating %1").arg(config.db.redacted()), migrated.error());
-
-    // Fencing epochs come from the database, so tokens keep growing across Redis restarts.
-    sql::SqlFenceEpochSource fenceEpochs(database);
-    redis::KeyStoreSettings keyStoreSettings;
-    keyStoreSettings.redis = config.redis;
-    keyStoreSettings.severalInstances = config.instances > 1;
-    keyStoreSettings.connectTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
-    keyStoreSettings.commandTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
-    auto keyStore = redis::openKeyStore(keyStoreSettings, fenceEpochs);
-    if (!keyStore)
-        return fail(QStringLiteral("cannot start: key store %1").arg(config.redis.redacted()), keyStore.error());
-    // Redis is an accelerator (design rule 5): down at start means degraded, not dead.
-    if (auto pinged = keyStore.value()->ping(); !pinged) {
-        qCWarning(lcApp).noquote() << QStringLiteral("key store %1 unreachable, running degraded: %2")
-                                          .arg(config.redis.redacted(), pinged.error().internalMessage);
-    }
-
+    auto runtime = app::AgentRuntime::start(config);
+    if (!runtime)
+        return fail(QStringLiteral("cannot start"), runtime.error());
     qCInfo(lcApp).noquote() << QStringLiteral("payonce-agent %1 started: %2")
                                    .arg(QCoreApplication::applicationVersion(), config.describeForLog());
-    qCInfo(lcApp).noquote() << QStringLiteral("database %1 up, %2 migration(s) applied")
-                                   .arg(config.db.redacted())
-                                   .arg(migrated.value());
-    qCInfo(lcApp).noquote() << QStringLiteral("key store %1 (%2)%3")
-                                   .arg(keyStore.value()->backendName(), config.redis.redacted(),
-                                        keyStore.value()->degraded() ? QStringLiteral(", degraded") : QString());
-
-    qCInfo(lcApp) << "ready";
+    QObject::disconnect(&signals, nullptr, &application, nullptr);
+    QObject::connect(&signals, &app::SignalWatcher::terminationRequested, &application,
+                     [&runtime](int signalNumber) {
+                         qCInfo(lcApp) << "signal" << signalNumber << "received: draining";
+                         if (!runtime.value()->drain(std::chrono::seconds(30)))
+                             qCWarning(lcApp) << "requests still running after 30 s; stopping anyway";
+                         QCoreApplication::quit();
+                     });
+    qCInfo(lcApp).noquote() << QStringLiteral("ready on %1:%2").arg(config.listen.host).arg(runtime.value()->port());
     const int code = QCoreApplication::exec();
     qCInfo(lcApp) << "stopped";
     return code;

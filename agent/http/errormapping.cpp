@@ -43,6 +43,9 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"too_many_requests", 429},
     ApiCodeStatus{u"header_too_large", 431},
     ApiCodeStatus{u"internal", 500},
+    ApiCodeStatus{u"internal_error", 500},
+    ApiCodeStatus{u"service_unavailable", 503},
+    ApiCodeStatus{u"breaker_not_found", 404},
     ApiCodeStatus{u"gateway_unavailable", 503},
     ApiCodeStatus{u"unavailable", 503},
     ApiCodeStatus{u"too_many_connections", 503},
@@ -167,6 +170,17 @@ QByteArray rawErrorResponse(const QString &apiCode, const QString &message,
         out += h.first + ": " + h.second + "\r\n";
     out += "\r\n" + body;
     return out;
+}
+
+int httpStatus(core::PaymentOutcomeCode code)
+{
+    using C = core::PaymentOutcomeCode;
+    switch (code) {
+    case C::TokenIssued: return 201;
+    case C::Created:
+    case C::DuplicatePayment: return 200;
+    default: return httpStatus(core::paymentOutcomeName(code));
+    }
 }
 
 } // namespace payonce::http

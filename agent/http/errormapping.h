@@ -3,6 +3,7 @@
 #include "httptypes.h"
 
 #include "core/error.h"
+#include "core/paymentoutcome.h"
 
 #include <QByteArray>
 #include <QString>
@@ -42,6 +43,10 @@ HttpReply errorReply(const QString &apiCode, const QString &message);
 /// A JSON error reply for an error from core or an adapter: its public message, the
 /// status of its code. Busy and Unavailable carry Retry-After: 1.
 HttpReply errorReply(const core::Error &error);
+
+/// The contract status of a payment-path outcome (token issue, confirm): 201 for a
+/// token, 200 for a created or duplicate payment, the error code's status otherwise.
+int httpStatus(core::PaymentOutcomeCode code);
 
 /// The reason phrase of a status ("Payload Too Large"); "Unknown" for others.
 QByteArray reasonPhrase(int status);

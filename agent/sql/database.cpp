@@ -100,6 +100,17 @@ core::Result<void> Database::connect()
     return {};
 }
 
+core::Result<void> Database::ping()
+{
+    auto session = threadSession();
+    if (!session)
+        return session.error();
+    auto probe = session.value()->exec(QStringLiteral("SELECT 1"), {}, QStringLiteral("ping"));
+    if (!probe)
+        return probe.error();
+    return {};
+}
+
 QString Database::beginStatement() const
 {
     switch (dialect()) {

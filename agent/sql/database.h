@@ -49,6 +49,11 @@ public:
     /// credentials or a missing driver, Unavailable for an unreachable server.
     core::Result<void> connect();
 
+    /// Is the database reachable from this thread now? One attempt, no retries (for
+    /// /readyz): the thread's connection if it is open, else a new one within
+    /// connectTimeoutMs.
+    core::Result<void> ping();
+
     template<typename Work>
     auto write(Work &&work) { return run<Work>(Unit::Write, std::forward<Work>(work)); }
     template<typename Work>

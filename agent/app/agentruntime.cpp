@@ -1,0 +1,241 @@
+#include "agentruntime.h"
+
+#include "simlauncher.h"
+
+#include "core/breakerregistry.h"
+#include "core/confirmpipeline.h"
+#include "core/ports/clock.h"
+#include "core/ports/keystore.h"
+#include "core/resilientgateway.h"
+#include "core/tokenissuer.h"
+#include "gateway/gatewayfactory.h"
+#include "http/breakerroutes.h"
+#include "http/httpserver.h"
+#include "http/paymentroutes.h"
+#include "logging/categories.h"
+#include "redis/keystorefactory.h"
+#include "sql/database.h"
+#include "sql/migrationrunner.h"
+#include "sql/sqlauditwriter.h"
+#include "sql/sqlbreakermodestore.h"
+#include "sql/sqlfenceepochsource.h"
+#include "sql/sqlidempotencystore.h"
+#include "sql/sqlpaymentstore.h"
+
+#include <QHostAddress>
+#include <QThreadPool>
+#include <QTimer>
+
+#include <map>
+
+namespace payonce::app {
+
+using core::Error;
+using core::ErrorCode;
+
+namespace {
+// L1 records are kept 24 h (api.md), swept every 10 minutes.
+constexpr qint64 kIdempotencyRetentionMs = 24LL * 3600 * 1000;
+constexpr int kIdempotencyPurgeIntervalMs = 10 * 60 * 1000;
+} // namespace
+
+/// Declared in the order they must be built; destroyed in reverse, so nothing outlives
+/// what it points to.
+struct AgentRuntime::Parts {
+    config::Config config;
+    core::SystemClock clock;
+    std::unique_ptr<sql::Database> database;
+    std::unique_ptr<sql::SqlFenceEpochSource> fenceEpochs;
+    std::unique_ptr<core::KeyStore> keyStore;
+    std::unique_ptr<sql::SqlAuditWriter> audit;
+    std::unique_ptr<sql::SqlIdempotencyStore> idempotency;
+    std::unique_ptr<sql::SqlPaymentStore> payments;
+    std::unique_ptr<sql::SqlBreakerModeStore> breakerModes;
+    std::unique_ptr<core::BreakerRegistry> breakers;
+    std::unique_ptr<SimLauncher> sim;
+    std::map<core::Channel, std::unique_ptr<core::PaymentGateway>> platformGateways;
+    std::map<core::Channel, std::unique_ptr<core::ResilientGateway>> gateways;
+    std::unique_ptr<core::TokenIssuer> tokens;
+    std::unique_ptr<core::ConfirmPipeline> confirm;
+    std::unique_ptr<http::HttpServer> server;
+    std::unique_ptr<QTimer> purgeTimer;
+    quint16 port = 0;
+
+    core::Result<void> openStorage();
+    core::Result<void> openGateways();
+    core::Result<void> startHttp();
+};
+
+core::Result<void> AgentRuntime::Parts::openStorage()
+{
+    database = std::make_unique<sql::Database>(sql::DatabaseOptions{config.db, config.dbConnectTimeoutMs, 8});
+    if (auto connected = database->connect(); !connected) {
+        Error error = connected.error();
+        error.internalMessage = QStringLiteral("database %1: %2").arg(config.db.redacted(), error.internalMessage);
+        return error;
+    }
+    sql::MigrationRunner migrations(*database);
+    auto migrated = migrations.migrate();
+    if (!migrated) {
+        Error error = migrated.error();
+        error.internalMessage = QStringLiteral("migrating %1: %2").arg(config.db.redacted(), error.internalMessage);
+        return error;
+    }
+    qCInfo(lcApp).noquote() << QStringLiteral("database %1 up, %2 migration(s) applied")
+                                   .arg(config.db.redacted())
+                                   .arg(migrated.value());
+
+    // Fencing epochs come from the database, so tokens keep growing across Redis restarts.
+    fenceEpochs = std::make_unique<sql::SqlFenceEpochSource>(*database);
+    redis::KeyStoreSettings keyStoreSettings;
+    keyStoreSettings.redis = config.redis;
+    keyStoreSettings.severalInstances = config.instances > 1;
+    keyStoreSettings.connectTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
+    keyStoreSettings.commandTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
+    auto opened = redis::openKeyStore(keyStoreSettings, *fenceEpochs);
+    if (!opened) {
+        Error error = opened.error();
+        error.internalMessage = QStringLiteral("key store %1: %2").arg(config.redis.redacted(), error.internalMessage);
+        return error;
+    }
+    keyStore = std::move(opened).value();
+    // Redis is an accelerator (design rule 5): down at start means degraded, not dead.
+    if (auto pinged = keyStore->ping(); !pinged) {
+        qCWarning(lcApp).noquote() << QStringLiteral("key store %1 unreachable, running degraded: %2")
+                                          .arg(config.redis.redacted(), pinged.error().internalMessage);
+    }
+    qCInfo(lcApp).noquote() << QStringLiteral("key store %1 (%2)%3")
+                                   .arg(keyStore->backendName(), config.redis.redacted(),
+                                        keyStore->degraded() ? QStringLiteral(", degraded") : QString());
+
+    audit = std::make_unique<sql::SqlAuditWriter>(*database);
+    idempotency = std::make_unique<sql::SqlIdempotencyStore>(*database);
+    payments = std::make_unique<sql::SqlPaymentStore>(*database);
+    breakerModes = std::make_unique<sql::SqlBreakerModeStore>(*database);
+    breakers = std::make_unique<core::BreakerRegistry>(clock, *breakerModes, audit.get());
+    return {};
+}
+
+core::Result<void> AgentRuntime::Parts::openGateways()
+{
+    gateway::GatewayFactoryOptions options;
+    if (config.sim.enabled) {
+        auto started = SimLauncher::start(config);
+        if (!started)
+            return started.error();
+        sim = std::move(started).value();
+        options.baseUrlOverride = sim->platform().baseUrl;
+        options.extraPlatformKeys.append({sim->platform().serial, sim->platform().publicKeyPem});
+    }
+    // A channel without configuration is simply not offered: its confirms answer 503
+    // gateway_unavailable (the pipeline finds no gateway), and the log says why at start.
+    if (config.wechat.isConfigured()) {
+        auto made = gateway::makeWeChatPayGateway(config.wechat, options);
+        if (!made)
+            return made.error();
+        platformGateways[core::Channel::WeChat] = std::move(made).value();
+    }
+    if (config.alipay.isConfigured()) {
+        auto made = gateway::makeAlipayGateway(config.alipay, options);
+        if (!made)
+            return made.error();
+        platformGateways[core::Channel::Alipay] = std::move(made).value();
+    }
+    for (core::Channel channel : core::allChannels) {
+        const auto found = platformGateways.find(channel);
+        const QString name = core::BreakerRegistry::gatewayBreakerName(core::channelName(channel));
+        core::CircuitBreaker &breaker = breakers->breaker(name); // listed even when unconfigured
+        if (found == platformGateways.end()) {
+            qCWarning(lcApp).noquote() << QStringLiteral("channel %1 is not configured: its confirms answer 503")
+                                              .arg(core::channelName(channel));
+            continue;
+        }
+        gateways[channel] = std::make_unique<core::ResilientGateway>(*found->second, breaker, core::RetryPolicy());
+    }
+    return {};
+}
+
+core::Result<void> AgentRuntime::Parts::startHttp()
+{
+    core::ConfirmPipelineOptions confirmOptions;
+    const QString callbackBase = QStringLiteral("http://") + config.listen.toString();
+    confirmOptions.notifyUrlWeChat = callbackBase + QStringLiteral("/api/v1/callbacks/wechat");
+    confirmOptions.notifyUrlAlipay = callbackBase + QStringLiteral("/api/v1/callbacks/alipay");
+    tokens = std::make_unique<core::TokenIssuer>(*payments, keyStore->tokens());
+    confirm = std::make_unique<core::ConfirmPipeline>(
+        *idempotency, &keyStore->idempotency(), keyStore->tokens(), keyStore->locks(), *payments,
+        [this](core::Channel channel) -> core::PaymentGateway * {
+            const auto found = gateways.find(channel);
+            return found == gateways.end() ? nullptr : found->second.get();
+        },
+        clock, confirmOptions);
+
+    http::HttpServer::Options options;
+    options.workerThreads = config.workerThreads;
+    server = std::make_unique<http::HttpServer>(options, http::Authenticator(config.authTokens));
+    server->addHealthRoutes([this] {
+        http::Readiness readiness;
+        auto pinged = database->ping();
+        readiness.databaseReachable = pinged.ok();
+        if (!pinged.ok())
+            readiness.detail = pinged.error().publicMessage;
+        readiness.keyStoreDegraded = keyStore->degraded();
+        return readiness;
+    });
+    http::registerPaymentRoutes(*server, *tokens, *confirm);
+    http::registerBreakerRoutes(*server, *breakers, clock);
+
+    const QHostAddress address(config.listen.host == u"localhost" ? QStringLiteral("127.0.0.1") : config.listen.host);
+    if (address.isNull())
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("listen: %1 is not an IP address").arg(config.listen.host));
+    auto listening = server->listen(address, quint16(config.listen.port));
+    if (!listening)
+        return listening.error();
+    port = listening.value();
+
+    purgeTimer = std::make_unique<QTimer>();
+    QObject::connect(purgeTimer.get(), &QTimer::timeout, [this] {
+        QThreadPool::globalInstance()->start([store = idempotency.get(), now = clock.nowMs()] {
+            auto purged = store->purgeOlderThan(now - kIdempotencyRetentionMs);
+            if (purged && purged.value() > 0)
+                qCInfo(lcApp) << "purged" << purged.value() << "idempotency records older than 24 h";
+        });
+    });
+    purgeTimer->start(kIdempotencyPurgeIntervalMs);
+    return {};
+}
+
+AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
+
+AgentRuntime::~AgentRuntime()
+{
+    if (d->purgeTimer)
+        d->purgeTimer->stop();
+    QThreadPool::globalInstance()->waitForDone();
+}
+
+core::Result<std::unique_ptr<AgentRuntime>> AgentRuntime::start(config::Config config)
+{
+    std::unique_ptr<AgentRuntime> runtime(new AgentRuntime);
+    runtime->d->config = std::move(config);
+    for (auto step : {&Parts::openStorage, &Parts::openGateways, &Parts::startHttp}) {
+        if (auto done = (runtime->d.get()->*step)(); !done)
+            return done.error();
+    }
+    return runtime;
+}
+
+bool AgentRuntime::drain(std::chrono::milliseconds timeout)
+{
+    if (d->purgeTimer)
+        d->purgeTimer->stop();
+    return d->server ? d->server->drain(timeout) : true;
+}
+
+quint16 AgentRuntime::port() const
+{
+    return d->port;
+}
+
+} // namespace payonce::app

@@ -1,0 +1,33 @@
+#pragma once
+
+#include "config/config.h"
+#include "core/result.h"
+
+#include <chrono>
+#include <memory>
+
+namespace payonce::app {
+
+/// Everything a running agent is made of, wired together: the database and its stores,
+/// the key store, the gateways behind breaker(retry()), the pipelines, the HTTP server,
+/// and (sim.enabled) the simulator. This is the one place that plugs adapters into the
+/// core's ports. Lives on the main thread.
+class AgentRuntime {
+public:
+    /// Connects, migrates, opens the key store, builds the gateways, starts listening.
+    /// Each failure is one Error whose code says the exit code (exitcodes.h).
+    static core::Result<std::unique_ptr<AgentRuntime>> start(config::Config config);
+    ~AgentRuntime();
+
+    /// SIGTERM: stop accepting, let requests in flight finish (bounded), stop timers.
+    bool drain(std::chrono::milliseconds timeout);
+
+    quint16 port() const;
+
+private:
+    AgentRuntime();
+    struct Parts;
+    std::unique_ptr<Parts> d;
+};
+
+} // namespace payonce::app
