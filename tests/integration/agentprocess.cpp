@@ -1,0 +1,190 @@
+#include "agentprocess.h"
+
+#include "httptestsupport.h"
+#include "support/serverharness.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+
+namespace payonce::testsupport {
+
+QByteArray HttpAnswer::header(const QByteArray &name) const
+{
+    for (const auto &[key, value] : headers) {
+        if (key.compare(name, Qt::CaseInsensitive) == 0)
+            return value;
+    }
+    return {};
+}
+
+QJsonObject HttpAnswer::json() const
+{
+    return QJsonDocument::fromJson(body).object();
+}
+
+QString HttpAnswer::errorCode() const
+{
+    return json().value(QStringLiteral("error")).toObject().value(QStringLiteral("code")).toString();
+}
+
+HttpAnswer httpCall(int port, const QByteArray &method, const QString &path, const QByteArray &body,
+                    const QList<QPair<QByteArray, QByteArray>> &headers)
+{
+    QByteArray request = method + ' ' + path.toUtf8() + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (const auto &[name, value] : headers)
+        request += name + ": " + value + "\r\n";
+    if (!body.isEmpty() || method == "POST" || method == "PUT")
+        request += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n";
+    request += "Connection: close\r\n\r\n" + body;
+    const QByteArray raw = httpExchange(port, request, 30000);
+    HttpAnswer answer;
+    answer.status = httpStatusOf(raw);
+    answer.body = httpBodyOf(raw);
+    const qsizetype headEnd = raw.indexOf("\r\n\r\n");
+    const QList<QByteArray> lines = raw.left(headEnd).split('\n');
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const qsizetype colon = lines[i].indexOf(':');
+        if (colon > 0)
+            answer.headers.append({lines[i].left(colon).trimmed(), lines[i].mid(colon + 1).trimmed()});
+    }
+    return answer;
+}
+
+std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QString *error)
+{
+    std::unique_ptr<AgentProcess> agent(new AgentProcess);
+    QString dataDir = options.dataDir;
+    if (dataDir.isEmpty()) {
+        QTemporaryDir temporary;
+        temporary.setAutoRemove(false);
+        dataDir = agent->m_ownDataDir = temporary.path();
+    }
+    agent->m_port = freeLoopbackPort();
+    agent->m_simPort = options.simPort > 0 ? options.simPort : freeLoopbackPort();
+    auto tokenOf = [](const char *name, const char *role) {
+        const QByteArray token = QByteArray(name) + "-token";
+        return QJsonObject{{QStringLiteral("name"), QLatin1String(name)},
+                           {QStringLiteral("role"), QLatin1String(role)},
+                           {QStringLiteral("sha256"),
+                            QString::fromLatin1(QCryptographicHash::hash(token, QCryptographicHash::Sha256).toHex())}};
+    };
+    const QJsonObject config{
+        {QStringLiteral("listen"), QStringLiteral("127.0.0.1:%1").arg(agent->m_port)},
+        {QStringLiteral("db"), options.db},
+        {QStringLiteral("data_dir"), dataDir},
+        {QStringLiteral("auth"), QJsonObject{{QStringLiteral("tokens"),
+                                              QJsonArray{tokenOf("view", "viewer"), tokenOf("desk", "operator"),
+                                                         tokenOf("lead", "approver")}}}},
+        {QStringLiteral("sim"), QJsonObject{{QStringLiteral("enabled"), options.sim},
+                                            {QStringLiteral("listen"),
+                                             QStringLiteral("127.0.0.1:%1").arg(agent->m_simPort)}}},
+    };
+    const QString configPath = QDir(dataDir).filePath(QStringLiteral("agent.json"));
+    QFile file(configPath);
+    if (!file.open(QIODevice::WriteOnly) || file.write(QJsonDocument(config).toJson()) < 0) {
+        *error = QStringLiteral("cannot write ") + configPath;
+        return nullptr;
+    }
+    file.close();
+
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const QString &name : environment.keys()) {
+        if (name.startsWith(u"PAYONCE_"))
+            environment.remove(name);
+    }
+    environment.insert(QStringLiteral("PAYONCE_SIM_BINARY"), QStringLiteral(PAYONCE_SIM_PATH));
+    agent->m_process.setProcessEnvironment(environment);
+    agent->m_process.setProcessChannelMode(QProcess::MergedChannels);
+    agent->m_process.setWorkingDirectory(dataDir);
+    agent->m_process.start(QStringLiteral(PAYONCE_AGENT_PATH),
+                           QStringList{QStringLiteral("--config"), configPath} + options.extraArguments);
+    QElapsedTimer waited;
+    waited.start();
+    while (!agent->m_output.contains("ready on")) {
+        if (agent->m_process.state() == QProcess::NotRunning || waited.elapsed() > 60000) {
+            *error = QStringLiteral("the agent did not become ready:\n") + agent->output();
+            return nullptr;
+        }
+        agent->m_process.waitForReadyRead(200);
+        agent->m_output += agent->m_process.readAll();
+    }
+    return agent;
+}
+
+AgentProcess::~AgentProcess()
+{
+    stop(10000);
+    if (!m_ownDataDir.isEmpty())
+        QDir(m_ownDataDir).removeRecursively();
+}
+
+int AgentProcess::stop(int timeoutMs)
+{
+    if (m_process.state() == QProcess::NotRunning)
+        return m_process.exitStatus() == QProcess::NormalExit ? m_process.exitCode() : -1;
+    m_process.terminate();
+    if (!m_process.waitForFinished(timeoutMs)) {
+        m_process.kill();
+        m_process.waitForFinished(5000);
+        return -1;
+    }
+    m_output += m_process.readAll();
+    return m_process.exitStatus() == QProcess::NormalExit ? m_process.exitCode() : -1;
+}
+
+QString AgentProcess::output()
+{
+    m_output += m_process.readAll();
+    return QString::fromUtf8(m_output);
+}
+
+HttpAnswer AgentProcess::call(const QByteArray &method, const QString &path, const QByteArray &body,
+                              const QList<QPair<QByteArray, QByteArray>> &headers) const
+{
+    return httpCall(m_port, method, path, body, headers);
+}
+
+HttpAnswer AgentProcess::simCall(const QByteArray &method, const QString &path, const QByteArray &body) const
+{
+    return httpCall(m_simPort, method, path, body, {});
+}
+
+bool AgentProcess::createOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                               QString *error) const
+{
+    const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
+    const HttpAnswer sku = call("PUT", QStringLiteral("/api/v1/skus/") + skuId, R"({"stock": 100})", desk);
+    if (sku.status != 200) {
+        *error = QStringLiteral("PUT sku: %1 %2").arg(sku.status).arg(QString::fromUtf8(sku.body));
+        return false;
+    }
+    const QJsonObject order{{QStringLiteral("order_no"), orderNo},
+                            {QStringLiteral("user_id"), userId},
+                            {QStringLiteral("amount"), amount},
+                            {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), skuId},
+                                                                             {QStringLiteral("qty"), 1}}}},
+                            {QStringLiteral("reward_coupon_template"), QStringLiteral("WELCOME10")},
+                            {QStringLiteral("reward_points"), 100}};
+    const HttpAnswer created = call("POST", QStringLiteral("/api/v1/orders"),
+                                    QJsonDocument(order).toJson(QJsonDocument::Compact), desk);
+    if (created.status != 201) {
+        *error = QStringLiteral("POST order: %1 %2").arg(created.status).arg(QString::fromUtf8(created.body));
+        return false;
+    }
+    return true;
+}
+
+QString AgentProcess::issueToken(qint64 userId, const QString &orderNo) const
+{
+    const HttpAnswer answer = call("POST", QStringLiteral("/api/v1/payments/token"),
+                                   QJsonDocument(QJsonObject{{QStringLiteral("order_no"), orderNo}}).toJson(),
+                                   {{"X-User-Id", QByteArray::number(userId)}});
+    return answer.status == 201 ? answer.json().value(QStringLiteral("token")).toString() : QString();
+}
+
+} // namespace payonce::testsupport

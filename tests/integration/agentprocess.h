@@ -1,0 +1,72 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QList>
+#include <QPair>
+#include <QProcess>
+#include <QString>
+
+#include <memory>
+
+namespace payonce::testsupport {
+
+/// One HTTP answer, parsed.
+struct HttpAnswer {
+    int status = 0;
+    QByteArray body;
+    QList<QPair<QByteArray, QByteArray>> headers;
+    QByteArray header(const QByteArray &name) const;
+    QJsonObject json() const;
+    /// error.code of a contract error body, or empty.
+    QString errorCode() const;
+};
+
+/// The real payonce-agent binary as a child process, configured by the test: a database
+/// URL, free loopback ports, sim.enabled (so payonce-sim runs beside it), and three API
+/// tokens — "view-token" (viewer), "desk-token" (operator), "lead-token" (approver).
+class AgentProcess {
+public:
+    struct Options {
+        QString db;             ///< --db
+        bool sim = true;        ///< sim.enabled on a free port
+        int simPort = 0;        ///< 0: a free one
+        QString dataDir;        ///< empty: a temporary folder of its own
+        QStringList extraArguments;
+    };
+    /// Null and *error set (with the agent's output) when it did not log "ready" in time.
+    static std::unique_ptr<AgentProcess> start(const Options &options, QString *error);
+    ~AgentProcess();
+
+    int port() const { return m_port; }
+    int simPort() const { return m_simPort; }
+    qint64 pid() const { return m_process.processId(); }
+    /// SIGTERM and wait: the exit code, -1 when it did not exit normally in time.
+    int stop(int timeoutMs = 30000);
+    QString output();
+
+    /// One request on a fresh connection; headers as "Name: value" pairs.
+    HttpAnswer call(const QByteArray &method, const QString &path, const QByteArray &body = {},
+                    const QList<QPair<QByteArray, QByteArray>> &headers = {}) const;
+    /// The same against the simulator's control API.
+    HttpAnswer simCall(const QByteArray &method, const QString &path, const QByteArray &body = {}) const;
+
+    /// Set-up through the operator API: a SKU with stock, and an order of one unit of it.
+    bool createOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                     QString *error) const;
+    /// POST /api/v1/payments/token for the user; the token or empty.
+    QString issueToken(qint64 userId, const QString &orderNo) const;
+
+private:
+    AgentProcess() = default;
+    QProcess m_process;
+    QByteArray m_output;
+    QString m_ownDataDir;
+    int m_port = 0;
+    int m_simPort = 0;
+};
+
+HttpAnswer httpCall(int port, const QByteArray &method, const QString &path, const QByteArray &body,
+                    const QList<QPair<QByteArray, QByteArray>> &headers);
+
+} // namespace payonce::testsupport
