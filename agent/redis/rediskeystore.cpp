@@ -252,8 +252,12 @@ public:
     Connection &operator=(const Connection &) = delete;
 
     const std::shared_ptr<Backend> &backend() const { return m_backend; }
-    /// The run_id of the instance this connection is talking to (set on connect).
+    /// The run_id of the instance this connection is talking to, and the fence epoch
+    /// registered for it — both set by the handshake, before the connection runs any
+    /// command, so every reply this connection returns comes from an instance whose epoch
+    /// was already in the database.
     QString runId() const { return m_runId; }
+    quint32 epoch() const { return m_epoch; }
 
     /// Runs one command. Error replies come back as Reply::Type::Error. With
     /// Retry::OnStaleConnection, a command that failed on a connection opened by an
@@ -362,7 +366,8 @@ private:
         return {};
     }
 
-    /// AUTH, SELECT, INFO server (run_id), SCRIPT LOAD for an instance not met before.
+    /// AUTH, SELECT, INFO server (run_id), the fence epoch for that run_id (from the
+    /// database, cached per store), SCRIPT LOAD for an instance not met before.
     Result<void> handshake()
     {
         const RedisOptions &options = m_backend->options;
@@ -399,7 +404,15 @@ private:
             return Error::make(ErrorCode::Internal,
                                QStringLiteral("Redis at %1: INFO server has no run_id").arg(options.endpoint()),
                                QStringLiteral("internal error"));
+        // The epoch is registered before this connection can run any command: an INCR
+        // on this instance can then never be paired with an epoch handed out after a
+        // later instance's (the database gives max+1 on first lookup).
+        auto epoch = m_backend->epochFor(runId);
+        if (!epoch.ok())
+            return m_backend->unavailable(QStringLiteral("no fence epoch for run_id %1: %2")
+                                              .arg(runId, epoch.error().internalMessage));
         m_runId = runId;
+        m_epoch = epoch.value();
         if (m_backend->connected(runId)) {
             for (const Script *script : allScripts()) {
                 auto loaded = send({QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("LOAD"), script->source});
@@ -461,6 +474,7 @@ private:
     std::shared_ptr<Backend> m_backend;
     redisContext *m_context = nullptr;
     QString m_runId;
+    quint32 m_epoch = 0;
     bool m_lastWasTimeout = false;
 };
 
@@ -626,12 +640,9 @@ public:
             return Error::make(ErrorCode::Internal,
                                QStringLiteral("fence counter for %1 passed 2^32").arg(scope),
                                QStringLiteral("internal error"));
-        // The run_id of the instance that answered this INCR: the connection learnt it on
-        // (re)connect, and a context never outlives its server.
-        auto epoch = backend->epochFor(connection.runId());
-        if (!epoch.ok())
-            return epoch.error();
-        return (quint64(epoch.value()) << 32) | quint64(reply->integer);
+        // The epoch of the instance that answered this INCR: registered by the handshake
+        // of this very connection (a context never outlives its server), before the INCR.
+        return (quint64(connection.epoch()) << 32) | quint64(reply->integer);
     }
 
     Result<std::optional<core::CachedResponse>> get(const QString &scope, const QString &key) override

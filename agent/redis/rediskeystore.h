@@ -20,8 +20,10 @@ namespace payonce::redis {
 /// - Lua scripts (compare-and-delete, owner-checked renew) are loaded with SCRIPT LOAD when
 ///   a connection meets a Redis instance for the first time and run with EVALSHA; NOSCRIPT
 ///   (a flushed script cache) reloads and retries.
-/// - Fencing: on every (re)connect the run_id from INFO server identifies the instance;
-///   the FenceEpochSource gives its epoch, and INCR fence:{scope} the low 32 bits.
+/// - Fencing: on every (re)connect the run_id from INFO server identifies the instance,
+///   and the handshake registers its epoch with the FenceEpochSource before the
+///   connection runs any command (no epoch: the connect fails as Unavailable). A token is
+///   the epoch of the connection that ran INCR fence:{scope} and the counter it returned.
 ///
 /// Construction never contacts Redis (the agent starts with Redis down, degraded). The
 /// FenceEpochSource must outlive the store. Keys used: token:{scope}, fence:{scope},

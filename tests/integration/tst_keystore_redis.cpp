@@ -12,6 +12,7 @@
 #include <QTest>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <mutex>
 #include <thread>
@@ -55,6 +56,69 @@ bool waitUntilReachable(core::KeyStore &store, int withinMs)
     }
     return false;
 }
+
+/// A FenceEpochSource in front of the real one whose lookups for one instance id can be
+/// held (a slow database round trip), so an interleaving of agents is deterministic. A
+/// held lookup waits until release() or 10 s, whichever comes first.
+class HeldEpochs final : public core::FenceEpochSource {
+public:
+    explicit HeldEpochs(core::FenceEpochSource &real) : m_real(real) {}
+
+    void holdLookupsOf(const QString &instanceId)
+    {
+        std::lock_guard lock(m_mutex);
+        m_heldId = instanceId;
+    }
+    void release()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_released = true;
+        }
+        m_changed.notify_all();
+    }
+    /// Waits until a lookup is being held or `done` turns true (up to 10 s).
+    bool waitUntilHeldOr(const std::atomic<bool> &done)
+    {
+        std::unique_lock lock(m_mutex);
+        return m_changed.wait_for(lock, 10s, [&] { return m_holding || done.load(); });
+    }
+    bool heldALookup() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_heldOnce;
+    }
+
+    core::Result<quint32> epochFor(const QString &instanceId) override
+    {
+        {
+            std::unique_lock lock(m_mutex);
+            if (!m_heldId.isEmpty() && instanceId == m_heldId && !m_released) {
+                m_holding = m_heldOnce = true;
+                m_changed.notify_all();
+                m_changed.wait_for(lock, 10s, [&] { return m_released; });
+                m_holding = false;
+            }
+        }
+        return m_real.epochFor(instanceId);
+    }
+
+    /// Wakes waitUntilHeldOr() when a flag it watches changed.
+    void poke()
+    {
+        { std::lock_guard lock(m_mutex); } // no lost wake-up between the check and the wait
+        m_changed.notify_all();
+    }
+
+private:
+    core::FenceEpochSource &m_real;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_changed;
+    QString m_heldId;
+    bool m_released = false;
+    bool m_holding = false;
+    bool m_heldOnce = false;
+};
 
 } // namespace
 
@@ -121,6 +185,78 @@ private Q_SLOTS:
         QVERIFY(tokenAfter > tokenBefore);
         QVERIFY((tokenAfter >> 32) > (tokenBefore >> 32));
         QVERIFY(after.value()->release().ok());
+    }
+
+    void fenceEpochIsRegisteredBeforeTheFirstIncr()
+    {
+        // Agent 1 takes a fencing token on instance A, but its epoch lookup in the database
+        // is slow. Meanwhile A dies, B starts empty, agent 2 takes tokens on B. The database
+        // hands out max+1 to an instance on its first lookup, so if A's epoch is first
+        // asked for after B's, A's (older) tokens outrank every token B will ever give.
+        QString error;
+        auto server = RedisServer::start(&error); // its own: A's run_id is new to the database
+        QVERIFY2(server, qPrintable(error));
+        HeldEpochs epochs(m_epochs);
+        redis::RedisKeyStore agent1(optionsFor(server->url()), epochs);
+        redis::RedisKeyStore agent2(optionsFor(server->url()), epochs);
+        QVERIFY(waitUntilReachable(agent1, 15000));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        const QString instanceA = agent1.instanceId();
+        QVERIFY(!instanceA.isEmpty());
+        epochs.holdLookupsOf(instanceA);
+
+        const QString order = uniqueKey("order");
+        std::atomic<bool> agent1Done{false};
+        core::Result<quint64> onA = quint64(0);
+        std::thread first([&] {
+            onA = agent1.fencing().next(order);
+            agent1Done.store(true);
+            epochs.poke();
+        });
+        auto joinFirst = qScopeGuard([&] {
+            epochs.release();
+            first.join();
+        });
+        QVERIFY(epochs.waitUntilHeldOr(agent1Done));
+
+        QVERIFY(server->kill());
+        QVERIFY2(server->startAgain(&error), qPrintable(error));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        QVERIFY(agent2.instanceId() != instanceA);
+        auto onB = agent2.fencing().next(order);
+        QVERIFY2(onB.ok(), onB.ok() ? "" : qPrintable(describe(onB.error())));
+
+        joinFirst.dismiss();
+        epochs.release();
+        first.join();
+        QVERIFY2(onA.ok(), onA.ok() ? "" : qPrintable(describe(onA.error())));
+        qInfo("agent 1 on A: %llx (epoch lookup held: %s), agent 2 on B: %llx",
+              static_cast<unsigned long long>(onA.value()), epochs.heldALookup() ? "yes" : "no",
+              static_cast<unsigned long long>(onB.value()));
+        QVERIFY2(onB.value() > onA.value(),
+                 qPrintable(QStringLiteral("a token from the dead instance A (%1) outranks the new "
+                                           "instance B's (%2): fencing went backwards for good")
+                                .arg(onA.value(), 0, 16).arg(onB.value(), 0, 16)));
+    }
+
+    void epochLookupFailureFailsTheConnect()
+    {
+        // No epoch, no connection: a connection that could run an INCR without a
+        // registered epoch is what the previous test is about.
+        struct NoEpochs final : core::FenceEpochSource {
+            core::Result<quint32> epochFor(const QString &) override
+            {
+                return core::Error::make(core::ErrorCode::Internal, QStringLiteral("database is down"),
+                                         QStringLiteral("internal error"));
+            }
+        } noEpochs;
+        redis::RedisKeyStore store(optionsFor(m_server->url()), noEpochs);
+        auto token = store.tokens().issue(uniqueKey("attempt"), 10s);
+        QVERIFY(!token.ok());
+        QCOMPARE(token.error().code, core::ErrorCode::Unavailable);
+        QVERIFY2(token.error().internalMessage.contains(QLatin1String("database is down")),
+                 qPrintable(token.error().internalMessage));
+        QVERIFY(store.degraded());
     }
 
     void killedServerMidTestGivesTypedErrorsAndRecovers()
