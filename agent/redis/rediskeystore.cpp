@@ -105,6 +105,20 @@ const Script &renewScript()
     return script;
 }
 
+// The lock and its fencing token in one step: SET NX PX, and only if that won, INCR the
+// fence counter (KEYS[2], when a fence scope was given). Returns the counter, 0 when won
+// without a fence scope, nil when the lock is held by someone else. One step, so a holder
+// paused after winning cannot take a token above a successor's.
+const Script &acquireScript()
+{
+    static const Script script = makeScript(
+        "acquire",
+        "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end "
+        "if #KEYS > 1 then return redis.call('INCR', KEYS[2]) end "
+        "return 0");
+    return script;
+}
+
 // The L1 cache entry: fingerprint and response, with one expiry.
 const Script &putResponseScript()
 {
@@ -118,7 +132,7 @@ const Script &putResponseScript()
 const std::vector<const Script *> &allScripts()
 {
     static const std::vector<const Script *> scripts{&compareAndDeleteScript(), &renewScript(),
-                                                     &putResponseScript()};
+                                                     &acquireScript(), &putResponseScript()};
     return scripts;
 }
 
@@ -580,18 +594,19 @@ public:
             return owner.error();
         Connection &connection = connectionFor(backend);
         const auto sentAt = Clock::now();
-        // No retry: a SET that landed before the connection broke would make the retry
+        // No retry: a script that landed before the connection broke would make the retry
         // see our own lock as taken; the orphan lease simply expires.
-        auto reply = checked(connection, QStringLiteral("SET NX lock"),
-                             connection.command({QByteArrayLiteral("SET"), utf8(key), utf8(owner.value()),
-                                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), msText(ttl)},
-                                                Retry::No));
+        std::vector<QByteArray> keys{utf8(key)};
+        if (!fenceScope.isEmpty())
+            keys.push_back(fenceKey(fenceScope));
+        auto reply = connection.eval(acquireScript(), keys, {utf8(owner.value()), msText(ttl)}, Retry::No);
         if (!reply.ok())
             return reply.error();
         if (reply->type == Reply::Type::Nil)
             return std::unique_ptr<core::LockHandle>();
-        if (!isOk(*reply))
-            return unexpected(*backend, QStringLiteral("SET NX lock"), *reply);
+        if (reply->type != Reply::Type::Integer || reply->integer < 0
+            || (!fenceScope.isEmpty() && reply->integer == 0))
+            return unexpected(*backend, QStringLiteral("lock acquire"), *reply);
 
         const std::shared_ptr<Backend> shared = backend;
         auto releaseFunction = [shared, key, ownerValue = owner.value()]() -> Result<bool> {
@@ -604,13 +619,16 @@ public:
 
         quint64 token = 0;
         if (!fenceScope.isEmpty()) {
-            auto fence = next(fenceScope);
+            // The counter came from the connection that ran the script: its epoch.
+            auto fence = fencingToken(connection, fenceScope, reply->integer);
             if (!fence.ok()) {
                 (void)releaseFunction();
                 return fence.error();
             }
             token = fence.value();
         }
+        if (lockWonHook)
+            lockWonHook();
 
         auto renewFunction = [shared, key, ownerValue = owner.value(), ttl]() -> Result<bool> {
             Connection &own = connectionFor(shared); // the watchdog thread's own context
@@ -630,19 +648,30 @@ public:
     {
         Connection &connection = connectionFor(backend);
         auto reply = checked(connection, QStringLiteral("INCR fence"),
-                             connection.command({QByteArrayLiteral("INCR"), "fence:" + utf8(scope)},
+                             connection.command({QByteArrayLiteral("INCR"), fenceKey(scope)},
                                                 Retry::OnStaleConnection));
         if (!reply.ok())
             return reply.error();
         if (reply->type != Reply::Type::Integer || reply->integer <= 0)
             return unexpected(*backend, QStringLiteral("INCR fence"), *reply);
-        if (reply->integer > 0xFFFFFFFFLL)
+        return fencingToken(connection, scope, reply->integer);
+    }
+
+    /// A counter from fence:{scope} combined with the epoch of the connection that ran the
+    /// INCR: registered by this very connection's handshake (a context never outlives its
+    /// server), before the INCR.
+    static Result<quint64> fencingToken(const Connection &connection, const QString &scope, long long counter)
+    {
+        if (counter > 0xFFFFFFFFLL)
             return Error::make(ErrorCode::Internal,
                                QStringLiteral("fence counter for %1 passed 2^32").arg(scope),
                                QStringLiteral("internal error"));
-        // The epoch of the instance that answered this INCR: registered by the handshake
-        // of this very connection (a context never outlives its server), before the INCR.
-        return (quint64(connection.epoch()) << 32) | quint64(reply->integer);
+        return (quint64(connection.epoch()) << 32) | quint64(counter);
+    }
+
+    static QByteArray fenceKey(const QString &scope)
+    {
+        return "fence:" + utf8(scope);
     }
 
     Result<std::optional<core::CachedResponse>> get(const QString &scope, const QString &key) override
@@ -714,6 +743,7 @@ public:
     std::shared_ptr<Backend> backend;
     std::shared_ptr<LeaseWatchdog> watchdog;
     BoundedSeenSet seenFront;
+    std::function<void()> lockWonHook; // tests only
 };
 
 RedisKeyStore::RedisKeyStore(const RedisOptions &options, core::FenceEpochSource &epochs)
@@ -752,6 +782,11 @@ QString RedisKeyStore::instanceId() const
 const RedisOptions &RedisKeyStore::options() const
 {
     return d->backend->options;
+}
+
+void RedisKeyStore::setLockWonHookForTest(std::function<void()> hook)
+{
+    d->lockWonHook = std::move(hook);
 }
 
 } // namespace payonce::redis

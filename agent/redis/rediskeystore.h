@@ -4,6 +4,7 @@
 #include "core/ports/keystore.h"
 #include "redis/redisoptions.h"
 
+#include <functional>
 #include <memory>
 
 namespace payonce::redis {
@@ -17,7 +18,7 @@ namespace payonce::redis {
 ///   connect, calls fail fast for a growing backoff (no sleeping in the caller), then the
 ///   next call tries again: the store recovers by itself.
 /// - A wrong or missing password is Misconfigured, with the server's answer in the message.
-/// - Lua scripts (compare-and-delete, owner-checked renew) are loaded with SCRIPT LOAD when
+/// - Lua scripts (compare-and-delete, owner-checked renew, lock + fence counter, L1 put) are loaded with SCRIPT LOAD when
 ///   a connection meets a Redis instance for the first time and run with EVALSHA; NOSCRIPT
 ///   (a flushed script cache) reloads and retries.
 /// - Fencing: on every (re)connect the run_id from INFO server identifies the instance,
@@ -45,6 +46,11 @@ public:
     QString backendName() const override { return QStringLiteral("redis"); }
 
     const RedisOptions &options() const;
+
+    /// Test hook: called on the acquiring thread once acquire() has won a lock (and taken
+    /// its fencing token), before it returns — where a holder paused by a GC or SIGSTOP
+    /// would stop. Empty: none. Set it while no acquire() runs. Not for production code.
+    void setLockWonHookForTest(std::function<void()> hook);
 
     class Private;
 

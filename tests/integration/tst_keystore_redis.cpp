@@ -259,6 +259,46 @@ private Q_SLOTS:
         QVERIFY(store.degraded());
     }
 
+    void pausedHolderDoesNotOutrankItsSuccessor()
+    {
+        // A holder pauses (GC, SIGSTOP) right after winning the lock, past its ttl. A
+        // successor takes the lock and its token meanwhile (and writes with it). When the
+        // paused holder wakes, its token must be below the successor's: taken with the
+        // lock, not afterwards in a round trip of its own.
+        const auto ttl = 3000ms;
+        const QString key = uniqueKey("lock:order");
+        const QString order = uniqueKey("order");
+        std::unique_ptr<core::LockHandle> successor;
+        QString successorError;
+        m_store->setLockWonHookForTest([&] {
+            QElapsedTimer waited;
+            waited.start();
+            while (!successor && waited.elapsed() < 15000) {
+                auto attempt = m_second->locks().acquire(key, 10s, order);
+                if (!attempt.ok()) {
+                    successorError = describe(attempt.error());
+                    return;
+                }
+                successor = std::move(attempt).value();
+                if (!successor)
+                    QTest::qSleep(20);
+            }
+        });
+        auto paused = m_store->locks().acquire(key, ttl, order);
+        m_store->setLockWonHookForTest({});
+        QVERIFY2(paused.ok(), paused.ok() ? "" : qPrintable(describe(paused.error())));
+        QVERIFY(paused.value());
+        QVERIFY2(successor, successorError.isEmpty() ? "the paused holder's lock did not expire"
+                                                     : qPrintable(successorError));
+        QVERIFY2(paused.value()->lost(), "the paused holder must know its lease ran out");
+        QVERIFY2(successor->fencingToken() > paused.value()->fencingToken(),
+                 qPrintable(QStringLiteral("successor's token %1, paused holder's %2: the late "
+                                           "holder's writes would win")
+                                .arg(successor->fencingToken(), 0, 16)
+                                .arg(paused.value()->fencingToken(), 0, 16)));
+        QVERIFY(successor->release().ok());
+    }
+
     void killedServerMidTestGivesTypedErrorsAndRecovers()
     {
         // 16 threads keep working (token, lock, fencing, cache, seen) while the server is
