@@ -285,7 +285,15 @@ public:
                 return connected.error();
             auto reply = send(args);
             if (reply.ok()) {
-                m_backend->degraded.store(false);
+                // An answer is not yet a success: a refusal that means "unavailable"
+                // (LOADING, READONLY, OOM…) or "misconfigured" degrades the store like a
+                // dead server; only a successful reply clears it. Other error replies
+                // (NOSCRIPT, a bug of ours) say nothing about the store's health.
+                if (!reply->isError())
+                    m_backend->degraded.store(false);
+                else if (const ErrorCode code = classify(reply->errorText());
+                         code == ErrorCode::Unavailable || code == ErrorCode::Misconfigured)
+                    m_backend->degraded.store(true);
                 return reply;
             }
             m_backend->degraded.store(true);
@@ -319,18 +327,30 @@ public:
         return reply;
     }
 
-    /// An error reply turned into a typed Error.
+    /// What an error reply means: Misconfigured (credentials), Unavailable (the server
+    /// refuses for now: loading, read-only replica, out of memory…) or Internal.
+    static ErrorCode classify(const QString &text)
+    {
+        if (text.startsWith(QLatin1String("NOAUTH")) || text.startsWith(QLatin1String("WRONGPASS"))
+            || text.contains(QLatin1String("invalid password")))
+            return ErrorCode::Misconfigured;
+        if (text.startsWith(QLatin1String("LOADING")) || text.startsWith(QLatin1String("BUSY"))
+            || text.startsWith(QLatin1String("READONLY")) || text.startsWith(QLatin1String("MASTERDOWN"))
+            || text.startsWith(QLatin1String("OOM")) || text.startsWith(QLatin1String("TRYAGAIN")))
+            return ErrorCode::Unavailable;
+        return ErrorCode::Internal;
+    }
+
+    /// An error reply turned into a typed Error (classify()).
     Error replyError(const QString &what, const Reply &reply) const
     {
         const QString text = reply.errorText();
         if (text.startsWith(QLatin1String("NOAUTH")))
             return misconfigured(QStringLiteral("requires a password (%1); give it in the URL: "
                                                 "redis://:password@host:port/db").arg(text));
-        if (text.startsWith(QLatin1String("WRONGPASS")) || text.contains(QLatin1String("invalid password")))
+        if (classify(text) == ErrorCode::Misconfigured)
             return misconfigured(QStringLiteral("rejected the password (%1)").arg(text));
-        if (text.startsWith(QLatin1String("LOADING")) || text.startsWith(QLatin1String("BUSY"))
-            || text.startsWith(QLatin1String("READONLY")) || text.startsWith(QLatin1String("MASTERDOWN"))
-            || text.startsWith(QLatin1String("OOM")) || text.startsWith(QLatin1String("TRYAGAIN")))
+        if (classify(text) == ErrorCode::Unavailable)
             return m_backend->unavailable(QStringLiteral("%1 refused: %2").arg(what, text));
         return Error::make(ErrorCode::Internal,
                            QStringLiteral("Redis at %1: %2 failed: %3").arg(m_backend->options.endpoint(), what, text),

@@ -44,6 +44,16 @@ QString describe(const core::Error &error)
     return core::errorCodeName(error.code) + QStringLiteral(": ") + error.internalMessage;
 }
 
+/// Runs redis-cli against the test server; its trimmed standard output.
+QByteArray redisCli(int port, const QStringList &args)
+{
+    QProcess cli;
+    cli.start(QStringLiteral("redis-cli"), QStringList{QStringLiteral("-p"), QString::number(port)} + args);
+    if (!cli.waitForFinished(10000))
+        return QByteArrayLiteral("(redis-cli did not finish)");
+    return cli.readAllStandardOutput().trimmed();
+}
+
 /// Polls until the store answers again (it must recover by itself).
 bool waitUntilReachable(core::KeyStore &store, int withinMs)
 {
@@ -297,6 +307,40 @@ private Q_SLOTS:
                                 .arg(successor->fencingToken(), 0, 16)
                                 .arg(paused.value()->fencingToken(), 0, 16)));
         QVERIFY(successor->release().ok());
+    }
+
+    void errorRepliesThatMeanUnavailableMarkDegraded()
+    {
+        // The server answers, but refuses: OOM here (LOADING, READONLY, MASTERDOWN alike).
+        // That is Unavailable, so the store is degraded until a command succeeds again.
+        const int port = m_server->port();
+        QVERIFY(m_store->ping().ok());
+        QVERIFY(!m_store->degraded());
+        QCOMPARE(redisCli(port, {QStringLiteral("CONFIG"), QStringLiteral("SET"), QStringLiteral("maxmemory"),
+                                 QStringLiteral("1")}),
+                 QByteArrayLiteral("OK"));
+        auto restore = qScopeGuard([port] {
+            redisCli(port, {QStringLiteral("CONFIG"), QStringLiteral("SET"), QStringLiteral("maxmemory"),
+                            QStringLiteral("0")});
+        });
+        auto refused = m_store->tokens().issue(uniqueKey("attempt"), 10s);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code, core::ErrorCode::Unavailable);
+        QVERIFY2(refused.error().internalMessage.contains(QLatin1String("OOM")),
+                 qPrintable(refused.error().internalMessage));
+        QVERIFY2(m_store->degraded(), "an OOM refusal must mark the store degraded");
+        auto lock = m_store->locks().acquire(uniqueKey("lock:order"), 10s, uniqueKey("order"));
+        QVERIFY(!lock.ok());
+        QCOMPARE(lock.error().code, core::ErrorCode::Unavailable);
+        QVERIFY(m_store->degraded());
+
+        restore.dismiss();
+        QCOMPARE(redisCli(port, {QStringLiteral("CONFIG"), QStringLiteral("SET"), QStringLiteral("maxmemory"),
+                                 QStringLiteral("0")}),
+                 QByteArrayLiteral("OK"));
+        auto accepted = m_store->tokens().issue(uniqueKey("attempt"), 10s);
+        QVERIFY2(accepted.ok(), accepted.ok() ? "" : qPrintable(describe(accepted.error())));
+        QVERIFY2(!m_store->degraded(), "a successful reply clears degraded");
     }
 
     void killedServerMidTestGivesTypedErrorsAndRecovers()
