@@ -606,9 +606,16 @@ public:
     Result<std::unique_ptr<core::LockHandle>> acquire(const QString &key, milliseconds ttl,
                                                       const QString &fenceScope) override
     {
-        if (ttl < milliseconds(30))
+        // One watchdog thread renews every lease of this store, and one hung renewal holds
+        // it for up to a command timeout: with ttl/3 between renewals, a shorter ttl could
+        // run out behind a single hung call.
+        const milliseconds shortest = 3 * backend->options.commandTimeout;
+        if (ttl < shortest)
             return Error::make(ErrorCode::InvalidInput,
-                               QStringLiteral("a lock ttl of %1 ms is too short to renew").arg(ttl.count()));
+                               QStringLiteral("a lock ttl of %1 ms is too short: at least 3 x the command timeout "
+                                              "(%2 ms) is needed to renew it")
+                                   .arg(ttl.count())
+                                   .arg(shortest.count()));
         auto owner = randomHex(16);
         if (!owner.ok())
             return owner.error();

@@ -343,6 +343,22 @@ private Q_SLOTS:
         QVERIFY2(!m_store->degraded(), "a successful reply clears degraded");
     }
 
+    void lockTtlBelowThreeCommandTimeoutsIsRefused()
+    {
+        // One hung renewal blocks the store's single watchdog thread for a command
+        // timeout: a ttl shorter than 3 command timeouts could run out meanwhile.
+        const auto shortest = 3 * CommandTimeout;
+        auto tooShort = m_store->locks().acquire(uniqueKey("lock:order"), shortest - 1ms, uniqueKey("order"));
+        QVERIFY2(!tooShort.ok(), "a ttl below 3 x the command timeout must be refused");
+        QCOMPARE(tooShort.error().code, core::ErrorCode::InvalidInput);
+        QVERIFY2(tooShort.error().internalMessage.contains(QLatin1String("command timeout")),
+                 qPrintable(tooShort.error().internalMessage));
+        auto enough = m_store->locks().acquire(uniqueKey("lock:order"), shortest, uniqueKey("order"));
+        QVERIFY2(enough.ok(), enough.ok() ? "" : qPrintable(describe(enough.error())));
+        QVERIFY(enough.value());
+        QVERIFY(enough.value()->release().ok());
+    }
+
     void killedServerMidTestGivesTypedErrorsAndRecovers()
     {
         // 16 threads keep working (token, lock, fencing, cache, seen) while the server is
@@ -350,7 +366,7 @@ private Q_SLOTS:
         // result or a typed Unavailable within the bound; the same threads must recover.
         constexpr int Workers = 16;
         const QString key = uniqueKey("lock:order");
-        auto holder = m_store->locks().acquire(key, 1500ms);
+        auto holder = m_store->locks().acquire(key, 3 * CommandTimeout); // the shortest allowed
         QVERIFY(holder.ok() && holder.value());
 
         std::atomic<bool> stop{false};

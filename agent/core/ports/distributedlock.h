@@ -57,6 +57,11 @@ public:
 /// increase across holders of the same scope — also across key-store restarts and
 /// failovers.
 ///
+/// The ttl has a floor: Redis refuses (InvalidInput) a ttl below 3 × its command timeout
+/// — one watchdog thread renews every lease of a store, and a single hung renewal holds it
+/// for up to a command timeout, so a shorter lease could run out behind it; the embedded
+/// store refuses a ttl below 30 ms.
+///
 /// Thread-safe. acquire() is safe to retry after an error: a SET that reached the store
 /// before the connection failed leaves an orphan lease that expires after ttl.
 class DistributedLock {
