@@ -14,13 +14,14 @@ namespace payonce::redis {
 /// - One hiredis context per calling thread (contexts are not thread-safe), opened on the
 ///   thread's first call, reopened after a failure; the lock watchdog has its own.
 /// - Connect and command timeouts from RedisOptions: a call on a dead or hung server fails
-///   with Unavailable within connectTimeout + commandTimeout, never hangs. After a failed
+///   with Unavailable within commandTimeout on an open connection, connectTimeout +
+///   commandTimeout when it must open one (RedisOptions has the exact bounds), never hangs. After a failed
 ///   connect, calls fail fast for a growing backoff (no sleeping in the caller), then the
 ///   next call tries again: the store recovers by itself.
 /// - A wrong or missing password is Misconfigured, with the server's answer in the message.
-/// - Lua scripts (compare-and-delete, owner-checked renew, lock + fence counter, L1 put) are loaded with SCRIPT LOAD when
-///   a connection meets a Redis instance for the first time and run with EVALSHA; NOSCRIPT
-///   (a flushed script cache) reloads and retries.
+/// - Lua scripts (compare-and-delete, owner-checked renew, lock + fence counter, L1 put)
+///   are loaded with SCRIPT LOAD when a connection meets a Redis instance for the first
+///   time and run with EVALSHA; NOSCRIPT (a flushed script cache) reloads and retries.
 /// - Fencing: on every (re)connect the run_id from INFO server identifies the instance,
 ///   and the handshake registers its epoch with the FenceEpochSource before the
 ///   connection runs any command (no epoch: the connect fails as Unavailable). A token is

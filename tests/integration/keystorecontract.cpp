@@ -238,7 +238,8 @@ void KeyStoreContract::concurrentLockHasAtMostOneHolder()
                 const quint64 previous = lastToken.exchange(token);
                 if (token <= previous)
                     notIncreasing.fetch_add(1);
-                std::this_thread::yield(); // a little work while holding
+                // Hold the critical section for a while, so a second holder would overlap.
+                std::this_thread::sleep_for(1ms);
                 if (handle.value()->lost())
                     lostWhileHolding.fetch_add(1);
                 acquired.fetch_add(1);
