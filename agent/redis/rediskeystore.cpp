@@ -205,6 +205,19 @@ struct Backend {
         return !m_scriptsLoadedFor.contains(runId);
     }
 
+    /// True until the eviction policy of this run_id was checked (policyChecked()).
+    bool policyToCheck(const QString &runId) const
+    {
+        std::lock_guard lock(m_mutex);
+        return !m_policyCheckedFor.contains(runId);
+    }
+
+    void policyChecked(const QString &runId)
+    {
+        std::lock_guard lock(m_mutex);
+        m_policyCheckedFor.insert(runId);
+    }
+
     void scriptsLoaded(const QString &runId)
     {
         std::lock_guard lock(m_mutex);
@@ -248,6 +261,7 @@ private:
     Error m_lastConnectError;
     QString m_lastRunId;
     QSet<QString> m_scriptsLoadedFor;
+    QSet<QString> m_policyCheckedFor;
     QHash<QString, quint32> m_epochs;
 };
 
@@ -401,7 +415,8 @@ private:
     }
 
     /// AUTH, SELECT, INFO server (run_id), the fence epoch for that run_id (from the
-    /// database, cached per store), SCRIPT LOAD for an instance not met before.
+    /// database, cached per store), and for an instance not met before: CONFIG GET
+    /// maxmemory-policy (a warning unless noeviction) and SCRIPT LOAD.
     Result<void> handshake()
     {
         const RedisOptions &options = m_backend->options;
@@ -447,6 +462,11 @@ private:
                                               .arg(runId, epoch.error().internalMessage));
         m_runId = runId;
         m_epoch = epoch.value();
+        if (m_backend->policyToCheck(runId)) {
+            if (auto checked = checkEvictionPolicy(); !checked.ok())
+                return checked;
+            m_backend->policyChecked(runId);
+        }
         if (m_backend->connected(runId)) {
             for (const Script *script : allScripts()) {
                 auto loaded = send({QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("LOAD"), script->source});
@@ -463,6 +483,33 @@ private:
             }
             m_backend->scriptsLoaded(runId);
         }
+        return {};
+    }
+
+    /// Fence counters rely on `maxmemory-policy noeviction`: an evicted fence:{scope} key on
+    /// the same run_id restarts its counter within the same epoch, and tokens go back. Not
+    /// ours to change: a warning, not a failure. A refused CONFIG (ACL, renamed command)
+    /// skips the check; only a broken connection fails the handshake.
+    Result<void> checkEvictionPolicy()
+    {
+        auto reply = send({QByteArrayLiteral("CONFIG"), QByteArrayLiteral("GET"), QByteArrayLiteral("maxmemory-policy")});
+        if (!reply.ok())
+            return reply.error();
+        if (reply->isError()) {
+            qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1: cannot read maxmemory-policy (%2); make sure "
+                                                        "it is noeviction, fence counters must never be evicted")
+                                             .arg(m_backend->options.endpoint(), reply->errorText());
+            return {};
+        }
+        QString policy;
+        if (reply->type == Reply::Type::Array && reply->elements.size() == 2)
+            policy = QString::fromUtf8(reply->elements[1].text);
+        if (policy != QLatin1String("noeviction"))
+            qCWarning(lcRedis).noquote()
+                << QStringLiteral("Redis at %1: maxmemory-policy is %2, not noeviction: an evicted fence counter "
+                                  "restarts within the same epoch and fencing tokens can go backwards; set "
+                                  "maxmemory-policy noeviction")
+                       .arg(m_backend->options.endpoint(), policy.isEmpty() ? QStringLiteral("unknown") : policy);
         return {};
     }
 

@@ -26,6 +26,9 @@ namespace payonce::redis {
 ///   and the handshake registers its epoch with the FenceEpochSource before the
 ///   connection runs any command (no epoch: the connect fails as Unavailable). A token is
 ///   the epoch of the connection that ran INCR fence:{scope} and the counter it returned.
+/// - Fence counters rely on `maxmemory-policy noeviction` (an evicted or flushed fence key
+///   restarts within the same epoch): the first handshake with an instance warns in the
+///   log if the policy is another (a refused CONFIG GET skips the check).
 ///
 /// Construction never contacts Redis (the agent starts with Redis down, degraded). The
 /// FenceEpochSource must outlive the store. Keys used: token:{scope}, fence:{scope},

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QScopeGuard>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTest>
 
 #include <atomic>
@@ -357,6 +358,47 @@ private Q_SLOTS:
         QVERIFY2(enough.ok(), enough.ok() ? "" : qPrintable(describe(enough.error())));
         QVERIFY(enough.value());
         QVERIFY(enough.value()->release().ok());
+    }
+
+    void evictingMaxmemoryPolicyIsWarnedAbout()
+    {
+        // Fence counters must not be evicted: a fence:{scope} key evicted on the same
+        // run_id restarts its counter within the same epoch. The handshake says so (a
+        // warning, not a failure) when the policy is not noeviction.
+        const int port = m_server->port();
+        const auto policyIs = [port](const char *policy) {
+            return redisCli(port, {QStringLiteral("CONFIG"), QStringLiteral("SET"), QStringLiteral("maxmemory-policy"),
+                                   QLatin1String(policy)});
+        };
+        const QRegularExpression warning(QStringLiteral("maxmemory-policy is allkeys-lru"));
+        {
+            QTest::failOnWarning(warning);
+            redis::RedisKeyStore quiet(optionsFor(m_server->url()), m_epochs);
+            QVERIFY(quiet.ping().ok()); // noeviction, the server's default: no warning
+        }
+        QCOMPARE(policyIs("allkeys-lru"), QByteArrayLiteral("OK"));
+        auto restore = qScopeGuard([&] { policyIs("noeviction"); });
+        QTest::ignoreMessage(QtWarningMsg, warning);
+        redis::RedisKeyStore warned(optionsFor(m_server->url()), m_epochs);
+        auto pinged = warned.ping();
+        QVERIFY2(pinged.ok(), pinged.ok() ? "" : qPrintable(describe(pinged.error())));
+        QVERIFY(!warned.degraded());
+    }
+
+    void refusedConfigCommandIsIgnored()
+    {
+        // CONFIG may be forbidden to the agent's user (ACL) or renamed: the check is
+        // skipped, the connection is fine.
+        const int port = m_server->port();
+        QCOMPARE(redisCli(port, {QStringLiteral("ACL"), QStringLiteral("SETUSER"), QStringLiteral("noconfig"),
+                                 QStringLiteral("on"), QStringLiteral(">noconfig-pass"), QStringLiteral("~*"),
+                                 QStringLiteral("&*"), QStringLiteral("+@all"), QStringLiteral("-config")}),
+                 QByteArrayLiteral("OK"));
+        const QString url = QStringLiteral("redis://noconfig:noconfig-pass@127.0.0.1:%1/0").arg(port);
+        redis::RedisKeyStore limited(optionsFor(url), m_epochs);
+        auto token = limited.tokens().issue(uniqueKey("attempt"), 10s);
+        QVERIFY2(token.ok(), token.ok() ? "" : qPrintable(describe(token.error())));
+        QVERIFY(!limited.degraded());
     }
 
     void killedServerMidTestGivesTypedErrorsAndRecovers()
