@@ -20,7 +20,12 @@ Lease::Lease(std::chrono::milliseconds leaseTtl, RenewFunction renewFunction, Cl
 
 bool Lease::lost() const
 {
-    return m_lost.load() || Clock::now().time_since_epoch().count() >= confirmedUntil.load();
+    if (m_lost.load())
+        return true;
+    if (Clock::now().time_since_epoch().count() < confirmedUntil.load())
+        return false;
+    markLost(); // the deadline passed: for good (distributedlock.h)
+    return true;
 }
 
 LeaseWatchdog::~LeaseWatchdog()
@@ -76,12 +81,22 @@ void LeaseWatchdog::run()
         for (const auto &lease : due) {
             if (lease->frozen.load() || lease->m_lost.load())
                 continue; // a frozen holder's lease simply runs out
+            if (lease->lost()) { // ran out before we got to it (store unreachable, thread starved)
+                qCWarning(lcWatchdog) << "lease ran out before it could be renewed";
+                continue;
+            }
             const auto sentAt = Clock::now();
             const auto renewed = lease->renew();
             Clock::time_point nextRenewal;
             if (renewed.ok() && renewed.value()) {
-                lease->confirmedUntil.store((sentAt + lease->ttl).time_since_epoch().count());
-                nextRenewal = Clock::now() + lease->ttl / 3;
+                if (lease->lost()) {
+                    // Confirmed too late: the holder may have seen lost() meanwhile.
+                    qCWarning(lcWatchdog) << "lease renewal confirmed after the lease had run out: lost";
+                    nextRenewal = Clock::time_point::max();
+                } else {
+                    lease->confirmedUntil.store((sentAt + lease->ttl).time_since_epoch().count());
+                    nextRenewal = Clock::now() + lease->ttl / 3;
+                }
             } else if (renewed.ok()) {
                 if (!lease->m_lost.load()) // not merely released while we were renewing
                     qCWarning(lcWatchdog) << "lease renewal refused: the lock is no longer ours";

@@ -25,8 +25,10 @@ struct Lease {
 
     /// Lost for good, or the last confirmed lease ran out (the watchdog may be starved or
     /// the store unreachable: the holder cannot rely on the lock any more either way).
+    /// Latches: once true, always true — a renewal confirmed after the deadline does not
+    /// revive the lease (the holder may already have rolled back on it).
     bool lost() const;
-    void markLost() { m_lost.store(true); }
+    void markLost() const { m_lost.store(true); }
 
     const std::chrono::milliseconds ttl;
     const RenewFunction renew;
@@ -34,7 +36,7 @@ struct Lease {
     std::atomic<Clock::rep> confirmedUntil;       ///< steady-clock ticks; the lease is ours until then
 
 private:
-    std::atomic<bool> m_lost{false};
+    mutable std::atomic<bool> m_lost{false}; ///< latched by lost() once the deadline passed
     friend class LeaseWatchdog;
     Clock::time_point m_nextRenewal;              ///< watchdog thread only (under its mutex)
 };
@@ -42,6 +44,8 @@ private:
 /// Renews leases every ttl/3 on one background thread per key store. A renewal answered
 /// "not ours" marks the lease lost at once; a renewal that fails (store unreachable) is
 /// retried sooner, and the lease is lost when no renewal was confirmed for a whole ttl.
+/// A lost lease is never renewed again, also when a renewal in flight at its deadline
+/// comes back "extended".
 /// The thread starts with the first lease and stops (joined) when the watchdog dies.
 class LeaseWatchdog {
 public:

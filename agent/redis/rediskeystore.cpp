@@ -105,6 +105,20 @@ const Script &renewScript()
     return script;
 }
 
+// The lock and its fencing token in one step: SET NX PX, and only if that won, INCR the
+// fence counter (KEYS[2], when a fence scope was given). Returns the counter, 0 when won
+// without a fence scope, nil when the lock is held by someone else. One step, so a holder
+// paused after winning cannot take a token above a successor's.
+const Script &acquireScript()
+{
+    static const Script script = makeScript(
+        "acquire",
+        "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end "
+        "if #KEYS > 1 then return redis.call('INCR', KEYS[2]) end "
+        "return 0");
+    return script;
+}
+
 // The L1 cache entry: fingerprint and response, with one expiry.
 const Script &putResponseScript()
 {
@@ -118,7 +132,7 @@ const Script &putResponseScript()
 const std::vector<const Script *> &allScripts()
 {
     static const std::vector<const Script *> scripts{&compareAndDeleteScript(), &renewScript(),
-                                                     &putResponseScript()};
+                                                     &acquireScript(), &putResponseScript()};
     return scripts;
 }
 
@@ -191,6 +205,19 @@ struct Backend {
         return !m_scriptsLoadedFor.contains(runId);
     }
 
+    /// True until the eviction policy of this run_id was checked (policyChecked()).
+    bool policyToCheck(const QString &runId) const
+    {
+        std::lock_guard lock(m_mutex);
+        return !m_policyCheckedFor.contains(runId);
+    }
+
+    void policyChecked(const QString &runId)
+    {
+        std::lock_guard lock(m_mutex);
+        m_policyCheckedFor.insert(runId);
+    }
+
     void scriptsLoaded(const QString &runId)
     {
         std::lock_guard lock(m_mutex);
@@ -234,6 +261,7 @@ private:
     Error m_lastConnectError;
     QString m_lastRunId;
     QSet<QString> m_scriptsLoadedFor;
+    QSet<QString> m_policyCheckedFor;
     QHash<QString, quint32> m_epochs;
 };
 
@@ -252,8 +280,12 @@ public:
     Connection &operator=(const Connection &) = delete;
 
     const std::shared_ptr<Backend> &backend() const { return m_backend; }
-    /// The run_id of the instance this connection is talking to (set on connect).
+    /// The run_id of the instance this connection is talking to, and the fence epoch
+    /// registered for it — both set by the handshake, before the connection runs any
+    /// command, so every reply this connection returns comes from an instance whose epoch
+    /// was already in the database.
     QString runId() const { return m_runId; }
+    quint32 epoch() const { return m_epoch; }
 
     /// Runs one command. Error replies come back as Reply::Type::Error. With
     /// Retry::OnStaleConnection, a command that failed on a connection opened by an
@@ -267,7 +299,15 @@ public:
                 return connected.error();
             auto reply = send(args);
             if (reply.ok()) {
-                m_backend->degraded.store(false);
+                // An answer is not yet a success: a refusal that means "unavailable"
+                // (LOADING, READONLY, OOM…) or "misconfigured" degrades the store like a
+                // dead server; only a successful reply clears it. Other error replies
+                // (NOSCRIPT, a bug of ours) say nothing about the store's health.
+                if (!reply->isError())
+                    m_backend->degraded.store(false);
+                else if (const ErrorCode code = classify(reply->errorText());
+                         code == ErrorCode::Unavailable || code == ErrorCode::Misconfigured)
+                    m_backend->degraded.store(true);
                 return reply;
             }
             m_backend->degraded.store(true);
@@ -301,18 +341,30 @@ public:
         return reply;
     }
 
-    /// An error reply turned into a typed Error.
+    /// What an error reply means: Misconfigured (credentials), Unavailable (the server
+    /// refuses for now: loading, read-only replica, out of memory…) or Internal.
+    static ErrorCode classify(const QString &text)
+    {
+        if (text.startsWith(QLatin1String("NOAUTH")) || text.startsWith(QLatin1String("WRONGPASS"))
+            || text.contains(QLatin1String("invalid password")))
+            return ErrorCode::Misconfigured;
+        if (text.startsWith(QLatin1String("LOADING")) || text.startsWith(QLatin1String("BUSY"))
+            || text.startsWith(QLatin1String("READONLY")) || text.startsWith(QLatin1String("MASTERDOWN"))
+            || text.startsWith(QLatin1String("OOM")) || text.startsWith(QLatin1String("TRYAGAIN")))
+            return ErrorCode::Unavailable;
+        return ErrorCode::Internal;
+    }
+
+    /// An error reply turned into a typed Error (classify()).
     Error replyError(const QString &what, const Reply &reply) const
     {
         const QString text = reply.errorText();
         if (text.startsWith(QLatin1String("NOAUTH")))
             return misconfigured(QStringLiteral("requires a password (%1); give it in the URL: "
                                                 "redis://:password@host:port/db").arg(text));
-        if (text.startsWith(QLatin1String("WRONGPASS")) || text.contains(QLatin1String("invalid password")))
+        if (classify(text) == ErrorCode::Misconfigured)
             return misconfigured(QStringLiteral("rejected the password (%1)").arg(text));
-        if (text.startsWith(QLatin1String("LOADING")) || text.startsWith(QLatin1String("BUSY"))
-            || text.startsWith(QLatin1String("READONLY")) || text.startsWith(QLatin1String("MASTERDOWN"))
-            || text.startsWith(QLatin1String("OOM")) || text.startsWith(QLatin1String("TRYAGAIN")))
+        if (classify(text) == ErrorCode::Unavailable)
             return m_backend->unavailable(QStringLiteral("%1 refused: %2").arg(what, text));
         return Error::make(ErrorCode::Internal,
                            QStringLiteral("Redis at %1: %2 failed: %3").arg(m_backend->options.endpoint(), what, text),
@@ -362,7 +414,9 @@ private:
         return {};
     }
 
-    /// AUTH, SELECT, INFO server (run_id), SCRIPT LOAD for an instance not met before.
+    /// AUTH, SELECT, INFO server (run_id), the fence epoch for that run_id (from the
+    /// database, cached per store), and for an instance not met before: CONFIG GET
+    /// maxmemory-policy (a warning unless noeviction) and SCRIPT LOAD.
     Result<void> handshake()
     {
         const RedisOptions &options = m_backend->options;
@@ -399,7 +453,20 @@ private:
             return Error::make(ErrorCode::Internal,
                                QStringLiteral("Redis at %1: INFO server has no run_id").arg(options.endpoint()),
                                QStringLiteral("internal error"));
+        // The epoch is registered before this connection can run any command: an INCR
+        // on this instance can then never be paired with an epoch handed out after a
+        // later instance's (the database gives max+1 on first lookup).
+        auto epoch = m_backend->epochFor(runId);
+        if (!epoch.ok())
+            return m_backend->unavailable(QStringLiteral("no fence epoch for run_id %1: %2")
+                                              .arg(runId, epoch.error().internalMessage));
         m_runId = runId;
+        m_epoch = epoch.value();
+        if (m_backend->policyToCheck(runId)) {
+            if (auto checked = checkEvictionPolicy(); !checked.ok())
+                return checked;
+            m_backend->policyChecked(runId);
+        }
         if (m_backend->connected(runId)) {
             for (const Script *script : allScripts()) {
                 auto loaded = send({QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("LOAD"), script->source});
@@ -416,6 +483,33 @@ private:
             }
             m_backend->scriptsLoaded(runId);
         }
+        return {};
+    }
+
+    /// Fence counters rely on `maxmemory-policy noeviction`: an evicted fence:{scope} key on
+    /// the same run_id restarts its counter within the same epoch, and tokens go back. Not
+    /// ours to change: a warning, not a failure. A refused CONFIG (ACL, renamed command)
+    /// skips the check; only a broken connection fails the handshake.
+    Result<void> checkEvictionPolicy()
+    {
+        auto reply = send({QByteArrayLiteral("CONFIG"), QByteArrayLiteral("GET"), QByteArrayLiteral("maxmemory-policy")});
+        if (!reply.ok())
+            return reply.error();
+        if (reply->isError()) {
+            qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1: cannot read maxmemory-policy (%2); make sure "
+                                                        "it is noeviction, fence counters must never be evicted")
+                                             .arg(m_backend->options.endpoint(), reply->errorText());
+            return {};
+        }
+        QString policy;
+        if (reply->type == Reply::Type::Array && reply->elements.size() == 2)
+            policy = QString::fromUtf8(reply->elements[1].text);
+        if (policy != QLatin1String("noeviction"))
+            qCWarning(lcRedis).noquote()
+                << QStringLiteral("Redis at %1: maxmemory-policy is %2, not noeviction: an evicted fence counter "
+                                  "restarts within the same epoch and fencing tokens can go backwards; set "
+                                  "maxmemory-policy noeviction")
+                       .arg(m_backend->options.endpoint(), policy.isEmpty() ? QStringLiteral("unknown") : policy);
         return {};
     }
 
@@ -461,6 +555,7 @@ private:
     std::shared_ptr<Backend> m_backend;
     redisContext *m_context = nullptr;
     QString m_runId;
+    quint32 m_epoch = 0;
     bool m_lastWasTimeout = false;
 };
 
@@ -558,26 +653,34 @@ public:
     Result<std::unique_ptr<core::LockHandle>> acquire(const QString &key, milliseconds ttl,
                                                       const QString &fenceScope) override
     {
-        if (ttl < milliseconds(30))
+        // One watchdog thread renews every lease of this store, and one hung renewal holds
+        // it for up to a command timeout: with ttl/3 between renewals, a shorter ttl could
+        // run out behind a single hung call.
+        const milliseconds shortest = 3 * backend->options.commandTimeout;
+        if (ttl < shortest)
             return Error::make(ErrorCode::InvalidInput,
-                               QStringLiteral("a lock ttl of %1 ms is too short to renew").arg(ttl.count()));
+                               QStringLiteral("a lock ttl of %1 ms is too short: at least 3 x the command timeout "
+                                              "(%2 ms) is needed to renew it")
+                                   .arg(ttl.count())
+                                   .arg(shortest.count()));
         auto owner = randomHex(16);
         if (!owner.ok())
             return owner.error();
         Connection &connection = connectionFor(backend);
         const auto sentAt = Clock::now();
-        // No retry: a SET that landed before the connection broke would make the retry
+        // No retry: a script that landed before the connection broke would make the retry
         // see our own lock as taken; the orphan lease simply expires.
-        auto reply = checked(connection, QStringLiteral("SET NX lock"),
-                             connection.command({QByteArrayLiteral("SET"), utf8(key), utf8(owner.value()),
-                                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), msText(ttl)},
-                                                Retry::No));
+        std::vector<QByteArray> keys{utf8(key)};
+        if (!fenceScope.isEmpty())
+            keys.push_back(fenceKey(fenceScope));
+        auto reply = connection.eval(acquireScript(), keys, {utf8(owner.value()), msText(ttl)}, Retry::No);
         if (!reply.ok())
             return reply.error();
         if (reply->type == Reply::Type::Nil)
             return std::unique_ptr<core::LockHandle>();
-        if (!isOk(*reply))
-            return unexpected(*backend, QStringLiteral("SET NX lock"), *reply);
+        if (reply->type != Reply::Type::Integer || reply->integer < 0
+            || (!fenceScope.isEmpty() && reply->integer == 0))
+            return unexpected(*backend, QStringLiteral("lock acquire"), *reply);
 
         const std::shared_ptr<Backend> shared = backend;
         auto releaseFunction = [shared, key, ownerValue = owner.value()]() -> Result<bool> {
@@ -590,13 +693,16 @@ public:
 
         quint64 token = 0;
         if (!fenceScope.isEmpty()) {
-            auto fence = next(fenceScope);
+            // The counter came from the connection that ran the script: its epoch.
+            auto fence = fencingToken(connection, fenceScope, reply->integer);
             if (!fence.ok()) {
                 (void)releaseFunction();
                 return fence.error();
             }
             token = fence.value();
         }
+        if (lockWonHook)
+            lockWonHook();
 
         auto renewFunction = [shared, key, ownerValue = owner.value(), ttl]() -> Result<bool> {
             Connection &own = connectionFor(shared); // the watchdog thread's own context
@@ -616,22 +722,30 @@ public:
     {
         Connection &connection = connectionFor(backend);
         auto reply = checked(connection, QStringLiteral("INCR fence"),
-                             connection.command({QByteArrayLiteral("INCR"), "fence:" + utf8(scope)},
+                             connection.command({QByteArrayLiteral("INCR"), fenceKey(scope)},
                                                 Retry::OnStaleConnection));
         if (!reply.ok())
             return reply.error();
         if (reply->type != Reply::Type::Integer || reply->integer <= 0)
             return unexpected(*backend, QStringLiteral("INCR fence"), *reply);
-        if (reply->integer > 0xFFFFFFFFLL)
+        return fencingToken(connection, scope, reply->integer);
+    }
+
+    /// A counter from fence:{scope} combined with the epoch of the connection that ran the
+    /// INCR: registered by this very connection's handshake (a context never outlives its
+    /// server), before the INCR.
+    static Result<quint64> fencingToken(const Connection &connection, const QString &scope, long long counter)
+    {
+        if (counter > 0xFFFFFFFFLL)
             return Error::make(ErrorCode::Internal,
                                QStringLiteral("fence counter for %1 passed 2^32").arg(scope),
                                QStringLiteral("internal error"));
-        // The run_id of the instance that answered this INCR: the connection learnt it on
-        // (re)connect, and a context never outlives its server.
-        auto epoch = backend->epochFor(connection.runId());
-        if (!epoch.ok())
-            return epoch.error();
-        return (quint64(epoch.value()) << 32) | quint64(reply->integer);
+        return (quint64(connection.epoch()) << 32) | quint64(counter);
+    }
+
+    static QByteArray fenceKey(const QString &scope)
+    {
+        return "fence:" + utf8(scope);
     }
 
     Result<std::optional<core::CachedResponse>> get(const QString &scope, const QString &key) override
@@ -703,6 +817,7 @@ public:
     std::shared_ptr<Backend> backend;
     std::shared_ptr<LeaseWatchdog> watchdog;
     BoundedSeenSet seenFront;
+    std::function<void()> lockWonHook; // tests only
 };
 
 RedisKeyStore::RedisKeyStore(const RedisOptions &options, core::FenceEpochSource &epochs)
@@ -741,6 +856,11 @@ QString RedisKeyStore::instanceId() const
 const RedisOptions &RedisKeyStore::options() const
 {
     return d->backend->options;
+}
+
+void RedisKeyStore::setLockWonHookForTest(std::function<void()> hook)
+{
+    d->lockWonHook = std::move(hook);
 }
 
 } // namespace payonce::redis

@@ -4,6 +4,7 @@
 #include "core/ports/keystore.h"
 #include "redis/redisoptions.h"
 
+#include <functional>
 #include <memory>
 
 namespace payonce::redis {
@@ -13,15 +14,21 @@ namespace payonce::redis {
 /// - One hiredis context per calling thread (contexts are not thread-safe), opened on the
 ///   thread's first call, reopened after a failure; the lock watchdog has its own.
 /// - Connect and command timeouts from RedisOptions: a call on a dead or hung server fails
-///   with Unavailable within connectTimeout + commandTimeout, never hangs. After a failed
+///   with Unavailable within commandTimeout on an open connection, connectTimeout +
+///   commandTimeout when it must open one (RedisOptions has the exact bounds), never hangs. After a failed
 ///   connect, calls fail fast for a growing backoff (no sleeping in the caller), then the
 ///   next call tries again: the store recovers by itself.
 /// - A wrong or missing password is Misconfigured, with the server's answer in the message.
-/// - Lua scripts (compare-and-delete, owner-checked renew) are loaded with SCRIPT LOAD when
-///   a connection meets a Redis instance for the first time and run with EVALSHA; NOSCRIPT
-///   (a flushed script cache) reloads and retries.
-/// - Fencing: on every (re)connect the run_id from INFO server identifies the instance;
-///   the FenceEpochSource gives its epoch, and INCR fence:{scope} the low 32 bits.
+/// - Lua scripts (compare-and-delete, owner-checked renew, lock + fence counter, L1 put)
+///   are loaded with SCRIPT LOAD when a connection meets a Redis instance for the first
+///   time and run with EVALSHA; NOSCRIPT (a flushed script cache) reloads and retries.
+/// - Fencing: on every (re)connect the run_id from INFO server identifies the instance,
+///   and the handshake registers its epoch with the FenceEpochSource before the
+///   connection runs any command (no epoch: the connect fails as Unavailable). A token is
+///   the epoch of the connection that ran INCR fence:{scope} and the counter it returned.
+/// - Fence counters rely on `maxmemory-policy noeviction` (an evicted or flushed fence key
+///   restarts within the same epoch): the first handshake with an instance warns in the
+///   log if the policy is another (a refused CONFIG GET skips the check).
 ///
 /// Construction never contacts Redis (the agent starts with Redis down, degraded). The
 /// FenceEpochSource must outlive the store. Keys used: token:{scope}, fence:{scope},
@@ -43,6 +50,11 @@ public:
     QString backendName() const override { return QStringLiteral("redis"); }
 
     const RedisOptions &options() const;
+
+    /// Test hook: called on the acquiring thread once acquire() has won a lock (and taken
+    /// its fencing token), before it returns — where a holder paused by a GC or SIGSTOP
+    /// would stop. Empty: none. Set it while no acquire() runs. Not for production code.
+    void setLockWonHookForTest(std::function<void()> hook);
 
     class Private;
 

@@ -18,7 +18,15 @@ struct RedisOptions {
     QString password;  ///< empty: no AUTH
     int database = 0;
 
-    /// A call fails with Unavailable within connectTimeout + commandTimeout at most.
+    /// Per-call bounds on a dead or hung server: each round trip gives up after
+    /// commandTimeout and a timed-out command is never repeated, so a call on an open
+    /// connection fails with Unavailable within commandTimeout, and a call that has to
+    /// open one within connectTimeout + commandTimeout (the handshake's first unanswered
+    /// command). Inside the backoff after a failed connect, at once. A server that answers,
+    /// but slowly, is bounded per round trip: a call makes at most 3 (EVALSHA, NOSCRIPT ->
+    /// SCRIPT LOAD, EVALSHA), a handshake at most 8 (AUTH, SELECT, INFO, CONFIG GET, SCRIPT
+    /// LOAD x 4). The first handshake with a Redis instance also waits for the database
+    /// (its fence epoch).
     std::chrono::milliseconds connectTimeout{1000};
     std::chrono::milliseconds commandTimeout{1000};
     /// After a failed connect, calls fail fast (no network) for a backoff that doubles

@@ -17,6 +17,9 @@ namespace payonce::tests {
 namespace {
 
 constexpr int Threads = 64;
+// The shortest lease the contract uses: 3 x the Redis suite's 1 s command timeout, the
+// floor the Redis store accepts (distributedlock.h).
+constexpr auto ShortTtl = 3000ms;
 
 QString describe(const core::Error &error)
 {
@@ -235,7 +238,8 @@ void KeyStoreContract::concurrentLockHasAtMostOneHolder()
                 const quint64 previous = lastToken.exchange(token);
                 if (token <= previous)
                     notIncreasing.fetch_add(1);
-                std::this_thread::yield(); // a little work while holding
+                // Hold the critical section for a while, so a second holder would overlap.
+                std::this_thread::sleep_for(1ms);
                 if (handle.value()->lost())
                     lostWhileHolding.fetch_add(1);
                 acquired.fetch_add(1);
@@ -269,7 +273,7 @@ void KeyStoreContract::concurrentLockHasAtMostOneHolder()
 
 void KeyStoreContract::watchdogKeepsLockOfLongHolder()
 {
-    const auto ttl = 1500ms;
+    const auto ttl = ShortTtl;
     const QString key = uniqueKey("lock:order");
     auto holder = store().locks().acquire(key, ttl);
     PAYONCE_VERIFY_OK(holder);
@@ -300,7 +304,7 @@ void KeyStoreContract::watchdogKeepsLockOfLongHolder()
 
 void KeyStoreContract::frozenHolderLosesLockAndLateReleaseSparesNewOwner()
 {
-    const auto ttl = 600ms;
+    const auto ttl = ShortTtl;
     const QString key = uniqueKey("lock:pay");
     const QString order = uniqueKey("order");
     QElapsedTimer sinceAcquire;

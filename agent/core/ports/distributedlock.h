@@ -31,8 +31,8 @@ public:
     virtual QString key() const = 0;
     /// The random owner value stored under the key (128 bits, hex).
     virtual QString owner() const = 0;
-    /// The fencing token taken for the fence scope given to acquire() after the lock was
-    /// won (epoch * 2^32 + per-scope counter); 0 when no fence scope was given.
+    /// The fencing token taken for the fence scope given to acquire() together with the
+    /// lock (epoch * 2^32 + per-scope counter); 0 when no fence scope was given.
     virtual quint64 fencingToken() const = 0;
     /// True once the holder can no longer rely on the lease (see above). Never goes back
     /// to false.
@@ -52,8 +52,15 @@ public:
 /// acquire() tries once (no waiting): SET key owner NX PX ttl. A lock already held by
 /// another owner yields an empty pointer (Busy is not an error here: "absent, and that's
 /// fine"). When `fenceScope` is not empty (an order_no), the handle carries the next
-/// fencing token for that scope, taken after the lock was won, so tokens strictly increase
-/// across holders of the same scope — also across key-store restarts and failovers.
+/// fencing token for that scope, taken in the same atomic step that won the lock (never
+/// later: a holder paused in between could outrank its successor), so tokens strictly
+/// increase across holders of the same scope — also across key-store restarts and
+/// failovers.
+///
+/// The ttl has a floor: Redis refuses (InvalidInput) a ttl below 3 × its command timeout
+/// — one watchdog thread renews every lease of a store, and a single hung renewal holds it
+/// for up to a command timeout, so a shorter lease could run out behind it; the embedded
+/// store refuses a ttl below 30 ms.
 ///
 /// Thread-safe. acquire() is safe to retry after an error: a SET that reached the store
 /// before the connection failed leaves an orphan lease that expires after ttl.

@@ -27,7 +27,9 @@ public:
     virtual SeenProcessedSet &seenProcessed() = 0;
 
     /// True while the last contact with the store failed (unreachable, timed out, refused
-    /// our credentials). Cheap; read by the pipelines and /readyz.
+    /// our credentials, or answered with a refusal that means Unavailable: loading,
+    /// read-only, out of memory). Cleared only by a successful reply. Cheap; read by the
+    /// pipelines and /readyz.
     virtual bool degraded() const = 0;
     /// Contacts the store now (PING) and updates degraded().
     virtual Result<void> ping() = 0;
