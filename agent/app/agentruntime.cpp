@@ -158,6 +158,9 @@ core::Result<void> AgentRuntime::Parts::openGateways()
 core::Result<void> AgentRuntime::Parts::startHttp()
 {
     core::ConfirmPipelineOptions confirmOptions;
+    // The key store refuses a lock TTL below 3 command timeouts (one hung renewal must not
+    // cost the lease); keep the confirm lock above that whatever redis_timeout_ms says.
+    confirmOptions.lockTtl = std::max(confirmOptions.lockTtl, std::chrono::milliseconds(4LL * config.redisTimeoutMs));
     const QString callbackBase = QStringLiteral("http://") + config.listen.toString();
     confirmOptions.notifyUrlWeChat = callbackBase + QStringLiteral("/api/v1/callbacks/wechat");
     confirmOptions.notifyUrlAlipay = callbackBase + QStringLiteral("/api/v1/callbacks/alipay");
