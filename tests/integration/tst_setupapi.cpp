@@ -22,6 +22,7 @@
 #include <QTest>
 #include <QThread>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 
@@ -187,6 +188,7 @@ private Q_SLOTS:
     void skuStockUpsert();
     void createAndReadOrder();
     void orderDetailShowsPaymentsEffectsAndFindings();
+    void concurrentCreatesOneWins();
     void errors_data();
     void errors();
 
@@ -371,6 +373,34 @@ void TestSetupApi::orderDetailShowsPaymentsEffectsAndFindings()
     QCOMPARE(finding.value(QStringLiteral("seen_count")).toInteger(), 2);
     QCOMPARE(finding.value(QStringLiteral("evidence")).toObject().value(QStringLiteral("amount_fen")).toInteger(), 9900);
     QCOMPARE(finding.value(QStringLiteral("last_seen_at")).toString(), QStringLiteral("1970-01-01T00:00:01.000Z"));
+}
+
+void TestSetupApi::concurrentCreatesOneWins()
+{
+    // The primary key decides, not a prior read: of 16 simultaneous creates of one
+    // order_no exactly one is 201, the others 409 order_exists, and one set of items exists.
+    constexpr int kThreads = 16;
+    const QByteArray body = orderBody(
+        QStringLiteral("ORD-RACE"),
+        {{QStringLiteral("items"), items({item(QStringLiteral("SKU1"), 1), item(QStringLiteral("SKU2"), 2)})}});
+    const QByteArray raw = request("POST", "/api/v1/orders", kOperator, body);
+    std::atomic<int> created{0}, exists{0}, other{0};
+    const int port = m_server.port();
+    runConcurrently(kThreads, [&](int) {
+        const QByteArray response = httpExchange(port, raw);
+        const int status = httpStatusOf(response);
+        if (status == 201)
+            ++created;
+        else if (status == 409 && httpBodyOf(response).contains("\"code\":\"order_exists\""))
+            ++exists;
+        else
+            ++other;
+    });
+    QCOMPARE(other.load(), 0);
+    QCOMPARE(created.load(), 1);
+    QCOMPARE(exists.load(), kThreads - 1);
+    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = 'ORD-RACE'")), 1);
+    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM order_items WHERE order_no = 'ORD-RACE'")), 2);
 }
 
 void TestSetupApi::errors_data()
