@@ -30,6 +30,7 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"four_eyes", 403},
     ApiCodeStatus{u"not_found", 404},
     ApiCodeStatus{u"order_not_found", 404},
+    ApiCodeStatus{u"sku_not_found", 404},
     ApiCodeStatus{u"method_not_allowed", 405},
     ApiCodeStatus{u"order_exists", 409},
     ApiCodeStatus{u"request_in_progress", 409},

@@ -20,7 +20,8 @@ namespace payonce::http {
 /// Content-Length before the body is read), 431 `header_too_large`, 503
 /// `too_many_connections`, 429 `too_many_requests` (failed-authentication limiter),
 /// 404 `not_found` / 405 `method_not_allowed` (unknown path / wrong method), 500
-/// `internal`, 503 `unavailable`.
+/// `internal`, 503 `unavailable`, 404 `sku_not_found` (GET /api/v1/skus/{sku_id} of an
+/// unknown SKU).
 
 /// The HTTP status for a core error code.
 int httpStatus(core::ErrorCode code);

@@ -1,5 +1,7 @@
 #include "sqlorders.h"
 
+#include "dialectsql.h"
+
 #include "core/orderstatemachine.h"
 
 #include <QDateTime>
@@ -14,17 +16,27 @@ core::Result<void> SqlOrders::create(const NewOrder &order)
 {
     return m_database.write([&](Session &session) -> core::Result<void> {
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
-        auto inserted = session.exec(
-            QStringLiteral("INSERT INTO orders (order_no, user_id, amount_fen, currency, status, version, fence, "
-                           "reward_coupon_template, reward_points, created_at, updated_at) "
-                           "VALUES (?, ?, ?, ?, 'PENDING', 0, 0, ?, ?, ?, ?)"),
-            {order.orderNo, order.userId, order.amountFen, order.currency,
+        // Insert-if-absent, not a plain INSERT: a duplicate is then an affected-row count of
+        // 0 rather than an error, which on PostgreSQL would abort the transaction (and make
+        // the driver complain while freeing its statements) before write() rolls it back.
+        const QStringList columns{QStringLiteral("order_no"),   QStringLiteral("user_id"),
+                                  QStringLiteral("amount_fen"), QStringLiteral("currency"),
+                                  QStringLiteral("status"),     QStringLiteral("version"),
+                                  QStringLiteral("fence"),      QStringLiteral("reward_coupon_template"),
+                                  QStringLiteral("reward_points"), QStringLiteral("created_at"),
+                                  QStringLiteral("updated_at")};
+        auto inserted = session.execAffected(
+            insertIfAbsentSql(session.dialect(), QStringLiteral("orders"), columns, QStringLiteral("order_no")),
+            {order.orderNo, order.userId, order.amountFen, order.currency, QStringLiteral("PENDING"), 0, 0,
              order.rewardCouponTemplate.isEmpty() ? QVariant(QMetaType(QMetaType::QString))
                                                   : QVariant(order.rewardCouponTemplate),
              order.rewardPoints, now, now},
             QStringLiteral("insert order"));
         if (!inserted)
             return inserted.error();
+        if (inserted.value() == 0)
+            return Error::make(ErrorCode::Duplicate, QStringLiteral("order %1 exists").arg(order.orderNo),
+                               QStringLiteral("already exists"));
         for (const NewOrder::Item &item : order.items) {
             auto line = session.exec(QStringLiteral("INSERT INTO order_items (order_no, sku_id, qty) VALUES (?, ?, ?)"),
                                      {order.orderNo, item.skuId, item.qty}, QStringLiteral("insert order item"));

@@ -42,7 +42,8 @@ class SqlOrders {
 public:
     explicit SqlOrders(Database &database) : m_database(database) {}
 
-    /// Creates a PENDING order with its items. Duplicate when order_no exists.
+    /// Creates a PENDING order with its items in one transaction. Duplicate when order_no
+    /// exists (decided by the primary key through insert-if-absent); nothing is written then.
     core::Result<void> create(const NewOrder &order);
 
     /// The state-machine CAS from -> to, fenced. An edge the state machine does not allow

@@ -68,7 +68,7 @@ void TestErrorMapping::apiCodes_data()
         {"order_state_conflict", 409}, {"gateway_unavailable", 503}, {"unauthenticated", 401},
         {"forbidden", 403}, {"four_eyes", 403}, {"length_required", 411}, {"too_many_requests", 429},
         {"too_many_connections", 503}, {"not_found", 404}, {"method_not_allowed", 405},
-        {"header_too_large", 431}, {"internal", 500},
+        {"header_too_large", 431}, {"internal", 500}, {"sku_not_found", 404},
     };
     for (const auto &[code, status] : rows)
         QTest::newRow(code) << QString::fromLatin1(code) << status;
