@@ -7,11 +7,13 @@
 #include "core/ports/clock.h"
 #include "core/ports/keystore.h"
 #include "core/resilientgateway.h"
+#include "core/setupservice.h"
 #include "core/tokenissuer.h"
 #include "gateway/gatewayfactory.h"
 #include "http/breakerroutes.h"
 #include "http/httpserver.h"
 #include "http/paymentroutes.h"
+#include "http/setuproutes.h"
 #include "logging/categories.h"
 #include "redis/keystorefactory.h"
 #include "sql/database.h"
@@ -20,6 +22,7 @@
 #include "sql/sqlbreakermodestore.h"
 #include "sql/sqlfenceepochsource.h"
 #include "sql/sqlidempotencystore.h"
+#include "sql/sqlorderrepository.h"
 #include "sql/sqlpaymentstore.h"
 
 #include <QHostAddress>
@@ -50,11 +53,13 @@ struct AgentRuntime::Parts {
     std::unique_ptr<sql::SqlAuditWriter> audit;
     std::unique_ptr<sql::SqlIdempotencyStore> idempotency;
     std::unique_ptr<sql::SqlPaymentStore> payments;
+    std::unique_ptr<sql::SqlOrderRepository> orders;
     std::unique_ptr<sql::SqlBreakerModeStore> breakerModes;
     std::unique_ptr<core::BreakerRegistry> breakers;
     std::unique_ptr<SimLauncher> sim;
     std::map<core::Channel, std::unique_ptr<core::PaymentGateway>> platformGateways;
     std::map<core::Channel, std::unique_ptr<core::ResilientGateway>> gateways;
+    std::unique_ptr<core::SetupService> setup;
     std::unique_ptr<core::TokenIssuer> tokens;
     std::unique_ptr<core::ConfirmPipeline> confirm;
     std::unique_ptr<http::HttpServer> server;
@@ -111,6 +116,7 @@ core::Result<void> AgentRuntime::Parts::openStorage()
     audit = std::make_unique<sql::SqlAuditWriter>(*database);
     idempotency = std::make_unique<sql::SqlIdempotencyStore>(*database);
     payments = std::make_unique<sql::SqlPaymentStore>(*database);
+    orders = std::make_unique<sql::SqlOrderRepository>(*database);
     breakerModes = std::make_unique<sql::SqlBreakerModeStore>(*database);
     breakers = std::make_unique<core::BreakerRegistry>(clock, *breakerModes, audit.get());
     return {};
@@ -164,6 +170,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     const QString callbackBase = QStringLiteral("http://") + config.listen.toString();
     confirmOptions.notifyUrlWeChat = callbackBase + QStringLiteral("/api/v1/callbacks/wechat");
     confirmOptions.notifyUrlAlipay = callbackBase + QStringLiteral("/api/v1/callbacks/alipay");
+    setup = std::make_unique<core::SetupService>(*orders);
     tokens = std::make_unique<core::TokenIssuer>(*payments, keyStore->tokens());
     confirm = std::make_unique<core::ConfirmPipeline>(
         *idempotency, &keyStore->idempotency(), keyStore->tokens(), keyStore->locks(), *payments,
@@ -185,6 +192,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
         readiness.keyStoreDegraded = keyStore->degraded();
         return readiness;
     });
+    http::registerSetupRoutes(*server, *setup);
     http::registerPaymentRoutes(*server, *tokens, *confirm);
     http::registerBreakerRoutes(*server, *breakers, clock);
 
