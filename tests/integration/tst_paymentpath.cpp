@@ -324,6 +324,62 @@ private Q_SLOTS:
         QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
     }
 
+    // The mode lives in the database: a second agent on the same database obeys what an
+    // operator set through the first, and the reverse.
+    void forcedModeIsObeyedByEveryAgent()
+    {
+        QString error;
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        auto second = AgentProcess::start(options, &error);
+        QVERIFY2(second, qPrintable(error));
+        const QString orderNo = QStringLiteral("ORD-TWO-AGENTS");
+        QVERIFY2(m_agent->createOrder(orderNo, 13, QStringLiteral("5.00"), QStringLiteral("SKU-T"), &error),
+                 qPrintable(error));
+
+        auto modeSeenBy = [](const AgentProcess &agent) {
+            const HttpAnswer list = agent.call("GET", QStringLiteral("/api/v1/breakers"), {},
+                                               {{"Authorization", "Bearer view-token"}});
+            for (const QJsonValue &breaker : QJsonDocument::fromJson(list.body).array()) {
+                if (breaker[QStringLiteral("name")].toString() == u"gateway.alipay")
+                    return breaker[QStringLiteral("mode")].toString();
+            }
+            return QString();
+        };
+        const HttpAnswer forced = m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.alipay"),
+                                                "{\"mode\":\"forced_open\",\"reason\":\"alipay outage\",\"expires_in\":600}",
+                                                kDesk);
+        QVERIFY2(forced.status == 200, qPrintable(describe(forced)));
+        // Each agent re-reads the modes about every second.
+        QTRY_COMPARE_WITH_TIMEOUT(modeSeenBy(*second), QStringLiteral("forced_open"), 10000);
+
+        const int requestsBefore = [&] {
+            const QJsonObject requests = second->simCall("GET", QStringLiteral("/sim/stats")).json()
+                                             .value(QStringLiteral("requests")).toObject();
+            int total = 0;
+            for (const QJsonValue &value : requests)
+                total += value.toInt();
+            return total;
+        }();
+        const HttpAnswer refused = second->call("POST", QStringLiteral("/api/v1/payments/confirm"),
+                                                confirmBody(second->issueToken(13, orderNo), orderNo, QStringLiteral("alipay")),
+                                                confirmHeaders(13, "two-agents-1"));
+        QVERIFY2(refused.status == 503 && refused.errorCode() == u"gateway_unavailable", qPrintable(describe(refused)));
+        const QJsonObject requestsAfter = second->simCall("GET", QStringLiteral("/sim/stats")).json()
+                                              .value(QStringLiteral("requests")).toObject();
+        int totalAfter = 0;
+        for (const QJsonValue &value : requestsAfter)
+            totalAfter += value.toInt();
+        QCOMPARE(totalAfter, requestsBefore); // the second agent failed fast too
+
+        // Back to auto through the second agent; the first one follows.
+        const HttpAnswer reset = second->call("POST", QStringLiteral("/api/v1/breakers/gateway.alipay"),
+                                              "{\"mode\":\"auto\",\"reason\":\"alipay recovered\"}", kDesk);
+        QVERIFY2(reset.status == 200, qPrintable(describe(reset)));
+        QTRY_COMPARE_WITH_TIMEOUT(modeSeenBy(*m_agent), QStringLiteral("auto"), 10000);
+        QCOMPARE(second->stop(), 0);
+    }
+
 private:
     int simOrdersCreated(const QString &channel = QStringLiteral("wechat")) const
     {
