@@ -11,22 +11,26 @@ namespace payonce::testsupport {
 MigratedDatabase MigratedDatabase::start(Dialect dialect, QString *error)
 {
     MigratedDatabase result;
+    // Every failure names the dialect: the same suite runs against all three.
+    const QString prefix = QStringLiteral("cannot get a migrated %1 database: ").arg(dialectName(dialect));
     auto server = TestDatabase::start(dialect, error);
-    if (!server)
+    if (!server) {
+        error->prepend(prefix);
         return result;
+    }
     auto url = config::DatabaseUrl::parse(server->url());
     if (!url) {
-        *error = url.error().internalMessage;
+        *error = prefix + url.error().internalMessage;
         return result;
     }
     auto database = std::make_unique<sql::Database>(sql::DatabaseOptions{url.value(), 5000, 8});
     if (auto connected = database->connect(); !connected) {
-        *error = connected.error().internalMessage;
+        *error = prefix + connected.error().internalMessage;
         return result;
     }
     sql::MigrationRunner runner(*database);
     if (auto migrated = runner.migrate(); !migrated) {
-        *error = migrated.error().internalMessage;
+        *error = prefix + migrated.error().internalMessage;
         return result;
     }
     result.server = std::move(server);

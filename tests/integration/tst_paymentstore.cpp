@@ -41,8 +41,7 @@ private Q_SLOTS:
     {
         QString error;
         m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(QStringLiteral("cannot get a %1 database: %2")
-                                      .arg(dialectName(dialectUnderTest()), error)));
+        QVERIFY2(m_db, qPrintable(error));
         m_store = std::make_unique<sql::SqlPaymentStore>(*m_db.database);
     }
 
