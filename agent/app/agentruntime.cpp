@@ -182,6 +182,11 @@ core::Result<void> AgentRuntime::Parts::startHttp()
 
     http::HttpServer::Options options;
     options.workerThreads = config.workerThreads;
+    options.limits.idleTimeout = std::chrono::milliseconds(config.http.idleTimeoutMs);
+    options.limits.headerTimeout = std::chrono::milliseconds(config.http.headerTimeoutMs);
+    options.limits.maxConnections = config.http.maxConnections;
+    options.limits.maxConnectionsPerAddress = config.http.maxConnectionsPerAddress;
+    // maxBodyBytes stays at the contract's 64 KiB (api.md), not configurable.
     server = std::make_unique<http::HttpServer>(options, http::Authenticator(config.authTokens));
     server->addHealthRoutes([this] {
         http::Readiness readiness;

@@ -394,7 +394,12 @@ public:
         if (!integer(QStringLiteral("db_connect_timeout_ms"), c.dbConnectTimeoutMs, 1, 600000)
             || !integer(QStringLiteral("worker_threads"), c.workerThreads, 1, 256)
             || !integer(QStringLiteral("redis_timeout_ms"), c.redisTimeoutMs, 1, 600000)
-            || !integer(QStringLiteral("instances"), c.instances, 1, 1024))
+            || !integer(QStringLiteral("instances"), c.instances, 1, 1024)
+            || !integer(QStringLiteral("http.idle_timeout_ms"), c.http.idleTimeoutMs, 100, 3600000)
+            || !integer(QStringLiteral("http.header_timeout_ms"), c.http.headerTimeoutMs, 100, 600000)
+            || !integer(QStringLiteral("http.max_connections"), c.http.maxConnections, 1, 1000000)
+            || !integer(QStringLiteral("http.max_connections_per_address"), c.http.maxConnectionsPerAddress, 1,
+                        1000000))
             return error;
         if (c.instances > 1 && c.redis.embedded) {
             return misconfigured(originOf(QStringLiteral("instances"))
@@ -647,6 +652,12 @@ QString Config::describeForLog() const
                  orNone(alipay.alipayPublicKeyPath), alipay.baseUrl),
         QStringLiteral("sim={enabled=%1 listen=%2}").arg(onOff(sim.enabled), sim.listen.toString()),
         QStringLiteral("qa={enabled=%1}").arg(onOff(qa.enabled)),
+        QStringLiteral("http={idle_timeout_ms=%1 header_timeout_ms=%2 max_connections=%3 max_connections_per_address=%4 "
+                       "max_body_bytes=65536}")
+            .arg(http.idleTimeoutMs)
+            .arg(http.headerTimeoutMs)
+            .arg(http.maxConnections)
+            .arg(http.maxConnectionsPerAddress),
     };
     return parts.join(u' ');
 }

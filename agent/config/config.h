@@ -63,6 +63,15 @@ struct QaSettings {
     bool enabled = false;
 };
 
+/// The HTTP connection guard (http::ConnectionGuard::Limits). The body limit is not
+/// configurable: api.md fixes it at 64 KiB.
+struct HttpSettings {
+    int idleTimeoutMs = 60000;               ///< keep-alive / stalled connection closed after this
+    int headerTimeoutMs = 10000;             ///< a request head must be complete within this
+    int maxConnections = 4096;
+    int maxConnectionsPerAddress = 256;      ///< behind nginx: at least its keepalive + concurrency
+};
+
 /// The agent's whole configuration, valid by construction when it comes out of
 /// loadConfig(): every URL parsed, every number in range, every key file present.
 /// A plain value: copy it, read it from any thread. Members hold the defaults of api.md;
@@ -88,6 +97,7 @@ struct Config {
     AlipaySettings alipay;
     SimSettings sim;
     QaSettings qa;
+    HttpSettings http;
     QString configFile;                      ///< absolute path of the file read, or empty
 
     /// One line for the start-up log: every setting, secrets masked ("apiv3_key=<set>",

@@ -33,6 +33,18 @@ public:
         int simPort = 0;        ///< 0: a free one
         QString dataDir;        ///< empty: a temporary folder of its own
         QStringList extraArguments;
+        /// Merged into the generated config file: a key whose value is an object in both
+        /// is merged key by key ({"http": {"idle_timeout_ms": 2000}} keeps the rest), any
+        /// other value replaces the generated one.
+        QJsonObject extraConfig;
+        /// Run the agent as `valgrind --error-exitcode=99 --leak-check=no
+        /// --log-file=<valgrindLog> <agent> ...` (payonce-sim, its child, runs natively),
+        /// with tests/integration/valgrind-qt.supp (one false positive of Qt's forkfd).
+        /// stop() then returns 99 when valgrind found an error.
+        bool valgrind = false;
+        QString valgrindLog;
+        /// How long to wait for "ready on"; 0: 60 s, or 300 s under valgrind.
+        int readyTimeoutMs = 0;
     };
     /// Null and *error set (with the agent's output) when it did not log "ready" in time.
     static std::unique_ptr<AgentProcess> start(const Options &options, QString *error);

@@ -78,6 +78,110 @@ QString HttpTestServer::output()
     return QString::fromUtf8(m_output);
 }
 
+namespace {
+
+bool writeWholeFile(const QString &path, const QByteArray &content)
+{
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(content) == content.size();
+}
+
+} // namespace
+
+std::unique_ptr<NginxFront> NginxFront::start(int upstreamPort, const QString &sharedConf, QString *error)
+{
+    std::unique_ptr<NginxFront> front(new NginxFront);
+    if (!front->m_dir.isValid()) {
+        *error = QStringLiteral("no temporary folder for nginx");
+        return nullptr;
+    }
+    const QString dir = front->m_dir.path();
+    QProcess openssl;
+    openssl.setProcessChannelMode(QProcess::MergedChannels);
+    openssl.start(QStringLiteral("openssl"),
+                  {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"),
+                   QStringLiteral("-nodes"), QStringLiteral("-days"), QStringLiteral("1"), QStringLiteral("-subj"),
+                   QStringLiteral("/CN=127.0.0.1"), QStringLiteral("-addext"),
+                   QStringLiteral("subjectAltName=IP:127.0.0.1,DNS:localhost"), QStringLiteral("-keyout"),
+                   dir + QStringLiteral("/key.pem"), QStringLiteral("-out"), dir + QStringLiteral("/cert.pem")});
+    if (!openssl.waitForFinished(60000) || openssl.exitCode() != 0) {
+        *error = QStringLiteral("openssl req failed: ") + QString::fromUtf8(openssl.readAll());
+        return nullptr;
+    }
+    front->m_port = freeLoopbackPort();
+    const QByteArray d = dir.toUtf8();
+    const bool written =
+        writeWholeFile(dir + QStringLiteral("/payonce-upstreams.conf"),
+                       "server 127.0.0.1:" + QByteArray::number(upstreamPort) + " max_fails=3 fail_timeout=10s;\n")
+        && writeWholeFile(dir + QStringLiteral("/payonce-site.conf"),
+                          "listen 127.0.0.1:" + QByteArray::number(front->m_port) + " ssl;\nserver_name localhost;\n"
+                          "ssl_certificate " + d + "/cert.pem;\nssl_certificate_key " + d + "/key.pem;\n")
+        && writeWholeFile(dir + QStringLiteral("/nginx.conf"),
+                          "user root root;\nworker_processes 1;\nerror_log " + d + "/error.log info;\n"
+                          "events { worker_connections 1024; }\n"
+                          "http {\n"
+                          "  access_log " + d + "/access.log;\n"
+                          "  client_body_temp_path " + d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n"
+                          "  fastcgi_temp_path " + d + "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n"
+                          "  scgi_temp_path " + d + "/scgi;\n"
+                          "  include " + sharedConf.toUtf8() + ";\n"
+                          "}\n");
+    if (!written) {
+        *error = QStringLiteral("cannot write nginx's configuration in ") + dir;
+        return nullptr;
+    }
+    front->m_process.setProcessChannelMode(QProcess::MergedChannels);
+    front->m_process.start(QStringLiteral("/usr/sbin/nginx"),
+                           {QStringLiteral("-p"), dir, QStringLiteral("-c"), dir + QStringLiteral("/nginx.conf"),
+                            QStringLiteral("-g"),
+                            QStringLiteral("daemon off; pid %1/nginx.pid;").arg(dir)});
+    if (!front->m_process.waitForStarted(10000)) {
+        *error = QStringLiteral("cannot start nginx: ") + front->m_process.errorString();
+        return nullptr;
+    }
+    for (int i = 0; i < 50 && front->m_process.state() == QProcess::Running; ++i) {
+        if (loopbackPortAcceptsConnections(front->m_port))
+            return front;
+        QThread::msleep(100);
+    }
+    *error = QStringLiteral("nginx did not start: ") + QString::fromUtf8(front->logText());
+    return nullptr;
+}
+
+NginxFront::~NginxFront()
+{
+    if (m_process.state() != QProcess::NotRunning && !stop()) {
+        m_process.kill();
+        m_process.waitForFinished(5000);
+    }
+}
+
+QString NginxFront::certificatePath() const
+{
+    return m_dir.path() + QStringLiteral("/cert.pem");
+}
+
+QByteArray NginxFront::logText()
+{
+    QFile errorLog(m_dir.path() + QStringLiteral("/error.log"));
+    QByteArray text = m_process.readAll();
+    if (errorLog.open(QIODevice::ReadOnly))
+        text += errorLog.readAll();
+    return text;
+}
+
+bool NginxFront::stop(int timeoutMs)
+{
+    if (m_process.state() == QProcess::NotRunning)
+        return true;
+    QFile pidFile(m_dir.path() + QStringLiteral("/nginx.pid"));
+    const pid_t pid = pidFile.open(QIODevice::ReadOnly) ? pid_t(pidFile.readAll().trimmed().toLongLong())
+                                                        : pid_t(m_process.processId());
+    if (pid <= 0 || ::kill(pid, SIGQUIT) != 0 || !m_process.waitForFinished(timeoutMs))
+        return false;
+    return !loopbackPortAcceptsConnections(m_port);
+}
+
 QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs)
 {
     QTcpSocket socket;

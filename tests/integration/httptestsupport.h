@@ -4,6 +4,7 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #include <memory>
 
@@ -35,6 +36,31 @@ private:
     QProcess m_process;
     int m_port = 0;
     QByteArray m_output;
+};
+
+/// nginx (/usr/sbin/nginx) as a child process in a temporary folder, in front of one
+/// upstream on 127.0.0.1:upstreamPort: a self-signed certificate for 127.0.0.1 (openssl),
+/// payonce-upstreams.conf and payonce-site.conf written, and the shipped
+/// resources/nginx/payonce.conf (sharedConf) included unchanged inside http {}.
+class NginxFront {
+public:
+    /// Null and *error set (with nginx's log) when it did not accept connections in time.
+    static std::unique_ptr<NginxFront> start(int upstreamPort, const QString &sharedConf, QString *error);
+    ~NginxFront();
+
+    int port() const { return m_port; }
+    /// The self-signed certificate, to trust as a CA.
+    QString certificatePath() const;
+    /// nginx's output and error log.
+    QByteArray logText();
+    /// SIGQUIT (graceful) by the pid file, wait; true when nginx exited and its port is free.
+    bool stop(int timeoutMs = 15000);
+
+private:
+    NginxFront() = default;
+    QTemporaryDir m_dir;
+    QProcess m_process;
+    int m_port = 0;
 };
 
 /// Sends request bytes to 127.0.0.1:port and reads one response (head + Content-Length

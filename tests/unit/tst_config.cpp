@@ -65,6 +65,10 @@ private Q_SLOTS:
         QCOMPARE(c.sim.enabled, false);
         QCOMPARE(c.sim.listen.toString(), u"127.0.0.1:8090"_qs);
         QCOMPARE(c.qa.enabled, false);
+        QCOMPARE(c.http.idleTimeoutMs, 60000);
+        QCOMPARE(c.http.headerTimeoutMs, 10000);
+        QCOMPARE(c.http.maxConnections, 4096);
+        QCOMPARE(c.http.maxConnectionsPerAddress, 256);
         QVERIFY(c.configFile.isEmpty());
         QVERIFY(r->warnings.isEmpty());
     }
@@ -136,6 +140,29 @@ private Q_SLOTS:
         QVERIFY(r->config.redis.embedded);
     }
 
+    // The connection guard's limits: the "http" section of the file, PAYONCE_HTTP_*, and
+    // --http-* flags, layered like every other key, and shown in the log summary.
+    void httpGuardSettings()
+    {
+        const QString file = m_dir.filePath(u"http.json"_qs);
+        const QByteArray json = R"({"http": {"idle_timeout_ms": 2000, "header_timeout_ms": 3000,
+                                              "max_connections": 100, "max_connections_per_address": 10}})";
+        QVERIFY(writeFile(file, json));
+        auto r = loadConfig(argsOf({u"--config"_qs, file, u"--http-max-connections-per-address=20"_qs}),
+                            envOf({u"PAYONCE_HTTP_HEADER_TIMEOUT_MS=4000"_qs, u"PAYONCE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=15"_qs}));
+        QVERIFY2(r.ok(), qPrintable(r.ok() ? QString() : r.error().internalMessage));
+        QVERIFY2(r->warnings.isEmpty(), qPrintable(r->warnings.join(u'\n')));
+        const Config &c = r->config;
+        QCOMPARE(c.http.idleTimeoutMs, 2000);              // file
+        QCOMPARE(c.http.headerTimeoutMs, 4000);            // env over file
+        QCOMPARE(c.http.maxConnections, 100);              // file
+        QCOMPARE(c.http.maxConnectionsPerAddress, 20);     // flag over env over file
+        const QString line = c.describeForLog();
+        QVERIFY2(line.contains(u"http={idle_timeout_ms=2000 header_timeout_ms=4000 max_connections=100 "
+                               u"max_connections_per_address=20 max_body_bytes=65536}"_qs),
+                 qPrintable(line));
+    }
+
     void configFileFromEnvironment()
     {
         const QString file = m_dir.filePath(u"fromenv.json"_qs);
@@ -170,6 +197,8 @@ private Q_SLOTS:
         QCOMPARE(c.wechat.platformKeys.size(), 1);
         QVERIFY(c.wechat.merchantPrivateKeyPath.endsWith(u"/keys/merchant.pem"_qs));
         QCOMPARE(c.alipay.sellerId, u"2088000000000000"_qs);
+        QCOMPARE(c.http.idleTimeoutMs, 60000);
+        QCOMPARE(c.http.maxConnectionsPerAddress, 256);
     }
 
     void commentKeysAreSkippedEverywhere()
@@ -294,6 +323,20 @@ private Q_SLOTS:
                                 << u"--db-connect-timeout-ms: \"-5\" is not a whole number"_qs;
         row("timeout zero") << QByteArray() << none << QStringList{u"--db-connect-timeout-ms=0"_qs}
                             << u"--db-connect-timeout-ms: must be a whole number in 1-600000"_qs;
+        row("http idle timeout too small") << QByteArray() << none << QStringList{u"--http-idle-timeout-ms=99"_qs}
+                                           << u"--http-idle-timeout-ms: must be a whole number in 100-3600000"_qs;
+        row("http idle timeout too large") << QByteArray(R"({"http": {"idle_timeout_ms": 3600001}})") << none << none
+                                           << u"config file %FILE, key \"http.idle_timeout_ms\": must be a whole number in 100-3600000"_qs;
+        row("http header timeout not a number") << QByteArray() << QStringList{u"PAYONCE_HTTP_HEADER_TIMEOUT_MS=10s"_qs} << none
+                                                << u"PAYONCE_HTTP_HEADER_TIMEOUT_MS: \"10s\" is not a whole number"_qs;
+        row("http header timeout too large") << QByteArray() << none << QStringList{u"--http-header-timeout-ms=600001"_qs}
+                                             << u"--http-header-timeout-ms: must be a whole number in 100-600000"_qs;
+        row("http max connections zero") << QByteArray() << QStringList{u"PAYONCE_HTTP_MAX_CONNECTIONS=0"_qs} << none
+                                         << u"PAYONCE_HTTP_MAX_CONNECTIONS: must be a whole number in 1-1000000"_qs;
+        row("http per-address cap fraction") << QByteArray(R"({"http": {"max_connections_per_address": 2.5}})") << none << none
+                                             << u"config file %FILE, key \"http.max_connections_per_address\": must be an integer, not a number"_qs;
+        row("http section not an object") << QByteArray(R"({"http": 5})") << none << none
+                                          << u"config file %FILE, key \"http\": must be an object, not a number"_qs;
         row("threads too many") << QByteArray() << QStringList{u"PAYONCE_WORKER_THREADS=1000"_qs} << none
                                 << u"PAYONCE_WORKER_THREADS: must be a whole number in 1-256"_qs;
         row("several instances, embedded key store")

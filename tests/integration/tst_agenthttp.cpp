@@ -1,0 +1,288 @@
+// The connection guard's promises (tst_httpguard) proven on the REAL payonce-agent, not
+// on payonce-http-testserver: the agent binary with payonce-sim beside it (sim.enabled),
+// on a temporary SQLite database, configured through its config file (http.* keys).
+//
+// - a disconnect storm on the confirm route under valgrind, with the simulator's WeChat
+//   answers 300 ms late (clients gone while their handler still runs);
+// - 500 idle keep-alive connections closed by http.idle_timeout_ms;
+// - a 200 MB Content-Length on the confirm route refused 413 before buffering.
+#include "agentprocess.h"
+#include "httptestsupport.h"
+#include "serverharness.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+using namespace payonce::testsupport;
+
+class TestAgentHttp : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void confirmDisconnectStormUnderValgrind();
+    void idleKeepAliveConnectionsClosed();
+    void hugeContentLengthOnConfirmRefusedBeforeBuffering();
+};
+
+namespace {
+
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+const Headers kDesk{{"Authorization", "Bearer desk-token"}};
+
+QByteArray confirmRequest(const QString &token, const QString &orderNo, qint64 userId, const QByteArray &key)
+{
+    const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
+                                                      {QStringLiteral("order_no"), orderNo},
+                                                      {QStringLiteral("channel"), QStringLiteral("wechat")}})
+                                .toJson(QJsonDocument::Compact);
+    return "POST /api/v1/payments/confirm HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+           "X-User-Id: "
+        + QByteArray::number(userId) + "\r\nIdempotency-Key: " + key
+        + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+}
+
+QByteArray get(const QByteArray &target)
+{
+    return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+}
+
+std::unique_ptr<TestDatabase> sqliteDatabase()
+{
+    QString error;
+    auto db = TestDatabase::start(Dialect::Sqlite, &error);
+    if (!db)
+        qWarning().noquote() << "sqlite database:" << error;
+    return db;
+}
+
+std::unique_ptr<AgentProcess> startAgent(const QString &db, const QJsonObject &extraConfig = {})
+{
+    AgentProcess::Options options;
+    options.db = db;
+    options.extraConfig = extraConfig;
+    QString error;
+    auto agent = AgentProcess::start(options, &error);
+    if (!agent)
+        qWarning().noquote() << error;
+    return agent;
+}
+
+int paymentsOf(const AgentProcess &agent, const QString &orderNo)
+{
+    const HttpAnswer order = agent.call("GET", QStringLiteral("/api/v1/orders/") + orderNo, {}, kDesk);
+    if (order.status != 200)
+        return -1;
+    return int(order.json().value(QStringLiteral("payments")).toArray().size());
+}
+
+} // namespace
+
+// 200 clients each send a whole, valid confirm (fresh Idempotency-Key, the one valid
+// token) and leave without reading. The simulator answers WeChat 300 ms late, so the
+// clients are gone while the handlers still run. The agent must stay up and valgrind-clean,
+// exit 0 on SIGTERM, and the order must have exactly one payment record.
+void TestAgentHttp::confirmDisconnectStormUnderValgrind()
+{
+    auto db = sqliteDatabase();
+    QVERIFY(db);
+    const QString log = QDir::tempPath()
+        + QStringLiteral("/payonce-agenthttp-valgrind-%1.log").arg(QCoreApplication::applicationPid());
+    AgentProcess::Options options;
+    options.db = db->url();
+    options.valgrind = true;
+    options.valgrindLog = log;
+    QElapsedTimer startup;
+    startup.start();
+    QString error;
+    auto agent = AgentProcess::start(options, &error);
+    QVERIFY2(agent, qPrintable(error));
+    qInfo("the agent under valgrind was ready after %lld ms", startup.elapsed());
+
+    const HttpAnswer faults = agent->simCall("POST", QStringLiteral("/sim/faults"),
+                                             "{\"channel\":\"wechat\",\"latency_ms\":300}");
+    QVERIFY2(faults.status == 200, faults.body.constData());
+    const QString orderNo = QStringLiteral("ORD-VG-STORM");
+    QVERIFY2(agent->createOrder(orderNo, 10086, QStringLiteral("99.00"), QStringLiteral("SKU-VG"), &error),
+             qPrintable(error));
+    const QString token = agent->issueToken(10086, orderNo);
+    QVERIFY(!token.isEmpty());
+
+    QElapsedTimer storm;
+    storm.start();
+    for (int i = 0; i < 200; ++i) {
+        QTcpSocket socket;
+        socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(agent->port()));
+        QVERIFY2(socket.waitForConnected(30000), qPrintable(socket.errorString()));
+        socket.write(confirmRequest(token, orderNo, 10086, "vg-storm-key-" + QByteArray::number(i)));
+        QVERIFY(socket.waitForBytesWritten(30000));
+        socket.abort(); // gone without reading a byte
+    }
+    qInfo("200 confirms sent and abandoned in %lld ms", storm.elapsed());
+
+    // The one confirm that took the token finishes in the background; wait for its record.
+    QElapsedTimer settle;
+    settle.start();
+    int payments = 0;
+    while (settle.elapsed() < 180000 && (payments = paymentsOf(*agent, orderNo)) < 1)
+        QTest::qWait(500);
+    qInfo("payment record visible %lld ms after the storm", settle.elapsed());
+    // Let the other 199 (refused at the token or lock layer) finish too, then look again.
+    QTest::qWait(5000);
+    QElapsedTimer answer;
+    answer.start();
+    const QByteArray health = httpExchange(agent->port(), get("/healthz"), 60000);
+    QCOMPARE(httpStatusOf(health), 200);
+    qInfo("GET /healthz after the storm answered in %lld ms (under valgrind)", answer.elapsed());
+    QCOMPARE(paymentsOf(*agent, orderNo), 1);
+
+    const int exitCode = agent->stop(180000);
+    QFile file(log);
+    QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(log));
+    const QByteArray valgrindLog = file.readAll();
+    file.close();
+    QVERIFY2(!valgrindLog.contains("Invalid read") && !valgrindLog.contains("Invalid write"),
+             valgrindLog.right(6000).constData());
+    QVERIFY2(exitCode == 0, qPrintable(QStringLiteral("exit code %1\n").arg(exitCode) + agent->output().right(3000)
+                                       + QString::fromUtf8(valgrindLog.right(3000))));
+    qInfo("valgrind log: %s", valgrindLog.right(300).constData());
+    QFile::remove(log);
+}
+
+// 500 connections, one GET /healthz each on keep-alive, then silence: the agent closes all
+// of them after http.idle_timeout_ms = 2000, measured from each one's answer.
+void TestAgentHttp::idleKeepAliveConnectionsClosed()
+{
+    auto db = sqliteDatabase();
+    QVERIFY(db);
+    // All 500 come from 127.0.0.1: lift the per-address cap (256 by default) above them.
+    auto agent = startAgent(db->url(), {{QStringLiteral("http"),
+                                          QJsonObject{{QStringLiteral("idle_timeout_ms"), 2000},
+                                                      {QStringLiteral("max_connections_per_address"), 1000}}}});
+    QVERIFY(agent);
+    QVERIFY2(agent->output().contains(QStringLiteral("http={idle_timeout_ms=2000 header_timeout_ms=10000 "
+                                                     "max_connections=4096 max_connections_per_address=1000")),
+             qPrintable(agent->output()));
+
+    constexpr int count = 500;
+    std::vector<std::unique_ptr<QTcpSocket>> clients;
+    for (int i = 0; i < count; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(agent->port()));
+        clients.push_back(std::move(socket));
+    }
+    for (auto &socket : clients)
+        QVERIFY(socket->state() == QAbstractSocket::ConnectedState || socket->waitForConnected(10000));
+    QElapsedTimer timer;
+    std::vector<qint64> closedAt(count, -1);
+    std::vector<qint64> answeredAt(count, -1);
+    timer.start();
+    for (int i = 0; i < count; ++i) {
+        connect(clients[size_t(i)].get(), &QTcpSocket::disconnected, this,
+                [&closedAt, &timer, i] { closedAt[size_t(i)] = timer.elapsed(); });
+    }
+    for (auto &socket : clients)
+        socket->write(get("/healthz"));
+    int answered = 0;
+    while (answered < count && timer.elapsed() < 20000) {
+        QTest::qWait(10);
+        answered = 0;
+        for (int i = 0; i < count; ++i) {
+            if (answeredAt[size_t(i)] < 0 && clients[size_t(i)]->peek(64).startsWith("HTTP/1.1 200"))
+                answeredAt[size_t(i)] = timer.elapsed();
+            answered += answeredAt[size_t(i)] >= 0 ? 1 : 0;
+        }
+    }
+    QCOMPARE(answered, count);
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(clients.begin(), clients.end(),
+                                         [](const auto &s) { return s->state() == QAbstractSocket::UnconnectedState; }),
+                             30000);
+    std::vector<qint64> delays;
+    for (int i = 0; i < count; ++i)
+        delays.push_back(closedAt[size_t(i)] - answeredAt[size_t(i)]);
+    const auto [first, last] = std::minmax_element(delays.begin(), delays.end());
+    const qint64 allClosed = *std::max_element(closedAt.begin(), closedAt.end());
+    qInfo("agent, 500 idle keep-alive connections (http.idle_timeout_ms 2000): closed %lld to %lld ms after their "
+          "answer; the last closed %lld ms after the requests were sent",
+          *first, *last, allClosed);
+    QVERIFY(*first >= 1500); // not before the idle timeout (answers are seen up to 10 ms late)
+    QVERIFY(allClosed < 30000);
+    QCOMPARE(httpStatusOf(httpExchange(agent->port(), get("/healthz"))), 200);
+    QCOMPARE(agent->stop(), 0);
+}
+
+// POST /api/v1/payments/confirm announcing 200 MB, head sent then the body streamed: 413
+// payload_too_large, and the agent's resident memory does not grow with the body.
+void TestAgentHttp::hugeContentLengthOnConfirmRefusedBeforeBuffering()
+{
+    auto db = sqliteDatabase();
+    QVERIFY(db);
+    auto agent = startAgent(db->url());
+    QVERIFY(agent);
+    // Warm up the route (threads, database connections) before measuring.
+    for (int i = 0; i < 3; ++i) {
+        const QByteArray warm = httpExchange(agent->port(), confirmRequest(QStringLiteral("nope"), QStringLiteral("ORD-NONE"),
+                                                                           10086, "warm-" + QByteArray::number(i)));
+        QVERIFY(httpStatusOf(warm) > 0);
+    }
+    const qint64 rssBefore = procStatusKb(agent->pid(), "VmRSS");
+    const qint64 hwmBefore = procStatusKb(agent->pid(), "VmHWM");
+    QVERIFY(rssBefore > 0);
+
+    constexpr qint64 total = 200LL * 1024 * 1024;
+    QTcpSocket socket;
+    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(agent->port()));
+    QVERIFY(socket.waitForConnected(5000));
+    socket.write("POST /api/v1/payments/confirm HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 "X-User-Id: 10086\r\nIdempotency-Key: huge-1\r\nContent-Length: "
+                 + QByteArray::number(total) + "\r\n\r\n");
+    const QByteArray chunk(256 * 1024, 'x');
+    qint64 sent = 0;
+    QByteArray response;
+    QElapsedTimer timer;
+    timer.start();
+    qint64 answeredAfterMs = -1;
+    qint64 sentWhenAnswered = -1;
+    qint64 rssPeak = rssBefore;
+    while (timer.elapsed() < 60000 && socket.state() == QAbstractSocket::ConnectedState) {
+        if (sent < total && socket.bytesToWrite() < 2 * chunk.size()) {
+            socket.write(chunk);
+            sent += chunk.size();
+        }
+        socket.waitForBytesWritten(5);
+        response += socket.readAll();
+        if (answeredAfterMs < 0 && response.contains("}}")) {
+            answeredAfterMs = timer.elapsed();
+            sentWhenAnswered = sent;
+        }
+        rssPeak = std::max(rssPeak, procStatusKb(agent->pid(), "VmRSS"));
+        if (sent >= total)
+            socket.waitForReadyRead(100);
+    }
+    response += socket.readAll();
+    const qint64 rssAfter = procStatusKb(agent->pid(), "VmRSS");
+    const qint64 hwmAfter = procStatusKb(agent->pid(), "VmHWM");
+    qInfo("agent, confirm with Content-Length 200 MB: 413 after %lld ms (%lld KiB of body sent by then); %lld MB sent "
+          "before the agent closed at %lld ms; VmRSS %lld -> %lld KiB (+%lld KiB, peak seen %lld KiB), VmHWM %lld -> "
+          "%lld KiB",
+          answeredAfterMs, sentWhenAnswered / 1024, sent / (1024 * 1024), timer.elapsed(), rssBefore, rssAfter,
+          rssAfter - rssBefore, rssPeak, hwmBefore, hwmAfter);
+    QCOMPARE(httpStatusOf(response), 413);
+    QVERIFY2(httpBodyOf(response).contains("\"code\":\"payload_too_large\""), response.constData());
+    QVERIFY2(rssAfter - rssBefore < 16 * 1024, "resident memory grew by 16 MB or more");
+    QVERIFY2(rssPeak - rssBefore < 16 * 1024, "resident memory peaked 16 MB or more above the start");
+    QVERIFY2(hwmAfter - hwmBefore < 16 * 1024, "peak resident memory grew by 16 MB or more");
+    QCOMPARE(httpStatusOf(httpExchange(agent->port(), get("/healthz"))), 200);
+    QCOMPARE(agent->stop(), 0);
+}
+
+QTEST_GUILESS_MAIN(TestAgentHttp)
+#include "tst_agenthttp.moc"
