@@ -1,0 +1,366 @@
+// The NotificationVerifier adapter (payonce_callbacks) against signed notifications made
+// by an independent tool: tests/fixtures/notifications/make-fixtures.py (python3-
+// cryptography: RSA keys, SHA256withRSA, AES-256-GCM). Every case of cases.json is run
+// through the verifier built from config settings, and its error code (or its fields)
+// asserted. Also: the size limit before anything, the factory's refusals, and the
+// notification-side signing helpers (gateway/notificationsigning.h) round-tripping
+// through the verifier and matching the independent tool's signatures byte for byte.
+
+#include "callbacks/notificationparsing.h"
+#include "callbacks/platformnotificationverifier.h"
+#include "gateway/notificationsigning.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace payonce;
+using core::ErrorCode;
+
+namespace {
+
+QString fixturePath(const QString &name)
+{
+    return QStringLiteral(PAYONCE_FIXTURES_DIR "/notifications/") + name;
+}
+
+QByteArray readFixture(const QString &name)
+{
+    QFile file(fixturePath(name));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read fixture %s", qPrintable(name));
+    return file.readAll();
+}
+
+const QJsonObject &manifest()
+{
+    static const QJsonObject m = QJsonDocument::fromJson(readFixture(QStringLiteral("cases.json"))).object();
+    return m;
+}
+
+QJsonObject caseNamed(const QString &name)
+{
+    for (const QJsonValue v : manifest().value(QLatin1StringView("cases")).toArray()) {
+        if (v.toObject().value(QLatin1StringView("name")).toString() == name)
+            return v.toObject();
+    }
+    qFatal("no case %s", qPrintable(name));
+}
+
+config::WeChatSettings weChatSettings()
+{
+    config::WeChatSettings s;
+    s.mchid = manifest().value(QLatin1StringView("mchid")).toString();
+    s.appid = manifest().value(QLatin1StringView("appid")).toString();
+    s.apiv3Key = config::Secret(manifest().value(QLatin1StringView("apiv3_key")).toString());
+    const QJsonObject keys = manifest().value(QLatin1StringView("platform_keys")).toObject();
+    for (auto it = keys.begin(); it != keys.end(); ++it)
+        s.platformKeys.append({it.key(), fixturePath(it.value().toString())});
+    return s;
+}
+
+config::AlipaySettings alipaySettings()
+{
+    config::AlipaySettings s;
+    s.appId = manifest().value(QLatin1StringView("alipay_app_id")).toString();
+    s.sellerId = manifest().value(QLatin1StringView("alipay_seller_id")).toString();
+    s.alipayPublicKeyPath = fixturePath(manifest().value(QLatin1StringView("alipay_public_key")).toString());
+    return s;
+}
+
+std::unique_ptr<core::NotificationVerifier> fixtureVerifier()
+{
+    auto verifier = callbacks::makeNotificationVerifier(weChatSettings(), alipaySettings());
+    if (!verifier)
+        qFatal("verifier: %s", qPrintable(verifier.error().internalMessage));
+    return std::move(verifier).value();
+}
+
+core::RawDelivery deliveryOf(const QJsonObject &c)
+{
+    core::RawDelivery d;
+    d.channel = c.value(QLatin1StringView("channel")).toString() == QLatin1StringView("wechat") ? core::Channel::WeChat
+                                                                                             : core::Channel::Alipay;
+    const QJsonObject headers = c.value(QLatin1StringView("headers")).toObject();
+    for (auto it = headers.begin(); it != headers.end(); ++it)
+        d.headers.append({it.key().toLatin1(), it.value().toString().toUtf8()});
+    d.body = QByteArray::fromBase64(c.value(QLatin1StringView("body_b64")).toString().toLatin1());
+    d.receivedAtMs = c.value(QLatin1StringView("now_ms")).toInteger();
+    return d;
+}
+
+QString codeName(ErrorCode code)
+{
+    return core::errorCodeName(code);
+}
+
+qint64 fixtureNowMs()
+{
+    return manifest().value(QLatin1StringView("now_ms")).toInteger();
+}
+
+crypto::PrivateKey privateKey(const QString &name)
+{
+    auto key = crypto::PrivateKey::fromPem(readFixture(name));
+    if (!key)
+        qFatal("fixture key %s does not load", qPrintable(name));
+    return *key;
+}
+
+} // namespace
+
+class TestNotificationVerifier : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void fixtureCases_data();
+    void fixtureCases();
+    void oversizedBodyRefusedBeforeAnything_data();
+    void oversizedBodyRefusedBeforeAnything();
+    void headerNamesAreCaseInsensitive();
+    void unconfiguredChannelIsRefused();
+    void factoryRefusesBadSettings();
+    void weChatSigningHelpersRoundTrip();
+    void alipaySignNotifyFormMatchesIndependentSignature();
+    void alipaySignNotifyFormRoundTrip();
+    void tradeNoFormat_data();
+    void tradeNoFormat();
+};
+
+void TestNotificationVerifier::fixtureCases_data()
+{
+    QTest::addColumn<QString>("name");
+    for (const QJsonValue v : manifest().value(QLatin1StringView("cases")).toArray()) {
+        const QString name = v.toObject().value(QLatin1StringView("name")).toString();
+        QTest::newRow(qPrintable(name)) << name;
+    }
+}
+
+void TestNotificationVerifier::fixtureCases()
+{
+    QFETCH(QString, name);
+    static const auto verifier = fixtureVerifier();
+    const QJsonObject c = caseNamed(name);
+    const auto result = verifier->verify(deliveryOf(c), c.value(QLatin1StringView("check_time_window")).toBool(),
+                                         c.value(QLatin1StringView("now_ms")).toInteger());
+    const QString expect = c.value(QLatin1StringView("expect")).toString();
+    if (expect != QLatin1StringView("ok")) {
+        QVERIFY2(!result.ok(), qPrintable(QStringLiteral("accepted; expected ") + expect));
+        QCOMPARE(codeName(result.error().code), expect);
+        return;
+    }
+    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+    const QJsonObject f = c.value(QLatin1StringView("fields")).toObject();
+    const core::PaymentNotification &n = *result;
+    QCOMPARE(core::channelName(n.channel), c.value(QLatin1StringView("channel")).toString());
+    QCOMPARE(n.payNo, f.value(QLatin1StringView("pay_no")).toString());
+    QCOMPARE(n.paymentNo, f.value(QLatin1StringView("payment_no")).toString());
+    QCOMPARE(n.amountFen, f.value(QLatin1StringView("amount_fen")).toInteger());
+    QCOMPARE(n.currency, f.value(QLatin1StringView("currency")).toString());
+    QCOMPARE(n.merchantId, f.value(QLatin1StringView("merchant_id")).toString());
+    QCOMPARE(n.appId, f.value(QLatin1StringView("app_id")).toString());
+    QCOMPARE(n.paid, f.value(QLatin1StringView("paid")).toBool());
+    QCOMPARE(n.tradeState, f.value(QLatin1StringView("trade_state")).toString());
+    QCOMPARE(n.eventId, f.value(QLatin1StringView("event_id")).toString());
+}
+
+void TestNotificationVerifier::oversizedBodyRefusedBeforeAnything_data()
+{
+    QTest::addColumn<QString>("channel");
+    QTest::addColumn<qsizetype>("size");
+    QTest::addColumn<bool>("configured");
+    QTest::newRow("wechat 10 MB") << QStringLiteral("wechat") << qsizetype(10 * 1024 * 1024) << true;
+    QTest::newRow("alipay 10 MB") << QStringLiteral("alipay") << qsizetype(10 * 1024 * 1024) << true;
+    QTest::newRow("wechat 64 KiB + 1") << QStringLiteral("wechat") << qsizetype(64 * 1024 + 1) << true;
+    QTest::newRow("alipay 64 KiB + 1") << QStringLiteral("alipay") << qsizetype(64 * 1024 + 1) << true;
+    QTest::newRow("wechat 10 MB, no keys") << QStringLiteral("wechat") << qsizetype(10 * 1024 * 1024) << false;
+}
+
+void TestNotificationVerifier::oversizedBodyRefusedBeforeAnything()
+{
+    QFETCH(QString, channel);
+    QFETCH(qsizetype, size);
+    QFETCH(bool, configured);
+    // A valid, signed delivery padded past the limit: the size alone decides, before the
+    // headers, the JSON or a key are looked at (so InvalidInput even with no keys at all).
+    core::RawDelivery d = deliveryOf(caseNamed(channel + QStringLiteral("_valid")));
+    const QByteArray glue = d.channel == core::Channel::WeChat ? QByteArray(" ") : QByteArray("&padding=");
+    const qsizetype pad = size - d.body.size() - glue.size();
+    d.body.append(glue).append(QByteArray(pad, d.channel == core::Channel::WeChat ? ' ' : 'a'));
+    QCOMPARE(d.body.size(), size);
+    const auto verifier = configured ? fixtureVerifier()
+                                     : std::make_unique<callbacks::PlatformNotificationVerifier>(
+                                           callbacks::NotificationVerifierOptions{});
+    const auto result = verifier->verify(d, true, fixtureNowMs());
+    QVERIFY(!result.ok());
+    QCOMPARE(codeName(result.error().code), QStringLiteral("invalid_input"));
+}
+
+void TestNotificationVerifier::headerNamesAreCaseInsensitive()
+{
+    core::RawDelivery d = deliveryOf(caseNamed(QStringLiteral("wechat_valid")));
+    for (auto &header : d.headers)
+        header.first = header.first.toLower();
+    const auto result = fixtureVerifier()->verify(d, true, fixtureNowMs());
+    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+}
+
+void TestNotificationVerifier::unconfiguredChannelIsRefused()
+{
+    auto verifier = callbacks::makeNotificationVerifier(config::WeChatSettings{}, alipaySettings());
+    QVERIFY(verifier.ok());
+    const auto wechat = (*verifier)->verify(deliveryOf(caseNamed(QStringLiteral("wechat_valid"))), true, fixtureNowMs());
+    QVERIFY(!wechat.ok());
+    QCOMPARE(wechat.error().code, ErrorCode::BadSignature);
+    const auto alipay = (*verifier)->verify(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))), true, fixtureNowMs());
+    QVERIFY(alipay.ok());
+}
+
+void TestNotificationVerifier::factoryRefusesBadSettings()
+{
+    config::WeChatSettings shortKey = weChatSettings();
+    shortKey.apiv3Key = config::Secret(QStringLiteral("tooShort"));
+    auto a = callbacks::makeNotificationVerifier(shortKey, {});
+    QVERIFY(!a.ok());
+    QCOMPARE(a.error().code, ErrorCode::Misconfigured);
+    QVERIFY(!a.error().internalMessage.contains(QStringLiteral("tooShort"))); // a secret never in a message
+
+    config::WeChatSettings noKeys = weChatSettings();
+    noKeys.platformKeys.clear();
+    auto b = callbacks::makeNotificationVerifier(noKeys, {});
+    QVERIFY(!b.ok());
+    QCOMPARE(b.error().code, ErrorCode::Misconfigured);
+    // ... but the simulator's key alone (sim.enabled) is enough.
+    auto c = callbacks::makeNotificationVerifier(
+        noKeys, {}, {gateway::ExtraPlatformKey{QStringLiteral("PLATFORM_SERIAL_B"), readFixture(QStringLiteral("platform_b_pub.pem"))}});
+    QVERIFY(c.ok());
+    const auto viaExtra = (*c)->verify(deliveryOf(caseNamed(QStringLiteral("wechat_rotation_key_b"))), true, fixtureNowMs());
+    QVERIFY(viaExtra.ok());
+
+    config::WeChatSettings missingFile = weChatSettings();
+    missingFile.platformKeys.append({QStringLiteral("GONE"), fixturePath(QStringLiteral("no_such_key.pem"))});
+    auto d = callbacks::makeNotificationVerifier(missingFile, {});
+    QVERIFY(!d.ok());
+    QCOMPARE(d.error().code, ErrorCode::Misconfigured);
+
+    config::AlipaySettings badAlipay = alipaySettings();
+    badAlipay.alipayPublicKeyPath = fixturePath(QStringLiteral("cases.json"));
+    auto e = callbacks::makeNotificationVerifier({}, badAlipay);
+    QVERIFY(!e.ok());
+    QCOMPARE(e.error().code, ErrorCode::Misconfigured);
+}
+
+void TestNotificationVerifier::weChatSigningHelpersRoundTrip()
+{
+    gateway::wechat::TransactionFields t;
+    t.mchid = QStringLiteral("1900000001");
+    t.appid = QStringLiteral("wx0000000000000001");
+    t.outTradeNo = QStringLiteral("P-roundtrip-1");
+    t.transactionId = QStringLiteral("4200000000202611290000000777");
+    t.successTime = QStringLiteral("2026-11-29T19:45:33+08:00");
+    t.openid = QStringLiteral("oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
+    t.totalFen = 12345;
+    const QByteArray apiv3 = manifest().value(QLatin1StringView("apiv3_key")).toString().toUtf8();
+    auto resource = gateway::wechat::encryptResource(apiv3, gateway::wechat::transactionJson(t), "transaction", "rtNonce00001");
+    QVERIFY(resource.ok());
+    const QByteArray body = gateway::wechat::notificationBody("EV-roundtrip", "2026-11-29T19:45:34+08:00",
+                                                              "TRANSACTION.SUCCESS", "\xe6\x94\xaf\xe4\xbb\x98\"q\"", *resource);
+    QVERIFY2(QJsonDocument::fromJson(body).isObject(), body.constData());
+    const qint64 nowSeconds = fixtureNowMs() / 1000;
+    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_b_key.pem")), "PLATFORM_SERIAL_B",
+                                                     nowSeconds, "rtHeaderNonce", body);
+    QVERIFY(headers.ok());
+    core::RawDelivery d;
+    d.channel = core::Channel::WeChat;
+    d.headers = gateway::wechat::notificationHeaders(*headers);
+    d.body = body;
+    const auto result = fixtureVerifier()->verify(d, true, fixtureNowMs());
+    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+    QCOMPARE(result->payNo, t.transactionId);
+    QCOMPARE(result->paymentNo, t.outTradeNo);
+    QCOMPARE(result->amountFen, 12345);
+    QCOMPARE(result->eventId, QStringLiteral("EV-roundtrip"));
+    QVERIFY(result->paid);
+
+    // The independent tool's envelope decrypts with the same helper's inverse.
+    auto fixtureEnvelope = callbacks::parseWeChatEnvelope(deliveryOf(caseNamed(QStringLiteral("wechat_valid"))).body);
+    QVERIFY(fixtureEnvelope.ok());
+    QVERIFY(callbacks::decryptWeChatResource(apiv3, *fixtureEnvelope).ok());
+}
+
+void TestNotificationVerifier::alipaySignNotifyFormMatchesIndependentSignature()
+{
+    // PKCS#1 v1.5 is deterministic: our signer over the fixture's own fields must give
+    // exactly the signature python3-cryptography wrote.
+    auto params = callbacks::parseForm(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))).body);
+    QVERIFY(params.ok());
+    QByteArray expected;
+    gateway::alipay::Params unsignedParams;
+    for (const auto &p : *params) {
+        if (p.first == "sign")
+            expected = p.second;
+        else
+            unsignedParams.append(p);
+    }
+    auto form = gateway::alipay::signNotifyForm(privateKey(QStringLiteral("alipay_key.pem")), unsignedParams);
+    QVERIFY(form.ok());
+    auto ours = callbacks::parseForm(*form);
+    QVERIFY(ours.ok());
+    QByteArray actual;
+    for (const auto &p : *ours) {
+        if (p.first == "sign")
+            actual = p.second;
+    }
+    QCOMPARE(actual, expected);
+}
+
+void TestNotificationVerifier::alipaySignNotifyFormRoundTrip()
+{
+    const gateway::alipay::Params params{{"notify_id", "N-rt-1"},
+                                         {"notify_type", "trade_status_sync"},
+                                         {"app_id", "2021000000000001"},
+                                         {"seller_id", "2088000000000001"},
+                                         {"trade_no", "2026112922001400000000000777"},
+                                         {"out_trade_no", "P-rt-1"},
+                                         {"trade_status", "TRADE_SUCCESS"},
+                                         {"total_amount", "123.45"},
+                                         {"subject", "a b&c=d%e+f \xe8\xae\xa2\xe5\x8d\x95"},
+                                         {"sign_type", "RSA"}}; // replaced by RSA2
+    auto form = gateway::alipay::signNotifyForm(privateKey(QStringLiteral("alipay_key.pem")), params);
+    QVERIFY(form.ok());
+    core::RawDelivery d;
+    d.channel = core::Channel::Alipay;
+    d.body = *form;
+    const auto result = fixtureVerifier()->verify(d, true, fixtureNowMs());
+    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+    QCOMPARE(result->amountFen, 12345);
+    QCOMPARE(result->payNo, QStringLiteral("2026112922001400000000000777"));
+    QCOMPARE(result->eventId, QStringLiteral("N-rt-1"));
+}
+
+void TestNotificationVerifier::tradeNoFormat_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("valid");
+    QTest::newRow("digits") << QStringLiteral("4200000000") << true;
+    QTest::newRow("all classes") << QStringLiteral("aZ09_-") << true;
+    QTest::newRow("64") << QString(64, u'x') << true;
+    QTest::newRow("65") << QString(65, u'x') << false;
+    QTest::newRow("empty") << QString() << false;
+    QTest::newRow("space") << QStringLiteral("a b") << false;
+    QTest::newRow("slash") << QStringLiteral("a/b") << false;
+    QTest::newRow("non-ascii digit") << QStringLiteral("\u0661\u0662") << false;
+    QTest::newRow("fullwidth") << QStringLiteral("\uff21") << false;
+}
+
+void TestNotificationVerifier::tradeNoFormat()
+{
+    QFETCH(QString, text);
+    QFETCH(bool, valid);
+    QCOMPARE(callbacks::isValidTradeNo(text), valid);
+}
+
+QTEST_GUILESS_MAIN(TestNotificationVerifier)
+#include "tst_notificationverifier.moc"
