@@ -314,7 +314,7 @@ core::Result<QList<core::AcceptedCallback>> SqlCallbackStore::listAccepted(qint6
     return m_database.read([&](Session &session) -> core::Result<QList<core::AcceptedCallback>> {
         auto query = session.exec(
             QStringLiteral("SELECT channel, pay_no, order_no, amount_fen, delivery_id, created_at FROM pay_callback_log "
-                           "WHERE status = 'accepted' AND created_at < ? ORDER BY created_at, id LIMIT %1")
+                           "WHERE status = 'accepted' AND created_at <= ? ORDER BY created_at, id LIMIT %1")
                 .arg(qMax(1, limit)),
             {createdBeforeMs}, QStringLiteral("list accepted callbacks"));
         if (!query)

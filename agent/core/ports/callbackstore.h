@@ -133,7 +133,7 @@ public:
     /// L4: the log row as `accepted` in its own short transaction; Duplicate when a row for
     /// (channel, pay_no) exists in any status (decided by the unique index). Durable on return.
     virtual Result<LogInsert> insertAccepted(const AcceptedCallback &row) = 0;
-    /// Rows still `accepted` that were created before `createdBeforeMs`, oldest first.
+    /// Rows still `accepted` created at or before `createdBeforeMs`, oldest first.
     virtual Result<QList<AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) = 0;
     /// A finding in its own transaction (or joining the caller's).
     virtual Result<void> raiseFinding(const CallbackFinding &finding) = 0;
