@@ -262,6 +262,23 @@ private Q_SLOTS:
         QVERIFY(keys);
         CallbackPipelineOptions o = options();
         o.lockWait = std::chrono::milliseconds(lockWaitMs);
+        // For the proof row: every delivery reads the order before any of them goes on (a
+        // per-thread connection opens slowly on PostgreSQL, which would otherwise let the
+        // first pay before the others have read at all).
+        std::mutex readMutex;
+        std::condition_variable allRead;
+        int readers = 0;
+        if (mustDetectDuplicates) {
+            o.testHook = [&](CallbackHookPoint point, const CallbackHookContext &) {
+                if (point == CallbackHookPoint::AfterContentChecks) {
+                    std::unique_lock guard(readMutex);
+                    if (++readers >= 50)
+                        allRead.notify_all();
+                    allRead.wait_for(guard, 5s, [&] { return readers >= 50; });
+                }
+                return CallbackHookAction::Continue;
+            };
+        }
         CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
         auto switches = CallbackLayerSwitches::fromNames(disabled);
         QVERIFY(switches.ok());
