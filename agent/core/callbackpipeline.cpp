@@ -1,0 +1,591 @@
+#include "callbackpipeline.h"
+
+#include "core/ports/clock.h"
+#include "core/ports/distributedlock.h"
+#include "core/ports/idempotencycache.h"
+#include "core/ports/notificationverifier.h"
+
+#include "logging/categories.h"
+
+#include <QJsonObject>
+#include <QRandomGenerator>
+
+#include <memory>
+#include <thread>
+
+namespace payonce::core {
+
+using Code = CallbackOutcomeCode;
+
+QString callbackOutcomeName(CallbackOutcomeCode code)
+{
+    switch (code) {
+    case Code::Success: return QStringLiteral("success");
+    case Code::BadSignature: return QStringLiteral("bad_signature");
+    case Code::InvalidNotification: return QStringLiteral("invalid_notification");
+    case Code::ContentMismatch: return QStringLiteral("content_mismatch");
+    case Code::UnknownOrder: return QStringLiteral("unknown_order");
+    case Code::Unavailable: return QStringLiteral("service_unavailable");
+    case Code::Internal: break;
+    }
+    return QStringLiteral("internal_error");
+}
+
+Result<CallbackLayerSwitches> CallbackLayerSwitches::fromNames(const QStringList &disableLayers)
+{
+    CallbackLayerSwitches out;
+    for (const QString &name : disableLayers) {
+        if (name == QLatin1String("lock"))
+            out.disableLock = true;
+        else if (name == QLatin1String("unique_index"))
+            out.disableUniqueIndex = true;
+        else if (name == QLatin1String("state_machine"))
+            out.disableStateMachine = true;
+        else if (name == QLatin1String("side_effect"))
+            out.disableSideEffect = true;
+        else
+            return Error::make(ErrorCode::InvalidInput, QStringLiteral("unknown layer in disable_layers: %1").arg(name));
+    }
+    return out;
+}
+
+namespace {
+
+CallbackOutcome make(Code code, Layer layer, const QString &note, const QString &message, bool durable = false)
+{
+    CallbackOutcome out;
+    out.code = code;
+    out.layer = layer;
+    out.note = note;
+    out.message = message;
+    out.durable = durable;
+    return out;
+}
+
+CallbackOutcome success(Layer layer, const QString &note, bool durable = true)
+{
+    return make(Code::Success, layer, note, QStringLiteral("OK"), durable);
+}
+
+CallbackOutcome unavailable(Layer layer, const QString &note, const QString &why)
+{
+    qCWarning(payonce::lcCore) << "callback: temporary failure (" << note << "):" << why;
+    return make(Code::Unavailable, layer, note, QStringLiteral("temporarily unavailable; retry"));
+}
+
+QString nonce()
+{
+    return QString::number(QRandomGenerator::system()->generate64(), 36);
+}
+
+QString subjectOf(Channel channel, const QString &payNo)
+{
+    return channelName(channel) + QLatin1Char(':') + payNo;
+}
+
+} // namespace
+
+/// One delivery's way through the pipeline.
+struct CallbackPipeline::Context {
+    RawDelivery raw;
+    PaymentNotification n;
+    CallbackOrder order;          ///< as read at the content checks
+    CallbackLayerSwitches sw;
+    std::optional<qint64> deliveryId;
+    bool fromWorker = false;
+    bool durable = false;         ///< a pay_callback_log row exists for this pay_no
+};
+
+CallbackPipeline::CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store,
+                                   CallbackModeStore &modes, DistributedLock &locks, SeenProcessedSet *seen,
+                                   const Clock &clock, CallbackPipelineOptions options)
+    : m_verifier(verifier), m_store(store), m_modes(modes), m_locks(locks), m_seen(seen), m_clock(clock),
+      m_options(std::move(options))
+{
+}
+
+Result<void> CallbackPipeline::setSwitches(const CallbackLayerSwitches &switches)
+{
+    if (!m_options.qaEnabled)
+        return Error::make(ErrorCode::Forbidden, QStringLiteral("layer switches need qa.enabled"));
+    std::lock_guard guard(m_mutex);
+    m_switches = switches;
+    return {};
+}
+
+CallbackLayerSwitches CallbackPipeline::switches() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_switches;
+}
+
+void CallbackPipeline::event(const QString &name) const
+{
+    if (m_options.onEvent)
+        m_options.onEvent(name);
+}
+
+bool CallbackPipeline::hook(CallbackHookPoint point, const Context &ctx, LockHandle *lock) const
+{
+    if (!m_options.testHook)
+        return true;
+    return m_options.testHook(point, CallbackHookContext{ctx.n.payNo, ctx.order.orderNo, lock})
+           == CallbackHookAction::Continue;
+}
+
+CallbackMode CallbackPipeline::currentMode()
+{
+    const qint64 now = m_clock.nowMs();
+    {
+        std::lock_guard guard(m_mutex);
+        if (m_modeReadAtMs >= 0 && now - m_modeReadAtMs < m_options.modeCacheMs)
+            return m_cachedMode;
+    }
+    auto read = m_modes.mode();
+    std::lock_guard guard(m_mutex);
+    if (!read.ok()) {
+        // The database is the truth and the mode lives there: when it cannot be read, the
+        // last known mode stands (the log row insert will fail too if the database is down).
+        qCWarning(payonce::lcCore) << "callback: mode not readable:" << read.error().internalMessage;
+        return m_cachedMode;
+    }
+    m_cachedMode = read.value().mode;
+    m_modeReadAtMs = now;
+    return m_cachedMode;
+}
+
+CallbackOutcome CallbackPipeline::finish(Context &ctx, CallbackOutcome outcome)
+{
+    outcome.payNo = ctx.n.payNo;
+    outcome.orderNo = ctx.order.orderNo;
+    m_byLayer[std::size_t(outcome.layer)].fetch_add(1);
+    if (ctx.deliveryId) {
+        const int status = m_options.httpStatusOf ? m_options.httpStatusOf(outcome.code) : 0;
+        auto decided = m_store.decideDelivery(*ctx.deliveryId, outcome.layer, status,
+                                              outcome.note.isEmpty() ? callbackOutcomeName(outcome.code) : outcome.note);
+        if (!decided.ok())
+            qCWarning(payonce::lcCore) << "callback: delivery decision not stored:" << decided.error().internalMessage;
+    }
+    return outcome;
+}
+
+CallbackOutcome CallbackPipeline::handle(const RawDelivery &delivery)
+{
+    Context ctx;
+    ctx.raw = delivery;
+    ctx.sw = switches();
+    auto verified = m_verifier.verify(delivery, true, m_clock.nowMs());
+    if (!verified.ok()) {
+        const Error &error = verified.error();
+        const Code code = error.code == ErrorCode::BadSignature ? Code::BadSignature : Code::InvalidNotification;
+        DeliveryRecord record;
+        record.channel = delivery.channel;
+        record.receivedAtMs = delivery.receivedAtMs ? delivery.receivedAtMs : m_clock.nowMs();
+        record.verified = false;
+        record.layer = Layer::Rejected;
+        record.httpStatus = m_options.httpStatusOf ? m_options.httpStatusOf(code) : 0;
+        record.outcome = errorCodeName(error.code);
+        record.agentId = m_options.agentId;
+        // Metadata only: an unverified body is not ours to keep, and never reaches
+        // pay_callback_log or a business table.
+        auto appended = m_store.appendDelivery(record);
+        if (!appended.ok())
+            qCWarning(payonce::lcCore) << "callback: rejected delivery not recorded:" << appended.error().internalMessage;
+        m_byLayer[std::size_t(Layer::Rejected)].fetch_add(1);
+        CallbackOutcome out = make(code, Layer::Rejected, errorCodeName(error.code), error.publicMessage);
+        return out;
+    }
+    ctx.n = std::move(verified).value();
+    return process(ctx);
+}
+
+CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)
+{
+    Context ctx;
+    ctx.fromWorker = true;
+    ctx.durable = true;
+    ctx.sw = switches();
+    ctx.n.payNo = row.payNo;
+    ctx.order.orderNo = row.orderNo;
+    if (!row.deliveryId)
+        return make(Code::Internal, Layer::Rejected, QStringLiteral("no_stored_delivery"),
+                    QStringLiteral("the log row names no stored delivery"));
+    auto raw = m_store.rawDelivery(*row.deliveryId);
+    if (!raw.ok())
+        return unavailable(Layer::None, QStringLiteral("storage"), raw.error().internalMessage);
+    if (!raw.value())
+        return make(Code::Internal, Layer::Rejected, QStringLiteral("no_stored_delivery"),
+                    QStringLiteral("the stored delivery is missing"));
+    ctx.raw = *raw.value();
+    // Re-verified as on receipt, except the time window (checked then).
+    auto verified = m_verifier.verify(ctx.raw, false, m_clock.nowMs());
+    if (!verified.ok()) {
+        return make(verified.error().code == ErrorCode::BadSignature ? Code::BadSignature : Code::InvalidNotification,
+                    Layer::Rejected, errorCodeName(verified.error().code), verified.error().publicMessage);
+    }
+    ctx.n = std::move(verified).value();
+    if (ctx.n.payNo != row.payNo || ctx.n.channel != row.channel)
+        return make(Code::Internal, Layer::Rejected, QStringLiteral("stored_delivery_mismatch"),
+                    QStringLiteral("the stored delivery is for another payment"));
+    return process(ctx);
+}
+
+CallbackOutcome CallbackPipeline::process(Context &ctx)
+{
+    const PaymentNotification &n = ctx.n;
+
+    // Content checks against the order.
+    auto found = m_store.findOrderForPayment(n.paymentNo);
+    if (!found.ok())
+        return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), found.error().internalMessage));
+
+    auto appendDelivery = [&](Layer layer, Code code, const QString &note) -> std::optional<CallbackOutcome> {
+        if (ctx.fromWorker)
+            return std::nullopt;
+        DeliveryRecord record;
+        record.channel = n.channel;
+        record.payNo = n.payNo;
+        record.orderNo = ctx.order.orderNo;
+        record.receivedAtMs = ctx.raw.receivedAtMs ? ctx.raw.receivedAtMs : m_clock.nowMs();
+        record.verified = true;
+        record.layer = layer;
+        record.httpStatus = code == Code::Success ? 0 : (m_options.httpStatusOf ? m_options.httpStatusOf(code) : 0);
+        record.outcome = note;
+        record.headers = ctx.raw.headers;
+        record.rawBody = ctx.raw.body;
+        record.agentId = m_options.agentId;
+        auto appended = m_store.appendDelivery(record);
+        if (!appended.ok())
+            return unavailable(Layer::None, QStringLiteral("storage"), appended.error().internalMessage);
+        ctx.deliveryId = appended.value();
+        return std::nullopt;
+    };
+    auto reject = [&](Code code, const QString &note, const QString &message) {
+        if (auto failed = appendDelivery(Layer::Rejected, code, note))
+            return finish(ctx, *failed);
+        return finish(ctx, make(code, Layer::Rejected, note, message));
+    };
+
+    if (!found.value())
+        return reject(Code::UnknownOrder, QStringLiteral("unknown_order"),
+                      QStringLiteral("no order for %1").arg(n.paymentNo));
+    ctx.order = *found.value();
+    if (!n.paid)
+        return reject(Code::InvalidNotification, QStringLiteral("not_paid"),
+                      QStringLiteral("trade state %1 does not pay").arg(n.tradeState));
+
+    QString mismatch;
+    const QString &mch = n.channel == Channel::WeChat ? m_options.weChatMchId : m_options.alipaySellerId;
+    const QString &app = n.channel == Channel::WeChat ? m_options.weChatAppId : m_options.alipayAppId;
+    if (!mch.isEmpty() && n.merchantId != mch)
+        mismatch = QStringLiteral("merchant");
+    else if (!app.isEmpty() && !n.appId.isEmpty() && n.appId != app)
+        mismatch = QStringLiteral("app_id");
+    else if (n.currency != m_options.currency || (!ctx.order.currency.isEmpty() && n.currency != ctx.order.currency))
+        mismatch = QStringLiteral("currency");
+    else if (n.amountFen != ctx.order.amountFen)
+        mismatch = QStringLiteral("amount");
+    if (!mismatch.isEmpty()) {
+        // The findings' kinds are fixed by the contract: a merchant or currency differing
+        // from the order is an amount_mismatch whose evidence names the field.
+        CallbackFinding finding{QStringLiteral("amount_mismatch"), subjectOf(n.channel, n.payNo), ctx.order.orderNo,
+                                n.payNo,
+                                QJsonObject{{QStringLiteral("field"), mismatch},
+                                            {QStringLiteral("order_amount_fen"), ctx.order.amountFen},
+                                            {QStringLiteral("notified_amount_fen"), n.amountFen},
+                                            {QStringLiteral("notified_currency"), n.currency},
+                                            {QStringLiteral("notified_merchant"), n.merchantId},
+                                            {QStringLiteral("notified_app_id"), n.appId}}};
+        auto raised = m_store.raiseFinding(finding);
+        if (!raised.ok())
+            qCWarning(payonce::lcCore) << "callback: amount_mismatch finding not stored:" << raised.error().internalMessage;
+        return reject(Code::ContentMismatch, QStringLiteral("amount_mismatch"),
+                      QStringLiteral("the notification's %1 does not match the order").arg(mismatch));
+    }
+    if (!hook(CallbackHookPoint::AfterContentChecks, ctx))
+        return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
+
+    if (auto failed = appendDelivery(Layer::None, Code::Success, QString()))
+        return *failed;
+
+    if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex) {
+        // Fast path: `processed` is terminal and durable, so remembering it is safe.
+        if (m_seen) {
+            auto seen = m_seen->wasProcessed(channelName(n.channel), n.payNo);
+            if (seen.ok() && seen.value())
+                return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("seen_processed")));
+        }
+        // L4, durable before anything else happens.
+        auto inserted = m_store.insertAccepted(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
+                                                                ctx.deliveryId, m_clock.nowMs()});
+        if (!inserted.ok())
+            return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), inserted.error().internalMessage));
+        if (inserted.value() == LogInsert::Duplicate)
+            return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("log_row_exists")));
+        ctx.durable = true;
+        if (!hook(CallbackHookPoint::AfterLogRowDurable, ctx))
+            return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
+        if (currentMode() == CallbackMode::AcceptOnly)
+            return finish(ctx, success(Layer::None, QStringLiteral("accept_only")));
+    }
+    return finish(ctx, settle(ctx));
+}
+
+CallbackOutcome CallbackPipeline::settle(Context &ctx)
+{
+    const PaymentNotification &n = ctx.n;
+    const QString orderNo = ctx.order.orderNo;
+
+    // L3: the pay lock, with the order's fencing token taken in the same step.
+    std::unique_ptr<LockHandle> lock;
+    if (!ctx.sw.disableLock) {
+        const auto deadline = std::chrono::steady_clock::now() + m_options.lockWait;
+        for (;;) {
+            auto acquired = m_locks.acquire(QStringLiteral("lock:pay:") + n.payNo, m_options.lockTtl, orderNo);
+            if (!acquired.ok()) {
+                qCWarning(payonce::lcCore) << "callback: L3 unavailable (key store degraded), L4/L5 decide:"
+                                           << acquired.error().internalMessage;
+                break;
+            }
+            if (acquired.value()) {
+                lock = std::move(acquired).value();
+                break;
+            }
+            if (std::chrono::steady_clock::now() >= deadline) {
+                // Rule 8: SUCCESS only when a durable row backs it (its holder or the worker
+                // finishes that row); otherwise the platform must try again.
+                if (ctx.durable)
+                    return success(Layer::Lock, QStringLiteral("lock_busy_durable"));
+                return make(Code::Unavailable, Layer::Lock, QStringLiteral("lock_busy"),
+                            QStringLiteral("this payment is being processed; retry"));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    if (lock)
+        event(QStringLiteral("lock"));
+    const std::optional<qint64> fence = lock ? std::optional<qint64>(qint64(lock->fencingToken())) : std::nullopt;
+    if (!hook(CallbackHookPoint::AfterLockBeforeBegin, ctx, lock.get())) {
+        // As if the process died: the lease simply runs out (no release).
+        if (lock)
+            lock->stopRenewingForTest();
+        (void)lock.release(); // the handle is leaked on purpose: a dead process releases nothing
+        return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
+    }
+
+    const bool stateMachine = !ctx.sw.disableStateMachine;
+    const QString key = ctx.sw.disableSideEffect ? QStringLiteral("#") + nonce() : QString();
+    bool unlocked = false;
+    auto unlock = [&] {
+        if (lock && !unlocked) {
+            unlocked = true;
+            (void)lock->release();
+            event(QStringLiteral("unlock"));
+        }
+    };
+
+    std::optional<CallbackOutcome> decided;
+    bool staleFence = false;
+    const Error rollback = Error::make(ErrorCode::Conflict, QStringLiteral("callback decided inside the transaction"));
+    auto committed = m_store.inTransaction([&](CallbackTransaction &tx) -> Result<void> {
+        decided.reset();
+        staleFence = false;
+        event(QStringLiteral("begin"));
+
+        Result<TransitionOutcome> moved = TransitionOutcome::Lost;
+        if (stateMachine) {
+            moved = tx.markPaid(orderNo, n.payNo, n.channel, fence);
+        } else {
+            // QA's classic race: the decision was made on the read of the content checks.
+            const OrderStatus seen = ctx.order.status;
+            if (seen == OrderStatus::Pending || seen == OrderStatus::Paying)
+                moved = tx.forcePaid(orderNo, n.payNo, n.channel, fence);
+        }
+        if (!moved.ok())
+            return moved.error();
+
+        switch (moved.value()) {
+        case TransitionOutcome::Transitioned:
+            break;
+        case TransitionOutcome::NotFound:
+            decided = make(Code::UnknownOrder, Layer::Rejected, QStringLiteral("unknown_order"),
+                           QStringLiteral("the order vanished"));
+            return rollback;
+        case TransitionOutcome::StaleFence:
+            staleFence = true;
+            decided = ctx.durable ? success(Layer::Lock, QStringLiteral("stale_fence"))
+                                  : make(Code::Unavailable, Layer::Lock, QStringLiteral("stale_fence"),
+                                         QStringLiteral("a newer holder owns this order; retry"));
+            return rollback;
+        case TransitionOutcome::Lost: {
+            // Somebody else made a transition: which one decides the answer (rule 2).
+            auto now = tx.order(orderNo);
+            if (!now.ok())
+                return now.error();
+            if (!now.value())
+                return Error::make(ErrorCode::Internal, QStringLiteral("order vanished after a lost CAS"));
+            const CallbackOrder &current = *now.value();
+            const bool paidState = current.status == OrderStatus::Paid || current.status == OrderStatus::Refunding
+                                   || current.status == OrderStatus::Refunded;
+            QString outcome;
+            if (paidState && current.payNo == n.payNo) {
+                outcome = QStringLiteral("already_paid");
+            } else {
+                // Money received twice (a second pay_no, or a payment for a CLOSED order):
+                // acknowledged, and a finding proposes the refund.
+                outcome = QStringLiteral("double_payment");
+                auto raised = tx.raiseFinding(CallbackFinding{
+                    QStringLiteral("double_payment"), subjectOf(n.channel, n.payNo), orderNo, n.payNo,
+                    QJsonObject{{QStringLiteral("order_status"), orderStatusName(current.status)},
+                                {QStringLiteral("paid_pay_no"), current.payNo},
+                                {QStringLiteral("paid_channel"), current.paidChannel},
+                                {QStringLiteral("pay_no"), n.payNo},
+                                {QStringLiteral("channel"), channelName(n.channel)},
+                                {QStringLiteral("amount_fen"), n.amountFen},
+                                {QStringLiteral("proposal"), QStringLiteral("refund")}}});
+                if (!raised.ok())
+                    return raised.error();
+            }
+            if (ctx.durable) {
+                auto marked = tx.markProcessed(n.channel, n.payNo, outcome);
+                if (!marked.ok())
+                    return marked.error();
+            }
+            decided = success(Layer::StateMachine, outcome);
+            return {}; // commit: the finding and the processed row are the outcome
+        }
+        }
+
+        // The order is PAID by us: every effect on its own key, in this transaction.
+        const CallbackOrder &order = ctx.order;
+        const qint64 f = fence.value_or(0);
+        for (const CallbackOrder::Item &item : order.items) {
+            auto taken = tx.takeStock(item.skuId, item.qty);
+            if (!taken.ok())
+                return taken.error();
+            if (!taken.value()) {
+                auto raised = tx.raiseFinding(CallbackFinding{
+                    QStringLiteral("oversold"), orderNo + QLatin1Char(':') + item.skuId, orderNo, n.payNo,
+                    QJsonObject{{QStringLiteral("sku_id"), item.skuId},
+                                {QStringLiteral("qty"), item.qty},
+                                {QStringLiteral("proposal"), QStringLiteral("refund_or_backorder")}}});
+                if (!raised.ok())
+                    return raised.error();
+                continue;
+            }
+            auto logged = tx.insertStockLog(orderNo, item.skuId + key, item.qty, f);
+            if (!logged.ok())
+                return logged.error();
+            if (!logged.value()) {
+                // Another path took this stock already (its stock_log row exists): give back
+                // what this uncommitted transaction just took.
+                auto back = tx.untakeStock(item.skuId, item.qty);
+                if (!back.ok())
+                    return back.error();
+                m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(1);
+            }
+        }
+        if (!order.rewardCouponTemplate.isEmpty()) {
+            auto coupon = tx.insertCoupon(orderNo, order.userId, order.rewardCouponTemplate + key, f);
+            if (!coupon.ok())
+                return coupon.error();
+            if (!coupon.value())
+                m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(1);
+        }
+        if (order.rewardPoints > 0) {
+            auto points = tx.insertPoints(orderNo, order.userId, QStringLiteral("reward") + key, order.rewardPoints, f);
+            if (!points.ok())
+                return points.error();
+            if (!points.value())
+                m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(1);
+        }
+        auto outboxed = tx.insertOutbox(QStringLiteral("order.paid:") + orderNo, QStringLiteral("order.paid"), orderNo,
+                                        QJsonObject{{QStringLiteral("order_no"), orderNo},
+                                                    {QStringLiteral("pay_no"), n.payNo},
+                                                    {QStringLiteral("channel"), channelName(n.channel)},
+                                                    {QStringLiteral("amount_fen"), n.amountFen},
+                                                    {QStringLiteral("user_id"), order.userId}});
+        if (!outboxed.ok())
+            return outboxed.error();
+        auto recorded = tx.markPaymentRecordPaid(n.paymentNo);
+        if (!recorded.ok())
+            return recorded.error();
+        if (ctx.durable) {
+            auto marked = tx.markProcessed(n.channel, n.payNo, QStringLiteral("processed"));
+            if (!marked.ok())
+                return marked.error();
+        }
+        // A lease we can no longer rely on must not COMMIT.
+        if (lock && lock->lost()) {
+            decided = ctx.durable ? success(Layer::Lock, QStringLiteral("lock_lost"))
+                                  : make(Code::Unavailable, Layer::Lock, QStringLiteral("lock_lost"),
+                                         QStringLiteral("the payment lock was lost; retry"));
+            return rollback;
+        }
+        if (ctx.sw.unlockBeforeCommit) {
+            // Test only: the classic ghost (`finally { unlock }` before the proxy commits).
+            unlock();
+            if (!hook(CallbackHookPoint::BetweenUnlockAndCommit, ctx))
+                return Error::make(ErrorCode::Internal, QStringLiteral("stopped by the test hook"));
+        }
+        return {};
+    });
+
+    event(committed.ok() ? QStringLiteral("commit") : QStringLiteral("rollback"));
+    // COMMIT (or rollback) is behind us: only now the lock goes (design rule 1).
+    unlock();
+    (void)hook(CallbackHookPoint::AfterUnlock, ctx);
+
+    if (staleFence) {
+        m_staleFence.fetch_add(1);
+        qCWarning(payonce::lcCore) << "callback: stale fencing token refused for" << orderNo << "pay_no" << n.payNo;
+    }
+    if (committed.ok() && m_seen && !ctx.sw.disableUniqueIndex)
+        (void)m_seen->markProcessed(channelName(n.channel), n.payNo);
+    // A decision made inside the transaction stands when it rolled back on purpose, or when
+    // its commit (a lost CAS: processed row, finding) went through.
+    if (decided && (committed.ok() || committed.error().internalMessage == rollback.internalMessage))
+        return *decided;
+    if (!committed.ok())
+        return unavailable(Layer::None, QStringLiteral("storage"), committed.error().internalMessage);
+    return success(Layer::None, QStringLiteral("processed"));
+}
+
+CallbackWorker::CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes,
+                               const Clock &clock, qint64 minAgeMs)
+    : m_pipeline(pipeline), m_store(store), m_modes(modes), m_clock(clock), m_minAgeMs(minAgeMs)
+{
+}
+
+CallbackWorker::Report CallbackWorker::runOnce(int limit)
+{
+    Report report;
+    auto mode = m_modes.mode();
+    if (!mode.ok()) {
+        qCWarning(payonce::lcCore) << "callback worker: mode not readable:" << mode.error().internalMessage;
+        return report;
+    }
+    if (mode.value().mode == CallbackMode::AcceptOnly) {
+        report.acceptOnly = true;
+        return report;
+    }
+    auto rows = m_store.listAccepted(m_clock.nowMs() - m_minAgeMs, limit);
+    if (!rows.ok()) {
+        qCWarning(payonce::lcCore) << "callback worker: accepted rows not readable:" << rows.error().internalMessage;
+        return report;
+    }
+    for (const AcceptedCallback &row : rows.value()) {
+        ++report.seen;
+        const CallbackOutcome out = m_pipeline.finishAccepted(row);
+        if (out.success()) {
+            ++report.finished;
+        } else {
+            ++report.failed;
+            qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "not finished:"
+                                       << callbackOutcomeName(out.code) << out.note << out.message;
+        }
+    }
+    return report;
+}
+
+} // namespace payonce::core

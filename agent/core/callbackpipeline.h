@@ -1,0 +1,200 @@
+#pragma once
+
+#include "core/channel.h"
+#include "core/paymentnotification.h"
+#include "core/ports/callbackmodestore.h"
+#include "core/ports/callbackstore.h"
+#include "shared/layer.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+
+namespace payonce::core {
+
+class Clock;
+class DistributedLock;
+class LockHandle;
+class NotificationVerifier;
+class SeenProcessedSet;
+
+/// How a callback delivery ended, protocol-agnostic; the HTTP layer maps it (api.md,
+/// "Callbacks"): Success 200 SUCCESS (also every duplicate), BadSignature 401 FAIL,
+/// InvalidNotification and ContentMismatch 400 FAIL, UnknownOrder 400 FAIL, Unavailable
+/// 500 FAIL (retryable: nothing durable was made), Internal 500 FAIL.
+enum class CallbackOutcomeCode { Success, BadSignature, InvalidNotification, ContentMismatch, UnknownOrder,
+                                 Unavailable, Internal };
+
+/// "success", "bad_signature", "invalid_notification", "content_mismatch",
+/// "unknown_order", "service_unavailable", "internal_error".
+QString callbackOutcomeName(CallbackOutcomeCode code);
+
+/// One answer of the callback path. `layer` is X-Payonce-Layer; `note` says which rule
+/// decided, for logs, metrics and tests: "processed", "seen_processed", "log_row_exists",
+/// "accept_only", "lock_busy_durable", "lock_busy", "already_paid", "double_payment",
+/// "stale_fence", "side_effect_exists", "aborted_by_hook", "amount_mismatch", ...
+struct CallbackOutcome {
+    CallbackOutcomeCode code = CallbackOutcomeCode::Internal;
+    Layer layer = Layer::None;
+    QString note;
+    QString message;
+    QString payNo;
+    QString orderNo;
+    bool durable = false; ///< a pay_callback_log row or a committed state backs this answer
+
+    bool success() const { return code == CallbackOutcomeCode::Success; }
+};
+
+/// QA switches (design.md "The simulated platform"; api.md disable_layers). Settable only
+/// when CallbackPipelineOptions::qaEnabled.
+struct CallbackLayerSwitches {
+    bool disableLock = false;        ///< "lock": no L3 lock, no fencing token
+    bool disableUniqueIndex = false; ///< "unique_index": no callback-log row, no seen-processed fast path
+    bool disableStateMachine = false; ///< "state_machine": read-then-write instead of the CAS
+    bool disableSideEffect = false;  ///< "side_effect": a nonce in every effect's key
+    bool unlockBeforeCommit = false; ///< test only: the classic ghost ordering (unlock, then COMMIT)
+
+    /// From api.md's disable_layers names; unknown names are refused (InvalidInput).
+    static Result<CallbackLayerSwitches> fromNames(const QStringList &disableLayers);
+};
+
+/// Named points where a test hook may pause the pipeline or stop it (as if the process
+/// died there: Abort returns at once, leaving what is durable as it is).
+enum class CallbackHookPoint { AfterContentChecks, AfterLogRowDurable, AfterLockBeforeBegin,
+                               BetweenUnlockAndCommit, AfterUnlock };
+enum class CallbackHookAction { Continue, Abort };
+struct CallbackHookContext {
+    QString payNo;
+    QString orderNo;
+    LockHandle *lock = nullptr; ///< the held lease at AfterLockBeforeBegin, else null
+};
+
+struct CallbackPipelineOptions {
+    std::chrono::milliseconds lockTtl{std::chrono::seconds(10)};
+    /// How long a delivery waits for a contended pay lock before giving up (0: try once).
+    std::chrono::milliseconds lockWait{0};
+    /// Ours (content checks); an empty id is not checked.
+    QString weChatMchId;
+    QString weChatAppId;
+    QString alipaySellerId;
+    QString alipayAppId;
+    QString currency = QStringLiteral("CNY");
+    /// config qa.enabled: only then setSwitches() is accepted.
+    bool qaEnabled = false;
+    /// How long a read of the shared mode is reused (0: read it for every delivery).
+    qint64 modeCacheMs = 1000;
+    QString agentId;
+    /// The HTTP status recorded in callback_deliveries (the routes pass errormapping's);
+    /// unset: 0 is recorded.
+    std::function<int(CallbackOutcomeCode)> httpStatusOf;
+    /// Receives "lock", "begin", "commit", "rollback", "unlock" in the order they happen.
+    std::function<void(const QString &)> onEvent;
+    /// Test only: called at each CallbackHookPoint.
+    std::function<CallbackHookAction(CallbackHookPoint, const CallbackHookContext &)> testHook;
+};
+
+/// The callback path (design.md, "Callback path"), in this order and no other:
+///
+///   verify (signature, time window, decrypt) → content checks against the order (paid
+///   state, merchant/app ids, currency, amount: a mismatch is a 400 and a finding) → the
+///   delivery appended to callback_deliveries (unverified ones too, without a body) →
+///   seen-processed fast path (key store; layer unique_index) → pay_callback_log row
+///   `accepted` in its own short transaction (L4; a duplicate row in any status answers
+///   SUCCESS at once: it is durable) → [accept-only mode: SUCCESS here] → lock
+///   `lock:pay:{pay_no}` with a fencing token for the order (L3) → ONE transaction: fenced
+///   CAS PENDING|PAYING → PAID (L5) → per item conditional stock UPDATE + stock_log
+///   (order_no, sku_id) → user_coupon (order_no, template_id) → point_log (order_no,
+///   point_type) → outbox `order.paid` (event_id "order.paid:<order_no>") → log row
+///   `processed` → COMMIT → unlock → seen-processed marked → SUCCESS.
+///
+/// Lock contention (design rule 8, api.md): before a durable row exists (unique_index
+/// disabled) it answers Unavailable (500 FAIL, the platform retries); once this delivery's
+/// accepted row is durable it answers SUCCESS (layer lock): the holder, or else the
+/// worker, finishes that row. A stale fencing token (a holder paused past its lease) is
+/// refused by the database; the same rule decides the answer. A CAS that loses finds the
+/// order PAID by this pay_no (SUCCESS, state_machine) or by another / CLOSED (a
+/// double_payment finding, acknowledged). Stock short: PAID, no stock_log, an oversold
+/// finding. The lock is released only after COMMIT or rollback (unless the test-only
+/// unlockBeforeCommit reproduces the ghost). With the key store unreachable the lock and
+/// fast path are skipped and L4/L5/side-effect keys decide (design rule 5).
+///
+/// Thread-safe: run handle() on worker threads, never the event loop. Ports outlive it.
+class CallbackPipeline {
+public:
+    CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store, CallbackModeStore &modes,
+                     DistributedLock &locks, SeenProcessedSet *seen, const Clock &clock,
+                     CallbackPipelineOptions options = {});
+
+    /// A delivery as received (the route): verified with the time window.
+    CallbackOutcome handle(const RawDelivery &delivery);
+    /// Finishes an `accepted` row (the worker, the operator's replay): its stored raw
+    /// delivery is verified again without the time window and goes through the same
+    /// transaction code. Nothing is appended to callback_deliveries.
+    CallbackOutcome finishAccepted(const AcceptedCallback &row);
+
+    /// QA switches; Forbidden unless options.qaEnabled. Thread-safe, effective for the
+    /// next delivery.
+    Result<void> setSwitches(const CallbackLayerSwitches &switches);
+    CallbackLayerSwitches switches() const;
+
+    /// Counters (atomic reads): decisions by layer, stale-token writes refused.
+    qint64 decidedBy(Layer layer) const { return m_byLayer[std::size_t(layer)].load(); }
+    qint64 staleFenceRefused() const { return m_staleFence.load(); }
+
+private:
+    struct Context;
+    CallbackOutcome process(Context &ctx);
+    CallbackOutcome settle(Context &ctx);
+    CallbackMode currentMode();
+    CallbackOutcome finish(Context &ctx, CallbackOutcome outcome);
+    bool hook(CallbackHookPoint point, const Context &ctx, LockHandle *lock = nullptr) const;
+    void event(const QString &name) const;
+
+    const NotificationVerifier &m_verifier;
+    CallbackStore &m_store;
+    CallbackModeStore &m_modes;
+    DistributedLock &m_locks;
+    SeenProcessedSet *m_seen;
+    const Clock &m_clock;
+    CallbackPipelineOptions m_options;
+
+    mutable std::mutex m_mutex;
+    CallbackLayerSwitches m_switches;
+    CallbackMode m_cachedMode = CallbackMode::Normal;
+    qint64 m_modeReadAtMs = -1;
+
+    std::array<std::atomic<qint64>, 8> m_byLayer{};
+    std::atomic<qint64> m_staleFence{0};
+};
+
+/// Finishes `accepted` callback log rows (after a crash, after accept-only mode) through
+/// CallbackPipeline::finishAccepted. runOnce() does nothing while the mode is accept_only.
+/// Rows younger than minAgeMs are left to the delivery that is still processing them.
+/// Thread-safe (each runOnce works alone; two workers on two agents are safe — the lock,
+/// L5 and the side-effect keys decide).
+class CallbackWorker {
+public:
+    struct Report {
+        bool acceptOnly = false;
+        int seen = 0;
+        int finished = 0;
+        int failed = 0;
+    };
+    CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes, const Clock &clock,
+                   qint64 minAgeMs = 5000);
+    Report runOnce(int limit = 100);
+
+private:
+    CallbackPipeline &m_pipeline;
+    CallbackStore &m_store;
+    CallbackModeStore &m_modes;
+    const Clock &m_clock;
+    qint64 m_minAgeMs;
+};
+
+} // namespace payonce::core

@@ -1,0 +1,143 @@
+#pragma once
+
+#include "core/channel.h"
+#include "core/orderstatus.h"
+#include "core/paymentnotification.h"
+#include "core/result.h"
+#include "core/transitionoutcome.h"
+#include "shared/layer.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+namespace payonce::core {
+
+/// The order as the callback path needs it: what it is owed when it becomes PAID.
+struct CallbackOrder {
+    struct Item {
+        QString skuId;
+        qint64 qty = 0;
+    };
+    QString orderNo;
+    qint64 userId = 0;
+    qint64 amountFen = 0;
+    QString currency;
+    OrderStatus status = OrderStatus::Pending;
+    QString payNo;          ///< the pay_no that paid it; empty before PAID
+    QString paidChannel;
+    QString rewardCouponTemplate; ///< empty: none
+    qint64 rewardPoints = 0;
+    QList<Item> items;
+};
+
+/// One row of callback_deliveries: every delivery, verified or not. rawBody and headers
+/// are stored only for verified deliveries (they are what the worker and replay verify
+/// again). httpStatus 0 and layer None mean "not decided yet" (decideDelivery follows).
+struct DeliveryRecord {
+    Channel channel = Channel::WeChat;
+    QString payNo;
+    QString orderNo;
+    qint64 receivedAtMs = 0;
+    bool verified = false;
+    Layer layer = Layer::None;
+    int httpStatus = 0;
+    QString outcome; ///< error_code column: the outcome's wire name or the verifier's error
+    QList<QPair<QByteArray, QByteArray>> headers;
+    QByteArray rawBody;
+    QString agentId;
+};
+
+/// A pay_callback_log row (L4), keyed by (channel, pay_no).
+struct AcceptedCallback {
+    Channel channel = Channel::WeChat;
+    QString payNo;
+    QString orderNo;
+    qint64 amountFen = 0;
+    std::optional<qint64> deliveryId;
+    qint64 createdAtMs = 0;
+};
+
+/// A reconciliation finding, upserted on (kind, subject): seen again, seen_count grows.
+struct CallbackFinding {
+    QString kind;    ///< "amount_mismatch" | "double_payment" | "oversold"
+    QString subject; ///< e.g. "wechat:<pay_no>" or "<order_no>:<sku_id>"
+    QString orderNo;
+    QString payNo;
+    QJsonObject evidence;
+};
+
+enum class LogInsert { Inserted, Duplicate };
+
+/// The statements of one callback business transaction (design.md, "Callback path":
+/// CAS to PAID → stock + stock_log → coupon → points → outbox → log row processed). Valid
+/// only inside CallbackStore::inTransaction(); all commit or roll back together.
+/// Every effect is insert-if-absent on its own key and answers true when this call wrote
+/// it; no method reads before it writes.
+class CallbackTransaction {
+public:
+    virtual ~CallbackTransaction() = default;
+
+    virtual Result<std::optional<CallbackOrder>> order(const QString &orderNo) = 0;
+    /// L5: UPDATE orders SET status = 'PAID', pay_no, paid_channel, paid_at, fence,
+    /// version + 1 WHERE order_no = ? AND status IN ('PENDING','PAYING') AND fence <= ?
+    /// (without a fence — no lock — the status guard alone decides).
+    virtual Result<TransitionOutcome> markPaid(const QString &orderNo, const QString &payNo, Channel channel,
+                                               std::optional<qint64> fence) = 0;
+    /// The classic write used only when QA disables state_machine: the same UPDATE without
+    /// the status guard (the caller decided on an earlier read). Still fenced.
+    virtual Result<TransitionOutcome> forcePaid(const QString &orderNo, const QString &payNo, Channel channel,
+                                                std::optional<qint64> fence) = 0;
+    /// UPDATE skus SET stock = stock - qty WHERE sku_id = ? AND stock >= qty. true: taken;
+    /// false: stock short (or no such sku).
+    virtual Result<bool> takeStock(const QString &skuId, qint64 qty) = 0;
+    /// Gives back what takeStock took in this same transaction (never after COMMIT).
+    virtual Result<void> untakeStock(const QString &skuId, qint64 qty) = 0;
+    virtual Result<bool> insertStockLog(const QString &orderNo, const QString &skuKey, qint64 qty,
+                                        qint64 fence) = 0;
+    virtual Result<bool> insertCoupon(const QString &orderNo, qint64 userId, const QString &templateKey,
+                                      qint64 fence) = 0;
+    virtual Result<bool> insertPoints(const QString &orderNo, qint64 userId, const QString &pointType, qint64 delta,
+                                      qint64 fence) = 0;
+    virtual Result<bool> insertOutbox(const QString &eventId, const QString &eventType, const QString &aggregateId,
+                                      const QJsonObject &payload) = 0;
+    /// The confirm path's payment record for this payment_no becomes `paid` (if there is one).
+    virtual Result<void> markPaymentRecordPaid(const QString &paymentNo) = 0;
+    /// pay_callback_log accepted -> processed (CAS). true: this call changed it.
+    virtual Result<bool> markProcessed(Channel channel, const QString &payNo, const QString &outcome) = 0;
+    virtual Result<void> raiseFinding(const CallbackFinding &finding) = 0;
+};
+
+/// Storage of the callback path: callback_deliveries, pay_callback_log, the business
+/// transaction, findings. Thread-safe; work runs on the calling thread.
+///
+/// inTransaction() has PaymentStore::inTransaction()'s contract: one write transaction,
+/// committed when work succeeds, rolled back on error, re-run on contention (so work must
+/// reset the caller's variables each run); a nested write joins it.
+class CallbackStore {
+public:
+    virtual ~CallbackStore() = default;
+
+    /// The order a notification pays: through the payment record whose payment_no is the
+    /// notification's out_trade_no, else the order whose order_no it is.
+    virtual Result<std::optional<CallbackOrder>> findOrderForPayment(const QString &paymentNo) = 0;
+    /// Appends a delivery; returns its id. Its own short transaction.
+    virtual Result<qint64> appendDelivery(const DeliveryRecord &delivery) = 0;
+    /// Records the layer, status and outcome that decided delivery `id`.
+    virtual Result<void> decideDelivery(qint64 id, Layer layer, int httpStatus, const QString &outcome) = 0;
+    /// The stored raw delivery (verified deliveries only): what the worker re-verifies.
+    virtual Result<std::optional<RawDelivery>> rawDelivery(qint64 id) = 0;
+    /// L4: the log row as `accepted` in its own short transaction; Duplicate when a row for
+    /// (channel, pay_no) exists in any status (decided by the unique index). Durable on return.
+    virtual Result<LogInsert> insertAccepted(const AcceptedCallback &row) = 0;
+    /// Rows still `accepted` created at or before `createdBeforeMs`, oldest first.
+    virtual Result<QList<AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) = 0;
+    /// A finding in its own transaction (or joining the caller's).
+    virtual Result<void> raiseFinding(const CallbackFinding &finding) = 0;
+    virtual Result<void> inTransaction(const std::function<Result<void>(CallbackTransaction &)> &work) = 0;
+};
+
+} // namespace payonce::core

@@ -1,0 +1,444 @@
+#include "sqlcallbackstore.h"
+
+#include "dialectsql.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace payonce::sql {
+
+using core::CallbackOrder;
+using core::Channel;
+using core::Error;
+using core::ErrorCode;
+using core::OrderStatus;
+using core::TransitionOutcome;
+
+namespace {
+
+qint64 nowMs()
+{
+    return QDateTime::currentMSecsSinceEpoch();
+}
+
+QVariant textOrNull(const QString &text)
+{
+    return text.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(text);
+}
+
+core::Result<std::optional<CallbackOrder>> readOrder(Session &session, const QString &orderNo)
+{
+    auto query = session.exec(
+        QStringLiteral("SELECT order_no, user_id, amount_fen, currency, status, pay_no, paid_channel, "
+                       "reward_coupon_template, reward_points FROM orders WHERE order_no = ?"),
+        {orderNo}, QStringLiteral("read order for callback"));
+    if (!query)
+        return query.error();
+    QSqlQuery &q = query.value();
+    if (!q.next())
+        return std::optional<CallbackOrder>();
+    CallbackOrder order;
+    order.orderNo = q.value(0).toString();
+    order.userId = q.value(1).toLongLong();
+    order.amountFen = q.value(2).toLongLong();
+    order.currency = q.value(3).toString();
+    const auto status = core::orderStatusFromName(q.value(4).toString());
+    if (!status)
+        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 has an unknown status").arg(orderNo));
+    order.status = *status;
+    order.payNo = q.value(5).toString();
+    order.paidChannel = q.value(6).toString();
+    order.rewardCouponTemplate = q.value(7).toString();
+    order.rewardPoints = q.value(8).toLongLong();
+    auto items = session.exec(QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ? ORDER BY sku_id"),
+                              {orderNo}, QStringLiteral("read order items"));
+    if (!items)
+        return items.error();
+    while (items.value().next())
+        order.items.append({items.value().value(0).toString(), items.value().value(1).toLongLong()});
+    return std::optional<CallbackOrder>(order);
+}
+
+class SqlCallbackTransaction final : public core::CallbackTransaction {
+public:
+    SqlCallbackTransaction(Session &session, SqlCallbackLog &log, SqlCallbackStore &store)
+        : m_session(session), m_log(log), m_store(store)
+    {
+    }
+
+    core::Result<std::optional<CallbackOrder>> order(const QString &orderNo) override
+    {
+        return readOrder(m_session, orderNo);
+    }
+
+    core::Result<TransitionOutcome> markPaid(const QString &orderNo, const QString &payNo, Channel channel,
+                                             std::optional<qint64> fence) override
+    {
+        return paid(orderNo, payNo, channel, fence, QStringLiteral(" AND status IN ('PENDING','PAYING')"));
+    }
+
+    core::Result<TransitionOutcome> forcePaid(const QString &orderNo, const QString &payNo, Channel channel,
+                                              std::optional<qint64> fence) override
+    {
+        return paid(orderNo, payNo, channel, fence, QString());
+    }
+
+    core::Result<bool> takeStock(const QString &skuId, qint64 qty) override
+    {
+        return changed(QStringLiteral("UPDATE skus SET stock = stock - ?, updated_at = ? WHERE sku_id = ? AND stock >= ?"),
+                       {qty, nowMs(), skuId, qty}, QStringLiteral("take stock"));
+    }
+
+    core::Result<void> untakeStock(const QString &skuId, qint64 qty) override
+    {
+        auto done = changed(QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
+                            {qty, nowMs(), skuId}, QStringLiteral("give back stock"));
+        if (!done)
+            return done.error();
+        return {};
+    }
+
+    core::Result<bool> insertStockLog(const QString &orderNo, const QString &skuKey, qint64 qty, qint64 fence) override
+    {
+        return insertIfAbsent(QStringLiteral("stock_log"),
+                              {QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
+                               QStringLiteral("fence"), QStringLiteral("created_at")},
+                              {orderNo, skuKey, qty, fence, nowMs()});
+    }
+
+    core::Result<bool> insertCoupon(const QString &orderNo, qint64 userId, const QString &templateKey,
+                                    qint64 fence) override
+    {
+        const qint64 now = nowMs();
+        return insertIfAbsent(QStringLiteral("user_coupon"),
+                              {QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("template_id"),
+                               QStringLiteral("status"), QStringLiteral("fence"), QStringLiteral("created_at"),
+                               QStringLiteral("updated_at")},
+                              {orderNo, userId, templateKey, QStringLiteral("active"), fence, now, now});
+    }
+
+    core::Result<bool> insertPoints(const QString &orderNo, qint64 userId, const QString &pointType, qint64 delta,
+                                    qint64 fence) override
+    {
+        return insertIfAbsent(QStringLiteral("point_log"),
+                              {QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("point_type"),
+                               QStringLiteral("delta"), QStringLiteral("fence"), QStringLiteral("created_at")},
+                              {orderNo, userId, pointType, delta, fence, nowMs()});
+    }
+
+    core::Result<bool> insertOutbox(const QString &eventId, const QString &eventType, const QString &aggregateId,
+                                    const QJsonObject &payload) override
+    {
+        const qint64 now = nowMs();
+        return insertIfAbsent(QStringLiteral("outbox"),
+                              {QStringLiteral("event_id"), QStringLiteral("event_type"), QStringLiteral("aggregate_id"),
+                               QStringLiteral("payload"), QStringLiteral("status"), QStringLiteral("attempts"),
+                               QStringLiteral("next_attempt_at"), QStringLiteral("created_at")},
+                              {eventId, eventType, aggregateId,
+                               QString::fromUtf8(QJsonDocument(payload).toJson(QJsonDocument::Compact)),
+                               QStringLiteral("pending"), 0, now, now});
+    }
+
+    core::Result<void> markPaymentRecordPaid(const QString &paymentNo) override
+    {
+        auto done = changed(QStringLiteral("UPDATE payment_records SET status = 'paid', updated_at = ? "
+                                           "WHERE payment_no = ? AND status IN ('creating','pending','failed')"),
+                            {nowMs(), paymentNo}, QStringLiteral("payment record paid"));
+        if (!done)
+            return done.error();
+        return {};
+    }
+
+    core::Result<bool> markProcessed(Channel channel, const QString &payNo, const QString &outcome) override
+    {
+        return m_log.markProcessed(m_session, core::channelName(channel), payNo, outcome);
+    }
+
+    core::Result<void> raiseFinding(const core::CallbackFinding &finding) override
+    {
+        return m_store.raiseFinding(finding); // joins this transaction (nested write)
+    }
+
+private:
+    core::Result<TransitionOutcome> paid(const QString &orderNo, const QString &payNo, Channel channel,
+                                         std::optional<qint64> fence, const QString &statusGuard)
+    {
+        const qint64 now = nowMs();
+        QString sql = QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ?, paid_channel = ?, paid_at = ?, "
+                                     "updated_at = ?, version = version + 1");
+        QVariantList binds{payNo, core::channelName(channel), now, now};
+        if (fence) {
+            sql += QStringLiteral(", fence = ?");
+            binds << *fence;
+        }
+        sql += QStringLiteral(" WHERE order_no = ?") + statusGuard;
+        binds << orderNo;
+        if (fence) {
+            // The fence check lives in the very statement that writes (design rule 3).
+            sql += QStringLiteral(" AND fence <= ?");
+            binds << *fence;
+        }
+        auto affected = m_session.execAffected(sql, binds, QStringLiteral("order CAS to PAID"));
+        if (!affected)
+            return affected.error();
+        if (affected.value() == 1)
+            return TransitionOutcome::Transitioned;
+        // 0 rows: the UPDATE decided; one read tells Lost from StaleFence for the answer.
+        auto query = m_session.exec(QStringLiteral("SELECT fence FROM orders WHERE order_no = ?"), {orderNo},
+                                    QStringLiteral("read order fence"));
+        if (!query)
+            return query.error();
+        if (!query.value().next())
+            return TransitionOutcome::NotFound;
+        if (fence && query.value().value(0).toLongLong() > *fence)
+            return TransitionOutcome::StaleFence;
+        return TransitionOutcome::Lost;
+    }
+
+    core::Result<bool> changed(const QString &sql, const QVariantList &binds, const QString &what)
+    {
+        auto affected = m_session.execAffected(sql, binds, what);
+        if (!affected)
+            return affected.error();
+        return affected.value() >= 1;
+    }
+
+    core::Result<bool> insertIfAbsent(const QString &table, const QStringList &columns, const QVariantList &binds)
+    {
+        auto affected = m_session.execAffected(insertIfAbsentSql(m_session.dialect(), table, columns, QStringLiteral("id")),
+                                               binds, QStringLiteral("insert-if-absent ") + table);
+        if (!affected)
+            return affected.error();
+        return affected.value() == 1;
+    }
+
+    Session &m_session;
+    SqlCallbackLog &m_log;
+    SqlCallbackStore &m_store;
+};
+
+} // namespace
+
+core::Result<std::optional<CallbackOrder>> SqlCallbackStore::findOrderForPayment(const QString &paymentNo)
+{
+    return m_database.read([&](Session &session) -> core::Result<std::optional<CallbackOrder>> {
+        auto record = session.exec(QStringLiteral("SELECT order_no FROM payment_records WHERE payment_no = ?"),
+                                   {paymentNo}, QStringLiteral("payment record for callback"));
+        if (!record)
+            return record.error();
+        const QString orderNo = record.value().next() ? record.value().value(0).toString() : paymentNo;
+        return readOrder(session, orderNo);
+    });
+}
+
+core::Result<qint64> SqlCallbackStore::appendDelivery(const core::DeliveryRecord &delivery)
+{
+    QJsonArray headers;
+    for (const auto &[name, value] : delivery.headers)
+        headers.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
+    const bool keepBody = delivery.verified;
+    return m_database.write([&](Session &session) -> core::Result<qint64> {
+        const bool postgres = session.dialect() == Dialect::PostgreSql;
+        const QString sql = QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, "
+                                           "verified, layer, http_status, error_code, headers, raw_body, agent_id) "
+                                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                            + (postgres ? QStringLiteral(" RETURNING id") : QString());
+        auto query = session.exec(
+            sql,
+            {core::channelName(delivery.channel), textOrNull(delivery.payNo), textOrNull(delivery.orderNo),
+             delivery.receivedAtMs, delivery.verified ? 1 : 0, layerName(delivery.layer), delivery.httpStatus,
+             textOrNull(delivery.outcome),
+             keepBody ? QVariant(QString::fromUtf8(QJsonDocument(headers).toJson(QJsonDocument::Compact)))
+                      : QVariant(QMetaType(QMetaType::QString)),
+             keepBody ? QVariant(QString::fromUtf8(delivery.rawBody)) : QVariant(QMetaType(QMetaType::QString)),
+             textOrNull(delivery.agentId)},
+            QStringLiteral("append callback delivery"));
+        if (!query)
+            return query.error();
+        QSqlQuery &q = query.value();
+        if (postgres)
+            return q.next() ? q.value(0).toLongLong() : qint64(0);
+        return q.lastInsertId().toLongLong();
+    });
+}
+
+core::Result<void> SqlCallbackStore::decideDelivery(qint64 id, Layer layer, int httpStatus, const QString &outcome)
+{
+    return m_database.write([&](Session &session) -> core::Result<void> {
+        auto done = session.execAffected(
+            QStringLiteral("UPDATE callback_deliveries SET layer = ?, http_status = ?, error_code = ? WHERE id = ?"),
+            {layerName(layer), httpStatus, textOrNull(outcome), id}, QStringLiteral("decide callback delivery"));
+        if (!done)
+            return done.error();
+        return {};
+    });
+}
+
+core::Result<std::optional<core::RawDelivery>> SqlCallbackStore::rawDelivery(qint64 id)
+{
+    return m_database.read([&](Session &session) -> core::Result<std::optional<core::RawDelivery>> {
+        auto query = session.exec(QStringLiteral("SELECT channel, headers, raw_body, received_at FROM callback_deliveries "
+                                                 "WHERE id = ? AND verified = 1"),
+                                  {id}, QStringLiteral("read stored delivery"));
+        if (!query)
+            return query.error();
+        QSqlQuery &q = query.value();
+        if (!q.next())
+            return std::optional<core::RawDelivery>();
+        core::RawDelivery raw;
+        raw.channel = core::channelFromName(q.value(0).toString()).value_or(Channel::WeChat);
+        const QJsonArray headers = QJsonDocument::fromJson(q.value(1).toString().toUtf8()).array();
+        for (const QJsonValue &pair : headers) {
+            const QJsonArray kv = pair.toArray();
+            raw.headers.append({kv.at(0).toString().toLatin1(), kv.at(1).toString().toLatin1()});
+        }
+        raw.body = q.value(2).toString().toUtf8();
+        raw.receivedAtMs = q.value(3).toLongLong();
+        return std::optional<core::RawDelivery>(raw);
+    });
+}
+
+core::Result<core::LogInsert> SqlCallbackStore::insertAccepted(const core::AcceptedCallback &row)
+{
+    auto inserted = m_log.insertAccepted(
+        CallbackLogEntry{core::channelName(row.channel), row.payNo, row.orderNo, row.amountFen, row.deliveryId});
+    if (!inserted)
+        return inserted.error();
+    return inserted.value() == InsertOutcome::Inserted ? core::LogInsert::Inserted : core::LogInsert::Duplicate;
+}
+
+core::Result<QList<core::AcceptedCallback>> SqlCallbackStore::listAccepted(qint64 createdBeforeMs, int limit)
+{
+    return m_database.read([&](Session &session) -> core::Result<QList<core::AcceptedCallback>> {
+        auto query = session.exec(
+            QStringLiteral("SELECT channel, pay_no, order_no, amount_fen, delivery_id, created_at FROM pay_callback_log "
+                           "WHERE status = 'accepted' AND created_at <= ? ORDER BY created_at, id LIMIT %1")
+                .arg(qMax(1, limit)),
+            {createdBeforeMs}, QStringLiteral("list accepted callbacks"));
+        if (!query)
+            return query.error();
+        QList<core::AcceptedCallback> rows;
+        QSqlQuery &q = query.value();
+        while (q.next()) {
+            core::AcceptedCallback row;
+            row.channel = core::channelFromName(q.value(0).toString()).value_or(Channel::WeChat);
+            row.payNo = q.value(1).toString();
+            row.orderNo = q.value(2).toString();
+            row.amountFen = q.value(3).toLongLong();
+            if (!q.value(4).isNull())
+                row.deliveryId = q.value(4).toLongLong();
+            row.createdAtMs = q.value(5).toLongLong();
+            rows.append(row);
+        }
+        return rows;
+    });
+}
+
+core::Result<void> SqlCallbackStore::raiseFinding(const core::CallbackFinding &finding)
+{
+    const QString evidence = QString::fromUtf8(QJsonDocument(finding.evidence).toJson(QJsonDocument::Compact));
+    return m_database.write([&](Session &session) -> core::Result<void> {
+        const qint64 now = nowMs();
+        static const QStringList columns{QStringLiteral("kind"),       QStringLiteral("subject"),
+                                         QStringLiteral("order_no"),   QStringLiteral("pay_no"),
+                                         QStringLiteral("evidence"),   QStringLiteral("status"),
+                                         QStringLiteral("seen_count"), QStringLiteral("first_seen_at"),
+                                         QStringLiteral("last_seen_at")};
+        auto inserted = session.execAffected(
+            insertIfAbsentSql(session.dialect(), QStringLiteral("findings"), columns, QStringLiteral("id")),
+            {finding.kind, finding.subject, textOrNull(finding.orderNo), textOrNull(finding.payNo), evidence,
+             QStringLiteral("open"), 1, now, now},
+            QStringLiteral("insert finding"));
+        if (!inserted)
+            return inserted.error();
+        if (inserted.value() == 1)
+            return {};
+        auto seen = session.execAffected(
+            QStringLiteral("UPDATE findings SET seen_count = seen_count + 1, last_seen_at = ?, evidence = ? "
+                           "WHERE kind = ? AND subject = ?"),
+            {now, evidence, finding.kind, finding.subject}, QStringLiteral("finding seen again"));
+        if (!seen)
+            return seen.error();
+        return {};
+    });
+}
+
+core::Result<void> SqlCallbackStore::inTransaction(
+    const std::function<core::Result<void>(core::CallbackTransaction &)> &work)
+{
+    return m_database.write([&](Session &session) -> core::Result<void> {
+        SqlCallbackTransaction tx(session, m_log, *this);
+        return work(tx);
+    });
+}
+
+namespace {
+const QString kModeSetting = QStringLiteral("callbacks.mode");
+} // namespace
+
+core::Result<core::CallbackModeSetting> SqlCallbackModeStore::mode()
+{
+    return m_database.read([&](Session &session) -> core::Result<core::CallbackModeSetting> {
+        auto query = session.exec(
+            QStringLiteral("SELECT value, version, updated_at, updated_by, reason FROM settings WHERE name = ?"),
+            {kModeSetting}, QStringLiteral("read callbacks mode"));
+        if (!query)
+            return query.error();
+        core::CallbackModeSetting setting;
+        QSqlQuery &q = query.value();
+        if (!q.next())
+            return setting;
+        const QJsonObject value = QJsonDocument::fromJson(q.value(0).toString().toUtf8()).object();
+        const auto mode = core::callbackModeFromName(value.value(QStringLiteral("mode")).toString());
+        if (!mode)
+            return Error::make(ErrorCode::Internal, QStringLiteral("unknown callbacks mode in settings: %1")
+                                                        .arg(q.value(0).toString()));
+        setting.mode = *mode;
+        setting.version = q.value(1).toLongLong();
+        setting.changedAtMs = q.value(2).toLongLong();
+        setting.actor = q.value(3).toString();
+        setting.reason = q.value(4).toString();
+        return setting;
+    });
+}
+
+core::Result<void> SqlCallbackModeStore::setMode(core::CallbackMode mode, const QString &actor, const QString &reason,
+                                                 qint64 now)
+{
+    const QString json = QString::fromUtf8(
+        QJsonDocument(QJsonObject{{QStringLiteral("mode"), core::callbackModeName(mode)}}).toJson(QJsonDocument::Compact));
+    return m_database.write([&](Session &session) -> core::Result<void> {
+        static const QStringList columns{QStringLiteral("name"),       QStringLiteral("value"),
+                                         QStringLiteral("version"),    QStringLiteral("updated_at"),
+                                         QStringLiteral("updated_by"), QStringLiteral("reason")};
+        auto inserted = session.execAffected(
+            insertIfAbsentSql(session.dialect(), QStringLiteral("settings"), columns, QStringLiteral("name")),
+            {kModeSetting, json, 1, now, actor, reason}, QStringLiteral("insert callbacks mode"));
+        if (!inserted)
+            return inserted.error();
+        if (inserted.value() == 1)
+            return {};
+        auto updated = session.execAffected(
+            QStringLiteral("UPDATE settings SET value = ?, version = version + 1, updated_at = ?, updated_by = ?, "
+                           "reason = ? WHERE name = ?"),
+            {json, now, actor, reason, kModeSetting}, QStringLiteral("update callbacks mode"));
+        if (!updated)
+            return updated.error();
+        return {};
+    });
+}
+
+core::Result<qint64> SqlCallbackModeStore::acceptedWaiting()
+{
+    return m_database.read([&](Session &session) -> core::Result<qint64> {
+        auto query = session.exec(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'"), {},
+                                  QStringLiteral("count accepted callbacks"));
+        if (!query)
+            return query.error();
+        return query.value().next() ? query.value().value(0).toLongLong() : qint64(0);
+    });
+}
+
+} // namespace payonce::sql

@@ -1,0 +1,660 @@
+// The real callback pipeline (issue 5) on the real database (once per dialect), the real
+// embedded key store and a fake verifier (the notification's fields travel as JSON in the
+// body, so the worker's re-verification of the stored delivery decodes the same thing).
+// Concurrency claims are made with runConcurrently; every storm prints its tally.
+
+#include "storagefixture.h"
+
+#include "core/callbackpipeline.h"
+#include "core/ports/clock.h"
+#include "core/ports/notificationverifier.h"
+#include "redis/embeddedkeystore.h"
+#include "sql/sqlcallbackstore.h"
+#include "sql/sqlorders.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+using namespace payonce;
+using namespace payonce::core;
+using namespace payonce::testsupport;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr qint64 kUser = 10086;
+constexpr qint64 kAmount = 9900;
+const QString kMchId = QStringLiteral("1900000001");
+
+/// Decodes {"pay_no","out_trade_no","amount","currency","mchid","state"}; a delivery with
+/// the header X-Forged is a bad signature.
+class FakeVerifier final : public NotificationVerifier {
+public:
+    Result<PaymentNotification> verify(const RawDelivery &delivery, bool, qint64) const override
+    {
+        if (!delivery.header("X-Forged").isEmpty())
+            return Error::make(ErrorCode::BadSignature, QStringLiteral("forged"));
+        const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
+        if (o.isEmpty())
+            return Error::make(ErrorCode::InvalidInput, QStringLiteral("not json"));
+        PaymentNotification n;
+        n.channel = delivery.channel;
+        n.payNo = o.value(QStringLiteral("pay_no")).toString();
+        n.paymentNo = o.value(QStringLiteral("out_trade_no")).toString();
+        n.amountFen = o.value(QStringLiteral("amount")).toInteger();
+        n.currency = o.value(QStringLiteral("currency")).toString();
+        n.merchantId = o.value(QStringLiteral("mchid")).toString();
+        n.tradeState = o.value(QStringLiteral("state")).toString();
+        n.paid = n.tradeState == QLatin1String("SUCCESS");
+        return n;
+    }
+};
+
+RawDelivery deliveryOf(const QString &payNo, const QString &orderNo, qint64 amount = kAmount, bool forged = false)
+{
+    RawDelivery raw;
+    raw.channel = Channel::WeChat;
+    raw.headers = {{QByteArray("Wechatpay-Serial"), QByteArray("PUB_KEY_ID_0001")}};
+    if (forged)
+        raw.headers.append({QByteArray("X-Forged"), QByteArray("1")});
+    raw.body = QJsonDocument(QJsonObject{{QStringLiteral("pay_no"), payNo},
+                                         {QStringLiteral("out_trade_no"), orderNo},
+                                         {QStringLiteral("amount"), amount},
+                                         {QStringLiteral("currency"), QStringLiteral("CNY")},
+                                         {QStringLiteral("mchid"), kMchId},
+                                         {QStringLiteral("state"), QStringLiteral("SUCCESS")}})
+                   .toJson(QJsonDocument::Compact);
+    raw.receivedAtMs = QDateTime::currentMSecsSinceEpoch();
+    return raw;
+}
+
+QString labelOf(const CallbackOutcome &out)
+{
+    return callbackOutcomeName(out.code) + QLatin1Char('@') + layerName(out.layer) + QLatin1Char('(') + out.note
+           + QLatin1Char(')');
+}
+
+thread_local QString t_tag;
+
+struct EventLog {
+    std::mutex mutex;
+    QStringList events;
+    void add(const QString &event)
+    {
+        std::lock_guard guard(mutex);
+        events.append(t_tag.isEmpty() ? event : t_tag + QLatin1Char(':') + event);
+    }
+    QStringList of(const QString &tag)
+    {
+        std::lock_guard guard(mutex);
+        QStringList out;
+        for (const QString &e : events) {
+            if (e.startsWith(tag + QLatin1Char(':')))
+                out.append(e.mid(tag.size() + 1));
+        }
+        return out;
+    }
+};
+
+/// A one-shot signal between threads, with a timeout.
+struct Signal {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool raised = false;
+    void raise()
+    {
+        std::lock_guard guard(mutex);
+        raised = true;
+        cv.notify_all();
+    }
+    bool wait(std::chrono::milliseconds timeout)
+    {
+        std::unique_lock guard(mutex);
+        return cv.wait_for(guard, timeout, [&] { return raised; });
+    }
+};
+
+} // namespace
+
+class TestCallbackPipeline : public QObject {
+    Q_OBJECT
+private:
+    MigratedDatabase m_db;
+    std::unique_ptr<sql::SqlFenceEpochSource> m_epochs;
+    std::unique_ptr<sql::SqlCallbackStore> m_store;
+    std::unique_ptr<sql::SqlCallbackModeStore> m_modes;
+    FakeVerifier m_verifier;
+    SystemClock m_clock;
+    int m_serial = 0;
+
+    sql::Database &db() { return *m_db.database; }
+
+    qint64 count(const QString &sql, const QVariantList &binds = {})
+    {
+        QString error;
+        const qint64 n = countRows(db(), sql, binds, &error);
+        if (n < 0)
+            qWarning() << "count failed:" << error;
+        return n;
+    }
+
+    /// A PENDING order for one SKU with `stock` in store, a coupon and points owed.
+    QString newOrder(const QString &stem, qint64 stock, qint64 qty = 2)
+    {
+        const QString orderNo = QStringLiteral("%1-%2-%3").arg(stem).arg(++m_serial).arg(QDateTime::currentMSecsSinceEpoch());
+        const QString skuId = QStringLiteral("SKU-") + orderNo;
+        auto made = db().write([&](sql::Session &session) -> Result<void> {
+            auto done = session.exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, ?, ?)"),
+                                     {skuId, stock, QDateTime::currentMSecsSinceEpoch()});
+            if (!done)
+                return done.error();
+            return {};
+        });
+        if (!made.ok())
+            qWarning() << "sku not made:" << made.error().internalMessage;
+        sql::NewOrder order;
+        order.orderNo = orderNo;
+        order.userId = kUser;
+        order.amountFen = kAmount;
+        order.rewardCouponTemplate = QStringLiteral("WELCOME10");
+        order.rewardPoints = 100;
+        order.items = {{skuId, qty}};
+        auto created = sql::SqlOrders(db()).create(order);
+        if (!created.ok())
+            qWarning() << "order not made:" << created.error().internalMessage;
+        return orderNo;
+    }
+
+    qint64 stockOf(const QString &orderNo)
+    {
+        auto read = db().read([&](sql::Session &session) -> Result<qint64> {
+            auto q = session.exec(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {QString(QStringLiteral("SKU-") + orderNo)});
+            if (!q)
+                return q.error();
+            return q.value().next() ? q.value().value(0).toLongLong() : qint64(-1);
+        });
+        return read.ok() ? read.value() : -1;
+    }
+
+    struct Effects {
+        qint64 paid, stockLog, coupons, points, outbox;
+    };
+    Effects effectsOf(const QString &orderNo)
+    {
+        return {count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'"), {orderNo}),
+                count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
+                count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {orderNo}),
+                count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {orderNo}),
+                count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo})};
+    }
+
+    std::unique_ptr<redis::EmbeddedKeyStore> keyStore()
+    {
+        auto keys = redis::EmbeddedKeyStore::create(*m_epochs);
+        if (!keys.ok()) {
+            qWarning() << "no key store:" << keys.error().internalMessage;
+            return nullptr;
+        }
+        return std::move(keys).value();
+    }
+
+    CallbackPipelineOptions options(EventLog *log = nullptr)
+    {
+        CallbackPipelineOptions o;
+        o.weChatMchId = kMchId;
+        o.qaEnabled = true;
+        o.modeCacheMs = 0;
+        o.agentId = QStringLiteral("agent-a");
+        o.httpStatusOf = [](CallbackOutcomeCode code) {
+            switch (code) {
+            case CallbackOutcomeCode::Success: return 200;
+            case CallbackOutcomeCode::BadSignature: return 401;
+            case CallbackOutcomeCode::InvalidNotification:
+            case CallbackOutcomeCode::ContentMismatch:
+            case CallbackOutcomeCode::UnknownOrder: return 400;
+            default: return 500;
+            }
+        };
+        if (log)
+            o.onEvent = [log](const QString &e) { log->add(e); };
+        return o;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        m_epochs = std::make_unique<sql::SqlFenceEpochSource>(db());
+        m_store = std::make_unique<sql::SqlCallbackStore>(db());
+        m_modes = std::make_unique<sql::SqlCallbackModeStore>(db());
+    }
+
+    void fiftyIdenticalNotifications_data()
+    {
+        QTest::addColumn<QStringList>("disabled");
+        QTest::addColumn<int>("lockWaitMs");
+        QTest::addColumn<bool>("mustDetectDuplicates");
+        QTest::newRow("all layers") << QStringList{} << 0 << false;
+        QTest::newRow("lock disabled") << QStringList{QStringLiteral("lock")} << 0 << false;
+        QTest::newRow("unique_index disabled") << QStringList{QStringLiteral("unique_index")} << 0 << false;
+        // Proof that the test can fail: the stale read of the classic race, a lock that
+        // waits (so every stale reader gets its turn) and no key anywhere.
+        QTest::newRow("state_machine+unique_index+side_effect disabled")
+            << QStringList{QStringLiteral("state_machine"), QStringLiteral("unique_index"), QStringLiteral("side_effect")}
+            << 5000 << true;
+    }
+
+    void fiftyIdenticalNotifications()
+    {
+        QFETCH(QStringList, disabled);
+        QFETCH(int, lockWaitMs);
+        QFETCH(bool, mustDetectDuplicates);
+        auto keys = keyStore();
+        QVERIFY(keys);
+        CallbackPipelineOptions o = options();
+        o.lockWait = std::chrono::milliseconds(lockWaitMs);
+        // For the proof row: every delivery reads the order before any of them goes on (a
+        // per-thread connection opens slowly on PostgreSQL, which would otherwise let the
+        // first pay before the others have read at all).
+        std::mutex readMutex;
+        std::condition_variable allRead;
+        int readers = 0;
+        if (mustDetectDuplicates) {
+            o.testHook = [&](CallbackHookPoint point, const CallbackHookContext &) {
+                if (point == CallbackHookPoint::AfterContentChecks) {
+                    std::unique_lock guard(readMutex);
+                    if (++readers >= 50)
+                        allRead.notify_all();
+                    allRead.wait_for(guard, 5s, [&] { return readers >= 50; });
+                }
+                return CallbackHookAction::Continue;
+            };
+        }
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
+        auto switches = CallbackLayerSwitches::fromNames(disabled);
+        QVERIFY(switches.ok());
+        QVERIFY(pipeline.setSwitches(switches.value()).ok());
+
+        const qint64 stock = 100, qty = 2;
+        const QString orderNo = newOrder(QStringLiteral("STORM"), stock, qty);
+        const QString payNo = QStringLiteral("4200") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        const RawDelivery raw = deliveryOf(payNo, orderNo);
+
+        std::mutex mutex;
+        std::map<QString, int> tally, failures;
+        QStringList unexpected;
+        runConcurrently(50, [&](int) {
+            CallbackOutcome out;
+            for (int attempt = 0; attempt < 300; ++attempt) { // the platform re-sends until SUCCESS
+                out = pipeline.handle(raw);
+                if (out.code != CallbackOutcomeCode::Unavailable)
+                    break;
+                {
+                    std::lock_guard guard(mutex);
+                    ++failures[labelOf(out)];
+                }
+                std::this_thread::sleep_for(20ms);
+            }
+            std::lock_guard guard(mutex);
+            ++tally[labelOf(out)];
+            if (!out.success())
+                unexpected.append(labelOf(out) + QLatin1Char(' ') + out.message);
+            // Rule 8: a SUCCESS decided by the lock needs a durable row behind it.
+            if (out.success() && out.layer == Layer::Lock && !out.durable)
+                unexpected.append(QStringLiteral("SUCCESS at the lock without a durable row"));
+        });
+
+        QString printed;
+        for (const auto &[label, n] : tally)
+            printed += QStringLiteral("  final %1: %2\n").arg(label).arg(n);
+        for (const auto &[label, n] : failures)
+            printed += QStringLiteral("  retried after %1: %2\n").arg(label).arg(n);
+        qInfo().noquote() << "tally of 50 identical notifications on" << dialectName(dialectUnderTest()) << "with"
+                          << (disabled.isEmpty() ? QStringLiteral("all layers") : disabled.join(QLatin1Char(',')) + QStringLiteral(" disabled"))
+                          << ":\n" << printed;
+        QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(QLatin1Char('\n'))));
+
+        const Effects e = effectsOf(orderNo);
+        const qint64 extra = (e.stockLog - 1) + (e.coupons - 1) + (e.points - 1) + (stock - qty - stockOfOrder(orderNo, stock));
+        qInfo().noquote() << QStringLiteral("  effects: stock_log %1, coupons %2, points %3, outbox %4, stock %5 (from %6)")
+                                 .arg(e.stockLog).arg(e.coupons).arg(e.points).arg(e.outbox).arg(stockOf(orderNo)).arg(stock);
+        if (mustDetectDuplicates) {
+            QVERIFY2(extra > 0, "with state_machine, unique_index and side_effect disabled the storm must pay twice");
+            return;
+        }
+        QCOMPARE(e.paid, qint64(1));
+        QCOMPARE(e.stockLog, qint64(1));
+        QCOMPARE(stockOf(orderNo), stock - qty);
+        QCOMPARE(e.coupons, qint64(1));
+        QCOMPARE(e.points, qint64(1));
+        QCOMPARE(e.outbox, qint64(1));
+        QCOMPARE(tally[QStringLiteral("success@none(processed)")], 1);
+        int byNamedLayer = 0;
+        for (const auto &[label, n] : tally) {
+            if (label.startsWith(QLatin1String("success@")) && !label.startsWith(QLatin1String("success@none")))
+                byNamedLayer += n;
+        }
+        QCOMPARE(byNamedLayer, 49);
+        if (!disabled.contains(QStringLiteral("unique_index"))) {
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                           {payNo}),
+                     qint64(1));
+        }
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND verified = 1 "
+                                      "AND raw_body IS NOT NULL"),
+                       {payNo}),
+                 count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}));
+    }
+
+    void ghostOrdering_data()
+    {
+        QTest::addColumn<bool>("unlockBeforeCommit");
+        QTest::addColumn<bool>("sideEffectDisabled");
+        QTest::addColumn<int>("coupons");
+        QTest::newRow("classic ghost: unlock before COMMIT") << true << true << 2;
+        QTest::newRow("ghost ordering, side-effect key still on") << true << false << 1;
+        QTest::newRow("payonce order: COMMIT before unlock") << false << true << 1;
+    }
+
+    void ghostOrdering()
+    {
+        QFETCH(bool, unlockBeforeCommit);
+        QFETCH(bool, sideEffectDisabled);
+        QFETCH(int, coupons);
+        auto keys = keyStore();
+        QVERIFY(keys);
+        EventLog log;
+        const QString orderNo = newOrder(QStringLiteral("GHOST"), 100, 1);
+        const QString payNo = QStringLiteral("4201") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        const RawDelivery raw = deliveryOf(payNo, orderNo);
+
+        Signal secondRead;
+        std::atomic<bool> injected{false};
+        std::thread second;
+        CallbackOutcome secondOut;
+        CallbackPipeline *self = nullptr;
+        CallbackPipelineOptions o = options(&log);
+        o.testHook = [&](CallbackHookPoint point, const CallbackHookContext &) {
+            if (t_tag == QLatin1String("second") && point == CallbackHookPoint::AfterContentChecks)
+                secondRead.raise(); // the second has read the order: now the first may COMMIT
+            const CallbackHookPoint inject = unlockBeforeCommit ? CallbackHookPoint::BetweenUnlockAndCommit
+                                                                : CallbackHookPoint::AfterUnlock;
+            if (t_tag == QLatin1String("first") && point == inject && !injected.exchange(true)) {
+                second = std::thread([&] {
+                    t_tag = QStringLiteral("second");
+                    secondOut = self->handle(raw); // a platform re-send 40 ms later
+                });
+                secondRead.wait(5s);
+            }
+            return CallbackHookAction::Continue;
+        };
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
+        self = &pipeline;
+        CallbackLayerSwitches sw;
+        sw.disableStateMachine = true;
+        sw.disableUniqueIndex = true;
+        sw.disableSideEffect = sideEffectDisabled;
+        sw.unlockBeforeCommit = unlockBeforeCommit;
+        QVERIFY(pipeline.setSwitches(sw).ok());
+
+        t_tag = QStringLiteral("first");
+        const CallbackOutcome first = pipeline.handle(raw);
+        t_tag.clear();
+        if (second.joinable())
+            second.join();
+        QVERIFY(injected.load());
+        QVERIFY2(first.success(), qPrintable(labelOf(first)));
+        QVERIFY2(secondOut.success(), qPrintable(labelOf(secondOut)));
+        const QStringList events = log.of(QStringLiteral("first"));
+        qInfo().noquote() << "first delivery's events:" << events.join(QStringLiteral(" -> ")) << "; second:"
+                          << labelOf(secondOut) << "; coupons:" << effectsOf(orderNo).coupons;
+        QCOMPARE(effectsOf(orderNo).coupons, qint64(coupons));
+        const qsizetype commit = events.indexOf(QStringLiteral("commit"));
+        const qsizetype unlock = events.indexOf(QStringLiteral("unlock"));
+        QVERIFY(commit >= 0 && unlock >= 0);
+        QCOMPARE(events.first(), QStringLiteral("lock"));
+        if (unlockBeforeCommit)
+            QVERIFY(unlock < commit);
+        else
+            QVERIFY2(commit < unlock, qPrintable(events.join(QLatin1Char(','))));
+    }
+
+    void pausedHolderIsFenced()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        const QString orderNo = newOrder(QStringLiteral("FENCE"), 100, 1);
+        const QString payNo = QStringLiteral("4202") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        Signal paused, otherDone;
+        CallbackPipelineOptions oa = options();
+        oa.lockTtl = 300ms;
+        oa.testHook = [&](CallbackHookPoint point, const CallbackHookContext &ctx) {
+            if (point == CallbackHookPoint::AfterLockBeforeBegin && ctx.lock) {
+                ctx.lock->stopRenewingForTest(); // SIGSTOP / a GC pause: the lease runs out
+                paused.raise();
+                otherDone.wait(20s);
+            }
+            return CallbackHookAction::Continue;
+        };
+        CallbackPipelineOptions ob = options();
+        ob.lockTtl = 300ms;
+        ob.agentId = QStringLiteral("agent-b");
+        // Two agents over the same database and the same key store.
+        CallbackPipeline agentA(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, oa);
+        CallbackPipeline agentB(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, ob);
+        CallbackWorker workerB(agentB, *m_store, *m_modes, m_clock, 0);
+
+        CallbackOutcome a;
+        std::thread holder([&] { a = agentA.handle(deliveryOf(payNo, orderNo)); });
+        QVERIFY(paused.wait(10s));
+        std::this_thread::sleep_for(800ms); // past A's lease
+        const CallbackWorker::Report report = workerB.runOnce(1000);
+        otherDone.raise();
+        holder.join();
+        qInfo().noquote() << "paused holder answered" << labelOf(a) << "; agent B's worker finished" << report.finished
+                          << "; stale-token writes refused:" << agentA.staleFenceRefused();
+        QVERIFY(report.finished >= 1);
+        QVERIFY(agentA.staleFenceRefused() > 0);
+        QCOMPARE(a.note, QStringLiteral("stale_fence"));
+        const Effects e = effectsOf(orderNo);
+        QCOMPARE(e.paid, qint64(1));
+        QCOMPARE(e.stockLog, qint64(1));
+        QCOMPARE(e.coupons, qint64(1));
+        QCOMPARE(e.points, qint64(1));
+        QCOMPARE(e.outbox, qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"), {payNo}),
+                 qint64(1));
+    }
+
+    void crashAfterDurableRowIsFinishedByTheWorker()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        const QString orderNo = newOrder(QStringLiteral("CRASH"), 100, 3);
+        const QString payNo = QStringLiteral("4203") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        std::atomic<bool> crashed{false};
+        CallbackPipelineOptions o = options();
+        o.testHook = [&](CallbackHookPoint point, const CallbackHookContext &) {
+            if (point == CallbackHookPoint::AfterLogRowDurable && !crashed.exchange(true))
+                return CallbackHookAction::Abort; // the process dies here
+            return CallbackHookAction::Continue;
+        };
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
+        const CallbackOutcome out = pipeline.handle(deliveryOf(payNo, orderNo));
+        QCOMPARE(out.note, QStringLiteral("aborted_by_hook"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"), {payNo}),
+                 qint64(1));
+        QCOMPARE(effectsOf(orderNo).paid, qint64(0));
+
+        // "After restart": a new key store and pipeline; the worker finds the row.
+        auto restarted = keyStore();
+        QVERIFY(restarted);
+        CallbackPipeline after(m_verifier, *m_store, *m_modes, restarted->locks(), &restarted->seenProcessed(), m_clock,
+                               options());
+        CallbackWorker worker(after, *m_store, *m_modes, m_clock, 0);
+        const CallbackWorker::Report report = worker.runOnce(1000);
+        QVERIFY(report.finished >= 1);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"), {payNo}),
+                 qint64(1));
+        const Effects e = effectsOf(orderNo);
+        QCOMPARE(e.paid, qint64(1));
+        QCOMPARE(e.stockLog, qint64(1));
+        QCOMPARE(stockOf(orderNo), qint64(97));
+        QCOMPARE(e.coupons, qint64(1));
+        QCOMPARE(e.points, qint64(1));
+        QCOMPARE(e.outbox, qint64(1));
+        // The platform's next re-send is a duplicate.
+        const CallbackOutcome again = after.handle(deliveryOf(payNo, orderNo));
+        QVERIFY(again.success());
+        QCOMPARE(again.layer, Layer::UniqueIndex);
+    }
+
+    void doublePaymentOversoldAndMismatch()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                  options());
+        const QString stamp = QString::number(QDateTime::currentMSecsSinceEpoch());
+
+        // A second, different pay_no for a PAID order.
+        const QString paid = newOrder(QStringLiteral("DOUBLE"), 100, 1);
+        QCOMPARE(labelOf(pipeline.handle(deliveryOf(QStringLiteral("P1-") + stamp, paid))),
+                 QStringLiteral("success@none(processed)"));
+        const CallbackOutcome twice = pipeline.handle(deliveryOf(QStringLiteral("P2-") + stamp, paid));
+        QCOMPARE(labelOf(twice), QStringLiteral("success@state_machine(double_payment)"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND order_no = ?"), {paid}),
+                 qint64(1));
+        const Effects e = effectsOf(paid);
+        QCOMPARE(e.coupons, qint64(1));
+        QCOMPARE(e.stockLog, qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?"),
+                       {paid, QString(QStringLiteral("P1-") + stamp)}),
+                 qint64(1));
+
+        // A payment for a CLOSED order.
+        const QString closed = newOrder(QStringLiteral("CLOSED"), 100, 1);
+        QVERIFY(db().write([&](sql::Session &s) -> Result<void> {
+                        auto done = s.exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {closed});
+                        if (!done)
+                            return done.error();
+                        return {};
+                    }).ok());
+        QCOMPARE(labelOf(pipeline.handle(deliveryOf(QStringLiteral("P3-") + stamp, closed))),
+                 QStringLiteral("success@state_machine(double_payment)"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND order_no = ?"), {closed}),
+                 qint64(1));
+        QCOMPARE(effectsOf(closed).coupons, qint64(0));
+
+        // Stock short: PAID, no stock_log, an oversold finding.
+        const QString short_ = newOrder(QStringLiteral("OVERSOLD"), 1, 2);
+        QCOMPARE(labelOf(pipeline.handle(deliveryOf(QStringLiteral("P4-") + stamp, short_))),
+                 QStringLiteral("success@none(processed)"));
+        const Effects s = effectsOf(short_);
+        QCOMPARE(s.paid, qint64(1));
+        QCOMPARE(s.stockLog, qint64(0));
+        QCOMPARE(stockOf(short_), qint64(1));
+        QCOMPARE(s.coupons, qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'oversold' AND order_no = ?"), {short_}),
+                 qint64(1));
+
+        // Amount mismatch: 400 FAIL, a finding, nothing else written.
+        const QString wrong = newOrder(QStringLiteral("MISMATCH"), 100, 1);
+        const QString wrongPay = QStringLiteral("P5-") + stamp;
+        const CallbackOutcome mismatch = pipeline.handle(deliveryOf(wrongPay, wrong, kAmount - 1));
+        QCOMPARE(mismatch.code, CallbackOutcomeCode::ContentMismatch);
+        QCOMPARE(mismatch.layer, Layer::Rejected);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND order_no = ?"), {wrong}),
+                 qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {wrongPay}), qint64(0));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PENDING' AND version = 0"),
+                       {wrong}),
+                 qint64(1));
+        const Effects m = effectsOf(wrong);
+        QCOMPARE(m.stockLog + m.coupons + m.points + m.outbox, qint64(0));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'rejected' "
+                                      "AND http_status = 400"),
+                       {wrongPay}),
+                 qint64(1));
+
+        // Unverified: metadata only, no body, nothing in pay_callback_log or the business tables.
+        const qint64 before = count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0"));
+        const QString forgedOrder = newOrder(QStringLiteral("FORGED"), 100, 1);
+        const CallbackOutcome forged = pipeline.handle(deliveryOf(QStringLiteral("P6-") + stamp, forgedOrder, kAmount, true));
+        QCOMPARE(forged.code, CallbackOutcomeCode::BadSignature);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0 AND raw_body IS NULL "
+                                      "AND layer = 'rejected' AND http_status = 401")),
+                 before + 1);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {forgedOrder}), qint64(0));
+        QCOMPARE(effectsOf(forgedOrder).paid, qint64(0));
+    }
+
+    void acceptOnlyThenWorkerDrains()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                  options());
+        CallbackWorker worker(pipeline, *m_store, *m_modes, m_clock, 0);
+        // Drain what earlier tests may have left, so the counts below are this test's.
+        (void)worker.runOnce(1000);
+        QCOMPARE(m_modes->acceptedWaiting().value(), qint64(0));
+
+        QVERIFY(m_modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("alice"), QStringLiteral("incident 42"),
+                                 m_clock.nowMs()).ok());
+        QCOMPARE(m_modes->mode().value().mode, CallbackMode::AcceptOnly);
+        QCOMPARE(m_modes->mode().value().actor, QStringLiteral("alice"));
+        QStringList orders;
+        const QString stamp = QString::number(QDateTime::currentMSecsSinceEpoch());
+        for (int i = 0; i < 5; ++i) {
+            orders.append(newOrder(QStringLiteral("ACCEPT"), 100, 1));
+            const CallbackOutcome out = pipeline.handle(deliveryOf(QStringLiteral("PA%1-%2").arg(i).arg(stamp), orders.last()));
+            QCOMPARE(labelOf(out), QStringLiteral("success@none(accept_only)"));
+        }
+        QCOMPARE(m_modes->acceptedWaiting().value(), qint64(5));
+        const CallbackWorker::Report idle = worker.runOnce(1000);
+        QVERIFY(idle.acceptOnly);
+        QCOMPARE(idle.finished, 0);
+        for (const QString &orderNo : orders)
+            QCOMPARE(effectsOf(orderNo).paid, qint64(0));
+
+        QVERIFY(m_modes->setMode(CallbackMode::Normal, QStringLiteral("alice"), QStringLiteral("over"), m_clock.nowMs()).ok());
+        const CallbackWorker::Report drained = worker.runOnce(1000);
+        QCOMPARE(drained.finished, 5);
+        QCOMPARE(m_modes->acceptedWaiting().value(), qint64(0));
+        for (const QString &orderNo : orders) {
+            const Effects e = effectsOf(orderNo);
+            QCOMPARE(e.paid, qint64(1));
+            QCOMPARE(e.coupons, qint64(1));
+            QCOMPARE(e.outbox, qint64(1));
+        }
+    }
+
+    void switchesNeedQa()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        CallbackPipelineOptions o = options();
+        o.qaEnabled = false;
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
+        CallbackLayerSwitches sw;
+        sw.disableLock = true;
+        QCOMPARE(pipeline.setSwitches(sw).error().code, ErrorCode::Forbidden);
+        QVERIFY(!CallbackLayerSwitches::fromNames({QStringLiteral("bogus")}).ok());
+    }
+
+private:
+    qint64 stockOfOrder(const QString &orderNo, qint64) { return stockOf(orderNo); }
+};
+
+QTEST_GUILESS_MAIN(TestCallbackPipeline)
+#include "tst_callbackpipeline.moc"
