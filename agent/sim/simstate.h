@@ -31,7 +31,8 @@ struct SimTrade {
 
 QString tradeStateName(SimTrade::State state); ///< "NOTPAY" | "SUCCESS" | "CLOSED" (WeChat's words)
 
-/// Faults injected per channel (POST /sim/faults). Applied to gateway endpoints only.
+/// Faults injected per channel (POST /sim/faults). Applied to gateway endpoints, except
+/// duplicate, which applies to the notifications (SimNotifier).
 struct SimFaults {
     int latencyMs = 0;             ///< delay before each answer
     double errorRate = 0.0;        ///< probability in [0,1] of answering errorStatus instead
