@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QStandardPaths>
 #include <QThread>
 
@@ -133,6 +134,14 @@ core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &co
     launcher->m_process = std::make_unique<QProcess>();
     QProcess &process = *launcher->m_process;
     process.setProcessChannelMode(QProcess::ForwardedChannels);
+    // The APIv3 key (the simulator encrypts WeChat notification resources with it) goes
+    // through the child's environment, never a flag: flags are visible in ps.
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    if (config.wechat.apiv3Key.isEmpty())
+        environment.remove(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY"));
+    else
+        environment.insert(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY"), config.wechat.apiv3Key.reveal());
+    process.setProcessEnvironment(environment);
     process.start(binary, {QStringLiteral("--listen"), config.sim.listen.toString(),
                            QStringLiteral("--merchant-public-key"), merchantPublicPath,
                            QStringLiteral("--alipay-app-public-key"), appPublicPath,

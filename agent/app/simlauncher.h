@@ -16,7 +16,9 @@ namespace payonce::app {
 /// the agent's gateways at it. For a demo with no merchant keys configured it makes them
 /// itself (an RSA-2048 merchant key in <data_dir>/sim/, ids of the platforms' sandbox
 /// shape); the simulator generates its own platform key pair, whose public half the
-/// agent then trusts beside any configured platform keys. The child dies with the agent
+/// agent then trusts beside any configured platform keys. wechat.apiv3_key reaches the
+/// simulator (which encrypts notifications with it) through the child's environment,
+/// PAYONCE_WECHAT_APIV3_KEY, never its command line. The child dies with the agent
 /// (--exit-with-parent) and is stopped by the destructor.
 class SimLauncher {
 public:

@@ -86,8 +86,10 @@ int main(int argc, char *argv[])
             return 3;
         }
     }
-    printLine(stdout, QStringLiteral("payonce-sim listening on %1:%2, platform key serial %3")
-                          .arg(options->address.toString()).arg(port).arg(options->platformSerial));
+    printLine(stdout, QStringLiteral("payonce-sim listening on %1:%2, platform key serial %3, notifications: APIv3 key %4, time scale %5")
+                          .arg(options->address.toString()).arg(port).arg(options->platformSerial)
+                          .arg(options->apiv3Key.isEmpty() ? QStringLiteral("missing (no WeChat notifications)") : QStringLiteral("set"))
+                          .arg(options->timeScale));
 
     const int rc = QCoreApplication::exec();
     server.shutdown();

@@ -51,7 +51,18 @@ core::Result<crypto::PublicKey> publicKeyFrom(const QString &publicPath, const Q
 
 } // namespace
 
-core::Result<SimOptions> parseSimOptions(const QStringList &arguments)
+QString apiv3KeyProblem(QByteArrayView key)
+{
+    if (key.size() != 32)
+        return QStringLiteral("must be 32 printable ASCII characters (got %1 bytes)").arg(key.size());
+    for (char c : key) {
+        if (c < 0x21 || c > 0x7e)
+            return QStringLiteral("must be 32 printable ASCII characters");
+    }
+    return {};
+}
+
+core::Result<SimOptions> parseSimOptions(const QStringList &arguments, const QProcessEnvironment &environment)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("payonce-sim: simulated WeChat Pay v3 and Alipay platforms"));
@@ -67,7 +78,9 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments)
     const QCommandLineOption serial(QStringLiteral("platform-serial"), QStringLiteral("Platform key serial (default PAYONCE_SIM_0001)."), QStringLiteral("SERIAL"));
     const QCommandLineOption keyOut(QStringLiteral("platform-key-out"), QStringLiteral("Write the platform public key PEM here once listening."), QStringLiteral("PATH"));
     const QCommandLineOption exitWithParent(QStringLiteral("exit-with-parent"), QStringLiteral("Terminate when the parent process dies."));
-    parser.addOptions({config, listen, merchantKey, alipayKey, mchid, appid, alipayAppId, alipaySellerId, serial, keyOut, exitWithParent});
+    const QCommandLineOption apiv3Key(QStringLiteral("apiv3-key"), QStringLiteral("WeChat APIv3 key (32 ASCII characters) for notification resources; prefer the environment variable PAYONCE_WECHAT_APIV3_KEY."), QStringLiteral("KEY"));
+    const QCommandLineOption timeScale(QStringLiteral("time-scale"), QStringLiteral("Multiplier of the platforms' notification retry intervals (default 1.0)."), QStringLiteral("X"));
+    parser.addOptions({config, listen, merchantKey, alipayKey, mchid, appid, alipayAppId, alipaySellerId, serial, keyOut, exitWithParent, apiv3Key, timeScale});
     if (!parser.parse(arguments))
         return misconfigured(parser.errorText());
     if (!parser.positionalArguments().isEmpty())
@@ -81,6 +94,8 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments)
     }
 
     QString wechatPublic, wechatPrivate, alipayPublic, alipayPrivate;
+    QByteArray apiv3;
+    QString apiv3Source;
     if (parser.isSet(config)) {
         const QString path = parser.value(config);
         QFile file(path);
@@ -97,6 +112,10 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments)
         options.mchid = wechat.value(u"mchid").toString();
         options.appid = wechat.value(u"appid").toString();
         options.merchantSerial = wechat.value(u"merchant_serial").toString();
+        if (wechat.contains(u"apiv3_key")) {
+            apiv3 = wechat.value(u"apiv3_key").toString().toUtf8();
+            apiv3Source = QStringLiteral("--config %1, wechat.apiv3_key").arg(path);
+        }
         if (wechat.contains(u"merchant_public_key"))
             wechatPublic = resolve(base, wechat.value(u"merchant_public_key").toString());
         else if (wechat.contains(u"merchant_private_key"))
@@ -134,6 +153,26 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments)
     if (parser.isSet(serial)) options.platformSerial = parser.value(serial);
     if (parser.isSet(keyOut)) options.platformKeyOut = parser.value(keyOut);
     options.exitWithParent = parser.isSet(exitWithParent);
+    if (environment.contains(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY"))) {
+        apiv3 = environment.value(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY")).toUtf8();
+        apiv3Source = QStringLiteral("PAYONCE_WECHAT_APIV3_KEY");
+    }
+    if (parser.isSet(apiv3Key)) {
+        apiv3 = parser.value(apiv3Key).toUtf8();
+        apiv3Source = QStringLiteral("--apiv3-key");
+    }
+    if (!apiv3Source.isEmpty()) {
+        if (const QString problem = apiv3KeyProblem(apiv3); !problem.isEmpty())
+            return misconfigured(apiv3Source + QStringLiteral(": ") + problem);
+        options.apiv3Key = apiv3;
+    }
+    if (parser.isSet(timeScale)) {
+        bool ok = false;
+        const double scale = parser.value(timeScale).toDouble(&ok);
+        if (!ok || !(scale > 0.0) || scale > 1000.0)
+            return misconfigured(QStringLiteral("--time-scale: expected a number in (0, 1000], got \"%1\"").arg(parser.value(timeScale)));
+        options.timeScale = scale;
+    }
 
     if (wechatPublic.isEmpty() && wechatPrivate.isEmpty())
         return misconfigured(QStringLiteral("no merchant public key: give --merchant-public-key or wechat.merchant_public_key in --config"));

@@ -82,13 +82,15 @@ QJsonObject faultsJson(const SimFaults &f)
 {
     return {{QStringLiteral("latency_ms"), f.latencyMs},   {QStringLiteral("error_rate"), f.errorRate},
             {QStringLiteral("error_status"), f.errorStatus}, {QStringLiteral("hang"), f.hang},
-            {QStringLiteral("tamper_responses"), f.tamperResponses}, {QStringLiteral("replay_last"), f.replayLast}};
+            {QStringLiteral("tamper_responses"), f.tamperResponses}, {QStringLiteral("replay_last"), f.replayLast},
+            {QStringLiteral("duplicate"), f.duplicate}};
 }
 
 } // namespace
 
 SimServer::SimServer(SimOptions options, crypto::PrivateKey platformKey, QObject *parent)
-    : QObject(parent), m_options(std::move(options)), m_platformKey(std::move(platformKey))
+    : QObject(parent), m_options(std::move(options)), m_platformKey(std::move(platformKey)),
+      m_notifier(m_options, m_platformKey, &m_state)
 {
     auto pem = m_platformKey.publicKey().toPem();
     if (pem)
@@ -96,6 +98,7 @@ SimServer::SimServer(SimOptions options, crypto::PrivateKey platformKey, QObject
     routeWeChat();
     routeAlipay();
     routeControl();
+    routeNotifications();
 }
 
 SimServer::~SimServer()
@@ -111,6 +114,7 @@ quint16 SimServer::listen()
 void SimServer::shutdown()
 {
     m_parked.clear();
+    m_notifier.reset();
 }
 
 // ---- delivery and faults -------------------------------------------------------------
@@ -268,6 +272,8 @@ void SimServer::wechatNative(const QHttpServerRequest &request, ResponderPtr res
     proposed.amountFen = body.value(u"amount").toObject().value(u"total").toInteger();
     proposed.description = body.value(u"description").toString();
     proposed.notifyUrl = body.value(u"notify_url").toString();
+    proposed.merchantId = body.value(u"mchid").toString();
+    proposed.appId = body.value(u"appid").toString();
     if (proposed.outTradeNo.isEmpty() || proposed.amountFen <= 0 || proposed.description.isEmpty())
         return deliver(Channel::WeChat, endpoint, responder,
                        wechatError(400, QStringLiteral("PARAM_ERROR"), QStringLiteral("out_trade_no, amount.total and description are required")));
@@ -404,6 +410,7 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
         proposed.amountFen = *fen;
         proposed.description = biz.value(u"subject").toString();
         proposed.notifyUrl = QString::fromUtf8(param(params, "notify_url"));
+        proposed.appId = QString::fromUtf8(param(params, "app_id"));
         proposed.codeUrl = QStringLiteral("https://qr.alipay.com/") + randomToken(20).toLower();
         SimTrade trade;
         switch (m_state.create(proposed, &trade)) {
@@ -522,8 +529,10 @@ void SimServer::routeControl()
                        f.hang = body.value(u"hang").toBool(false);
                        f.tamperResponses = body.value(u"tamper_responses").toBool(false);
                        f.replayLast = body.value(u"replay_last").toBool(false);
-                       if (f.latencyMs < 0 || f.errorRate < 0.0 || f.errorRate > 1.0 || f.errorStatus < 200 || f.errorStatus > 599)
-                           return error(r, 400, QStringLiteral("latency_ms >= 0, error_rate in [0,1], error_status in 200..599"));
+                       f.duplicate = body.value(u"duplicate").toInt(1);
+                       if (f.latencyMs < 0 || f.errorRate < 0.0 || f.errorRate > 1.0 || f.errorStatus < 200 || f.errorStatus > 599
+                           || f.duplicate < 1 || f.duplicate > 1000)
+                           return error(r, 400, QStringLiteral("latency_ms >= 0, error_rate in [0,1], error_status in 200..599, duplicate in 1..1000"));
                        QJsonObject out;
                        for (Channel c : channels) {
                            m_state.setFaults(c, f);
@@ -590,9 +599,118 @@ void SimServer::routeControl()
                        if (!controlAllowed(request, r))
                            return;
                        m_state.reset();
+                       m_notifier.reset();
                        m_lastAnswers.clear();
                        m_parked.clear();
                        json(r, {{QStringLiteral("reset"), true}});
+                   });
+}
+
+// ---- notifications (simnotifier.h) --------------------------------------------------
+
+void SimServer::routeNotifications()
+{
+    auto json = [](const ResponderPtr &r, const QJsonObject &o, int status = 200) {
+        r->write(QJsonDocument(o), static_cast<QHttpServerResponder::StatusCode>(status));
+    };
+    auto error = [json](const ResponderPtr &r, int status, const QString &message) {
+        json(r, {{QStringLiteral("error"), message}}, status);
+    };
+    auto listing = [this](const QString &outTradeNo) {
+        return QJsonObject{{QStringLiteral("notifications"), m_notifier.notificationsJson(outTradeNo)},
+                           {QStringLiteral("time_scale"), m_notifier.timeScale()},
+                           {QStringLiteral("timeout_ms"), m_notifier.timeoutMs()}};
+    };
+
+    m_server.route(QStringLiteral("/sim/notifications"), QHttpServerRequest::Method::Get,
+                   [this, json, listing](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       json(r, listing({}));
+                   });
+    m_server.route(QStringLiteral("/sim/notifications/<arg>"), QHttpServerRequest::Method::Get,
+                   [this, json, listing](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       json(r, listing(outTradeNo));
+                   });
+    m_server.route(QStringLiteral("/sim/notifications/<arg>/redeliver"), QHttpServerRequest::Method::Post,
+                   [this, json, error, listing](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       if (!m_notifier.redeliver(outTradeNo))
+                           return error(r, 404, QStringLiteral("no notification of that out_trade_no has been sent"));
+                       json(r, listing(outTradeNo));
+                   });
+
+    auto targetsJson = [this] {
+        QJsonObject out;
+        for (Channel c : core::allChannels)
+            out.insert(core::channelName(c), QJsonArray::fromStringList(m_notifier.extraTargets(c)));
+        return out;
+    };
+    m_server.route(QStringLiteral("/sim/callback-targets"), QHttpServerRequest::Method::Post,
+                   [this, json, error, targetsJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+                       const QString name = body.value(u"channel").toString(QStringLiteral("all"));
+                       QList<Channel> channels;
+                       if (name == u"all")
+                           channels = {Channel::WeChat, Channel::Alipay};
+                       else if (auto c = core::channelFromName(name))
+                           channels = {*c};
+                       else
+                           return error(r, 400, QStringLiteral("channel must be wechat, alipay or all"));
+                       if (!body.value(u"urls").isArray())
+                           return error(r, 400, QStringLiteral("urls must be an array of http:// URLs"));
+                       QStringList urls;
+                       for (const QJsonValue &v : body.value(u"urls").toArray()) {
+                           const QUrl url(v.toString());
+                           if (!url.isValid() || url.scheme() != u"http" || url.host().isEmpty())
+                               return error(r, 400, QStringLiteral("not an http:// URL: \"%1\"").arg(v.toString()));
+                           urls.append(v.toString());
+                       }
+                       for (Channel c : channels)
+                           m_notifier.setExtraTargets(c, urls);
+                       json(r, targetsJson());
+                   });
+    m_server.route(QStringLiteral("/sim/callback-targets"), QHttpServerRequest::Method::Get,
+                   [this, json, targetsJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       json(r, targetsJson());
+                   });
+
+    auto configJson = [this] {
+        return QJsonObject{{QStringLiteral("time_scale"), m_notifier.timeScale()},
+                           {QStringLiteral("timeout_ms"), m_notifier.timeoutMs()}};
+    };
+    m_server.route(QStringLiteral("/sim/notify-config"), QHttpServerRequest::Method::Post,
+                   [this, json, error, configJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+                       const double scale = body.value(u"time_scale").toDouble(m_notifier.timeScale());
+                       const int timeout = body.value(u"timeout_ms").toInt(m_notifier.timeoutMs());
+                       if (!(scale > 0.0) || scale > 1000.0 || timeout < 1 || timeout > 600000)
+                           return error(r, 400, QStringLiteral("time_scale in (0, 1000], timeout_ms in 1..600000"));
+                       m_notifier.setTimeoutMs(timeout);
+                       m_notifier.setTimeScale(scale);
+                       json(r, configJson());
+                   });
+    m_server.route(QStringLiteral("/sim/notify-config"), QHttpServerRequest::Method::Get,
+                   [this, json, configJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+                       if (!controlAllowed(request, r))
+                           return;
+                       json(r, configJson());
                    });
 }
 

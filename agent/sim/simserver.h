@@ -1,6 +1,7 @@
 #pragma once
 
 #include "crypto/rsakeys.h"
+#include "simnotifier.h"
 #include "simoptions.h"
 #include "simstate.h"
 
@@ -33,10 +34,24 @@ namespace payonce::sim {
 /// Control (loopback clients only, else 403; plain JSON):
 ///   POST /sim/pay {"channel","out_trade_no"}  → the paid trade (transaction_id as pay_no)
 ///   POST /sim/faults {"channel":"wechat|alipay|all","latency_ms","error_rate",
-///                     "error_status","hang","tamper_responses","replay_last"}
-///        (replaces that channel's faults; omitted fields take their defaults)
+///                     "error_status","hang","tamper_responses","replay_last","duplicate"}
+///        (replaces that channel's faults; omitted fields take their defaults; duplicate
+///        = N identical concurrent copies of every notification delivery, 1..1000)
+/// Notifications (simnotifier.h):
+///   GET  /sim/notifications[/{out_trade_no}] → {"notifications":[{channel, out_trade_no,
+///        pay_no, state retrying|acknowledged|gave_up, attempts, max_attempts,
+///        redeliveries, deliveries, acknowledged, gave_up, last_status, last_outcome,
+///        last_attempt_at, next_attempt_at, targets:[{url, deliveries, last_status,
+///        last_outcome, acknowledged}], history:[...]}], "time_scale", "timeout_ms"}
+///   POST /sim/notifications/{out_trade_no}/redeliver → the last attempt's exact bytes
+///        once more, now (404 when nothing was sent yet)
+///   POST /sim/callback-targets {"channel":"wechat|alipay|all","urls":[...]} extra URLs
+///        (besides the trade's notify_url) for notifications of trades paid from now on;
+///        "{channel}" in a URL becomes the channel's name. GET returns them.
+///   POST /sim/notify-config {"time_scale":0.001,"timeout_ms":5000}; GET returns them.
 ///   GET  /sim/faults, GET /sim/stats, GET /sim/trades/{out_trade_no},
-///   GET  /sim/platform-key {"serial","public_key_pem"}, POST /sim/reset
+///   GET  /sim/platform-key {"serial","public_key_pem"}, POST /sim/reset (also forgets
+///   notifications and callback targets, and restores the start-up notify config)
 class SimServer : public QObject {
     Q_OBJECT
 public:
@@ -47,6 +62,7 @@ public:
     quint16 listen();
     QByteArray platformPublicKeyPem() const { return m_platformPublicPem; }
     SimState &state() { return m_state; }
+    SimNotifier &notifier() { return m_notifier; }
     /// Drops parked (hung) requests; call before the event loop ends.
     void shutdown();
 
@@ -61,6 +77,7 @@ private:
     void routeWeChat();
     void routeAlipay();
     void routeControl();
+    void routeNotifications();
 
     Answer wechatAnswer(int status, const QByteArray &body);
     Answer wechatError(int status, const QString &code, const QString &message);
@@ -84,6 +101,7 @@ private:
     crypto::PrivateKey m_platformKey;
     QByteArray m_platformPublicPem;
     SimState m_state;
+    SimNotifier m_notifier;
     QHttpServer m_server;
     QHash<QString, Answer> m_lastAnswers;
     QHash<QTcpSocket *, ResponderPtr> m_parked;

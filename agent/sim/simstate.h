@@ -19,7 +19,9 @@ struct SimTrade {
     QString outTradeNo;
     qint64 amountFen = 0;
     QString description;
-    QString notifyUrl;
+    QString notifyUrl;       ///< from the create request (WeChat notify_url, Alipay notify_url param)
+    QString merchantId;      ///< WeChat mchid of the create request
+    QString appId;           ///< WeChat appid / Alipay app_id of the create request
     QString codeUrl;
     State state = State::NotPaid;
     QString payNo;          ///< transaction_id / trade_no once paid
@@ -29,7 +31,8 @@ struct SimTrade {
 
 QString tradeStateName(SimTrade::State state); ///< "NOTPAY" | "SUCCESS" | "CLOSED" (WeChat's words)
 
-/// Faults injected per channel (POST /sim/faults). Applied to gateway endpoints only.
+/// Faults injected per channel (POST /sim/faults). Applied to gateway endpoints, except
+/// duplicate, which applies to the notifications (SimNotifier).
 struct SimFaults {
     int latencyMs = 0;             ///< delay before each answer
     double errorRate = 0.0;        ///< probability in [0,1] of answering errorStatus instead
@@ -37,6 +40,7 @@ struct SimFaults {
     bool hang = false;             ///< accept, never answer
     bool tamperResponses = false;  ///< alter the body after signing it
     bool replayLast = false;       ///< answer with the previous answer of the same endpoint
+    int duplicate = 1;             ///< notifications: identical concurrent copies per delivery
 };
 
 /// The simulator's in-memory world: trades, faults, counters. Lives on the main thread
