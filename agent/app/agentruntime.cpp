@@ -2,7 +2,9 @@
 
 #include "simlauncher.h"
 
+#include "callbacks/platformnotificationverifier.h"
 #include "core/breakerregistry.h"
+#include "core/callbackpipeline.h"
 #include "core/confirmpipeline.h"
 #include "core/ports/clock.h"
 #include "core/ports/keystore.h"
@@ -11,7 +13,10 @@
 #include "core/tokenissuer.h"
 #include "gateway/gatewayfactory.h"
 #include "http/breakerroutes.h"
+#include "http/callbackroutes.h"
+#include "http/errormapping.h"
 #include "http/httpserver.h"
+#include "http/moderoutes.h"
 #include "http/paymentroutes.h"
 #include "http/setuproutes.h"
 #include "logging/categories.h"
@@ -20,6 +25,7 @@
 #include "sql/migrationrunner.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlbreakermodestore.h"
+#include "sql/sqlcallbackstore.h"
 #include "sql/sqlfenceepochsource.h"
 #include "sql/sqlidempotencystore.h"
 #include "sql/sqlorderrepository.h"
@@ -29,6 +35,7 @@
 #include <QThreadPool>
 #include <QTimer>
 
+#include <atomic>
 #include <map>
 
 namespace payonce::app {
@@ -40,6 +47,9 @@ namespace {
 // L1 records are kept 24 h (api.md), swept every 10 minutes.
 constexpr qint64 kIdempotencyRetentionMs = 24LL * 3600 * 1000;
 constexpr int kIdempotencyPurgeIntervalMs = 10 * 60 * 1000;
+// `accepted` callback rows (a crash after the log row, or accept-only mode ending) are
+// finished by the worker every few seconds.
+constexpr int kCallbackWorkerIntervalMs = 2000;
 } // namespace
 
 /// Declared in the order they must be built; destroyed in reverse, so nothing outlives
@@ -55,6 +65,8 @@ struct AgentRuntime::Parts {
     std::unique_ptr<sql::SqlPaymentStore> payments;
     std::unique_ptr<sql::SqlOrderRepository> orders;
     std::unique_ptr<sql::SqlBreakerModeStore> breakerModes;
+    std::unique_ptr<sql::SqlCallbackStore> callbackStore;
+    std::unique_ptr<sql::SqlCallbackModeStore> callbackModes;
     std::unique_ptr<core::BreakerRegistry> breakers;
     std::unique_ptr<SimLauncher> sim;
     std::map<core::Channel, std::unique_ptr<core::PaymentGateway>> platformGateways;
@@ -62,12 +74,19 @@ struct AgentRuntime::Parts {
     std::unique_ptr<core::SetupService> setup;
     std::unique_ptr<core::TokenIssuer> tokens;
     std::unique_ptr<core::ConfirmPipeline> confirm;
+    QList<gateway::ExtraPlatformKey> extraPlatformKeys;
+    std::unique_ptr<core::NotificationVerifier> verifier;
+    std::unique_ptr<core::CallbackPipeline> callbacks;
+    std::unique_ptr<core::CallbackWorker> callbackWorker;
+    std::unique_ptr<QTimer> callbackWorkerTimer;
+    std::atomic<bool> callbackWorkerRunning{false};
     std::unique_ptr<http::HttpServer> server;
     std::unique_ptr<QTimer> purgeTimer;
     quint16 port = 0;
 
     core::Result<void> openStorage();
     core::Result<void> openGateways();
+    core::Result<void> openCallbacks();
     core::Result<void> startHttp();
 };
 
@@ -118,6 +137,8 @@ core::Result<void> AgentRuntime::Parts::openStorage()
     payments = std::make_unique<sql::SqlPaymentStore>(*database);
     orders = std::make_unique<sql::SqlOrderRepository>(*database);
     breakerModes = std::make_unique<sql::SqlBreakerModeStore>(*database);
+    callbackStore = std::make_unique<sql::SqlCallbackStore>(*database);
+    callbackModes = std::make_unique<sql::SqlCallbackModeStore>(*database);
     breakers = std::make_unique<core::BreakerRegistry>(clock, *breakerModes, audit.get());
     return {};
 }
@@ -132,6 +153,7 @@ core::Result<void> AgentRuntime::Parts::openGateways()
         sim = std::move(started).value();
         options.baseUrlOverride = sim->platform().baseUrl;
         options.extraPlatformKeys.append({sim->platform().serial, sim->platform().publicKeyPem});
+        extraPlatformKeys = options.extraPlatformKeys;
     }
     // A channel without configuration is simply not offered: its confirms answer 503
     // gateway_unavailable (the pipeline finds no gateway), and the log says why at start.
@@ -158,6 +180,46 @@ core::Result<void> AgentRuntime::Parts::openGateways()
         }
         gateways[channel] = std::make_unique<core::ResilientGateway>(*found->second, breaker, core::RetryPolicy());
     }
+    return {};
+}
+
+core::Result<void> AgentRuntime::Parts::openCallbacks()
+{
+    if (config.wechat.isConfigured() || config.alipay.isConfigured()) {
+        auto made = callbacks::makeNotificationVerifier(config.wechat, config.alipay, extraPlatformKeys);
+        if (!made)
+            return made.error();
+        verifier = std::move(made).value();
+    } else {
+        // No platform configured: every delivery is refused as unverifiable (401), and
+        // still recorded in callback_deliveries.
+        verifier = std::make_unique<callbacks::PlatformNotificationVerifier>(callbacks::NotificationVerifierOptions{});
+    }
+    core::CallbackPipelineOptions options;
+    options.lockTtl = std::max(options.lockTtl, std::chrono::milliseconds(4LL * config.redisTimeoutMs));
+    options.weChatMchId = config.wechat.mchid;
+    options.weChatAppId = config.wechat.appid;
+    options.alipaySellerId = config.alipay.sellerId;
+    options.alipayAppId = config.alipay.appId;
+    options.qaEnabled = config.qa.enabled;
+    options.agentId = config.instanceId;
+    options.httpStatusOf = [](core::CallbackOutcomeCode code) { return http::httpStatus(code); };
+    callbacks = std::make_unique<core::CallbackPipeline>(*verifier, *callbackStore, *callbackModes, keyStore->locks(),
+                                                         &keyStore->seenProcessed(), clock, options);
+    callbackWorker = std::make_unique<core::CallbackWorker>(*callbacks, *callbackStore, *callbackModes, clock);
+    callbackWorkerTimer = std::make_unique<QTimer>();
+    QObject::connect(callbackWorkerTimer.get(), &QTimer::timeout, [this] {
+        if (callbackWorkerRunning.exchange(true))
+            return; // the previous run is still going
+        QThreadPool::globalInstance()->start([this] {
+            const core::CallbackWorker::Report report = callbackWorker->runOnce();
+            if (report.finished > 0 || report.failed > 0)
+                qCInfo(lcApp) << "callback worker: finished" << report.finished << "accepted row(s)," << report.failed
+                              << "failed";
+            callbackWorkerRunning = false;
+        });
+    });
+    callbackWorkerTimer->start(kCallbackWorkerIntervalMs);
     return {};
 }
 
@@ -200,6 +262,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     http::registerSetupRoutes(*server, *setup);
     http::registerPaymentRoutes(*server, *tokens, *confirm);
     http::registerBreakerRoutes(*server, *breakers, clock);
+    http::registerCallbackRoutes(*server, *callbacks, clock);
+    http::registerModeRoutes(*server, *callbackModes, *audit, clock);
 
     const QHostAddress address(config.listen.host == u"localhost" ? QStringLiteral("127.0.0.1") : config.listen.host);
     if (address.isNull())
@@ -228,6 +292,8 @@ AgentRuntime::~AgentRuntime()
 {
     if (d->purgeTimer)
         d->purgeTimer->stop();
+    if (d->callbackWorkerTimer)
+        d->callbackWorkerTimer->stop();
     QThreadPool::globalInstance()->waitForDone();
 }
 
@@ -235,7 +301,7 @@ core::Result<std::unique_ptr<AgentRuntime>> AgentRuntime::start(config::Config c
 {
     std::unique_ptr<AgentRuntime> runtime(new AgentRuntime);
     runtime->d->config = std::move(config);
-    for (auto step : {&Parts::openStorage, &Parts::openGateways, &Parts::startHttp}) {
+    for (auto step : {&Parts::openStorage, &Parts::openGateways, &Parts::openCallbacks, &Parts::startHttp}) {
         if (auto done = (runtime->d.get()->*step)(); !done)
             return done.error();
     }
@@ -246,6 +312,8 @@ bool AgentRuntime::drain(std::chrono::milliseconds timeout)
 {
     if (d->purgeTimer)
         d->purgeTimer->stop();
+    if (d->callbackWorkerTimer)
+        d->callbackWorkerTimer->stop();
     return d->server ? d->server->drain(timeout) : true;
 }
 

@@ -184,4 +184,19 @@ int httpStatus(core::PaymentOutcomeCode code)
     }
 }
 
+int httpStatus(core::CallbackOutcomeCode code)
+{
+    using C = core::CallbackOutcomeCode;
+    switch (code) {
+    case C::Success: return 200;
+    case C::BadSignature: return 401;
+    case C::InvalidNotification:
+    case C::ContentMismatch:
+    case C::UnknownOrder: return 400;
+    case C::Unavailable:
+    case C::Internal: return 500;
+    }
+    return 500;
+}
+
 } // namespace payonce::http

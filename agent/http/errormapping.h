@@ -3,6 +3,7 @@
 #include "httptypes.h"
 
 #include "core/error.h"
+#include "core/callbackpipeline.h"
 #include "core/paymentoutcome.h"
 
 #include <QByteArray>
@@ -48,6 +49,11 @@ HttpReply errorReply(const core::Error &error);
 /// The contract status of a payment-path outcome (token issue, confirm): 201 for a
 /// token, 200 for a created or duplicate payment, the error code's status otherwise.
 int httpStatus(core::PaymentOutcomeCode code);
+
+/// The contract status of a callback outcome: 200 for SUCCESS (every duplicate too), 401
+/// for a refused signature, 400 for a notification we can never accept, 500 — retryable —
+/// when it could not be made durable.
+int httpStatus(core::CallbackOutcomeCode code);
 
 /// The reason phrase of a status ("Payload Too Large"); "Unknown" for others.
 QByteArray reasonPhrase(int status);

@@ -1,0 +1,20 @@
+#pragma once
+
+#include "httpserver.h"
+
+namespace payonce::core {
+class CallbackPipeline;
+class Clock;
+} // namespace payonce::core
+
+namespace payonce::http {
+
+/// The platforms' retries (api.md, "Callbacks"): POST /api/v1/callbacks/wechat and
+/// /alipay. No bearer token: the platform's signature is the authentication, checked by
+/// the pipeline's verifier on the raw body. The routes copy the delivery (headers, raw
+/// bytes, arrival time) and answer in each platform's own dialect — WeChat
+/// {"code":"SUCCESS"|"FAIL","message"}, Alipay the plain text "success" / "failure" —
+/// with X-Payonce-Layer naming the deciding layer.
+void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline, const core::Clock &clock);
+
+} // namespace payonce::http

@@ -1,0 +1,75 @@
+#include "moderoutes.h"
+
+#include "errormapping.h"
+#include "jsonbody.h"
+
+#include "core/ports/auditwriter.h"
+#include "core/ports/callbackmodestore.h"
+#include "core/ports/clock.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace payonce::http {
+
+namespace {
+
+core::Result<QJsonObject> modeJson(core::CallbackModeStore &modes)
+{
+    auto setting = modes.mode();
+    if (!setting)
+        return setting.error();
+    auto waiting = modes.acceptedWaiting();
+    if (!waiting)
+        return waiting.error();
+    const core::CallbackModeSetting &s = setting.value();
+    return QJsonObject{
+        {QStringLiteral("callbacks"), core::callbackModeName(s.mode)},
+        {QStringLiteral("accepted_waiting"), waiting.value()},
+        {QStringLiteral("changed_by"), s.actor},
+        {QStringLiteral("reason"), s.reason},
+        {QStringLiteral("changed_at"),
+         s.changedAtMs > 0 ? QDateTime::fromMSecsSinceEpoch(s.changedAtMs, Qt::UTC).toString(Qt::ISODateWithMs) : QString()},
+    };
+}
+
+} // namespace
+
+void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core::AuditWriter &audit,
+                        const core::Clock &clock)
+{
+    server.route(Method::Get, QStringLiteral("/api/v1/mode"), Role::Viewer, [&](const HttpRequest &) {
+        auto json = modeJson(modes);
+        return json ? HttpReply::ok(json.value()) : errorReply(json.error());
+    });
+
+    server.route(Method::Put, QStringLiteral("/api/v1/mode"), Role::Operator, [&](const HttpRequest &request) {
+        auto body = parseJsonObject(request.body, {QStringLiteral("callbacks"), QStringLiteral("reason")});
+        if (!body)
+            return errorReply(QStringLiteral("invalid_request"), body.error().publicMessage);
+        const auto mode = core::callbackModeFromName(body->value(QStringLiteral("callbacks")).toString());
+        if (!mode)
+            return errorReply(QStringLiteral("invalid_request"), QStringLiteral("callbacks must be \"normal\" or \"accept_only\""));
+        const QString reason = body->value(QStringLiteral("reason")).toString().trimmed();
+        if (reason.isEmpty())
+            return errorReply(QStringLiteral("invalid_request"), QStringLiteral("reason must be a non-empty string"));
+        const QString actor = request.principal ? request.principal->name : QStringLiteral("unknown");
+        auto before = modeJson(modes);
+        if (auto set = modes.setMode(*mode, actor, reason, clock.nowMs()); !set)
+            return errorReply(set.error());
+        auto after = modeJson(modes);
+        if (!after)
+            return errorReply(after.error());
+        auto audited = audit.append({actor, QStringLiteral("mode.set"), QStringLiteral("mode:callbacks"),
+                                     before ? QString::fromUtf8(QJsonDocument(before.value()).toJson(QJsonDocument::Compact))
+                                            : QString(),
+                                     QString::fromUtf8(QJsonDocument(after.value()).toJson(QJsonDocument::Compact)), reason,
+                                     request.traceId});
+        if (!audited)
+            return errorReply(audited.error());
+        return HttpReply::ok(after.value());
+    });
+}
+
+} // namespace payonce::http

@@ -1,0 +1,20 @@
+#pragma once
+
+#include "httpserver.h"
+
+namespace payonce::core {
+class AuditWriter;
+class CallbackModeStore;
+class Clock;
+} // namespace payonce::core
+
+namespace payonce::http {
+
+/// The incident switch (api.md): GET /api/v1/mode (viewer) → {"callbacks":"normal"|
+/// "accept_only","accepted_waiting",...}; PUT /api/v1/mode (operator) {"callbacks",
+/// "reason"} — stored in the database, so every agent follows it, and audited with the
+/// caller as actor.
+void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core::AuditWriter &audit,
+                        const core::Clock &clock);
+
+} // namespace payonce::http

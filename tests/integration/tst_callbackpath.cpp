@@ -1,0 +1,195 @@
+// The callback path end to end: the agent binary with payonce-sim beside it, on each
+// dialect. The simulator pays a trade and delivers the platform's signed (and, for
+// WeChat, encrypted) notification to the agent — several copies at once — and the order
+// is paid exactly once, with each side effect once.
+
+#include "agentprocess.h"
+#include "storagefixture.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+const Headers kDesk{{"Authorization", "Bearer desk-token"}};
+
+QString describe(const HttpAnswer &answer)
+{
+    return QStringLiteral("%1 layer=%2 %3")
+        .arg(answer.status)
+        .arg(QString::fromLatin1(answer.header("X-Payonce-Layer")), QString::fromUtf8(answer.body));
+}
+
+} // namespace
+
+class TestCallbackPath : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        m_agent = AgentProcess::start(options, &error);
+        QVERIFY2(m_agent, qPrintable(error));
+        // Notifications go out at once and retries follow quickly (the schedule × 0.001).
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+    }
+    void cleanupTestCase()
+    {
+        if (m_agent)
+            QCOMPARE(m_agent->stop(), 0);
+    }
+
+    void concurrentDuplicateNotificationsPayOnce_data()
+    {
+        QTest::addColumn<QString>("channel");
+        QTest::newRow("wechat") << QStringLiteral("wechat");
+        QTest::newRow("alipay") << QStringLiteral("alipay");
+    }
+    void concurrentDuplicateNotificationsPayOnce()
+    {
+        QFETCH(QString, channel);
+        const QString orderNo = QStringLiteral("ORD-CB-") + channel;
+        const QString paymentNo = confirmOrder(orderNo, channel);
+        QVERIFY(!paymentNo.isEmpty());
+
+        // Every delivery arrives as 5 simultaneous copies (a replaying proxy, two agents).
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
+                                  QStringLiteral("{\"channel\":\"%1\",\"duplicate\":5}").arg(channel).toUtf8()).status,
+                 200);
+        const HttpAnswer paid = m_agent->simCall(
+            "POST", QStringLiteral("/sim/pay"),
+            QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
+        QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
+        QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
+                                  QStringLiteral("{\"channel\":\"%1\"}").arg(channel).toUtf8()).status, 200);
+
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM stock_log WHERE order_no = ?", orderNo), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", orderNo), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no = ?", orderNo), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.paid'", orderNo),
+                 qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'", orderNo),
+                 qint64(1));
+        // Every copy was recorded, verified, with the layer that decided it.
+        QVERIFY(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND verified = 1", orderNo) >= 5);
+        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = 'none'", orderNo),
+                 qint64(1));
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+                           {QVariant(QStringLiteral("SKU-CB-") + channel)}),
+                 qint64(99));
+    }
+
+    // A forged notification: 401 FAIL, layer rejected, only its metadata recorded.
+    void forgedWeChatNotificationIsRefused()
+    {
+        const qint64 deliveries = count("SELECT COUNT(*) FROM callback_deliveries");
+        const qint64 logRows = count("SELECT COUNT(*) FROM pay_callback_log");
+        const QByteArray body = "{\"id\":\"forged\",\"event_type\":\"TRANSACTION.SUCCESS\",\"resource\":{\"algorithm\":"
+                                "\"AEAD_AES_256_GCM\",\"ciphertext\":\"AAAA\",\"associated_data\":\"transaction\","
+                                "\"nonce\":\"123456789012\"}}";
+        const HttpAnswer answer = m_agent->call(
+            "POST", QStringLiteral("/api/v1/callbacks/wechat"), body,
+            {{"Wechatpay-Signature", "Zm9yZ2Vk"}, {"Wechatpay-Serial", "PAYONCE_SIM_0001"},
+             {"Wechatpay-Nonce", "n"}, {"Wechatpay-Timestamp", QByteArray::number(QDateTime::currentSecsSinceEpoch())}});
+        QVERIFY2(answer.status == 401 && answer.json().value(QStringLiteral("code")).toString() == u"FAIL"
+                     && answer.header("X-Payonce-Layer") == "rejected",
+                 qPrintable(describe(answer)));
+        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries"), deliveries + 1);
+        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0 AND raw_body IS NULL"),
+                 count("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0"));
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log"), logRows);
+    }
+
+    // The incident switch: in accept-only mode notifications are acknowledged with their
+    // rows left `accepted`; back to normal, the worker drains them and the order is paid.
+    void acceptOnlyThenNormalDrains()
+    {
+        const QString orderNo = QStringLiteral("ORD-CB-ACCEPT");
+        const QString paymentNo = confirmOrder(orderNo, QStringLiteral("wechat"));
+        QVERIFY(!paymentNo.isEmpty());
+        const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
+                                            "{\"callbacks\":\"accept_only\",\"reason\":\"database failover drill\"}", kDesk);
+        QVERIFY2(on.status == 200 && on.json().value(QStringLiteral("callbacks")).toString() == u"accept_only",
+                 qPrintable(describe(on)));
+        // The mode is shared through the database and each agent re-reads it at most once a
+        // second (CallbackPipelineOptions::modeCacheMs): the documented propagation bound.
+        QTest::qWait(1500);
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
+                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                     .status,
+                 200);
+        QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", orderNo),
+                 qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(0));
+        const HttpAnswer mode = m_agent->call("GET", QStringLiteral("/api/v1/mode"), {},
+                                              {{"Authorization", "Bearer view-token"}});
+        QVERIFY2(mode.json().value(QStringLiteral("accepted_waiting")).toInteger() >= 1, qPrintable(describe(mode)));
+
+        const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
+                                             "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
+        QVERIFY2(off.status == 200, qPrintable(describe(off)));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1), 30000);
+        QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", orderNo), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND actor = 'desk'"), qint64(2));
+    }
+
+private:
+    qint64 count(const char *sql, const QString &bind = {})
+    {
+        return countRows(*m_db.database, QString::fromLatin1(sql), bind.isNull() ? QVariantList{} : QVariantList{bind});
+    }
+
+    /// Creates an order of one unit of its own SKU for user 42 and confirms it on the
+    /// channel: the payment_no (out_trade_no at the platform), or empty.
+    QString confirmOrder(const QString &orderNo, const QString &channel)
+    {
+        QString error;
+        const QString sku = QStringLiteral("SKU-CB-") + channel + (orderNo.endsWith(u"ACCEPT") ? u"-A" : u"");
+        if (!m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), sku, &error)) {
+            qWarning("%s", qPrintable(error));
+            return {};
+        }
+        const QString token = m_agent->issueToken(42, orderNo);
+        const HttpAnswer confirmed = m_agent->call(
+            "POST", QStringLiteral("/api/v1/payments/confirm"),
+            QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
+                                      {QStringLiteral("order_no"), orderNo},
+                                      {QStringLiteral("channel"), channel}})
+                .toJson(QJsonDocument::Compact),
+            {{"X-User-Id", "42"}, {"Idempotency-Key", orderNo.toUtf8()}});
+        if (confirmed.status != 200) {
+            qWarning("confirm: %s", qPrintable(describe(confirmed)));
+            return {};
+        }
+        return confirmed.json().value(QStringLiteral("payment_no")).toString();
+    }
+
+    QString notificationState(const QString &paymentNo)
+    {
+        const QJsonArray notifications = m_agent->simCall("GET", QStringLiteral("/sim/notifications/") + paymentNo)
+                                             .json()
+                                             .value(QStringLiteral("notifications"))
+                                             .toArray();
+        return notifications.isEmpty() ? QString()
+                                       : notifications.first().toObject().value(QStringLiteral("state")).toString();
+    }
+
+    MigratedDatabase m_db;
+    std::unique_ptr<AgentProcess> m_agent;
+};
+
+QTEST_GUILESS_MAIN(TestCallbackPath)
+#include "tst_callbackpath.moc"
