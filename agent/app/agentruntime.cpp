@@ -32,6 +32,7 @@
 #include "sql/sqlpaymentstore.h"
 
 #include <QHostAddress>
+#include <QThread>
 #include <QThreadPool>
 #include <QTimer>
 
@@ -204,6 +205,23 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
     options.qaEnabled = config.qa.enabled;
     options.agentId = config.instanceId;
     options.httpStatusOf = [](core::CallbackOutcomeCode code) { return http::httpStatus(code); };
+    // Crash tests: PAYONCE_TEST_PAUSE_AT=after_log_row_durable parks every delivery at that
+    // point (forever), so a test can kill -9 the agent exactly there. Only with qa.enabled.
+    const QString pauseAt = qEnvironmentVariable("PAYONCE_TEST_PAUSE_AT");
+    if (!pauseAt.isEmpty() && config.qa.enabled) {
+        if (pauseAt != u"after_log_row_durable")
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable exists").arg(pauseAt));
+        qCWarning(lcApp) << "test hook: callbacks pause after their log row is durable";
+        options.testHook = [](core::CallbackHookPoint point, const core::CallbackHookContext &context) {
+            if (point == core::CallbackHookPoint::AfterLogRowDurable) {
+                qCWarning(lcApp).noquote() << QStringLiteral("test hook: paused after the log row of %1").arg(context.payNo);
+                for (;;)
+                    QThread::sleep(1);
+            }
+            return core::CallbackHookAction::Continue;
+        };
+    }
     callbacks = std::make_unique<core::CallbackPipeline>(*verifier, *callbackStore, *callbackModes, keyStore->locks(),
                                                          &keyStore->seenProcessed(), clock, options);
     callbackWorker = std::make_unique<core::CallbackWorker>(*callbacks, *callbackStore, *callbackModes, clock);

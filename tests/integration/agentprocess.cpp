@@ -64,7 +64,7 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
         temporary.setAutoRemove(false);
         dataDir = agent->m_ownDataDir = temporary.path();
     }
-    agent->m_port = freeLoopbackPort();
+    agent->m_port = options.port > 0 ? options.port : freeLoopbackPort();
     agent->m_simPort = options.simPort > 0 ? options.simPort : freeLoopbackPort();
     auto tokenOf = [](const char *name, const char *role) {
         const QByteArray token = QByteArray(name) + "-token";
@@ -110,6 +110,11 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
             environment.remove(name);
     }
     environment.insert(QStringLiteral("PAYONCE_SIM_BINARY"), QStringLiteral(PAYONCE_SIM_PATH));
+    for (const QString &assignment : options.environment) {
+        const qsizetype equals = assignment.indexOf(u'=');
+        if (equals > 0)
+            environment.insert(assignment.left(equals), assignment.mid(equals + 1));
+    }
     agent->m_process.setProcessEnvironment(environment);
     agent->m_process.setProcessChannelMode(QProcess::MergedChannels);
     agent->m_process.setWorkingDirectory(dataDir);

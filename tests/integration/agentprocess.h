@@ -37,6 +37,10 @@ public:
         /// is merged key by key ({"http": {"idle_timeout_ms": 2000}} keeps the rest), any
         /// other value replaces the generated one.
         QJsonObject extraConfig;
+        /// Extra environment for the agent, "NAME=value" (test hooks such as PAYONCE_TEST_PAUSE_AT).
+        QStringList environment;
+        /// 0: a free port. Fixed when a restarted agent must keep its address (notify URLs).
+        int port = 0;
         /// Run the agent as `valgrind --error-exitcode=99 --leak-check=no
         /// --log-file=<valgrindLog> <agent> ...` (payonce-sim, its child, runs natively),
         /// with tests/integration/valgrind-qt.supp (one false positive of Qt's forkfd).
