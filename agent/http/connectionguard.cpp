@@ -198,6 +198,7 @@ ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteAr
         refuse(c, QStringLiteral("invalid_request"), QStringLiteral("malformed request line"));
         return Verdict::Refuse;
     }
+    c.target = requestLine.at(1);
     qint64 contentLength = 0;
     bool haveLength = false;
     bool expectContinue = false;
@@ -270,7 +271,12 @@ void ConnectionGuard::refuse(Connection &c, const QString &apiCode, const QStrin
     }
     qCInfo(lcHttp).noquote() << "refused connection from" << c.peer << ":" << apiCode;
     socket->setReadBufferSize(kRefusedReadBuffer);
-    socket->write(rawErrorResponse(apiCode, message));
+    // api.md: every response to a payment or callback request names its layer, even the
+    // guard's own refusals (a 10 MB notification, a chunked confirm).
+    QList<QPair<QByteArray, QByteArray>> headers;
+    if (carriesLayerHeader(c.target))
+        headers.append({QByteArrayLiteral("X-Payonce-Layer"), QByteArrayLiteral("rejected")});
+    socket->write(rawErrorResponse(apiCode, message, headers));
     socket->flush();
     // Half-close once the answer is out, then read and drop input until the peer closes
     // (or the linger deadline): closing with unread input would reset the connection and

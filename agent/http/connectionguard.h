@@ -88,6 +88,7 @@ private:
         QString peer;
         State state = State::Head;
         QByteArray head;            // the part of the current request head seen so far
+        QByteArray target;          // the current request's target (path and query), once known
         qint64 bodyRemaining = 0;
         qint64 seenUnconsumed = 0;  // before hand-over: bytes already framed, still buffered
         qint64 headStartedMs = -1;  // -1: no head in progress

@@ -199,4 +199,10 @@ int httpStatus(core::CallbackOutcomeCode code)
     return 500;
 }
 
+bool carriesLayerHeader(QByteArrayView target)
+{
+    return target.startsWith("/api/v1/payments/") || target.startsWith("/api/v1/callbacks/wechat")
+           || target.startsWith("/api/v1/callbacks/alipay");
+}
+
 } // namespace payonce::http

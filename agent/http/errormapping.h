@@ -50,6 +50,10 @@ HttpReply errorReply(const core::Error &error);
 /// token, 200 for a created or duplicate payment, the error code's status otherwise.
 int httpStatus(core::PaymentOutcomeCode code);
 
+/// Whether the contract wants X-Payonce-Layer on every response to this request target:
+/// the payment and callback requests (/api/v1/payments/…, /api/v1/callbacks/<channel>).
+bool carriesLayerHeader(QByteArrayView target);
+
 /// The contract status of a callback outcome: 200 for SUCCESS (every duplicate too), 401
 /// for a refused signature, 400 for a notification we can never accept, 500 — retryable —
 /// when it could not be made durable.

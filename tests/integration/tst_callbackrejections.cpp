@@ -191,13 +191,10 @@ private Q_SLOTS:
         row("wechat_truncated_body", 400, "invalid_input", 0);         // cut after signing
         row("wechat_invalid_json", 400, "invalid_input", 0);
         // A 10 MB body never reaches the route: the connection guard answers 413
-        // payload_too_large from the Content-Length (api.md: a body over 64 KiB), so no
-        // delivery is recorded (the guard's own payloadTooLarge count moves, but no HTTP
-        // route shows it). DEFECT kept visible: that answer carries no X-Payonce-Layer.
-        row("wechat_10mb_body", 413, "", 0, false, false, "layer",
-            "DEFECT: the 413 of ConnectionGuard (agent/http/connectionguard.cpp:241, built by rawErrorResponse, "
-            "agent/http/errormapping.cpp:161) has no X-Payonce-Layer header; api.md lines 9-13 want every "
-            "response to a callback request to carry it (rejected for bad input)");
+        // payload_too_large from the Content-Length (api.md: a body over 64 KiB), layer
+        // rejected, so no delivery is recorded (the guard's own payloadTooLarge count
+        // moves; /metrics, which will show it, is not served yet).
+        row("wechat_10mb_body", 413, "", 0);
         row("wechat_pay_no_bad_chars", 400, "invalid_input", 0);       // "42000/../../etc"
         // Verified, but not ours or not what the order says: 400 and a finding.
         row("wechat_wrong_mchid", 400, "amount_mismatch", 1, true);
