@@ -247,7 +247,13 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     // The key store refuses a lock TTL below 3 command timeouts (one hung renewal must not
     // cost the lease); keep the confirm lock above that whatever redis_timeout_ms says.
     confirmOptions.lockTtl = std::max(confirmOptions.lockTtl, std::chrono::milliseconds(4LL * config.redisTimeoutMs));
-    const QString callbackBase = QStringLiteral("http://") + config.listen.toString();
+    const QString callbackBase = config.publicBaseUrl.isEmpty() ? QStringLiteral("http://") + config.listen.toString()
+                                                                : config.publicBaseUrl;
+    if (config.publicBaseUrl.isEmpty() && !config.sim.enabled
+        && (config.wechat.isConfigured() || config.alipay.isConfigured()))
+        qCWarning(lcApp).noquote() << QStringLiteral("public_base_url is not set: the platforms are told to notify %1, "
+                                                     "which only works when they can reach the listen address")
+                                          .arg(callbackBase);
     confirmOptions.notifyUrlWeChat = callbackBase + QStringLiteral("/api/v1/callbacks/wechat");
     confirmOptions.notifyUrlAlipay = callbackBase + QStringLiteral("/api/v1/callbacks/alipay");
     setup = std::make_unique<core::SetupService>(*orders);

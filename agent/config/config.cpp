@@ -408,6 +408,17 @@ public:
                                        .arg(c.instances));
         }
 
+        string(QStringLiteral("public_base_url"), c.publicBaseUrl);
+        if (!c.publicBaseUrl.isEmpty()) {
+            const QUrl url(c.publicBaseUrl, QUrl::StrictMode);
+            if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") || url.host().isEmpty()
+                || url.hasQuery() || url.hasFragment() || !url.userInfo().isEmpty())
+                return misconfigured(originOf(QStringLiteral("public_base_url"))
+                                     + QStringLiteral(": \"%1\" is not an http(s)://host[:port][/path] URL").arg(c.publicBaseUrl));
+            while (c.publicBaseUrl.endsWith(u'/'))
+                c.publicBaseUrl.chop(1);
+        }
+
         c.instanceId = QSysInfo::machineHostName() + u'-' + QString::number(QCoreApplication::applicationPid());
         string(QStringLiteral("instance_id"), c.instanceId);
         if (!isInstanceId(c.instanceId))
@@ -630,6 +641,7 @@ QString Config::describeForLog() const
 
     QStringList parts{
         QStringLiteral("listen=") + listen.toString(),
+        QStringLiteral("public_base_url=") + (publicBaseUrl.isEmpty() ? QStringLiteral("(http://listen)") : publicBaseUrl),
         QStringLiteral("db=") + db.redacted(),
         QStringLiteral("redis=") + redis.redacted(),
         QStringLiteral("data_dir=") + dataDir,

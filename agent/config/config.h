@@ -82,6 +82,8 @@ struct HttpSettings {
 /// any error message of the loader) contains them.
 struct Config {
     HostPort listen{QStringLiteral("127.0.0.1"), 8080};
+    QString publicBaseUrl;                   ///< empty: http://<listen>; never ends with '/'
+
     DatabaseUrl db{DatabaseUrl::Dialect::Sqlite, {}, {}, {}, 0, {}, QStringLiteral("./payonce-data/payonce.db")};
     RedisUrl redis;                          ///< embedded by default
     QString dataDir = QStringLiteral("./payonce-data");

@@ -20,6 +20,8 @@ constexpr OptionSpec kOptions[] = {
      u"JSON config file (api.md's shape); relative paths in it are relative to its folder."},
     {u"listen", u"listen", K::String, u"HOST:PORT", u"127.0.0.1:8080",
      u"Address the HTTP API listens on ([::1]:8080 for IPv6)."},
+    {u"public_base_url", u"public-base-url", K::String, u"URL", u"http://<listen>",
+     u"Where the payment platforms reach this agent: notify URLs are <url>/api/v1/callbacks/<channel>. Behind nginx, its public https address."},
     {u"db", u"db", K::Database, u"URL", u"sqlite:<data_dir>/payonce.db",
      u"Database: sqlite:PATH, postgresql://user:pass@host:port/db or mariadb://user:pass@host:port/db."},
     {u"redis", u"redis", K::String, u"URL", u"embedded",

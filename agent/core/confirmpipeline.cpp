@@ -185,6 +185,20 @@ PaymentOutcome ConfirmPipeline::confirm(const ConfirmRequest &request)
 
 ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &request)
 {
+    // Who may pay: the order must exist and be X-User-Id's. Decided before the token is
+    // spent, from columns that never change (a read, not a state decision), so an
+    // unknown or another user's order gets 404 / 403 whatever the key store's state.
+    // The transaction below checks again on the row it locks.
+    auto owner = m_payments.findOrder(request.orderNo);
+    if (!owner.ok())
+        return {serviceUnavailable(owner.error()), false};
+    if (!owner.value())
+        return {PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected, QStringLiteral("no order %1").arg(request.orderNo)),
+                false};
+    if (owner.value()->userId != request.userId)
+        return {PaymentOutcome::error(Code::OrderNotYours, Layer::Rejected, QStringLiteral("the order belongs to another user")),
+                false};
+
     // L2: the one-time token, compare-and-delete.
     auto consumed = m_tokens.consume(paymentTokenScope(request.userId, request.orderNo), request.token);
     if (!consumed.ok()) {

@@ -215,7 +215,10 @@ core::Result<void> Database::openConnection(Session &session)
     QStringList setup;
     switch (url.dialect) {
     case Dialect::Sqlite:
-        setup = {QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("PRAGMA synchronous=NORMAL"),
+        // synchronous=FULL: in WAL mode NORMAL may lose the last commits on power loss, and
+        // a lost `accepted` row that already earned SUCCESS is a payment the platform will
+        // never send again (design rule 8). Durability before speed.
+        setup = {QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("PRAGMA synchronous=FULL"),
                  QStringLiteral("PRAGMA foreign_keys=ON")};
         break;
     case Dialect::PostgreSql:

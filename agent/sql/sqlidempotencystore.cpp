@@ -61,8 +61,20 @@ core::Result<IdempotencyBegin> SqlIdempotencyStore::begin(qint64 userId, const Q
         const IdempotencyRecord record = recordFrom(query.value());
         if (record.fingerprint != fingerprint)
             return IdempotencyBegin{IdempotencyVerdict::Mismatch, std::nullopt};
-        if (record.status == IdempotencyStatus::InFlight)
-            return IdempotencyBegin{IdempotencyVerdict::InFlight, std::nullopt};
+        if (record.status == IdempotencyStatus::InFlight) {
+            if (record.lockedAtMs >= nowMs - m_inFlightTimeoutMs)
+                return IdempotencyBegin{IdempotencyVerdict::InFlight, std::nullopt};
+            // Its request died holding it: take it over, exactly one taker wins.
+            auto taken = session.execAffected(
+                QStringLiteral("UPDATE idempotency_keys SET locked_at = ? WHERE user_id = ? AND idem_key = ? "
+                               "AND fingerprint = ? AND status = 'in_flight' AND locked_at = ?"),
+                {nowMs, userId, key, QString::fromLatin1(fingerprint), record.lockedAtMs},
+                QStringLiteral("take over a stale idempotency record"));
+            if (!taken)
+                return taken.error();
+            return IdempotencyBegin{taken.value() == 1 ? IdempotencyVerdict::Started : IdempotencyVerdict::InFlight,
+                                    std::nullopt};
+        }
         return IdempotencyBegin{IdempotencyVerdict::Replay, record.response};
     });
 }

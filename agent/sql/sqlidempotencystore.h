@@ -17,7 +17,13 @@ namespace payonce::sql {
 /// Thread-safe (Database's per-thread connections).
 class SqlIdempotencyStore final : public core::IdempotencyStore {
 public:
-    explicit SqlIdempotencyStore(Database &database) : m_database(database) {}
+    /// inFlightTimeoutMs: an in_flight record locked longer ago than this is taken over
+    /// (see IdempotencyStore); the default is above a confirm's worst case (three gateway
+    /// attempts of 10 s with backoff).
+    explicit SqlIdempotencyStore(Database &database, qint64 inFlightTimeoutMs = 60000)
+        : m_database(database), m_inFlightTimeoutMs(inFlightTimeoutMs)
+    {
+    }
 
     core::Result<core::IdempotencyBegin> begin(qint64 userId, const QString &key, const QByteArray &fingerprint,
                                                qint64 nowMs) override;
@@ -30,6 +36,7 @@ public:
 
 private:
     Database &m_database;
+    qint64 m_inFlightTimeoutMs;
 };
 
 } // namespace payonce::sql

@@ -35,6 +35,34 @@ private Q_SLOTS:
         m_store = std::make_unique<sql::SqlIdempotencyStore>(*m_db.database);
     }
 
+    // A request that died holding its record (kill -9 between begin() and complete()):
+    // within the in-flight timeout a retry is told "in progress"; past it, exactly one of
+    // the racing retries takes the record over, and a different body is still a mismatch.
+    void staleInFlightRecordIsTakenOverOnce()
+    {
+        const QString key = QStringLiteral("died-holding-it");
+        const qint64 start = 1'000'000;
+        QCOMPARE(m_store->begin(10086, key, kFingerprint, start).value().verdict, IdempotencyVerdict::Started);
+        QCOMPARE(m_store->begin(10086, key, kFingerprint, start + 59'000).value().verdict, IdempotencyVerdict::InFlight);
+        QCOMPARE(m_store->begin(10086, key, QByteArray("other-body"), start + 120'000).value().verdict,
+                 IdempotencyVerdict::Mismatch);
+        std::atomic<int> started{0}, inFlight{0}, other{0};
+        runConcurrently(kThreads, [&](int) {
+            auto begun = m_store->begin(10086, key, kFingerprint, start + 61'000);
+            if (!begun.ok())
+                other.fetch_add(1);
+            else if (begun.value().verdict == IdempotencyVerdict::Started)
+                started.fetch_add(1);
+            else if (begun.value().verdict == IdempotencyVerdict::InFlight)
+                inFlight.fetch_add(1);
+            else
+                other.fetch_add(1);
+        });
+        QCOMPARE(other.load(), 0);
+        QCOMPARE(started.load(), 1);
+        QCOMPARE(inFlight.load(), kThreads - 1);
+    }
+
     void beginRace()
     {
         for (int round = 0; round < kRounds; ++round) {

@@ -243,6 +243,45 @@ private Q_SLOTS:
                  qint64(0));
     }
 
+    // Confirm decides who may pay before it spends anything: another user's order is
+    // 403 and an unknown one 404 — not "token already used" — and nothing is written.
+    void confirmRefusesOtherUsersAndUnknownOrders_data()
+    {
+        QTest::addColumn<bool>("unknownOrder");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("code");
+        QTest::newRow("another user's order") << false << 403 << QStringLiteral("order_not_yours");
+        QTest::newRow("unknown order") << true << 404 << QStringLiteral("order_not_found");
+    }
+    void confirmRefusesOtherUsersAndUnknownOrders()
+    {
+        QFETCH(bool, unknownOrder);
+        QFETCH(int, status);
+        QFETCH(QString, code);
+        // User 5 owns a fresh order and holds its valid token.
+        const QString owned = QStringLiteral("ORD-WHO-%1").arg(unknownOrder ? 2 : 1);
+        QString error;
+        QVERIFY2(m_agent->createOrder(owned, 5, QStringLiteral("1.00"), QStringLiteral("SKU-W"), &error), qPrintable(error));
+        const QString token = m_agent->issueToken(5, owned);
+        QVERIFY(!token.isEmpty());
+        // Someone else presents it for that order — or user 5 for an order that does not exist.
+        const QString orderNo = unknownOrder ? QStringLiteral("ORD-NOBODY") : owned;
+        const qint64 userId = unknownOrder ? 5 : 99;
+        const qint64 keys = countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys"));
+        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
+                                                confirmBody(token, orderNo), confirmHeaders(userId, "who-" + owned.toUtf8()));
+        QVERIFY2(answer.status == status && answer.errorCode() == code && answer.header("X-Payonce-Layer") == "rejected",
+                 qPrintable(describe(answer)));
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys")), keys);
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
+                           {owned}),
+                 qint64(0));
+        // The refused request did not spend the owner's token.
+        const HttpAnswer owners = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
+                                                confirmBody(token, owned), confirmHeaders(5, "owner-" + owned.toUtf8()));
+        QVERIFY2(owners.status == 200, qPrintable(describe(owners)));
+    }
+
     // The platform failing: confirms fail with 503 and the order returns to PENDING; once
     // it is back, a new token and key reuse the failed record (attempt 2) and the
     // platform has exactly one order for it.

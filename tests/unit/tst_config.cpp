@@ -201,6 +201,16 @@ private Q_SLOTS:
         QCOMPARE(c.http.maxConnectionsPerAddress, 256);
     }
 
+    void publicBaseUrlLosesTrailingSlashes()
+    {
+        auto r = loadConfig(argsOf({u"--public-base-url=https://pay.example.com/payonce/"_qs}), QProcessEnvironment());
+        QVERIFY(r.ok());
+        QCOMPARE(r->config.publicBaseUrl, u"https://pay.example.com/payonce"_qs);
+        auto unset = loadConfig(argsOf({}), QProcessEnvironment());
+        QVERIFY(unset.ok());
+        QVERIFY(unset->config.publicBaseUrl.isEmpty());
+    }
+
     void commentKeysAreSkippedEverywhere()
     {
         const QString file = m_dir.filePath(u"comments.json"_qs);
@@ -289,6 +299,11 @@ private Q_SLOTS:
 
         const QStringList none;
         auto row = [](const char *name) -> QTestData & { return QTest::newRow(name); };
+        row("public_base_url without scheme") << QByteArray() << none
+                                             << QStringList{u"--public-base-url=pay.example.com"_qs}
+                                             << u"--public-base-url: \"pay.example.com\" is not an http(s)://host[:port][/path] URL"_qs;
+        row("public_base_url with a query") << QByteArray() << QStringList{u"PAYONCE_PUBLIC_BASE_URL=https://h/?x=1"_qs}
+                                            << none << u"PAYONCE_PUBLIC_BASE_URL: \"https://h/?x=1\" is not"_qs;
         row("listen without port") << QByteArray() << none << QStringList{u"--listen=localhost"_qs}
                                    << u"--listen: port is missing (expected host:port)"_qs;
         row("listen without host") << QByteArray() << none << QStringList{u"--listen=:8080"_qs}

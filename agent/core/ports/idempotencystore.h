@@ -58,6 +58,12 @@ struct IdempotencyBegin {
 /// record (Mismatch before anything else when the fingerprint differs). Of any number of
 /// concurrent begin() calls for one (user, key), exactly one gets Started.
 ///
+/// An `in_flight` record whose lock is older than the store's in-flight timeout belongs
+/// to a request that died (kill -9, a lost commit of complete()): begin() with the same
+/// fingerprint takes it over — a compare-and-set on the old locked_at, so exactly one
+/// taker gets Started — instead of answering InFlight until the 24 h purge. The timeout
+/// must exceed the longest confirm (the gateway's retries included).
+///
 /// What is stored (Stripe's rule): a request that started executing — it consumed its
 /// one-time token and so can never run again the same way — stores its response with
 /// complete(), whatever it was (created, duplicate, state conflict, gateway unavailable).
