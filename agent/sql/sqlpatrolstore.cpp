@@ -58,11 +58,14 @@ core::Result<void> readEffects(Session &session, core::PaidOrderEffects &order)
 core::Result<QList<core::PaidOrderEffects>> SqlPatrolStore::paidOrders(const QString &afterOrderNo, int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<core::PaidOrderEffects>> {
+        // A null QString binds as NULL (order_no > NULL matches nothing): the first page has no bound.
+        const bool first = afterOrderNo.isEmpty();
         auto query = session.exec(
             QStringLiteral("SELECT order_no, user_id, pay_no, reward_coupon_template, reward_points FROM orders "
-                           "WHERE status = 'PAID' AND order_no > ? ORDER BY order_no LIMIT %1")
+                           "WHERE status = 'PAID'%1 ORDER BY order_no LIMIT %2")
+                .arg(first ? QString() : QStringLiteral(" AND order_no > ?"))
                 .arg(limit),
-            {afterOrderNo}, QStringLiteral("patrol: paid orders"));
+            first ? QVariantList{} : QVariantList{afterOrderNo}, QStringLiteral("patrol: paid orders"));
         if (!query)
             return query.error();
         QList<core::PaidOrderEffects> orders;
