@@ -267,6 +267,35 @@ private Q_SLOTS:
                  qint64(6));
     }
 
+    void restoreStockGivesBackOnceAndKeepsTheLog()
+    {
+        // A CLOSED order that took stock (owed none): an operator proposes, another approves twice.
+        const QString closed = QStringLiteral("ORD-PATROL-3");
+        exec(QStringLiteral("INSERT INTO orders (order_no, user_id, amount_fen, status, version, fence, created_at, "
+                            "updated_at, closed_at) VALUES (?, ?, 500, 'CLOSED', 3, 2, 1, 1, 1)"),
+             {closed, kUser});
+        exec(QStringLiteral("INSERT INTO order_items (order_no, sku_id, qty) VALUES (?, 'SKU-B', 3)"), {closed});
+        exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES ('SKU-B', 10, 1)"));
+        exec(QStringLiteral("INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES (?, 'SKU-B', 3, 2, 1)"),
+             {closed});
+        auto proposed = m_compensations->propose({core::CompensationKind::RestoreStock, closed, std::nullopt, {},
+                                                  QStringLiteral("alice"), QStringLiteral("closed order kept stock")},
+                                                 6000);
+        QVERIFY2(proposed.ok(), qPrintable(proposed.ok() ? QString() : proposed.error().internalMessage));
+        const qint64 id = proposed.value().compensation.id;
+        for (int i = 0; i < 2; ++i) {
+            auto done = m_compensations->approve(id, QStringLiteral("bob"), QStringLiteral("give it back"), 6100 + i);
+            QVERIFY2(done.ok(), qPrintable(done.ok() ? QString() : done.error().internalMessage));
+            QCOMPARE(done.value().decidedNow, i == 0);
+        }
+        QCOMPARE(scalar(QStringLiteral("SELECT stock FROM skus WHERE sku_id = 'SKU-B'")), qint64(13));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = 'SKU-B' AND qty = -3"),
+                       {QStringLiteral("reversal:%1").arg(id)}),
+                 qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND qty = 3"), {closed}),
+                 qint64(1));
+    }
+
 private:
     void exec(const QString &statement, const QVariantList &binds = {})
     {
