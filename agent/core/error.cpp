@@ -14,6 +14,7 @@ QString errorCodeName(ErrorCode code)
     case ErrorCode::Unavailable: return QStringLiteral("unavailable");
     case ErrorCode::Unauthenticated: return QStringLiteral("unauthenticated");
     case ErrorCode::Forbidden: return QStringLiteral("forbidden");
+    case ErrorCode::FourEyes: return QStringLiteral("four_eyes");
     case ErrorCode::BadSignature: return QStringLiteral("bad_signature");
     case ErrorCode::Misconfigured: return QStringLiteral("misconfigured");
     case ErrorCode::SchemaTooNew: return QStringLiteral("schema_too_new");

@@ -16,6 +16,7 @@ enum class ErrorCode {
     Unavailable,       ///< a dependency is down or timed out — retrying later is safe
     Unauthenticated,
     Forbidden,
+    FourEyes,          ///< an approver decided on their own proposal (compensations)
     BadSignature,
     Misconfigured,     ///< configuration is wrong; the process cannot serve
     SchemaTooNew,      ///< the database was migrated by a newer payonce

@@ -73,6 +73,7 @@ QString apiErrorCode(core::ErrorCode code)
     case ErrorCode::Unavailable: return QStringLiteral("unavailable");
     case ErrorCode::Unauthenticated: return QStringLiteral("unauthenticated");
     case ErrorCode::Forbidden: return QStringLiteral("forbidden");
+    case ErrorCode::FourEyes: return QStringLiteral("four_eyes");
     case ErrorCode::BadSignature: return QStringLiteral("bad_signature");
     case ErrorCode::Misconfigured:
     case ErrorCode::SchemaTooNew:

@@ -1,6 +1,7 @@
 #include "sqlcallbackstore.h"
 
 #include "dialectsql.h"
+#include "sqlfindings.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -338,29 +339,10 @@ core::Result<QList<core::AcceptedCallback>> SqlCallbackStore::listAccepted(qint6
 
 core::Result<void> SqlCallbackStore::raiseFinding(const core::CallbackFinding &finding)
 {
-    const QString evidence = QString::fromUtf8(QJsonDocument(finding.evidence).toJson(QJsonDocument::Compact));
     return m_database.write([&](Session &session) -> core::Result<void> {
-        const qint64 now = nowMs();
-        static const QStringList columns{QStringLiteral("kind"),       QStringLiteral("subject"),
-                                         QStringLiteral("order_no"),   QStringLiteral("pay_no"),
-                                         QStringLiteral("evidence"),   QStringLiteral("status"),
-                                         QStringLiteral("seen_count"), QStringLiteral("first_seen_at"),
-                                         QStringLiteral("last_seen_at")};
-        auto inserted = session.execAffected(
-            insertIfAbsentSql(session.dialect(), QStringLiteral("findings"), columns, QStringLiteral("id")),
-            {finding.kind, finding.subject, textOrNull(finding.orderNo), textOrNull(finding.payNo), evidence,
-             QStringLiteral("open"), 1, now, now},
-            QStringLiteral("insert finding"));
-        if (!inserted)
-            return inserted.error();
-        if (inserted.value() == 1)
-            return {};
-        auto seen = session.execAffected(
-            QStringLiteral("UPDATE findings SET seen_count = seen_count + 1, last_seen_at = ?, evidence = ? "
-                           "WHERE kind = ? AND subject = ?"),
-            {now, evidence, finding.kind, finding.subject}, QStringLiteral("finding seen again"));
-        if (!seen)
-            return seen.error();
+        auto id = upsertFinding(session, finding, nowMs());
+        if (!id)
+            return id.error();
         return {};
     });
 }

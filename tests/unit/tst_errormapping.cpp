@@ -35,6 +35,7 @@ void TestErrorMapping::coreCodes_data()
     QTest::newRow("Unavailable") << ErrorCode::Unavailable << 503 << QStringLiteral("unavailable");
     QTest::newRow("Unauthenticated") << ErrorCode::Unauthenticated << 401 << QStringLiteral("unauthenticated");
     QTest::newRow("Forbidden") << ErrorCode::Forbidden << 403 << QStringLiteral("forbidden");
+    QTest::newRow("FourEyes") << ErrorCode::FourEyes << 403 << QStringLiteral("four_eyes");
     QTest::newRow("BadSignature") << ErrorCode::BadSignature << 401 << QStringLiteral("bad_signature");
     QTest::newRow("Misconfigured") << ErrorCode::Misconfigured << 500 << QStringLiteral("internal");
     QTest::newRow("SchemaTooNew") << ErrorCode::SchemaTooNew << 500 << QStringLiteral("internal");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/channel.h"
+#include "core/finding.h"
 #include "core/orderstatus.h"
 #include "core/paymentnotification.h"
 #include "core/result.h"
@@ -62,13 +63,7 @@ struct AcceptedCallback {
 };
 
 /// A reconciliation finding, upserted on (kind, subject): seen again, seen_count grows.
-struct CallbackFinding {
-    QString kind;    ///< "amount_mismatch" | "double_payment" | "oversold"
-    QString subject; ///< e.g. "wechat:<pay_no>" or "<order_no>:<sku_id>"
-    QString orderNo;
-    QString payNo;
-    QJsonObject evidence;
-};
+using CallbackFinding = Finding;
 
 enum class LogInsert { Inserted, Duplicate };
 

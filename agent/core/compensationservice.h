@@ -1,0 +1,44 @@
+#pragma once
+
+#include "core/ports/auditwriter.h"
+#include "core/ports/compensationstore.h"
+
+namespace payonce::core {
+
+struct ProposeOutcome {
+    Compensation compensation;
+    bool created = false; ///< false: a proposal with the same dedup_key already existed
+};
+
+struct DecisionOutcome {
+    Compensation compensation; ///< as it stands after the call
+    bool decidedNow = false;   ///< false: already decided the same way (nothing written)
+};
+
+/// Compensations with four-eyes approval (design.md rule 7, api.md compensations):
+/// propose (by the patrol as "system:patrol" or an operator) → approve or reject by an
+/// approver who is not the proposer (FourEyes otherwise) → on approval, executed in the
+/// same transaction: proposed → approved → executed by CAS, so approving twice (or from
+/// many threads) executes once. Nothing is deleted: an extra coupon is frozen, extra
+/// points are reversed by a negative entry keyed "reversal:<id>", stock given back with a
+/// negative stock_log entry. Every step lands in the audit trail inside its transaction
+/// (the AuditWriter joins the store's transaction on the same thread).
+/// Refunds can be proposed and decided but not executed here (InvalidInput on approve).
+class CompensationService {
+public:
+    CompensationService(CompensationStore &store, AuditWriter &audit) : m_store(store), m_audit(audit) {}
+
+    Result<ProposeOutcome> propose(const CompensationProposal &proposal, qint64 nowMs);
+    Result<DecisionOutcome> approve(qint64 id, const QString &approver, const QString &reason, qint64 nowMs);
+    Result<DecisionOutcome> reject(qint64 id, const QString &approver, const QString &reason, qint64 nowMs);
+    Result<QList<Compensation>> list(const QString &status, int limit) { return m_store.list(status, limit); }
+
+private:
+    Result<DecisionOutcome> decide(qint64 id, bool approve, const QString &actor, const QString &reason,
+                                   qint64 nowMs);
+
+    CompensationStore &m_store;
+    AuditWriter &m_audit;
+};
+
+} // namespace payonce::core

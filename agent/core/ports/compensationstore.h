@@ -1,0 +1,83 @@
+#pragma once
+
+#include "core/result.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+namespace payonce::core {
+
+enum class CompensationKind { FreezeCoupon, ReversePoints, RestoreStock, Refund };
+QString compensationKindName(CompensationKind kind);
+std::optional<CompensationKind> compensationKindFromName(QStringView name);
+
+/// A compensation row (api.md, compensations).
+struct Compensation {
+    qint64 id = 0;
+    CompensationKind kind = CompensationKind::FreezeCoupon;
+    QString orderNo;
+    std::optional<qint64> findingId;
+    QString dedupKey;
+    QString status; ///< proposed | approved | rejected | executed | failed
+    QString proposedBy;
+    QString proposalReason;
+    QString decidedBy;
+    QString decisionReason;
+    QJsonObject result; ///< what execution did
+    qint64 createdAtMs = 0;
+};
+
+/// A proposal before it is stored. An empty dedupKey never dedups.
+struct CompensationProposal {
+    CompensationKind kind = CompensationKind::FreezeCoupon;
+    QString orderNo;
+    std::optional<qint64> findingId;
+    QString dedupKey;
+    QString proposedBy;
+    QString reason;
+};
+
+/// The statements of one compensation transaction; valid only inside
+/// CompensationStore::inTransaction(), all commit or roll back together.
+class CompensationTransaction {
+public:
+    virtual ~CompensationTransaction() = default;
+    /// Insert-if-absent on dedup_key, status proposed. nullopt: a proposal with this key
+    /// exists (nothing written).
+    virtual Result<std::optional<qint64>> insertProposal(const CompensationProposal &proposal, qint64 nowMs) = 0;
+    virtual Result<std::optional<Compensation>> find(qint64 id) = 0;
+    virtual Result<std::optional<Compensation>> findByDedupKey(const QString &dedupKey) = 0;
+    /// CAS status proposed → `to` (approved | rejected) with decided_by/reason/at. true: this
+    /// call decided it.
+    virtual Result<bool> decide(qint64 id, const QString &to, const QString &actor, const QString &reason,
+                                qint64 nowMs) = 0;
+    /// CAS approved → executed with result and executed_at. true: this call did it.
+    virtual Result<bool> markExecuted(qint64 id, const QJsonObject &result, qint64 nowMs) = 0;
+
+    /// The order's active coupons beyond the one it is owed (the oldest active one of its
+    /// reward template is kept) become frozen. Answers the ids frozen.
+    virtual Result<QList<qint64>> freezeExtraCoupons(const QString &orderNo, qint64 nowMs) = 0;
+    /// Points beyond reward_points (net over the order's point_log) are reversed by one
+    /// negative entry keyed (order_no, pointType). Answers the delta written (0: none).
+    virtual Result<qint64> reverseExtraPoints(const QString &orderNo, const QString &pointType, qint64 nowMs) = 0;
+    /// Stock taken for the order beyond what its items owe (all of it when the order is
+    /// not PAID) is given back to skus and recorded as a negative stock_log entry under
+    /// order_no = reversalKey. Answers {sku_id: qty restored}.
+    virtual Result<QJsonObject> restoreExtraStock(const QString &orderNo, const QString &reversalKey,
+                                                  qint64 nowMs) = 0;
+};
+
+/// Where compensations live. Thread-safe; work runs on the calling thread.
+class CompensationStore {
+public:
+    virtual ~CompensationStore() = default;
+    virtual Result<QList<Compensation>> list(const QString &status, int limit) = 0;
+    /// One transaction (joining the caller's on this thread, if any).
+    virtual Result<void> inTransaction(const std::function<Result<void>(CompensationTransaction &)> &work) = 0;
+};
+
+} // namespace payonce::core

@@ -1,0 +1,291 @@
+#include "sqlcompensationstore.h"
+
+#include "dialectsql.h"
+
+#include <QJsonDocument>
+#include <QUuid>
+
+namespace payonce::sql {
+
+using core::Compensation;
+using core::Error;
+using core::ErrorCode;
+
+namespace {
+
+const QString kColumns = QStringLiteral("id, kind, order_no, finding_id, dedup_key, status, proposed_by, "
+                                        "proposal_reason, decided_by, decision_reason, result, created_at");
+
+core::Result<Compensation> fromRow(const QSqlQuery &q)
+{
+    Compensation c;
+    c.id = q.value(0).toLongLong();
+    const auto kind = core::compensationKindFromName(q.value(1).toString());
+    if (!kind)
+        return Error::make(ErrorCode::Internal, QStringLiteral("compensation %1 has an unknown kind").arg(c.id));
+    c.kind = *kind;
+    c.orderNo = q.value(2).toString();
+    if (!q.value(3).isNull())
+        c.findingId = q.value(3).toLongLong();
+    c.dedupKey = q.value(4).toString();
+    c.status = q.value(5).toString();
+    c.proposedBy = q.value(6).toString();
+    c.proposalReason = q.value(7).toString();
+    c.decidedBy = q.value(8).toString();
+    c.decisionReason = q.value(9).toString();
+    c.result = QJsonDocument::fromJson(q.value(10).toString().toUtf8()).object();
+    c.createdAtMs = q.value(11).toLongLong();
+    return c;
+}
+
+core::Result<std::optional<Compensation>> selectOne(Session &session, const QString &where, const QVariant &bind)
+{
+    auto query = session.exec(QStringLiteral("SELECT %1 FROM compensations WHERE %2").arg(kColumns, where), {bind},
+                              QStringLiteral("read compensation"));
+    if (!query)
+        return query.error();
+    if (!query.value().next())
+        return std::optional<Compensation>();
+    auto row = fromRow(query.value());
+    if (!row)
+        return row.error();
+    return std::optional<Compensation>(row.value());
+}
+
+class SqlCompensationTransaction final : public core::CompensationTransaction {
+public:
+    explicit SqlCompensationTransaction(Session &session) : m_session(session) {}
+
+    core::Result<std::optional<qint64>> insertProposal(const core::CompensationProposal &p, qint64 nowMs) override
+    {
+        const QString key = p.dedupKey.isEmpty()
+                                ? QStringLiteral("operator:") + QUuid::createUuid().toString(QUuid::WithoutBraces)
+                                : p.dedupKey;
+        static const QStringList columns{
+            QStringLiteral("kind"),       QStringLiteral("order_no"),        QStringLiteral("finding_id"),
+            QStringLiteral("dedup_key"),  QStringLiteral("status"),          QStringLiteral("proposed_by"),
+            QStringLiteral("proposal_reason"), QStringLiteral("created_at"), QStringLiteral("updated_at")};
+        auto inserted = m_session.execAffected(
+            insertIfAbsentSql(m_session.dialect(), QStringLiteral("compensations"), columns, QStringLiteral("id")),
+            {core::compensationKindName(p.kind), p.orderNo,
+             p.findingId ? QVariant(*p.findingId) : QVariant(QMetaType(QMetaType::LongLong)), key,
+             QStringLiteral("proposed"), p.proposedBy, p.reason, nowMs, nowMs},
+            QStringLiteral("insert compensation"));
+        if (!inserted)
+            return inserted.error();
+        if (inserted.value() == 0)
+            return std::optional<qint64>();
+        auto row = findByDedupKey(key);
+        if (!row)
+            return row.error();
+        if (!row.value())
+            return Error::make(ErrorCode::Internal, QStringLiteral("compensation vanished after its insert"));
+        return std::optional<qint64>(row.value()->id);
+    }
+
+    core::Result<std::optional<Compensation>> find(qint64 id) override
+    {
+        return selectOne(m_session, QStringLiteral("id = ?"), id);
+    }
+
+    core::Result<std::optional<Compensation>> findByDedupKey(const QString &dedupKey) override
+    {
+        return selectOne(m_session, QStringLiteral("dedup_key = ?"), dedupKey);
+    }
+
+    core::Result<bool> decide(qint64 id, const QString &to, const QString &actor, const QString &reason,
+                              qint64 nowMs) override
+    {
+        // The four-eyes rule is also in the statement: the proposer never decides.
+        auto changed = m_session.execAffected(
+            QStringLiteral("UPDATE compensations SET status = ?, decided_by = ?, decision_reason = ?, decided_at = ?, "
+                           "updated_at = ? WHERE id = ? AND status = 'proposed' AND proposed_by <> ?"),
+            {to, actor, reason, nowMs, nowMs, id, actor}, QStringLiteral("decide compensation"));
+        if (!changed)
+            return changed.error();
+        return changed.value() == 1;
+    }
+
+    core::Result<bool> markExecuted(qint64 id, const QJsonObject &result, qint64 nowMs) override
+    {
+        auto changed = m_session.execAffected(
+            QStringLiteral("UPDATE compensations SET status = 'executed', result = ?, executed_at = ?, updated_at = ? "
+                           "WHERE id = ? AND status = 'approved'"),
+            {QString::fromUtf8(QJsonDocument(result).toJson(QJsonDocument::Compact)), nowMs, nowMs, id},
+            QStringLiteral("compensation executed"));
+        if (!changed)
+            return changed.error();
+        return changed.value() == 1;
+    }
+
+    core::Result<QList<qint64>> freezeExtraCoupons(const QString &orderNo, qint64 nowMs) override
+    {
+        auto order = readOrder(orderNo);
+        if (!order)
+            return order.error();
+        auto coupons = m_session.exec(
+            QStringLiteral("SELECT id, template_id FROM user_coupon WHERE order_no = ? AND status = 'active' ORDER BY id"),
+            {orderNo}, QStringLiteral("active coupons"));
+        if (!coupons)
+            return coupons.error();
+        QList<qint64> extra;
+        bool keptOwed = !order.value().paid; // an order that is not PAID is owed none
+        while (coupons.value().next()) {
+            const qint64 id = coupons.value().value(0).toLongLong();
+            if (!keptOwed && !order.value().rewardTemplate.isEmpty()
+                && coupons.value().value(1).toString() == order.value().rewardTemplate)
+                keptOwed = true;
+            else
+                extra.append(id);
+        }
+        QList<qint64> frozen;
+        for (qint64 id : extra) {
+            auto changed = m_session.execAffected(
+                QStringLiteral("UPDATE user_coupon SET status = 'frozen', updated_at = ? WHERE id = ? AND status = 'active'"),
+                {nowMs, id}, QStringLiteral("freeze coupon"));
+            if (!changed)
+                return changed.error();
+            if (changed.value() == 1)
+                frozen.append(id);
+        }
+        return frozen;
+    }
+
+    core::Result<qint64> reverseExtraPoints(const QString &orderNo, const QString &pointType, qint64 nowMs) override
+    {
+        auto order = readOrder(orderNo);
+        if (!order)
+            return order.error();
+        auto sum = m_session.exec(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"),
+                                  {orderNo}, QStringLiteral("points net"));
+        if (!sum)
+            return sum.error();
+        const qint64 net = sum.value().next() ? sum.value().value(0).toLongLong() : 0;
+        const qint64 owed = order.value().paid ? order.value().rewardPoints : 0;
+        if (net <= owed)
+            return qint64(0);
+        const qint64 delta = owed - net;
+        static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("user_id"),
+                                         QStringLiteral("point_type"), QStringLiteral("delta"),
+                                         QStringLiteral("fence"),      QStringLiteral("created_at")};
+        auto inserted = m_session.execAffected(
+            insertIfAbsentSql(m_session.dialect(), QStringLiteral("point_log"), columns, QStringLiteral("id")),
+            {orderNo, order.value().userId, pointType, delta, order.value().fence, nowMs},
+            QStringLiteral("reverse points"));
+        if (!inserted)
+            return inserted.error();
+        return inserted.value() == 1 ? delta : qint64(0);
+    }
+
+    core::Result<QJsonObject> restoreExtraStock(const QString &orderNo, const QString &reversalKey,
+                                                qint64 nowMs) override
+    {
+        auto order = readOrder(orderNo);
+        if (!order)
+            return order.error();
+        QMap<QString, qint64> owed;
+        if (order.value().paid) {
+            auto items = m_session.exec(QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ?"),
+                                        {orderNo}, QStringLiteral("items"));
+            if (!items)
+                return items.error();
+            while (items.value().next())
+                owed[items.value().value(0).toString()] += items.value().value(1).toLongLong();
+        }
+        auto taken = m_session.exec(
+            QStringLiteral("SELECT sku_id, SUM(qty) FROM stock_log WHERE order_no = ? GROUP BY sku_id ORDER BY sku_id"),
+            {orderNo}, QStringLiteral("stock taken"));
+        if (!taken)
+            return taken.error();
+        QMap<QString, qint64> extra;
+        while (taken.value().next()) {
+            const QString sku = taken.value().value(0).toString();
+            const qint64 qty = taken.value().value(1).toLongLong() - owed.value(sku);
+            if (qty > 0)
+                extra.insert(sku, qty);
+        }
+        QJsonObject restored;
+        static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
+                                         QStringLiteral("fence"), QStringLiteral("created_at")};
+        for (auto it = extra.cbegin(); it != extra.cend(); ++it) {
+            auto logged = m_session.execAffected(
+                insertIfAbsentSql(m_session.dialect(), QStringLiteral("stock_log"), columns, QStringLiteral("id")),
+                {reversalKey, it.key(), -it.value(), order.value().fence, nowMs}, QStringLiteral("stock reversal"));
+            if (!logged)
+                return logged.error();
+            if (logged.value() == 0)
+                continue;
+            auto back = m_session.execAffected(
+                QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
+                {it.value(), nowMs, it.key()}, QStringLiteral("give stock back"));
+            if (!back)
+                return back.error();
+            restored.insert(it.key(), it.value());
+        }
+        return restored;
+    }
+
+private:
+    struct OrderOwed {
+        bool paid = false;
+        qint64 userId = 0;
+        qint64 fence = 0;
+        QString rewardTemplate;
+        qint64 rewardPoints = 0;
+    };
+
+    core::Result<OrderOwed> readOrder(const QString &orderNo)
+    {
+        auto query = m_session.exec(QStringLiteral("SELECT status, user_id, fence, reward_coupon_template, reward_points "
+                                                   "FROM orders WHERE order_no = ?"),
+                                    {orderNo}, QStringLiteral("order for compensation"));
+        if (!query)
+            return query.error();
+        QSqlQuery &q = query.value();
+        if (!q.next())
+            return Error::make(ErrorCode::NotFound, QStringLiteral("no order %1").arg(orderNo));
+        OrderOwed o;
+        o.paid = q.value(0).toString() == QStringLiteral("PAID");
+        o.userId = q.value(1).toLongLong();
+        o.fence = q.value(2).toLongLong();
+        o.rewardTemplate = q.value(3).toString();
+        o.rewardPoints = q.value(4).toLongLong();
+        return o;
+    }
+
+    Session &m_session;
+};
+
+} // namespace
+
+core::Result<QList<Compensation>> SqlCompensationStore::list(const QString &status, int limit)
+{
+    return m_database.read([&](Session &session) -> core::Result<QList<Compensation>> {
+        const bool all = status.isEmpty();
+        auto query = session.exec(QStringLiteral("SELECT %1 FROM compensations %2 ORDER BY id DESC LIMIT %3")
+                                      .arg(kColumns, all ? QString() : QStringLiteral("WHERE status = ?"))
+                                      .arg(limit),
+                                  all ? QVariantList{} : QVariantList{status}, QStringLiteral("list compensations"));
+        if (!query)
+            return query.error();
+        QList<Compensation> rows;
+        while (query.value().next()) {
+            auto row = fromRow(query.value());
+            if (!row)
+                return row.error();
+            rows.append(row.value());
+        }
+        return rows;
+    });
+}
+
+core::Result<void> SqlCompensationStore::inTransaction(
+    const std::function<core::Result<void>(core::CompensationTransaction &)> &work)
+{
+    return m_database.write([&](Session &session) -> core::Result<void> {
+        SqlCompensationTransaction tx(session);
+        return work(tx);
+    });
+}
+
+} // namespace payonce::sql

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "database.h"
+
+#include "core/ports/patrolstore.h"
+
+namespace payonce::sql {
+
+/// core::PatrolStore over orders, order_items, user_coupon, point_log, stock_log, outbox
+/// (read) and findings (the shared upsert of sqlfindings.h). Thread-safe.
+class SqlPatrolStore final : public core::PatrolStore {
+public:
+    explicit SqlPatrolStore(Database &database) : m_database(database) {}
+
+    core::Result<QList<core::PaidOrderEffects>> paidOrders(const QString &afterOrderNo, int limit) override;
+    core::Result<core::StoredFinding> raiseFinding(const core::Finding &finding, qint64 nowMs) override;
+    core::Result<int> resolveNotSeenSince(const QStringList &kinds, qint64 seenSinceMs, qint64 nowMs) override;
+
+private:
+    Database &m_database;
+};
+
+} // namespace payonce::sql
