@@ -43,9 +43,17 @@ OutboxEvent eventFrom(const QSqlQuery &q)
 
 } // namespace
 
+std::unique_lock<std::mutex> SqlOutboxStore::sqliteTurn()
+{
+    if (m_database.dialect() == Dialect::Sqlite)
+        return std::unique_lock<std::mutex>(m_sqliteWriter);
+    return {};
+}
+
 core::Result<QList<OutboxEvent>> SqlOutboxStore::claim(const QString &dispatcherId, int limit, qint64 nowMs,
                                                        qint64 claimedUntilMs)
 {
+    const auto turn = sqliteTurn();
     return m_database.write([&](Session &session) -> core::Result<QList<OutboxEvent>> {
         // SQLite has no row locks: BEGIN IMMEDIATE already made this the only writer.
         const QString lock = session.dialect() == Dialect::Sqlite ? QString()
@@ -92,6 +100,7 @@ core::Result<int> SqlOutboxStore::complete(const QString &dispatcherId, const QL
 {
     if (outcomes.isEmpty())
         return 0;
+    const auto turn = sqliteTurn();
     return m_database.write([&](Session &session) -> core::Result<int> {
         int applied = 0;
         // Each statement changes claimed_until, so MariaDB's changed-rows count is the
@@ -153,6 +162,7 @@ core::Result<QList<OutboxEvent>> SqlOutboxStore::list(OutboxStatus status, int l
 
 core::Result<OutboxEvent> SqlOutboxStore::redrive(qint64 id, qint64 nowMs)
 {
+    const auto turn = sqliteTurn();
     return m_database.write([&](Session &session) -> core::Result<OutboxEvent> {
         auto updated = session.execAffected(
             QStringLiteral("UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, redriven = 1, "
