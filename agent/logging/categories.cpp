@@ -7,4 +7,5 @@ Q_LOGGING_CATEGORY(lcRedis, "payonce.agent.redis")
 Q_LOGGING_CATEGORY(lcHttp, "payonce.agent.http")
 Q_LOGGING_CATEGORY(lcCore, "payonce.agent.core")
 Q_LOGGING_CATEGORY(lcApp, "payonce.agent.app")
+Q_LOGGING_CATEGORY(lcOutbox, "payonce.agent.outbox")
 } // namespace payonce

@@ -12,4 +12,5 @@ Q_DECLARE_LOGGING_CATEGORY(lcRedis)  // payonce.agent.redis
 Q_DECLARE_LOGGING_CATEGORY(lcHttp)   // payonce.agent.http
 Q_DECLARE_LOGGING_CATEGORY(lcCore)   // payonce.agent.core
 Q_DECLARE_LOGGING_CATEGORY(lcApp)    // payonce.agent.app
+Q_DECLARE_LOGGING_CATEGORY(lcOutbox) // payonce.agent.outbox
 } // namespace payonce
