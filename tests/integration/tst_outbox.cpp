@@ -33,7 +33,10 @@ using core::OutboxStatus;
 namespace {
 
 constexpr int kMaxAttempts = 5;
-constexpr qint64 kLeaseMs = 1000;
+// Long enough that a scheduling stall on a loaded 2-core CI machine cannot expire a live
+// claim (a 1 s lease once did under SQLite's busy handler); the killed dispatcher's rows
+// then come back after 5 s.
+constexpr qint64 kLeaseMs = 5000;
 const QString kEventType = QStringLiteral("test.event");
 
 int rowsFromEnv(const char *name, int otherwise)
@@ -187,7 +190,7 @@ core::OutboxDispatcherOptions testOptions(const QString &id)
     o.dispatcherId = id;
     o.batchSize = 50;
     o.claimLease = std::chrono::milliseconds(kLeaseMs);
-    o.leaseMargin = std::chrono::milliseconds(300);
+    o.leaseMargin = std::chrono::milliseconds(1000);
     o.maxAttempts = kMaxAttempts;
     o.backoff = core::RetryOptions{1, std::chrono::milliseconds(2), 2, std::chrono::milliseconds(20), 0.5};
     return o;
