@@ -169,13 +169,16 @@ private Q_SLOTS:
         // The platform answers slowly, so the first confirm is still running.
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
                                   "{\"channel\":\"wechat\",\"latency_ms\":1500}").status, 200);
+        const int requestsBefore = simRequests();
         HttpAnswer first;
         QThread *slow = QThread::create([&] {
             first = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"), confirmBody(token, orderNo),
                                   confirmHeaders(8, "inflight-key"));
         });
         slow->start();
-        QThread::msleep(500); // the first one is inside the gateway call by now (1.5 s)
+        // Wait until the platform has the first one's create (it answers 1.5 s later): the
+        // first confirm is then inside its gateway call, holding its in_flight record.
+        QTRY_VERIFY_WITH_TIMEOUT(simRequests() > requestsBefore, 20000);
         const HttpAnswer second = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
                                                 confirmBody(token, orderNo), confirmHeaders(8, "inflight-key"));
         slow->wait();
@@ -348,15 +351,17 @@ private Q_SLOTS:
                            {QStringLiteral("platform incident drill")}),
                  qint64(1));
 
-        QThread::sleep(4); // past expires_in: back to auto by itself
-        const HttpAnswer list = m_agent->call("GET", QStringLiteral("/api/v1/breakers"), {},
-                                              {{"Authorization", "Bearer view-token"}});
-        bool sawAuto = false;
-        for (const QJsonValue &breaker : QJsonDocument::fromJson(list.body).array()) {
-            if (breaker[QStringLiteral("name")].toString() == u"gateway.wechat")
-                sawAuto = breaker[QStringLiteral("mode")].toString() == u"auto";
-        }
-        QVERIFY2(sawAuto, list.body.constData());
+        // Past expires_in (3 s) the mode is back to auto by itself.
+        auto wechatMode = [&] {
+            const HttpAnswer list = m_agent->call("GET", QStringLiteral("/api/v1/breakers"), {},
+                                                  {{"Authorization", "Bearer view-token"}});
+            for (const QJsonValue &breaker : QJsonDocument::fromJson(list.body).array()) {
+                if (breaker[QStringLiteral("name")].toString() == u"gateway.wechat")
+                    return breaker[QStringLiteral("mode")].toString();
+            }
+            return QString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(wechatMode(), QStringLiteral("auto"), 15000);
         const HttpAnswer paid = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
                                               confirmBody(m_agent->issueToken(12, orderNo), orderNo),
                                               confirmHeaders(12, "forced-2"));
