@@ -2,12 +2,18 @@
 
 #include "serverharness.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFile>
 #include <QTcpSocket>
 #include <QThread>
 
+#include <algorithm>
 #include <csignal>
+#include <memory>
+#include <vector>
 
 namespace payonce::testsupport {
 
@@ -248,6 +254,93 @@ qint64 procStatusKb(qint64 pid, const char *field)
             return line.mid(prefix.size()).trimmed().split(' ').value(0).toLongLong();
     }
     return -1;
+}
+
+IdleCloseMeasurement measureIdleCloses(int port, int count, int closeWithinMs)
+{
+    IdleCloseMeasurement result;
+    std::vector<std::unique_ptr<QTcpSocket>> clients;
+    for (int i = 0; i < count; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(port));
+        clients.push_back(std::move(socket));
+    }
+    for (auto &socket : clients) {
+        if (socket->state() != QAbstractSocket::ConnectedState && !socket->waitForConnected(10000))
+            return result;
+    }
+    QElapsedTimer timer;
+    std::vector<qint64> closedAt(size_t(count), -1);
+    std::vector<qint64> answeredAt(size_t(count), -1);
+    timer.start();
+    for (int i = 0; i < count; ++i) {
+        QObject::connect(clients[size_t(i)].get(), &QTcpSocket::disconnected, clients[size_t(i)].get(),
+                         [&closedAt, &timer, i] { closedAt[size_t(i)] = timer.elapsed(); });
+    }
+    for (auto &socket : clients)
+        socket->write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    auto spin = [] { QCoreApplication::processEvents(QEventLoop::AllEvents, 10); QThread::msleep(5); };
+    while (result.answered < count && timer.elapsed() < 20000) {
+        spin();
+        result.answered = 0;
+        for (int i = 0; i < count; ++i) {
+            if (answeredAt[size_t(i)] < 0 && clients[size_t(i)]->peek(64).startsWith("HTTP/1.1 200"))
+                answeredAt[size_t(i)] = timer.elapsed();
+            result.answered += answeredAt[size_t(i)] >= 0 ? 1 : 0;
+        }
+    }
+    auto allGone = [&] {
+        return std::all_of(clients.begin(), clients.end(),
+                           [](const auto &s) { return s->state() == QAbstractSocket::UnconnectedState; });
+    };
+    while (!allGone() && timer.elapsed() < closeWithinMs)
+        spin();
+    result.allClosed = allGone();
+    if (result.answered != count || !result.allClosed)
+        return result;
+    std::vector<qint64> delays;
+    for (int i = 0; i < count; ++i)
+        delays.push_back(closedAt[size_t(i)] - answeredAt[size_t(i)]);
+    const auto [first, last] = std::minmax_element(delays.begin(), delays.end());
+    result.firstDelayMs = *first;
+    result.lastDelayMs = *last;
+    result.lastCloseMs = *std::max_element(closedAt.begin(), closedAt.end());
+    return result;
+}
+
+LargeBodyMeasurement streamLargeBody(int port, qint64 pid, const QByteArray &head, qint64 total)
+{
+    LargeBodyMeasurement m;
+    m.rssBeforeKb = m.rssPeakKb = procStatusKb(pid, "VmRSS");
+    m.hwmBeforeKb = procStatusKb(pid, "VmHWM");
+    QTcpSocket socket;
+    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(port));
+    if (!socket.waitForConnected(5000))
+        return m;
+    socket.write(head);
+    const QByteArray chunk(256 * 1024, 'x');
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 60000 && socket.state() == QAbstractSocket::ConnectedState) {
+        if (m.sent < total && socket.bytesToWrite() < 2 * chunk.size()) {
+            socket.write(chunk);
+            m.sent += chunk.size();
+        }
+        socket.waitForBytesWritten(5);
+        m.response += socket.readAll();
+        if (m.answeredAfterMs < 0 && m.response.contains("}}")) {
+            m.answeredAfterMs = timer.elapsed();
+            m.sentWhenAnswered = m.sent;
+        }
+        m.rssPeakKb = std::max(m.rssPeakKb, procStatusKb(pid, "VmRSS"));
+        if (m.sent >= total)
+            socket.waitForReadyRead(100);
+    }
+    m.response += socket.readAll();
+    m.elapsedMs = timer.elapsed();
+    m.rssAfterKb = procStatusKb(pid, "VmRSS");
+    m.hwmAfterKb = procStatusKb(pid, "VmHWM");
+    return m;
 }
 
 } // namespace payonce::testsupport

@@ -74,4 +74,31 @@ QByteArray httpBodyOf(const QByteArray &response);
 /// "VmRSS" / "VmHWM" of a process from /proc/<pid>/status, in KiB; -1 if unreadable.
 qint64 procStatusKb(qint64 pid, const char *field);
 
+/// `count` keep-alive connections to 127.0.0.1:port each send one GET /healthz and then
+/// stay silent; the server is expected to close each after its idle timeout. Times are in
+/// ms: each connection's close measured from its own answer, and the last close measured
+/// from when the requests were sent. Runs the calling thread's event loop.
+struct IdleCloseMeasurement {
+    int answered = 0;         ///< connections that got their 200
+    bool allClosed = false;   ///< every connection closed by the server within closeWithinMs
+    qint64 firstDelayMs = -1; ///< the quickest answer-to-close
+    qint64 lastDelayMs = -1;  ///< the slowest answer-to-close
+    qint64 lastCloseMs = -1;  ///< requests sent to the last close
+};
+IdleCloseMeasurement measureIdleCloses(int port, int count, int closeWithinMs = 30000);
+
+/// Sends `head` (a request head announcing Content-Length: total) and then streams `total`
+/// bytes of body — on after the answer too, as a client that does not read would — until
+/// the server closes or 60 s pass, sampling the server process's memory (`pid`) as it goes.
+struct LargeBodyMeasurement {
+    QByteArray response;
+    qint64 answeredAfterMs = -1;  ///< when the answer's body was complete
+    qint64 sentWhenAnswered = -1; ///< body bytes sent by then
+    qint64 sent = 0;              ///< body bytes sent in all
+    qint64 elapsedMs = 0;
+    qint64 rssBeforeKb = -1, rssAfterKb = -1, rssPeakKb = -1; ///< VmRSS
+    qint64 hwmBeforeKb = -1, hwmAfterKb = -1;                 ///< VmHWM
+};
+LargeBodyMeasurement streamLargeBody(int port, qint64 pid, const QByteArray &head, qint64 total);
+
 } // namespace payonce::testsupport

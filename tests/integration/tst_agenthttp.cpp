@@ -172,49 +172,13 @@ void TestAgentHttp::idleKeepAliveConnectionsClosed()
                                                      "max_connections=4096 max_connections_per_address=1000")),
              qPrintable(agent->output()));
 
-    constexpr int count = 500;
-    std::vector<std::unique_ptr<QTcpSocket>> clients;
-    for (int i = 0; i < count; ++i) {
-        auto socket = std::make_unique<QTcpSocket>();
-        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(agent->port()));
-        clients.push_back(std::move(socket));
-    }
-    for (auto &socket : clients)
-        QVERIFY(socket->state() == QAbstractSocket::ConnectedState || socket->waitForConnected(10000));
-    QElapsedTimer timer;
-    std::vector<qint64> closedAt(count, -1);
-    std::vector<qint64> answeredAt(count, -1);
-    timer.start();
-    for (int i = 0; i < count; ++i) {
-        connect(clients[size_t(i)].get(), &QTcpSocket::disconnected, this,
-                [&closedAt, &timer, i] { closedAt[size_t(i)] = timer.elapsed(); });
-    }
-    for (auto &socket : clients)
-        socket->write(get("/healthz"));
-    int answered = 0;
-    while (answered < count && timer.elapsed() < 20000) {
-        QTest::qWait(10);
-        answered = 0;
-        for (int i = 0; i < count; ++i) {
-            if (answeredAt[size_t(i)] < 0 && clients[size_t(i)]->peek(64).startsWith("HTTP/1.1 200"))
-                answeredAt[size_t(i)] = timer.elapsed();
-            answered += answeredAt[size_t(i)] >= 0 ? 1 : 0;
-        }
-    }
-    QCOMPARE(answered, count);
-    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(clients.begin(), clients.end(),
-                                         [](const auto &s) { return s->state() == QAbstractSocket::UnconnectedState; }),
-                             30000);
-    std::vector<qint64> delays;
-    for (int i = 0; i < count; ++i)
-        delays.push_back(closedAt[size_t(i)] - answeredAt[size_t(i)]);
-    const auto [first, last] = std::minmax_element(delays.begin(), delays.end());
-    const qint64 allClosed = *std::max_element(closedAt.begin(), closedAt.end());
+    const IdleCloseMeasurement m = measureIdleCloses(agent->port(), 500);
+    QCOMPARE(m.answered, 500);
+    QVERIFY2(m.allClosed, "idle connections still open after 30 s");
     qInfo("agent, 500 idle keep-alive connections (http.idle_timeout_ms 2000): closed %lld to %lld ms after their "
           "answer; the last closed %lld ms after the requests were sent",
-          *first, *last, allClosed);
-    QVERIFY(*first >= 1500); // not before the idle timeout (answers are seen up to 10 ms late)
-    QVERIFY(allClosed < 30000);
+          m.firstDelayMs, m.lastDelayMs, m.lastCloseMs);
+    QVERIFY(m.firstDelayMs >= 1500); // not before the idle timeout (answers are seen up to ~15 ms late)
     QCOMPARE(httpStatusOf(httpExchange(agent->port(), get("/healthz"))), 200);
     QCOMPARE(agent->stop(), 0);
 }
@@ -233,53 +197,25 @@ void TestAgentHttp::hugeContentLengthOnConfirmRefusedBeforeBuffering()
                                                                            10086, "warm-" + QByteArray::number(i)));
         QVERIFY(httpStatusOf(warm) > 0);
     }
-    const qint64 rssBefore = procStatusKb(agent->pid(), "VmRSS");
-    const qint64 hwmBefore = procStatusKb(agent->pid(), "VmHWM");
-    QVERIFY(rssBefore > 0);
-
     constexpr qint64 total = 200LL * 1024 * 1024;
-    QTcpSocket socket;
-    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(agent->port()));
-    QVERIFY(socket.waitForConnected(5000));
-    socket.write("POST /api/v1/payments/confirm HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 "X-User-Id: 10086\r\nIdempotency-Key: huge-1\r\nContent-Length: "
-                 + QByteArray::number(total) + "\r\n\r\n");
-    const QByteArray chunk(256 * 1024, 'x');
-    qint64 sent = 0;
-    QByteArray response;
-    QElapsedTimer timer;
-    timer.start();
-    qint64 answeredAfterMs = -1;
-    qint64 sentWhenAnswered = -1;
-    qint64 rssPeak = rssBefore;
-    while (timer.elapsed() < 60000 && socket.state() == QAbstractSocket::ConnectedState) {
-        if (sent < total && socket.bytesToWrite() < 2 * chunk.size()) {
-            socket.write(chunk);
-            sent += chunk.size();
-        }
-        socket.waitForBytesWritten(5);
-        response += socket.readAll();
-        if (answeredAfterMs < 0 && response.contains("}}")) {
-            answeredAfterMs = timer.elapsed();
-            sentWhenAnswered = sent;
-        }
-        rssPeak = std::max(rssPeak, procStatusKb(agent->pid(), "VmRSS"));
-        if (sent >= total)
-            socket.waitForReadyRead(100);
-    }
-    response += socket.readAll();
-    const qint64 rssAfter = procStatusKb(agent->pid(), "VmRSS");
-    const qint64 hwmAfter = procStatusKb(agent->pid(), "VmHWM");
+    const LargeBodyMeasurement m = streamLargeBody(
+        agent->port(), agent->pid(),
+        "POST /api/v1/payments/confirm HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "X-User-Id: 10086\r\nIdempotency-Key: huge-1\r\nContent-Length: "
+            + QByteArray::number(total) + "\r\n\r\n",
+        total);
+    const QByteArray &response = m.response;
     qInfo("agent, confirm with Content-Length 200 MB: 413 after %lld ms (%lld KiB of body sent by then); %lld MB sent "
           "before the agent closed at %lld ms; VmRSS %lld -> %lld KiB (+%lld KiB, peak seen %lld KiB), VmHWM %lld -> "
           "%lld KiB",
-          answeredAfterMs, sentWhenAnswered / 1024, sent / (1024 * 1024), timer.elapsed(), rssBefore, rssAfter,
-          rssAfter - rssBefore, rssPeak, hwmBefore, hwmAfter);
+          m.answeredAfterMs, m.sentWhenAnswered / 1024, m.sent / (1024 * 1024), m.elapsedMs, m.rssBeforeKb,
+          m.rssAfterKb, m.rssAfterKb - m.rssBeforeKb, m.rssPeakKb, m.hwmBeforeKb, m.hwmAfterKb);
+    QVERIFY(m.rssBeforeKb > 0);
     QCOMPARE(httpStatusOf(response), 413);
     QVERIFY2(httpBodyOf(response).contains("\"code\":\"payload_too_large\""), response.constData());
-    QVERIFY2(rssAfter - rssBefore < 16 * 1024, "resident memory grew by 16 MB or more");
-    QVERIFY2(rssPeak - rssBefore < 16 * 1024, "resident memory peaked 16 MB or more above the start");
-    QVERIFY2(hwmAfter - hwmBefore < 16 * 1024, "peak resident memory grew by 16 MB or more");
+    QVERIFY2(m.rssAfterKb - m.rssBeforeKb < 16 * 1024, "resident memory grew by 16 MB or more");
+    QVERIFY2(m.rssPeakKb - m.rssBeforeKb < 16 * 1024, "resident memory peaked 16 MB or more above the start");
+    QVERIFY2(m.hwmAfterKb - m.hwmBeforeKb < 16 * 1024, "peak resident memory grew by 16 MB or more");
     QCOMPARE(httpStatusOf(httpExchange(agent->port(), get("/healthz"))), 200);
     QCOMPARE(agent->stop(), 0);
 }

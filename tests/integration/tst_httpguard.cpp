@@ -142,49 +142,13 @@ void TestHttpGuard::idleConnectionsClosed()
     auto server = startServer({QStringLiteral("--idle-ms"), QStringLiteral("2000"), QStringLiteral("--header-ms"),
                                QStringLiteral("2000")});
     QVERIFY(server);
-    constexpr int count = 500;
-    std::vector<std::unique_ptr<QTcpSocket>> clients;
-    QElapsedTimer timer;
-    std::vector<qint64> closedAt(count, -1);
-    for (int i = 0; i < count; ++i) {
-        auto socket = std::make_unique<QTcpSocket>();
-        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
-        clients.push_back(std::move(socket));
-    }
-    for (auto &socket : clients)
-        QVERIFY(socket->state() == QAbstractSocket::ConnectedState || socket->waitForConnected(10000));
-    // One keep-alive request each, then silence.
-    for (auto &socket : clients)
-        socket->write(get("/healthz"));
-    // Each connection's close is measured from its own answer.
-    std::vector<qint64> answeredAt(count, -1);
-    timer.start();
-    for (int i = 0; i < count; ++i) {
-        connect(clients[size_t(i)].get(), &QTcpSocket::disconnected, this,
-                [&closedAt, &timer, i] { closedAt[size_t(i)] = timer.elapsed(); });
-    }
-    int answered = 0;
-    while (answered < count && timer.elapsed() < 20000) {
-        QTest::qWait(10);
-        answered = 0;
-        for (int i = 0; i < count; ++i) {
-            if (answeredAt[size_t(i)] < 0 && clients[size_t(i)]->peek(64).startsWith("HTTP/1.1 200"))
-                answeredAt[size_t(i)] = timer.elapsed();
-            answered += answeredAt[size_t(i)] >= 0 ? 1 : 0;
-        }
-    }
-    QCOMPARE(answered, count);
-    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(clients.begin(), clients.end(),
-                                         [](const auto &s) { return s->state() == QAbstractSocket::UnconnectedState; }),
-                             30000);
-    std::vector<qint64> delays;
-    for (int i = 0; i < count; ++i)
-        delays.push_back(closedAt[size_t(i)] - answeredAt[size_t(i)]);
-    const auto [first, last] = std::minmax_element(delays.begin(), delays.end());
+    const IdleCloseMeasurement m = measureIdleCloses(server->port(), 500);
+    QCOMPARE(m.answered, 500);
+    QVERIFY2(m.allClosed, "idle connections still open after 30 s");
     qInfo("500 idle keep-alive connections (idle timeout 2000 ms): closed %lld to %lld ms after their answer; "
-          "all closed %lld ms after the first answer",
-          *first, *last, *std::max_element(closedAt.begin(), closedAt.end()) - *std::min_element(answeredAt.begin(), answeredAt.end()));
-    QVERIFY(*first >= 1500); // not before the idle timeout (answers are seen up to 10 ms late)
+          "the last %lld ms after the requests were sent",
+          m.firstDelayMs, m.lastDelayMs, m.lastCloseMs);
+    QVERIFY(m.firstDelayMs >= 1500); // not before the idle timeout (answers are seen up to ~15 ms late)
 }
 
 void TestHttpGuard::hugeContentLengthRefusedBeforeBuffering()
@@ -192,48 +156,21 @@ void TestHttpGuard::hugeContentLengthRefusedBeforeBuffering()
     auto server = startServer();
     QVERIFY(server);
     QCOMPARE(httpStatusOf(httpExchange(server->port(), get("/healthz"))), 200);
-    const qint64 rssBefore = procStatusKb(server->pid(), "VmRSS");
-    const qint64 hwmBefore = procStatusKb(server->pid(), "VmHWM");
-
     constexpr qint64 total = 200LL * 1024 * 1024;
-    QTcpSocket socket;
-    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
-    QVERIFY(socket.waitForConnected(5000));
-    socket.write("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: "
-                 + QByteArray::number(total) + "\r\n\r\n");
-    const QByteArray chunk(256 * 1024, 'x');
-    qint64 sent = 0;
-    QByteArray response;
-    QElapsedTimer timer;
-    timer.start();
-    qint64 answeredAfterMs = -1;
-    qint64 sentWhenAnswered = -1;
-    // Keep streaming after the 413 too: the server reads and drops input until it closes.
-    while (timer.elapsed() < 60000 && socket.state() == QAbstractSocket::ConnectedState) {
-        if (sent < total && socket.bytesToWrite() < 2 * chunk.size()) {
-            socket.write(chunk);
-            sent += chunk.size();
-        }
-        socket.waitForBytesWritten(5);
-        response += socket.readAll();
-        if (answeredAfterMs < 0 && response.contains("}}")) {
-            answeredAfterMs = timer.elapsed();
-            sentWhenAnswered = sent;
-        }
-        if (sent >= total)
-            socket.waitForReadyRead(100);
-    }
-    response += socket.readAll();
-    const qint64 rssAfter = procStatusKb(server->pid(), "VmRSS");
-    const qint64 hwmAfter = procStatusKb(server->pid(), "VmHWM");
+    const LargeBodyMeasurement m = streamLargeBody(
+        server->port(), server->pid(),
+        "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: "
+            + QByteArray::number(total) + "\r\n\r\n",
+        total);
     qInfo("Content-Length 200 MB: 413 after %lld ms (%lld KiB of body sent by then); %lld MB sent before the server "
           "closed at %lld ms; server VmRSS %lld -> %lld KiB (+%lld KiB), VmHWM %lld -> %lld KiB",
-          answeredAfterMs, sentWhenAnswered / 1024, sent / (1024 * 1024), timer.elapsed(), rssBefore, rssAfter,
-          rssAfter - rssBefore, hwmBefore, hwmAfter);
-    QCOMPARE(httpStatusOf(response), 413);
-    QVERIFY(httpBodyOf(response).contains("\"code\":\"payload_too_large\""));
-    QVERIFY2(rssAfter - rssBefore < 16 * 1024, "resident memory grew by 16 MB or more");
-    QVERIFY2(hwmAfter - hwmBefore < 16 * 1024, "peak resident memory grew by 16 MB or more");
+          m.answeredAfterMs, m.sentWhenAnswered / 1024, m.sent / (1024 * 1024), m.elapsedMs, m.rssBeforeKb,
+          m.rssAfterKb, m.rssAfterKb - m.rssBeforeKb, m.hwmBeforeKb, m.hwmAfterKb);
+    QVERIFY(m.rssBeforeKb > 0);
+    QCOMPARE(httpStatusOf(m.response), 413);
+    QVERIFY(httpBodyOf(m.response).contains("\"code\":\"payload_too_large\""));
+    QVERIFY2(m.rssAfterKb - m.rssBeforeKb < 16 * 1024, "resident memory grew by 16 MB or more");
+    QVERIFY2(m.hwmAfterKb - m.hwmBeforeKb < 16 * 1024, "peak resident memory grew by 16 MB or more");
     // And the server still serves.
     QCOMPARE(httpStatusOf(httpExchange(server->port(), get("/healthz"))), 200);
 }
