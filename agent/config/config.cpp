@@ -147,6 +147,8 @@ public:
         case OptionKind::AuthTokens:
         case OptionKind::PlatformKeys:
             return takeArray(spec, value, origin, baseDir);
+        case OptionKind::UrlList:
+            return takeStringList(spec, value, origin);
         }
         settings.insert(spec.key.toString(), {value, origin});
         return {};
@@ -180,7 +182,8 @@ public:
             return {};
         }
         case OptionKind::AuthTokens:
-        case OptionKind::PlatformKeys: {
+        case OptionKind::PlatformKeys:
+        case OptionKind::UrlList: {
             // The text may hold secrets: the error never quotes it.
             QJsonParseError parseError;
             const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &parseError);
@@ -189,6 +192,8 @@ public:
                                                   .arg(parseError.error != QJsonParseError::NoError
                                                            ? parseError.errorString()
                                                            : QStringLiteral("got another JSON value")));
+            if (spec.kind == OptionKind::UrlList)
+                return takeStringList(spec, doc.array(), origin);
             return takeArray(spec, doc.array(), origin, QString());
         }
         }
@@ -196,6 +201,22 @@ public:
     }
 
 private:
+    Result<void> takeStringList(const OptionSpec &spec, const QJsonValue &value, const QString &origin)
+    {
+        if (!value.isArray())
+            return misconfigured(origin + QStringLiteral(": must be an array of strings, not ") + jsonTypeName(value));
+        const QJsonArray in = value.toArray();
+        for (qsizetype i = 0; i < in.size(); ++i) {
+            if (!in.at(i).isString())
+                return misconfigured(origin + QStringLiteral(": %1[%2] must be a string, not %3")
+                                                  .arg(spec.key)
+                                                  .arg(i)
+                                                  .arg(jsonTypeName(in.at(i))));
+        }
+        settings.insert(spec.key.toString(), {in, origin});
+        return {};
+    }
+
     Result<void> takeArray(const OptionSpec &spec, const QJsonValue &value, const QString &origin,
                            const QString &baseDir)
     {
@@ -339,8 +360,7 @@ public:
         };
         auto httpUrl = [&](const QString &key, QString &out) {
             string(key, out);
-            const QUrl url(out, QUrl::StrictMode);
-            if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") || url.host().isEmpty())
+            if (!isHttpUrl(out))
                 return fail(key, QStringLiteral("\"%1\" is not an http:// or https:// URL").arg(out));
             return true;
         };
@@ -399,8 +419,28 @@ public:
             || !integer(QStringLiteral("http.header_timeout_ms"), c.http.headerTimeoutMs, 100, 600000)
             || !integer(QStringLiteral("http.max_connections"), c.http.maxConnections, 1, 1000000)
             || !integer(QStringLiteral("http.max_connections_per_address"), c.http.maxConnectionsPerAddress, 1,
-                        1000000))
+                        1000000)
+            || !integer(QStringLiteral("outbox.dispatchers"), c.outbox.dispatchers, 0, 16)
+            || !integer(QStringLiteral("outbox.batch_size"), c.outbox.batchSize, 1, 1000)
+            || !integer(QStringLiteral("outbox.max_attempts"), c.outbox.maxAttempts, 1, 1000)
+            || !integer(QStringLiteral("outbox.claim_lease_ms"), c.outbox.claimLeaseMs, 2000, 3600000)
+            || !integer(QStringLiteral("patrol.interval_ms"), c.patrol.intervalMs, 0, 86400000)
+            || !integer(QStringLiteral("patrol.stuck_paying_after_ms"), c.patrol.stuckPayingAfterMs, 1000, 86400000)
+            || !integer(QStringLiteral("patrol.stuck_accepted_after_ms"), c.patrol.stuckAcceptedAfterMs, 1000,
+                        86400000))
             return error;
+        if (const Setting *s = find(QStringLiteral("outbox.webhook_urls"))) {
+            const QJsonArray urls = s->value.toArray();
+            for (qsizetype i = 0; i < urls.size(); ++i) {
+                const QString text = urls.at(i).toString();
+                if (!isHttpUrl(text))
+                    return misconfigured(s->origin + QStringLiteral(": outbox.webhook_urls[%1] \"%2\" is not an http:// "
+                                                                    "or https:// URL")
+                                                         .arg(i)
+                                                         .arg(text));
+                c.outbox.webhookUrls.append(text);
+            }
+        }
         if (c.instances > 1 && c.redis.embedded) {
             return misconfigured(originOf(QStringLiteral("instances"))
                                  + QStringLiteral(": %1 agents share this database, but the key store is the embedded "
@@ -514,6 +554,12 @@ private:
     {
         const Setting *s = find(key);
         return s ? s->origin : QStringLiteral("default ") + key;
+    }
+
+    static bool isHttpUrl(const QString &text)
+    {
+        const QUrl url(text, QUrl::StrictMode);
+        return url.isValid() && (url.scheme() == u"http" || url.scheme() == u"https") && !url.host().isEmpty();
     }
 
     static bool isInstanceId(const QString &id)
@@ -670,6 +716,16 @@ QString Config::describeForLog() const
             .arg(http.headerTimeoutMs)
             .arg(http.maxConnections)
             .arg(http.maxConnectionsPerAddress),
+        QStringLiteral("outbox={dispatchers=%1 batch_size=%2 max_attempts=%3 claim_lease_ms=%4 webhook_urls=[%5]}")
+            .arg(outbox.dispatchers)
+            .arg(outbox.batchSize)
+            .arg(outbox.maxAttempts)
+            .arg(outbox.claimLeaseMs)
+            .arg(outbox.webhookUrls.join(u',')),
+        QStringLiteral("patrol={interval_ms=%1 stuck_paying_after_ms=%2 stuck_accepted_after_ms=%3}")
+            .arg(patrol.intervalMs)
+            .arg(patrol.stuckPayingAfterMs)
+            .arg(patrol.stuckAcceptedAfterMs),
     };
     return parts.join(u' ');
 }

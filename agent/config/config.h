@@ -72,6 +72,22 @@ struct HttpSettings {
     int maxConnectionsPerAddress = 256;      ///< behind nginx: at least its keepalive + concurrency
 };
 
+/// The outbox dispatchers (design.md, "Outbox and patrol"; core::OutboxDispatcherOptions).
+struct OutboxSettings {
+    int dispatchers = 1;                     ///< dispatcher loops in this agent, each on its own thread; 0: none
+    int batchSize = 100;                     ///< events one dispatcher claims at a time
+    int maxAttempts = 10;                    ///< failed deliveries before an event is dead
+    int claimLeaseMs = 30000;                ///< a claim's lease; a dead dispatcher's rows are reclaimed after it
+    QStringList webhookUrls;                 ///< receivers of "order.paid" (http/https); empty: only logged
+};
+
+/// The reconciliation patrol (core::Patrol): on a timer and on demand.
+struct PatrolSettings {
+    int intervalMs = 60000;                  ///< 0: no timer, only POST /api/v1/reconciliation/run
+    int stuckPayingAfterMs = 300000;         ///< a PAYING order older than this is stuck
+    int stuckAcceptedAfterMs = 300000;       ///< an `accepted` callback row older than this is stuck
+};
+
 /// The agent's whole configuration, valid by construction when it comes out of
 /// loadConfig(): every URL parsed, every number in range, every key file present.
 /// A plain value: copy it, read it from any thread. Members hold the defaults of api.md;
@@ -100,6 +116,8 @@ struct Config {
     SimSettings sim;
     QaSettings qa;
     HttpSettings http;
+    OutboxSettings outbox;
+    PatrolSettings patrol;
     QString configFile;                      ///< absolute path of the file read, or empty
 
     /// One line for the start-up log: every setting, secrets masked ("apiv3_key=<set>",
