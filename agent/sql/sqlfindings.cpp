@@ -1,12 +1,33 @@
 #include "sqlfindings.h"
 
 #include "dialectsql.h"
+#include "sqlwhere.h"
 
 #include <QJsonDocument>
 
 namespace payonce::sql {
 
 namespace {
+
+const QString kFindingColumns = QStringLiteral(
+    "id, kind, subject, order_no, pay_no, evidence, status, seen_count, first_seen_at, last_seen_at");
+
+core::StoredFinding findingFrom(const QSqlQuery &q)
+{
+    core::StoredFinding f;
+    f.id = q.value(0).toLongLong();
+    f.kind = q.value(1).toString();
+    f.subject = q.value(2).toString();
+    f.orderNo = q.value(3).toString();
+    f.payNo = q.value(4).toString();
+    f.evidence = QJsonDocument::fromJson(q.value(5).toString().toUtf8()).object();
+    f.status = q.value(6).toString();
+    f.seenCount = q.value(7).toLongLong();
+    f.firstSeenAtMs = q.value(8).toLongLong();
+    f.lastSeenAtMs = q.value(9).toLongLong();
+    return f;
+}
+
 QVariant textOrNull(const QString &text)
 {
     return text.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(text);
@@ -65,26 +86,31 @@ core::Result<int> resolveFindingsNotSeenSince(Session &session, const QStringLis
 
 core::Result<core::StoredFinding> readFinding(Session &session, qint64 id)
 {
-    auto query = session.exec(QStringLiteral("SELECT id, kind, subject, order_no, pay_no, evidence, status, seen_count, "
-                                             "first_seen_at, last_seen_at FROM findings WHERE id = ?"),
-                              {id}, QStringLiteral("read finding"));
+    auto query = session.exec(QStringLiteral("SELECT %1 FROM findings WHERE id = ?").arg(kFindingColumns), {id},
+                              QStringLiteral("read finding"));
     if (!query)
         return query.error();
     QSqlQuery &q = query.value();
     if (!q.next())
         return core::Error::make(core::ErrorCode::NotFound, QStringLiteral("no finding %1").arg(id));
-    core::StoredFinding f;
-    f.id = q.value(0).toLongLong();
-    f.kind = q.value(1).toString();
-    f.subject = q.value(2).toString();
-    f.orderNo = q.value(3).toString();
-    f.payNo = q.value(4).toString();
-    f.evidence = QJsonDocument::fromJson(q.value(5).toString().toUtf8()).object();
-    f.status = q.value(6).toString();
-    f.seenCount = q.value(7).toLongLong();
-    f.firstSeenAtMs = q.value(8).toLongLong();
-    f.lastSeenAtMs = q.value(9).toLongLong();
-    return f;
+    return findingFrom(q);
+}
+
+core::Result<QList<core::StoredFinding>> listFindings(Session &session, const core::FindingQuery &query)
+{
+    WhereClause where;
+    where.add(!query.status.isEmpty(), QStringLiteral("status = ?"), query.status)
+        .add(!query.kind.isEmpty(), QStringLiteral("kind = ?"), query.kind);
+    auto selected = session.exec(QStringLiteral("SELECT %1 FROM findings %2 ORDER BY last_seen_at DESC, id DESC LIMIT %3")
+                                     .arg(kFindingColumns, where.sql())
+                                     .arg(qBound(1, query.limit, 1000)),
+                                 where.binds(), QStringLiteral("list findings"));
+    if (!selected)
+        return selected.error();
+    QList<core::StoredFinding> findings;
+    while (selected.value().next())
+        findings.append(findingFrom(selected.value()));
+    return findings;
 }
 
 } // namespace payonce::sql

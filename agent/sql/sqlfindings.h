@@ -3,6 +3,7 @@
 #include "session.h"
 
 #include "core/finding.h"
+#include "core/ports/findingreader.h"
 
 #include <QStringList>
 
@@ -21,5 +22,8 @@ core::Result<int> resolveFindingsNotSeenSince(Session &session, const QStringLis
 
 /// One finding by id (in any state); NotFound if absent.
 core::Result<core::StoredFinding> readFinding(Session &session, qint64 id);
+
+/// Findings matching the query, most recently seen first (limit clamped to 1-1000).
+core::Result<QList<core::StoredFinding>> listFindings(Session &session, const core::FindingQuery &query);
 
 } // namespace payonce::sql

@@ -142,14 +142,14 @@ core::Result<int> SqlOutboxStore::complete(const QString &dispatcherId, const QL
     });
 }
 
-core::Result<QList<OutboxEvent>> SqlOutboxStore::list(OutboxStatus status, int limit)
+core::Result<QList<OutboxEvent>> SqlOutboxStore::list(std::optional<OutboxStatus> status, int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<OutboxEvent>> {
         auto selected = session.exec(
-            QStringLiteral("SELECT %1 FROM outbox WHERE status = ? ORDER BY id DESC LIMIT %2")
-                .arg(kColumns)
+            QStringLiteral("SELECT %1 FROM outbox %2 ORDER BY id DESC LIMIT %3")
+                .arg(kColumns, status ? QStringLiteral("WHERE status = ?") : QString())
                 .arg(qBound(1, limit, 1000)),
-            {core::outboxStatusName(status)}, QStringLiteral("list outbox"));
+            status ? QVariantList{core::outboxStatusName(*status)} : QVariantList{}, QStringLiteral("list outbox"));
         if (!selected)
             return selected.error();
         QList<OutboxEvent> events;
@@ -160,30 +160,44 @@ core::Result<QList<OutboxEvent>> SqlOutboxStore::list(OutboxStatus status, int l
     });
 }
 
-core::Result<OutboxEvent> SqlOutboxStore::redrive(qint64 id, qint64 nowMs)
+core::Result<OutboxEvent> SqlOutboxStore::redrive(qint64 id, qint64 nowMs, const RedriveHook &hook)
 {
     const auto turn = sqliteTurn();
     return m_database.write([&](Session &session) -> core::Result<OutboxEvent> {
+        auto read = [&]() -> core::Result<OutboxEvent> {
+            auto selected = session.exec(QStringLiteral("SELECT %1 FROM outbox WHERE id = ?").arg(kColumns), {id},
+                                         QStringLiteral("read outbox event"));
+            if (!selected)
+                return selected.error();
+            QSqlQuery &q = selected.value();
+            if (!q.next())
+                return Error::make(ErrorCode::NotFound, QStringLiteral("outbox event %1 not found").arg(id),
+                                   QStringLiteral("no such outbox event"));
+            return eventFrom(q);
+        };
+        auto before = read();
+        if (!before)
+            return before.error();
         auto updated = session.execAffected(
             QStringLiteral("UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, redriven = 1, "
                            "claimed_by = NULL, claimed_until = NULL WHERE id = ? AND status = 'dead'"),
             {nowMs, id}, QStringLiteral("redrive outbox event"));
         if (!updated)
             return updated.error();
-        auto selected = session.exec(QStringLiteral("SELECT %1 FROM outbox WHERE id = ?").arg(kColumns), {id},
-                                     QStringLiteral("read outbox event"));
-        if (!selected)
-            return selected.error();
-        QSqlQuery &q = selected.value();
-        if (!q.next())
-            return Error::make(ErrorCode::NotFound, QStringLiteral("outbox event %1 not found").arg(id),
-                               QStringLiteral("no such outbox event"));
-        OutboxEvent event = eventFrom(q);
         if (updated.value() == 0)
             return Error::make(ErrorCode::Conflict,
-                               QStringLiteral("outbox event %1 is %2, not dead").arg(id).arg(core::outboxStatusName(event.status)),
+                               QStringLiteral("outbox event %1 is %2, not dead")
+                                   .arg(id)
+                                   .arg(core::outboxStatusName(before.value().status)),
                                QStringLiteral("only a dead event can be redriven"));
-        return event;
+        auto after = read();
+        if (!after)
+            return after.error();
+        if (hook) {
+            if (auto hooked = hook(before.value(), after.value()); !hooked)
+                return hooked.error();
+        }
+        return after;
     });
 }
 

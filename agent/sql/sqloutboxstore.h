@@ -26,8 +26,9 @@ public:
                                                  qint64 claimedUntilMs) override;
     core::Result<int> complete(const QString &dispatcherId, const QList<core::OutboxOutcome> &outcomes,
                                qint64 nowMs) override;
-    core::Result<QList<core::OutboxEvent>> list(core::OutboxStatus status, int limit) override;
-    core::Result<core::OutboxEvent> redrive(qint64 id, qint64 nowMs) override;
+    core::Result<QList<core::OutboxEvent>> list(std::optional<core::OutboxStatus> status, int limit) override;
+    using core::OutboxStore::redrive;
+    core::Result<core::OutboxEvent> redrive(qint64 id, qint64 nowMs, const RedriveHook &hook) override;
 
 private:
     std::unique_lock<std::mutex> sqliteTurn();

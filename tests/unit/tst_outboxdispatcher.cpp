@@ -41,8 +41,9 @@ public:
         reported += outcomes;
         return int(outcomes.size()) - refuse;
     }
-    Result<QList<OutboxEvent>> list(OutboxStatus, int) override { return QList<OutboxEvent>{}; }
-    Result<OutboxEvent> redrive(qint64, qint64) override
+    Result<QList<OutboxEvent>> list(std::optional<OutboxStatus>, int) override { return QList<OutboxEvent>{}; }
+    using OutboxStore::redrive;
+    Result<OutboxEvent> redrive(qint64, qint64, const RedriveHook &) override
     {
         return Error::make(ErrorCode::NotFound, QStringLiteral("fake"));
     }

@@ -6,6 +6,9 @@
 #include <QList>
 #include <QString>
 
+#include <functional>
+#include <optional>
+
 namespace payonce::core {
 
 /// The outbox table, as dispatchers and the operator API see it (design.md, "Outbox and
@@ -31,13 +34,21 @@ public:
     virtual Result<int> complete(const QString &dispatcherId, const QList<OutboxOutcome> &outcomes,
                                  qint64 nowMs) = 0;
 
-    /// Rows with `status`, newest first, at most `limit` (GET /api/v1/outbox).
-    virtual Result<QList<OutboxEvent>> list(OutboxStatus status, int limit) = 0;
+    /// Rows with `status` (every status when nullopt), newest first, at most `limit`
+    /// (GET /api/v1/outbox).
+    virtual Result<QList<OutboxEvent>> list(std::optional<OutboxStatus> status, int limit) = 0;
+
+    /// Runs inside redrive()'s transaction with the event before and after: its error rolls
+    /// the redrive back. The operator API writes its audit entry here, so a redrive is
+    /// never without its audit line (an AuditWriter on the same thread joins the transaction).
+    using RedriveHook = std::function<Result<void>(const OutboxEvent &before, const OutboxEvent &after)>;
 
     /// Puts a dead event back to pending, due now, attempts reset to 0 and marked redriven;
     /// last_error is kept (it says why it died). NotFound for an unknown id, Conflict for an
-    /// event that is not dead. The reason belongs in the audit trail (the caller writes it).
-    virtual Result<OutboxEvent> redrive(qint64 id, qint64 nowMs) = 0;
+    /// event that is not dead (nothing written, the hook not called). The reason belongs in
+    /// the audit trail: the caller writes it through `hook`.
+    virtual Result<OutboxEvent> redrive(qint64 id, qint64 nowMs, const RedriveHook &hook) = 0;
+    Result<OutboxEvent> redrive(qint64 id, qint64 nowMs) { return redrive(id, nowMs, RedriveHook()); }
 };
 
 } // namespace payonce::core
