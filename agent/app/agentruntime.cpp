@@ -1,35 +1,51 @@
 #include "agentruntime.h"
 
+#include "outboxloops.h"
 #include "simlauncher.h"
 
 #include "callbacks/platformnotificationverifier.h"
 #include "core/breakerregistry.h"
 #include "core/callbackpipeline.h"
+#include "core/compensationservice.h"
 #include "core/confirmpipeline.h"
+#include "core/outboxhandler.h"
+#include "core/patrol.h"
+#include "core/patrolrunner.h"
 #include "core/ports/clock.h"
 #include "core/ports/keystore.h"
 #include "core/resilientgateway.h"
 #include "core/setupservice.h"
 #include "core/tokenissuer.h"
 #include "gateway/gatewayfactory.h"
+#include "http/auditroutes.h"
 #include "http/breakerroutes.h"
 #include "http/callbackroutes.h"
+#include "http/compensationroutes.h"
 #include "http/errormapping.h"
+#include "http/findingroutes.h"
 #include "http/httpserver.h"
 #include "http/moderoutes.h"
+#include "http/outboxroutes.h"
 #include "http/paymentroutes.h"
+#include "http/reconciliationroutes.h"
 #include "http/setuproutes.h"
 #include "logging/categories.h"
 #include "redis/keystorefactory.h"
 #include "sql/database.h"
 #include "sql/migrationrunner.h"
+#include "sql/sqlauditreader.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlbreakermodestore.h"
 #include "sql/sqlcallbackstore.h"
+#include "sql/sqlcompensationstore.h"
 #include "sql/sqlfenceepochsource.h"
+#include "sql/sqlfindingreader.h"
 #include "sql/sqlidempotencystore.h"
 #include "sql/sqlorderrepository.h"
+#include "sql/sqloutboxstore.h"
+#include "sql/sqlpatrolstore.h"
 #include "sql/sqlpaymentstore.h"
+#include "webhook/webhookhandler.h"
 
 #include <QHostAddress>
 #include <QThread>
@@ -51,6 +67,11 @@ constexpr int kIdempotencyPurgeIntervalMs = 10 * 60 * 1000;
 // `accepted` callback rows (a crash after the log row, or accept-only mode ending) are
 // finished by the worker every few seconds.
 constexpr int kCallbackWorkerIntervalMs = 2000;
+// An idle outbox dispatcher looks for due events this often: the delay between a payment's
+// COMMIT and its order.paid delivery.
+constexpr std::chrono::milliseconds kOutboxIdlePoll{500};
+// A webhook POST never takes longer than this (and stays inside the dispatcher's lease margin).
+constexpr int kWebhookTimeoutMs = 5000;
 } // namespace
 
 /// Declared in the order they must be built; destroyed in reverse, so nothing outlives
@@ -81,6 +102,17 @@ struct AgentRuntime::Parts {
     std::unique_ptr<core::CallbackWorker> callbackWorker;
     std::unique_ptr<QTimer> callbackWorkerTimer;
     std::atomic<bool> callbackWorkerRunning{false};
+    std::unique_ptr<sql::SqlOutboxStore> outboxStore;
+    core::OutboxHandlerRegistry outboxHandlers;
+    std::unique_ptr<OutboxLoops> outboxLoops;
+    std::unique_ptr<sql::SqlCompensationStore> compensationStore;
+    std::unique_ptr<core::CompensationService> compensations;
+    std::unique_ptr<sql::SqlPatrolStore> patrolStore;
+    std::unique_ptr<core::Patrol> patrol;
+    std::unique_ptr<core::PatrolRunner> patrolRunner;
+    std::unique_ptr<QTimer> patrolTimer;
+    std::unique_ptr<sql::SqlFindingReader> findingReader;
+    std::unique_ptr<sql::SqlAuditReader> auditReader;
     std::unique_ptr<http::HttpServer> server;
     std::unique_ptr<QTimer> purgeTimer;
     quint16 port = 0;
@@ -88,7 +120,9 @@ struct AgentRuntime::Parts {
     core::Result<void> openStorage();
     core::Result<void> openGateways();
     core::Result<void> openCallbacks();
+    core::Result<void> openOperations();
     core::Result<void> startHttp();
+    void stopBackgroundWork();
 };
 
 core::Result<void> AgentRuntime::Parts::openStorage()
@@ -241,6 +275,55 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
     return {};
 }
 
+core::Result<void> AgentRuntime::Parts::openOperations()
+{
+    // The outbox: every event is logged; order.paid also goes to the configured webhooks.
+    outboxStore = std::make_unique<sql::SqlOutboxStore>(*database);
+    outboxHandlers.setFallback(std::make_shared<core::LogHandler>());
+    core::OutboxDispatcherOptions outboxOptions;
+    outboxOptions.dispatcherId = config.instanceId;
+    outboxOptions.batchSize = config.outbox.batchSize;
+    outboxOptions.maxAttempts = config.outbox.maxAttempts;
+    outboxOptions.claimLease = std::chrono::milliseconds(config.outbox.claimLeaseMs);
+    outboxOptions.leaseMargin = outboxOptions.claimLease / 2;
+    if (!config.outbox.webhookUrls.isEmpty()) {
+        webhook::WebhookOptions webhookOptions;
+        for (const QString &url : std::as_const(config.outbox.webhookUrls))
+            webhookOptions.urls.append(QUrl(url));
+        webhookOptions.timeoutMs = int(std::min<qint64>(kWebhookTimeoutMs, outboxOptions.leaseMargin.count() / 2));
+        outboxHandlers.add(QStringLiteral("order.paid"), std::make_shared<webhook::WebhookHandler>(webhookOptions));
+    }
+    outboxLoops = std::make_unique<OutboxLoops>(*outboxStore, outboxHandlers, clock, outboxOptions,
+                                                config.outbox.dispatchers, kOutboxIdlePoll);
+    outboxLoops->start();
+    qCInfo(lcApp).noquote() << QStringLiteral("outbox: %1 dispatcher(s), order.paid to %2 webhook(s)")
+                                   .arg(config.outbox.dispatchers)
+                                   .arg(config.outbox.webhookUrls.size());
+
+    // The patrol and the compensations it proposes; the runner lets one run go at a time.
+    compensationStore = std::make_unique<sql::SqlCompensationStore>(*database);
+    compensations = std::make_unique<core::CompensationService>(*compensationStore, *audit);
+    patrolStore = std::make_unique<sql::SqlPatrolStore>(*database);
+    patrol = std::make_unique<core::Patrol>(*patrolStore, *compensations);
+    patrolRunner = std::make_unique<core::PatrolRunner>(*patrol);
+    findingReader = std::make_unique<sql::SqlFindingReader>(*database);
+    auditReader = std::make_unique<sql::SqlAuditReader>(*database);
+    if (config.patrol.intervalMs > 0) {
+        patrolTimer = std::make_unique<QTimer>();
+        QObject::connect(patrolTimer.get(), &QTimer::timeout, [this] {
+            QThreadPool::globalInstance()->start([this] {
+                auto run = patrolRunner->tryRun(clock.nowMs());
+                if (!run)
+                    qCWarning(lcApp).noquote() << "patrol run failed:" << run.error().internalMessage;
+                else if (run.value() && !run.value()->isEmpty())
+                    qCInfo(lcApp) << "patrol: " << run.value()->size() << "finding(s)";
+            });
+        });
+        patrolTimer->start(config.patrol.intervalMs);
+    }
+    return {};
+}
+
 core::Result<void> AgentRuntime::Parts::startHttp()
 {
     core::ConfirmPipelineOptions confirmOptions;
@@ -288,6 +371,11 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     http::registerBreakerRoutes(*server, *breakers, clock);
     http::registerCallbackRoutes(*server, *callbacks, clock);
     http::registerModeRoutes(*server, *callbackModes, *audit, clock);
+    http::registerOutboxRoutes(*server, *outboxStore, *audit, clock);
+    http::registerFindingRoutes(*server, *findingReader);
+    http::registerCompensationRoutes(*server, *compensations, *orders, clock);
+    http::registerReconciliationRoutes(*server, *patrolRunner, *audit, clock);
+    http::registerAuditRoutes(*server, *auditReader);
 
     const QHostAddress address(config.listen.host == u"localhost" ? QStringLiteral("127.0.0.1") : config.listen.host);
     if (address.isNull())
@@ -312,12 +400,21 @@ core::Result<void> AgentRuntime::Parts::startHttp()
 
 AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
 
+/// Timers stop first (no new background work), then the outbox loops finish their round
+/// and join; work already on the global pool is waited for by the destructor.
+void AgentRuntime::Parts::stopBackgroundWork()
+{
+    for (QTimer *timer : {purgeTimer.get(), callbackWorkerTimer.get(), patrolTimer.get()}) {
+        if (timer)
+            timer->stop();
+    }
+    if (outboxLoops)
+        outboxLoops->stop();
+}
+
 AgentRuntime::~AgentRuntime()
 {
-    if (d->purgeTimer)
-        d->purgeTimer->stop();
-    if (d->callbackWorkerTimer)
-        d->callbackWorkerTimer->stop();
+    d->stopBackgroundWork();
     QThreadPool::globalInstance()->waitForDone();
 }
 
@@ -325,7 +422,8 @@ core::Result<std::unique_ptr<AgentRuntime>> AgentRuntime::start(config::Config c
 {
     std::unique_ptr<AgentRuntime> runtime(new AgentRuntime);
     runtime->d->config = std::move(config);
-    for (auto step : {&Parts::openStorage, &Parts::openGateways, &Parts::openCallbacks, &Parts::startHttp}) {
+    for (auto step : {&Parts::openStorage, &Parts::openGateways, &Parts::openCallbacks, &Parts::openOperations,
+                      &Parts::startHttp}) {
         if (auto done = (runtime->d.get()->*step)(); !done)
             return done.error();
     }
@@ -334,10 +432,7 @@ core::Result<std::unique_ptr<AgentRuntime>> AgentRuntime::start(config::Config c
 
 bool AgentRuntime::drain(std::chrono::milliseconds timeout)
 {
-    if (d->purgeTimer)
-        d->purgeTimer->stop();
-    if (d->callbackWorkerTimer)
-        d->callbackWorkerTimer->stop();
+    d->stopBackgroundWork();
     return d->server ? d->server->drain(timeout) : true;
 }
 
