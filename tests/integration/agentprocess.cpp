@@ -215,4 +215,21 @@ QString AgentProcess::issueToken(qint64 userId, const QString &orderNo) const
     return answer.status == 201 ? answer.json().value(QStringLiteral("token")).toString() : QString();
 }
 
+QString AgentProcess::confirmPayment(const QString &orderNo, qint64 userId, const QString &channel,
+                                     QString *error) const
+{
+    const QString token = issueToken(userId, orderNo);
+    const HttpAnswer confirmed = call("POST", QStringLiteral("/api/v1/payments/confirm"),
+                                      QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
+                                                                {QStringLiteral("order_no"), orderNo},
+                                                                {QStringLiteral("channel"), channel}})
+                                          .toJson(QJsonDocument::Compact),
+                                      {{"X-User-Id", QByteArray::number(userId)}, {"Idempotency-Key", orderNo.toUtf8()}});
+    if (confirmed.status != 200) {
+        *error = QStringLiteral("confirm: %1 %2").arg(confirmed.status).arg(QString::fromUtf8(confirmed.body));
+        return {};
+    }
+    return confirmed.json().value(QStringLiteral("payment_no")).toString();
+}
+
 } // namespace payonce::testsupport

@@ -72,6 +72,9 @@ public:
                      QString *error) const;
     /// POST /api/v1/payments/token for the user; the token or empty.
     QString issueToken(qint64 userId, const QString &orderNo) const;
+    /// A token, then POST /api/v1/payments/confirm on the channel with the order_no as
+    /// Idempotency-Key: the payment_no (the platform's out_trade_no), or empty and *error.
+    QString confirmPayment(const QString &orderNo, qint64 userId, const QString &channel, QString *error) const;
 
 private:
     AgentProcess() = default;

@@ -166,19 +166,10 @@ private:
             qWarning("%s", qPrintable(error));
             return {};
         }
-        const QString token = m_agent->issueToken(42, orderNo);
-        const HttpAnswer confirmed = m_agent->call(
-            "POST", QStringLiteral("/api/v1/payments/confirm"),
-            QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
-                                      {QStringLiteral("order_no"), orderNo},
-                                      {QStringLiteral("channel"), channel}})
-                .toJson(QJsonDocument::Compact),
-            {{"X-User-Id", "42"}, {"Idempotency-Key", orderNo.toUtf8()}});
-        if (confirmed.status != 200) {
-            qWarning("confirm: %s", qPrintable(describe(confirmed)));
-            return {};
-        }
-        return confirmed.json().value(QStringLiteral("payment_no")).toString();
+        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, channel, &error);
+        if (paymentNo.isEmpty())
+            qWarning("%s", qPrintable(error));
+        return paymentNo;
     }
 
     QString notificationState(const QString &paymentNo)

@@ -1,6 +1,8 @@
-// The outbox's webhook handler against a receiver in this process (a QTcpServer served by
-// the handler's own blocking event loop): POST JSON with Idempotency-Key = event id to
+// The outbox's webhook handler against a receiver in this process (a QTcpServer on a
+// thread of its own, testsupport::WebhookReceiver): POST JSON with Idempotency-Key = event id to
 // every URL, 2xx = done, anything else a failure; its breaker stops calls to a sick receiver.
+
+#include "webhookreceiver.h"
 
 #include "core/circuitbreaker.h"
 #include "core/ports/clock.h"
@@ -8,77 +10,13 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QTcpServer>
-#include <QTcpSocket>
 #include <QTest>
 
 using namespace payonce;
 
 namespace {
 
-/// A minimal HTTP/1.1 receiver: records each request and answers with `status`, or never
-/// answers when status is 0.
-class Receiver : public QObject {
-public:
-    struct Request {
-        QByteArray method;
-        QByteArray path;
-        QHash<QByteArray, QByteArray> headers; ///< lower-case names
-        QByteArray body;
-    };
-
-    explicit Receiver(int answer) : status(answer)
-    {
-        m_server.listen(QHostAddress::LocalHost);
-        QObject::connect(&m_server, &QTcpServer::newConnection, this, [this] {
-            while (QTcpSocket *socket = m_server.nextPendingConnection()) {
-                socket->setParent(this);
-                QObject::connect(socket, &QTcpSocket::readyRead, this, [this, socket] { onData(socket); });
-            }
-        });
-    }
-
-    QUrl url(const QString &path) const
-    {
-        return QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(m_server.serverPort()).arg(path));
-    }
-
-    int status;
-    QList<Request> requests;
-
-private:
-    void onData(QTcpSocket *socket)
-    {
-        QByteArray &buffer = m_buffers[socket];
-        buffer += socket->readAll();
-        const qsizetype end = buffer.indexOf("\r\n\r\n");
-        if (end < 0)
-            return;
-        Request request;
-        const QList<QByteArray> lines = buffer.left(end).split('\n');
-        const QList<QByteArray> first = lines.value(0).trimmed().split(' ');
-        request.method = first.value(0);
-        request.path = first.value(1);
-        for (qsizetype i = 1; i < lines.size(); ++i) {
-            const qsizetype colon = lines[i].indexOf(':');
-            if (colon > 0)
-                request.headers.insert(lines[i].left(colon).trimmed().toLower(), lines[i].mid(colon + 1).trimmed());
-        }
-        const qsizetype length = request.headers.value("content-length").toLongLong();
-        if (buffer.size() < end + 4 + length)
-            return;
-        request.body = buffer.mid(end + 4, length);
-        m_buffers.remove(socket);
-        requests.append(request);
-        if (status == 0)
-            return;
-        socket->write("HTTP/1.1 " + QByteArray::number(status) + " X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-        socket->disconnectFromHost();
-    }
-
-    QTcpServer m_server;
-    QHash<QTcpSocket *, QByteArray> m_buffers;
-};
+using Receiver = testsupport::WebhookReceiver;
 
 core::OutboxEvent eventNamed(const QString &id)
 {
@@ -108,9 +46,10 @@ private Q_SLOTS:
         webhook::WebhookHandler handler({{a.url(QStringLiteral("/hooks/a")), b.url(QStringLiteral("/b"))}, 5000});
         const auto delivered = handler.deliver(eventNamed(QStringLiteral("order.paid:ORD001")));
         QVERIFY2(delivered.ok(), delivered.ok() ? "" : qPrintable(delivered.error().internalMessage));
-        QCOMPARE(a.requests.size(), 1);
-        QCOMPARE(b.requests.size(), 1);
-        const Receiver::Request &r = a.requests.first();
+        const QList<Receiver::Request> toA = a.requests();
+        QCOMPARE(toA.size(), 1);
+        QCOMPARE(b.requests().size(), 1);
+        const Receiver::Request &r = toA.first();
         QCOMPARE(r.method, QByteArray("POST"));
         QCOMPARE(r.path, QByteArray("/hooks/a"));
         QCOMPARE(r.headers.value("idempotency-key"), QByteArray("order.paid:ORD001"));
@@ -119,7 +58,7 @@ private Q_SLOTS:
         QCOMPARE(body.value(QStringLiteral("event_id")).toString(), QStringLiteral("order.paid:ORD001"));
         QCOMPARE(body.value(QStringLiteral("event_type")).toString(), QStringLiteral("order.paid"));
         QCOMPARE(body.value(QStringLiteral("payload")).toObject().value(QStringLiteral("amount_fen")).toInt(), 9900);
-        QCOMPARE(b.requests.first().body, r.body);
+        QCOMPARE(b.requests().first().body, r.body);
     }
 
     void non2xxIsAFailure_data()
@@ -138,7 +77,7 @@ private Q_SLOTS:
         QVERIFY(!delivered.ok());
         QVERIFY2(delivered.error().internalMessage.contains(QStringLiteral("HTTP %1").arg(status)),
                  qPrintable(delivered.error().internalMessage));
-        QCOMPARE(receiver.requests.size(), 1);
+        QCOMPARE(receiver.requests().size(), 1);
     }
 
     void timeoutIsAFailure()
@@ -164,12 +103,12 @@ private Q_SLOTS:
         webhook::WebhookHandler handler({{sick.url(QStringLiteral("/h"))}, 5000}, &breaker);
         QVERIFY(!handler.deliver(eventNamed(QStringLiteral("e3"))).ok());
         QVERIFY(!handler.deliver(eventNamed(QStringLiteral("e3"))).ok());
-        QCOMPARE(sick.requests.size(), 2);
+        QCOMPARE(sick.requests().size(), 2);
         QCOMPARE(breaker.state(), core::BreakerState::Open);
         const auto refused = handler.deliver(eventNamed(QStringLiteral("e3")));
         QVERIFY(!refused.ok());
         QVERIFY(refused.error().internalMessage.contains(QStringLiteral("open")));
-        QCOMPARE(sick.requests.size(), 2);
+        QCOMPARE(sick.requests().size(), 2);
     }
 };
 
