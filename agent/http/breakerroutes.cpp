@@ -2,22 +2,17 @@
 
 #include "errormapping.h"
 #include "jsonbody.h"
+#include "routesupport.h"
 
 #include "core/breakerregistry.h"
 #include "core/ports/clock.h"
 
-#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonObject>
 
 namespace payonce::http {
 
 namespace {
-
-QString isoTime(qint64 ms)
-{
-    return ms > 0 ? QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs) : QString();
-}
 
 /// What callers meet: a forced mode decides whatever the failure rate says, so the desk
 /// sees "open" for forced_open and "closed" for forced_closed.

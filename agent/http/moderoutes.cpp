@@ -2,12 +2,12 @@
 
 #include "errormapping.h"
 #include "jsonbody.h"
+#include "routesupport.h"
 
 #include "core/ports/auditwriter.h"
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/clock.h"
 
-#include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -30,7 +30,7 @@ core::Result<QJsonObject> modeJson(core::CallbackModeStore &modes)
         {QStringLiteral("changed_by"), s.actor},
         {QStringLiteral("reason"), s.reason},
         {QStringLiteral("changed_at"),
-         s.changedAtMs > 0 ? QDateTime::fromMSecsSinceEpoch(s.changedAtMs, Qt::UTC).toString(Qt::ISODateWithMs) : QString()},
+         isoTime(s.changedAtMs)},
     };
 }
 
