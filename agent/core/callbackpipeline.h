@@ -136,6 +136,15 @@ public:
     /// delivery is verified again without the time window and goes through the same
     /// transaction code. Nothing is appended to callback_deliveries.
     CallbackOutcome finishAccepted(const AcceptedCallback &row);
+    /// Settles a payment that the platform's own query confirmed (the patrol, for an order
+    /// stuck in PAYING): there is no delivery to verify or record, so `confirmed` must come
+    /// from a verified gateway response. The content checks (amount, currency; merchant and
+    /// app ids are the gateway client's own) and then the same L4 row, L3 lock and
+    /// transaction as a delivery: a callback for the same pay_no arriving at the same
+    /// moment meets it at the log row, the lock or the CAS, and the order is paid once. An
+    /// existing log row does not end it here (it may be an `accepted` row nobody can
+    /// finish); the CAS and the side-effect keys decide.
+    CallbackOutcome settleConfirmed(const PaymentNotification &confirmed);
 
     /// QA switches; Forbidden unless options.qaEnabled. Thread-safe, effective for the
     /// next delivery.

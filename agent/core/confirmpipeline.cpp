@@ -40,17 +40,6 @@ QString paymentTokenScope(qint64 userId, const QString &orderNo)
 
 namespace {
 
-QString newPaymentNo()
-{
-    // 26 of [A-Z0-9]: within the platforms' 6–32 of [A-Za-z0-9_-], unique by chance (96 bits).
-    quint32 words[3];
-    QRandomGenerator::system()->fillRange(words);
-    QString out = QStringLiteral("PN");
-    for (quint32 word : words)
-        out += QString::number(word, 16).rightJustified(8, QLatin1Char('0')).toUpper();
-    return out;
-}
-
 QString userScope(qint64 userId)
 {
     return QStringLiteral("user:%1").arg(userId);

@@ -1,6 +1,15 @@
 #include "patrol.h"
 
+#include "core/callbackpipeline.h"
+#include "core/paymentrecord.h"
+#include "core/ports/auditwriter.h"
+#include "core/ports/callbackmodestore.h"
+#include "core/ports/paymentgateway.h"
+
+#include "logging/categories.h"
+
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QMap>
 
 namespace payonce::core {
@@ -89,6 +98,23 @@ Check check(const PaidOrderEffects &order)
     return out;
 }
 
+QString tradeStateName(GatewayTradeState state)
+{
+    switch (state) {
+    case GatewayTradeState::NotFound: return QStringLiteral("not_found");
+    case GatewayTradeState::NotPaid: return QStringLiteral("not_paid");
+    case GatewayTradeState::Paid: return QStringLiteral("paid");
+    case GatewayTradeState::Closed: return QStringLiteral("closed");
+    case GatewayTradeState::Refunded: return QStringLiteral("refunded");
+    }
+    return QStringLiteral("unknown");
+}
+
+QString compact(const QJsonObject &object)
+{
+    return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
+}
+
 QString joinIds(const QList<qint64> &ids)
 {
     QStringList parts;
@@ -99,9 +125,8 @@ QString joinIds(const QList<qint64> &ids)
 
 } // namespace
 
-Result<QList<StoredFinding>> Patrol::runOnce(qint64 nowMs)
+Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
 {
-    QList<StoredFinding> found;
     QString after;
     for (;;) {
         auto page = m_store.paidOrders(after, kPageSize);
@@ -160,11 +185,231 @@ Result<QList<StoredFinding>> Patrol::runOnce(qint64 nowMs)
         if (page.value().size() < kPageSize)
             break;
     }
-    auto resolved = m_store.resolveNotSeenSince({QStringLiteral("effect_mismatch"), QStringLiteral("missing_outbox")},
-                                                nowMs, nowMs);
+    return {};
+}
+
+
+Result<QList<StoredFinding>> Patrol::runOnce(qint64 nowMs)
+{
+    bool acceptOnly = false;
+    if (m_settlement.modes) {
+        auto mode = m_settlement.modes->mode();
+        if (!mode)
+            return mode.error();
+        acceptOnly = mode.value().mode == CallbackMode::AcceptOnly;
+    }
+    QList<StoredFinding> found;
+    // Stuck payments first: an order finished here is then checked with the PAID ones.
+    if (auto done = checkStuckPaying(nowMs, acceptOnly, found); !done)
+        return done.error();
+    if (auto done = checkPaidOrders(nowMs, found); !done)
+        return done.error();
+    QStringList kinds{QStringLiteral("effect_mismatch"), QStringLiteral("missing_outbox"),
+                      QStringLiteral("stuck_paying")};
+    if (!acceptOnly) {
+        // In accept-only mode `accepted` rows wait on purpose: neither raised nor resolved.
+        if (auto done = checkStuckAccepted(nowMs, found); !done)
+            return done.error();
+        kinds.append(QStringLiteral("stuck_accepted"));
+    }
+    auto resolved = m_store.resolveNotSeenSince(kinds, nowMs, nowMs);
     if (!resolved)
         return resolved.error();
     return found;
+}
+
+Result<void> Patrol::checkStuckPaying(qint64 nowMs, bool acceptOnly, QList<StoredFinding> &found)
+{
+    if (m_options.stuckPayingAfterMs <= 0)
+        return {};
+    // One page per run: a backlog drains over the next runs, each order asked once per run.
+    auto stuck = m_store.stuckPaying(nowMs - m_options.stuckPayingAfterMs, kPageSize);
+    if (!stuck)
+        return stuck.error();
+    for (const StuckPayingOrder &order : stuck.value()) {
+        QJsonObject evidence = settleStuckOrder(order, acceptOnly, nowMs);
+        evidence.insert(QStringLiteral("paying_since_ms"), order.payingSinceMs);
+        evidence.insert(QStringLiteral("paying_for_ms"), nowMs - order.payingSinceMs);
+        evidence.insert(QStringLiteral("amount_fen"), order.amountFen);
+        auto raised = m_store.raiseFinding({QStringLiteral("stuck_paying"), QStringLiteral("order:") + order.orderNo,
+                                            order.orderNo, evidence.value(QStringLiteral("pay_no")).toString(),
+                                            evidence},
+                                           nowMs);
+        if (!raised)
+            return raised.error();
+        found.append(raised.value());
+    }
+    return {};
+}
+
+QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptOnly, qint64 nowMs)
+{
+    QJsonArray attempts;
+    QJsonArray renumberedJson;
+    auto verdict = [&](const QString &action, const QString &why) {
+        return QJsonObject{{QStringLiteral("action"), action},
+                           {QStringLiteral("why"), why},
+                           {QStringLiteral("attempts"), attempts},
+                           {QStringLiteral("renumbered"), renumberedJson}};
+    };
+    for (const StuckPayingOrder::Attempt &attempt : order.attempts) {
+        attempts.append(QJsonObject{{QStringLiteral("payment_no"), attempt.paymentNo},
+                                    {QStringLiteral("channel"), channelName(attempt.channel)},
+                                    {QStringLiteral("record_status"), attempt.status}});
+    }
+    if (!m_settlement.gateways || !m_settlement.callbacks)
+        return verdict(QStringLiteral("left"), QStringLiteral("this patrol has no gateways to ask"));
+    if (acceptOnly)
+        return verdict(QStringLiteral("left"), QStringLiteral("callbacks are in accept-only mode"));
+    // Nothing to ask about: usually the order was paid between the two reads; otherwise an
+    // inconsistency an operator must look at — never a reason to revert blindly.
+    if (order.attempts.isEmpty())
+        return verdict(QStringLiteral("left"), QStringLiteral("no open payment attempt for this order"));
+
+    // Settles a payment the platform confirmed, through the callback path's transaction.
+    auto finish = [&](const StuckPayingOrder::Attempt &attempt, const GatewayTrade &trade) {
+        PaymentNotification confirmed;
+        confirmed.channel = attempt.channel;
+        confirmed.payNo = trade.payNo;
+        confirmed.paymentNo = attempt.paymentNo;
+        confirmed.amountFen = trade.amountFen;
+        confirmed.paid = true;
+        confirmed.tradeState = QStringLiteral("paid (gateway query)");
+        const CallbackOutcome outcome = m_settlement.callbacks->settleConfirmed(confirmed);
+        QJsonObject out = verdict(QString(), outcome.message);
+        out.insert(QStringLiteral("pay_no"), trade.payNo);
+        out.insert(QStringLiteral("outcome"), outcome.note);
+        out.insert(QStringLiteral("layer"), layerName(outcome.layer));
+        if (!outcome.success()) {
+            out.insert(QStringLiteral("action"), QStringLiteral("left"));
+            return out;
+        }
+        // "processed": this call made the order PAID; anything else means another path
+        // (the late callback, another agent's patrol) settled it a moment earlier.
+        const bool byUs = outcome.note == QLatin1String("processed");
+        out.insert(QStringLiteral("action"), byUs ? QStringLiteral("finished") : QStringLiteral("settled_elsewhere"));
+        out.insert(QStringLiteral("why"), QStringLiteral("the platform's query says paid"));
+        if (byUs && m_settlement.audit) {
+            auto audited = m_settlement.audit->append(
+                {QStringLiteral("system:patrol"), QStringLiteral("patrol.finish_paying"),
+                 QStringLiteral("order:") + order.orderNo,
+                 compact({{QStringLiteral("status"), QStringLiteral("PAYING")}}),
+                 compact({{QStringLiteral("status"), QStringLiteral("PAID")},
+                          {QStringLiteral("pay_no"), trade.payNo},
+                          {QStringLiteral("payment_no"), attempt.paymentNo},
+                          {QStringLiteral("channel"), channelName(attempt.channel)}}),
+                 QStringLiteral("PAYING for %1 s; the platform's query says paid").arg((nowMs - order.payingSinceMs) / 1000),
+                 QString()});
+            if (!audited)
+                qCWarning(payonce::lcCore) << "patrol: audit row not written:" << audited.error().internalMessage;
+        }
+        return out;
+    };
+
+    struct OpenTrade {
+        const StuckPayingOrder::Attempt *attempt;
+        PaymentGateway *gateway;
+    };
+    QList<OpenTrade> open;
+    QString unclear;
+    for (qsizetype i = 0; i < order.attempts.size(); ++i) {
+        const StuckPayingOrder::Attempt &attempt = order.attempts.at(i);
+        QJsonObject seen = attempts.at(i).toObject();
+        PaymentGateway *gateway = m_settlement.gateways(attempt.channel);
+        auto trade = gateway ? gateway->query(attempt.paymentNo)
+                             : Result<GatewayTrade>(Error::make(ErrorCode::Misconfigured, QStringLiteral("no gateway")));
+        if (!trade) {
+            seen.insert(QStringLiteral("gateway_state"), QStringLiteral("unknown"));
+            seen.insert(QStringLiteral("error"), trade.error().internalMessage);
+            attempts.replace(i, seen);
+            unclear = QStringLiteral("the %1 query failed: %2").arg(channelName(attempt.channel),
+                                                                     trade.error().internalMessage);
+            continue;
+        }
+        seen.insert(QStringLiteral("gateway_state"), tradeStateName(trade.value().state));
+        attempts.replace(i, seen);
+        switch (trade.value().state) {
+        case GatewayTradeState::Paid:
+            return finish(attempt, trade.value());
+        case GatewayTradeState::Refunded:
+            unclear = QStringLiteral("%1 says refunded while the order is PAYING").arg(channelName(attempt.channel));
+            break;
+        case GatewayTradeState::NotFound:
+        case GatewayTradeState::NotPaid:
+        case GatewayTradeState::Closed:
+            open.append({&attempt, gateway});
+            break;
+        }
+    }
+    if (!unclear.isEmpty())
+        return verdict(QStringLiteral("left"), unclear);
+
+    // Paid nowhere. Close every trade before the order reverts, so nothing can be paid
+    // for it afterwards; a close refused because the trade was paid meanwhile settles it.
+    QList<QPair<QString, QString>> renumbered;
+    for (const OpenTrade &trade : open) {
+        const QString &paymentNo = trade.attempt->paymentNo;
+        auto closed = trade.gateway->close(paymentNo);
+        if (!closed) {
+            if (closed.error().code == ErrorCode::Conflict) {
+                auto again = trade.gateway->query(paymentNo);
+                if (again && again.value().state == GatewayTradeState::Paid)
+                    return finish(*trade.attempt, again.value());
+            }
+            return verdict(QStringLiteral("left"), QStringLiteral("closing %1 at %2 failed: %3")
+                                                       .arg(paymentNo, channelName(trade.attempt->channel),
+                                                            closed.error().internalMessage));
+        }
+        renumbered.append({paymentNo, newPaymentNo()});
+        renumberedJson.append(QJsonObject{{QStringLiteral("from"), paymentNo},
+                                          {QStringLiteral("to"), renumbered.last().second}});
+    }
+    const QString why =
+        QStringLiteral("not paid after %1 s in PAYING; closed at the platform by the patrol").arg((nowMs - order.payingSinceMs) / 1000);
+    auto reverted = m_store.revertPaying(order.orderNo, renumbered, why, nowMs);
+    if (!reverted)
+        return verdict(QStringLiteral("left"), QStringLiteral("revert failed: %1").arg(reverted.error().internalMessage));
+    if (!reverted.value())
+        return verdict(QStringLiteral("left"), QStringLiteral("the order moved on while the patrol asked"));
+    if (m_settlement.audit) {
+        QJsonArray before;
+        for (const auto &[from, to] : renumbered)
+            before.append(from);
+        auto audited = m_settlement.audit->append(
+            {QStringLiteral("system:patrol"), QStringLiteral("patrol.revert_paying"),
+             QStringLiteral("order:") + order.orderNo,
+             compact({{QStringLiteral("status"), QStringLiteral("PAYING")}, {QStringLiteral("payment_nos"), before}}),
+             compact({{QStringLiteral("status"), QStringLiteral("PENDING")}, {QStringLiteral("renumbered"), renumberedJson}}),
+             why, QString()});
+        if (!audited)
+            qCWarning(payonce::lcCore) << "patrol: audit row not written:" << audited.error().internalMessage;
+    }
+    return verdict(QStringLiteral("reverted"), why);
+}
+
+Result<void> Patrol::checkStuckAccepted(qint64 nowMs, QList<StoredFinding> &found)
+{
+    if (m_options.stuckAcceptedAfterMs <= 0)
+        return {};
+    auto rows = m_store.stuckAccepted(nowMs - m_options.stuckAcceptedAfterMs, kPageSize);
+    if (!rows)
+        return rows.error();
+    for (const StuckAcceptedRow &row : rows.value()) {
+        const QJsonObject evidence{{QStringLiteral("channel"), channelName(row.channel)},
+                                   {QStringLiteral("pay_no"), row.payNo},
+                                   {QStringLiteral("order_status"), row.orderStatus},
+                                   {QStringLiteral("has_delivery"), row.hasDelivery},
+                                   {QStringLiteral("accepted_at_ms"), row.createdAtMs},
+                                   {QStringLiteral("accepted_for_ms"), nowMs - row.createdAtMs}};
+        auto raised = m_store.raiseFinding({QStringLiteral("stuck_accepted"),
+                                            channelName(row.channel) + QLatin1Char(':') + row.payNo, row.orderNo,
+                                            row.payNo, evidence},
+                                           nowMs);
+        if (!raised)
+            return raised.error();
+        found.append(raised.value());
+    }
+    return {};
 }
 
 } // namespace payonce::core

@@ -1,5 +1,7 @@
 #include "paymentrecord.h"
 
+#include <QRandomGenerator>
+
 #include <array>
 #include <utility>
 
@@ -14,6 +16,17 @@ constexpr std::array<std::pair<PaymentRecordStatus, const char *>, 5> kNames{{
     {PaymentRecordStatus::Closed, "closed"},
 }};
 } // namespace
+
+QString newPaymentNo()
+{
+    // Unique by chance: 96 bits from the system generator.
+    quint32 words[3];
+    QRandomGenerator::system()->fillRange(words);
+    QString out = QStringLiteral("PN");
+    for (quint32 word : words)
+        out += QString::number(word, 16).rightJustified(8, QLatin1Char('0')).toUpper();
+    return out;
+}
 
 QString paymentRecordStatusName(PaymentRecordStatus status)
 {

@@ -98,6 +98,104 @@ core::Result<core::StoredFinding> SqlPatrolStore::raiseFinding(const core::Findi
     });
 }
 
+core::Result<QList<core::StuckPayingOrder>> SqlPatrolStore::stuckPaying(qint64 updatedBeforeMs, int limit)
+{
+    return m_database.read([&](Session &session) -> core::Result<QList<core::StuckPayingOrder>> {
+        auto query = session.exec(QStringLiteral("SELECT order_no, amount_fen, updated_at FROM orders "
+                                                 "WHERE status = 'PAYING' AND updated_at < ? "
+                                                 "ORDER BY updated_at, order_no LIMIT %1")
+                                      .arg(limit),
+                                  {updatedBeforeMs}, QStringLiteral("patrol: stuck PAYING orders"));
+        if (!query)
+            return query.error();
+        QList<core::StuckPayingOrder> orders;
+        while (query.value().next()) {
+            core::StuckPayingOrder order;
+            order.orderNo = query.value().value(0).toString();
+            order.amountFen = query.value().value(1).toLongLong();
+            order.payingSinceMs = query.value().value(2).toLongLong();
+            orders.append(order);
+        }
+        for (core::StuckPayingOrder &order : orders) {
+            auto attempts = session.exec(QStringLiteral("SELECT payment_no, channel, status, amount_fen FROM payment_records "
+                                                        "WHERE order_no = ? AND status IN ('creating', 'pending') ORDER BY id"),
+                                         {order.orderNo}, QStringLiteral("patrol: open payment attempts"));
+            if (!attempts)
+                return attempts.error();
+            while (attempts.value().next()) {
+                const auto channel = core::channelFromName(attempts.value().value(1).toString());
+                if (!channel)
+                    continue; // the CHECK constraint makes this impossible
+                order.attempts.append({attempts.value().value(0).toString(), *channel,
+                                       attempts.value().value(2).toString(), attempts.value().value(3).toLongLong()});
+            }
+        }
+        return orders;
+    });
+}
+
+core::Result<bool> SqlPatrolStore::revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
+                                                const QString &lastError, qint64 nowMs)
+{
+    bool movedOn = false;
+    auto reverted = m_database.write([&](Session &session) -> core::Result<void> {
+        movedOn = false;
+        const core::Error rollback =
+            core::Error::make(core::ErrorCode::Conflict, QStringLiteral("the order moved on; revert rolled back"));
+        for (const auto &[from, to] : renumbered) {
+            auto failed = session.execAffected(
+                QStringLiteral("UPDATE payment_records SET payment_no = ?, status = 'failed', last_error = ?, "
+                               "updated_at = ? WHERE payment_no = ? AND order_no = ? AND status IN ('creating', 'pending')"),
+                {to, lastError.left(500), nowMs, from, orderNo}, QStringLiteral("patrol: close payment attempt"));
+            if (!failed)
+                return failed.error();
+            if (failed.value() != 1) {
+                movedOn = true;
+                return rollback;
+            }
+        }
+        auto moved = session.execAffected(QStringLiteral("UPDATE orders SET status = 'PENDING', version = version + 1, "
+                                                         "updated_at = ? WHERE order_no = ? AND status = 'PAYING'"),
+                                          {nowMs, orderNo}, QStringLiteral("patrol: order PAYING -> PENDING"));
+        if (!moved)
+            return moved.error();
+        if (moved.value() != 1) {
+            movedOn = true;
+            return rollback;
+        }
+        return {};
+    });
+    if (reverted)
+        return true;
+    if (movedOn)
+        return false;
+    return reverted.error();
+}
+
+core::Result<QList<core::StuckAcceptedRow>> SqlPatrolStore::stuckAccepted(qint64 createdBeforeMs, int limit)
+{
+    return m_database.read([&](Session &session) -> core::Result<QList<core::StuckAcceptedRow>> {
+        auto query = session.exec(
+            QStringLiteral("SELECT l.channel, l.pay_no, l.order_no, o.status, l.delivery_id, l.created_at "
+                           "FROM pay_callback_log l LEFT JOIN orders o ON o.order_no = l.order_no "
+                           "WHERE l.status = 'accepted' AND l.created_at < ? ORDER BY l.created_at, l.id LIMIT %1")
+                .arg(limit),
+            {createdBeforeMs}, QStringLiteral("patrol: stuck accepted rows"));
+        if (!query)
+            return query.error();
+        QList<core::StuckAcceptedRow> rows;
+        QSqlQuery &q = query.value();
+        while (q.next()) {
+            const auto channel = core::channelFromName(q.value(0).toString());
+            if (!channel)
+                continue; // the CHECK constraint makes this impossible
+            rows.append({*channel, q.value(1).toString(), q.value(2).toString(), q.value(3).toString(),
+                         !q.value(4).isNull(), q.value(5).toLongLong()});
+        }
+        return rows;
+    });
+}
+
 core::Result<int> SqlPatrolStore::resolveNotSeenSince(const QStringList &kinds, qint64 seenSinceMs, qint64 nowMs)
 {
     return m_database.write([&](Session &session) -> core::Result<int> {

@@ -1,9 +1,11 @@
 #pragma once
 
+#include "core/channel.h"
 #include "core/finding.h"
 #include "core/result.h"
 
 #include <QList>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 
@@ -44,6 +46,31 @@ struct PaidOrderEffects {
     bool hasPaidEvent = false;     ///< an outbox row "order.paid:<order_no>" exists
 };
 
+/// An order in PAYING whose last change is older than the patrol's threshold, with its
+/// payment attempts still open at a platform (payment_records creating|pending).
+struct StuckPayingOrder {
+    struct Attempt {
+        QString paymentNo;
+        Channel channel = Channel::WeChat;
+        QString status; ///< "creating" | "pending"
+        qint64 amountFen = 0;
+    };
+    QString orderNo;
+    qint64 amountFen = 0;
+    qint64 payingSinceMs = 0; ///< orders.updated_at
+    QList<Attempt> attempts;  ///< may be empty (an attempt that failed without reverting the order)
+};
+
+/// A pay_callback_log row still `accepted` past the patrol's threshold.
+struct StuckAcceptedRow {
+    Channel channel = Channel::WeChat;
+    QString payNo;
+    QString orderNo;
+    QString orderStatus;
+    bool hasDelivery = false; ///< false: written by the patrol's own settlement, finished by it
+    qint64 createdAtMs = 0;
+};
+
 /// What the reconciliation patrol reads and writes. Thread-safe; work runs on the calling
 /// thread.
 class PatrolStore {
@@ -53,6 +80,17 @@ public:
     virtual Result<QList<PaidOrderEffects>> paidOrders(const QString &afterOrderNo, int limit) = 0;
     /// The shared finding upsert (insert, or seen again), in its own transaction.
     virtual Result<StoredFinding> raiseFinding(const Finding &finding, qint64 nowMs) = 0;
+    /// Orders in PAYING with updated_at < updatedBeforeMs, oldest first, at most `limit`.
+    virtual Result<QList<StuckPayingOrder>> stuckPaying(qint64 updatedBeforeMs, int limit) = 0;
+    /// One transaction: each open attempt becomes failed under its new payment_no
+    /// (`renumbered`: old → new — its trade was closed at the platform, and a platform never
+    /// creates a closed out_trade_no again; a later confirm reuses the record) with
+    /// lastError, and the order goes PAYING → PENDING by a status CAS. false: the order was
+    /// no longer PAYING or an attempt was no longer open (nothing written).
+    virtual Result<bool> revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
+                                      const QString &lastError, qint64 nowMs) = 0;
+    /// `accepted` log rows with created_at < createdBeforeMs, oldest first, at most `limit`.
+    virtual Result<QList<StuckAcceptedRow>> stuckAccepted(qint64 createdBeforeMs, int limit) = 0;
     /// Open findings of these kinds not seen at or after seenSinceMs become resolved.
     virtual Result<int> resolveNotSeenSince(const QStringList &kinds, qint64 seenSinceMs, qint64 nowMs) = 0;
 };

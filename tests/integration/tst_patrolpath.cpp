@@ -1,0 +1,385 @@
+// Orders stuck in PAYING, end to end (issue 6): the real agent and payonce-sim, on the
+// database of the dialect under test. The agent tells the platform to notify a relay in
+// this test instead of itself (public_base_url), which keeps each notification and answers
+// FAIL, so the order stays PAYING although the simulator has it paid — the lost callback.
+// The order is then made older than the patrol's threshold, and the patrol's run and the
+// late callback (the relay's copy, byte for byte) reach the agent at the same moment.
+// Exactly one of them pays the order; every effect is written once.
+
+#include "agentprocess.h"
+#include "httptestsupport.h"
+#include "storagefixture.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <latch>
+#include <memory>
+#include <thread>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+constexpr qint64 kUser = 77;
+constexpr qint64 kStuckAfterMs = 60 * 1000;
+
+struct CapturedRequest {
+    QByteArray path;
+    QList<QPair<QByteArray, QByteArray>> headers; // as sent, in order
+    QByteArray body;
+};
+
+/// Where the platform believes the agent is: keeps every notification and answers FAIL
+/// (WeChat 500, Alipay "failure"), as an agent that never got it would look.
+class NotificationRelay {
+public:
+    NotificationRelay()
+    {
+        m_server.listen(QHostAddress::LocalHost, 0);
+        QObject::connect(&m_server, &QTcpServer::newConnection, &m_server, [this] {
+            while (QTcpSocket *socket = m_server.nextPendingConnection())
+                accept(socket);
+        });
+    }
+    QString baseUrl() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_server.serverPort()); }
+    QList<CapturedRequest> captured;
+
+private:
+    void accept(QTcpSocket *socket)
+    {
+        auto buffer = std::make_shared<QByteArray>();
+        QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+        QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket, buffer] {
+            *buffer += socket->readAll();
+            const qsizetype end = buffer->indexOf("\r\n\r\n");
+            if (end < 0)
+                return;
+            CapturedRequest request;
+            const QList<QByteArray> lines = buffer->left(end).split('\n');
+            request.path = lines.value(0).split(' ').value(1);
+            qsizetype length = 0;
+            for (qsizetype i = 1; i < lines.size(); ++i) {
+                const qsizetype colon = lines.at(i).indexOf(':');
+                if (colon <= 0)
+                    continue;
+                const QByteArray name = lines.at(i).left(colon).trimmed();
+                const QByteArray value = lines.at(i).mid(colon + 1).trimmed();
+                request.headers.append({name, value});
+                if (name.compare("Content-Length", Qt::CaseInsensitive) == 0)
+                    length = value.toLongLong();
+            }
+            if (buffer->size() < end + 4 + length)
+                return;
+            request.body = buffer->mid(end + 4, length);
+            buffer->clear();
+            const bool alipay = request.path.endsWith("/alipay");
+            captured.append(request);
+            const QByteArray body = alipay ? QByteArray("failure") : QByteArray("{\"code\":\"FAIL\",\"message\":\"busy\"}");
+            socket->write(QByteArray(alipay ? "HTTP/1.1 200 OK" : "HTTP/1.1 500 Internal Server Error")
+                          + "\r\nContent-Type: text/plain\r\nContent-Length: " + QByteArray::number(body.size())
+                          + "\r\nConnection: close\r\n\r\n" + body);
+            socket->disconnectFromHost();
+        });
+    }
+
+    QTcpServer m_server;
+};
+
+/// The captured request as the platform would send it to the agent itself.
+QByteArray replayOf(const CapturedRequest &request)
+{
+    QByteArray out = "POST " + request.path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (const auto &[name, value] : request.headers) {
+        if (name.compare("Host", Qt::CaseInsensitive) == 0 || name.compare("Connection", Qt::CaseInsensitive) == 0)
+            continue;
+        out += name + ": " + value + "\r\n";
+    }
+    return out + "Connection: close\r\n\r\n" + request.body;
+}
+
+QString describe(const HttpAnswer &answer)
+{
+    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
+}
+
+const QList<QPair<QByteArray, QByteArray>> kDesk{{"Authorization", "Bearer desk-token"}};
+
+} // namespace
+
+class TestPatrolPath : public QObject {
+    Q_OBJECT
+private:
+    MigratedDatabase m_db;
+    NotificationRelay m_relay;
+    std::unique_ptr<AgentProcess> m_agent;
+    int m_serial = 0;
+
+    qint64 count(const QString &sql, const QVariantList &binds = {})
+    {
+        QString error;
+        const qint64 n = countRows(*m_db.database, sql, binds, &error);
+        if (n < 0)
+            qWarning() << "count failed:" << error;
+        return n;
+    }
+
+    QString text(const QString &sql, const QVariantList &binds)
+    {
+        auto read = m_db.database->read([&](sql::Session &session) -> core::Result<QString> {
+            auto q = session.exec(sql, binds);
+            if (!q)
+                return q.error();
+            return q.value().next() ? q.value().value(0).toString() : QString();
+        });
+        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+    }
+
+    bool exec(const QString &sql, const QVariantList &binds)
+    {
+        auto done = m_db.database->write([&](sql::Session &session) -> core::Result<void> {
+            auto q = session.exec(sql, binds);
+            if (!q)
+                return q.error();
+            return {};
+        });
+        if (!done.ok())
+            qWarning() << "exec failed:" << done.error().internalMessage;
+        return done.ok();
+    }
+
+    /// A PENDING order confirmed on `channel`: PAYING, with its trade at the simulator.
+    QString confirm(const QString &orderNo, const QString &channel, const QString &idempotencyKey)
+    {
+        const QString token = m_agent->issueToken(kUser, orderNo);
+        const HttpAnswer confirmed = m_agent->call(
+            "POST", QStringLiteral("/api/v1/payments/confirm"),
+            QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
+                                      {QStringLiteral("order_no"), orderNo},
+                                      {QStringLiteral("channel"), channel}})
+                .toJson(QJsonDocument::Compact),
+            {{"X-User-Id", QByteArray::number(kUser)}, {"Idempotency-Key", idempotencyKey.toUtf8()}});
+        if (confirmed.status != 200) {
+            qWarning("confirm: %s", qPrintable(describe(confirmed)));
+            return {};
+        }
+        return confirmed.json().value(QStringLiteral("payment_no")).toString();
+    }
+
+    QString newOrder(const QString &channel)
+    {
+        const QString orderNo = QStringLiteral("ORD-PP-%1-%2").arg(channel).arg(++m_serial);
+        QString error;
+        if (!m_agent->createOrder(orderNo, kUser, QStringLiteral("66.00"), QStringLiteral("SKU-") + orderNo, &error)) {
+            qWarning("%s", qPrintable(error));
+            return {};
+        }
+        return orderNo;
+    }
+
+    struct PaidAtSimulator {
+        QString payNo;
+        CapturedRequest notification; ///< the relay's copy
+    };
+
+    /// Paid at the simulator; its notification reached only the relay.
+    std::optional<PaidAtSimulator> payAtSimulator(const QString &channel, const QString &paymentNo)
+    {
+        const qsizetype before = m_relay.captured.size();
+        const HttpAnswer paid = m_agent->simCall(
+            "POST", QStringLiteral("/sim/pay"),
+            QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
+        if (paid.status != 200) {
+            qWarning("sim pay: %s", qPrintable(describe(paid)));
+            return std::nullopt;
+        }
+        QElapsedTimer waited;
+        waited.start();
+        while (m_relay.captured.size() == before && waited.elapsed() < 20000)
+            QTest::qWait(20);
+        if (m_relay.captured.size() == before)
+            return std::nullopt;
+        return PaidAtSimulator{paid.json().value(QStringLiteral("pay_no")).toString(), m_relay.captured.last()};
+    }
+
+    /// The order's last change, moved back past the patrol's threshold.
+    bool makeStuck(const QString &orderNo)
+    {
+        return exec(QStringLiteral("UPDATE orders SET updated_at = updated_at - ? WHERE order_no = ?"),
+                    {kStuckAfterMs + 60000, orderNo});
+    }
+
+    HttpAnswer runPatrol(const QByteArray &reason = "stuck payments drill")
+    {
+        return httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
+                        "{\"reason\":\"" + reason + "\"}", kDesk);
+    }
+
+    void verifyPaidOnce(const QString &orderNo, const QString &payNo)
+    {
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), payNo);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {QString(QStringLiteral("SKU-") + orderNo)}),
+                 QStringLiteral("99"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}), qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
+                 QStringLiteral("processed"));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        options.extraConfig = QJsonObject{
+            {QStringLiteral("public_base_url"), m_relay.baseUrl()},
+            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0},
+                                                   {QStringLiteral("stuck_paying_after_ms"), kStuckAfterMs}}}};
+        m_agent = AgentProcess::start(options, &error);
+        QVERIFY2(m_agent, qPrintable(error));
+        // The platform's next try comes minutes later: the relay's copy is the late callback.
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":20}").status, 200);
+    }
+    void cleanupTestCase()
+    {
+        if (m_agent)
+            QCOMPARE(m_agent->stop(), 0);
+    }
+
+    void patrolAndLateCallbackAtTheSameMomentPayOnce_data()
+    {
+        QTest::addColumn<QString>("channel");
+        QTest::newRow("wechat") << QStringLiteral("wechat");
+        QTest::newRow("alipay") << QStringLiteral("alipay");
+    }
+    void patrolAndLateCallbackAtTheSameMomentPayOnce()
+    {
+        QFETCH(QString, channel);
+        constexpr int kRounds = 4;
+        int byPatrol = 0, byCallback = 0;
+        for (int round = 0; round < kRounds; ++round) {
+            const QString orderNo = newOrder(channel);
+            QVERIFY(!orderNo.isEmpty());
+            const QString paymentNo = confirm(orderNo, channel, orderNo);
+            QVERIFY(!paymentNo.isEmpty());
+            const auto late = payAtSimulator(channel, paymentNo);
+            QVERIFY2(late, "the simulator's notification never reached the relay");
+            const QString payNo = late->payNo;
+            QVERIFY(!payNo.isEmpty());
+            QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+                     QStringLiteral("PAYING"));
+            QVERIFY(makeStuck(orderNo));
+
+            HttpAnswer patrolAnswer;
+            QByteArray callbackAnswer;
+            std::latch start(2);
+            std::thread patrolThread([&] {
+                start.arrive_and_wait();
+                patrolAnswer = runPatrol();
+            });
+            std::thread callbackThread([&, request = replayOf(late->notification)] {
+                start.arrive_and_wait();
+                callbackAnswer = httpExchange(m_agent->port(), request, 30000);
+            });
+            patrolThread.join();
+            callbackThread.join();
+
+            QVERIFY2(patrolAnswer.status == 200, qPrintable(describe(patrolAnswer)));
+            QCOMPARE(httpStatusOf(callbackAnswer), 200);
+            verifyPaidOnce(orderNo, payNo);
+
+            // Exactly one made PAYING → PAID: the patrol (its audit row) or the callback
+            // (its delivery decided "processed").
+            const qint64 patrolFinished = count(
+                QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
+                {QString(QStringLiteral("order:") + orderNo)});
+            const qint64 callbackProcessed = count(
+                QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND error_code = 'processed'"),
+                {orderNo});
+            QCOMPARE(patrolFinished + callbackProcessed, qint64(1));
+            byPatrol += int(patrolFinished);
+            byCallback += int(callbackProcessed);
+        }
+        qInfo("%s: %d round(s) finished by the patrol, %d by the late callback", qPrintable(channel), byPatrol,
+              byCallback);
+    }
+
+    void aPatrolAloneFinishesAndTheFindingResolves()
+    {
+        const QString orderNo = newOrder(QStringLiteral("wechat"));
+        const QString paymentNo = confirm(orderNo, QStringLiteral("wechat"), orderNo);
+        QVERIFY(!paymentNo.isEmpty());
+        const auto late = payAtSimulator(QStringLiteral("wechat"), paymentNo);
+        QVERIFY(late);
+        QVERIFY(makeStuck(orderNo));
+        const HttpAnswer run = runPatrol();
+        QVERIFY2(run.status == 200, qPrintable(describe(run)));
+        QVERIFY2(run.body.contains(orderNo.toUtf8()), qPrintable(describe(run)));
+        const QString payNo = text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
+        QVERIFY(!payNo.isEmpty());
+        verifyPaidOnce(orderNo, payNo);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
+                       {QString(QStringLiteral("order:") + orderNo)}),
+                 qint64(1));
+        // The late callback afterwards: acknowledged, nothing written twice.
+        QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
+        verifyPaidOnce(orderNo, payNo);
+        QVERIFY2(runPatrol().status == 200, "second run");
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
+                      {QString(QStringLiteral("order:") + orderNo)}),
+                 QStringLiteral("resolved"));
+    }
+
+    void anUnpaidStuckOrderIsClosedRevertedAndPayableAgain()
+    {
+        const QString orderNo = newOrder(QStringLiteral("wechat"));
+        const QString paymentNo = confirm(orderNo, QStringLiteral("wechat"), orderNo);
+        QVERIFY(!paymentNo.isEmpty());
+        QVERIFY(makeStuck(orderNo));
+        const HttpAnswer run = runPatrol();
+        QVERIFY2(run.status == 200, qPrintable(describe(run)));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}), QStringLiteral("PENDING"));
+        const HttpAnswer trade = m_agent->simCall("GET", QStringLiteral("/sim/trades/") + paymentNo);
+        QVERIFY2(trade.body.contains("CLOSED"), qPrintable(describe(trade)));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
+                       {QString(QStringLiteral("order:") + orderNo)}),
+                 qint64(1));
+
+        // The user pays again: a new confirm creates a new trade under a new payment_no.
+        const QString again = confirm(orderNo, QStringLiteral("wechat"), orderNo + QStringLiteral("-again"));
+        QVERIFY(!again.isEmpty());
+        QVERIFY(again != paymentNo);
+        const auto late = payAtSimulator(QStringLiteral("wechat"), again);
+        QVERIFY(late);
+        QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
+        const QString payNo = text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
+        QVERIFY(!payNo.isEmpty());
+        verifyPaidOnce(orderNo, payNo);
+    }
+
+    void onlyAnOperatorRunsThePatrol()
+    {
+        const qint64 before = count(QStringLiteral("SELECT COUNT(*) FROM findings"));
+        const HttpAnswer viewer = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
+                                           "{\"reason\":\"x\"}", {{"Authorization", "Bearer view-token"}});
+        QCOMPARE(viewer.status, 403);
+        const HttpAnswer nobody = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
+                                           "{\"reason\":\"x\"}", {});
+        QCOMPARE(nobody.status, 401);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings")), before);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPatrolPath)
+#include "tst_patrolpath.moc"

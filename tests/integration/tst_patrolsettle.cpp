@@ -1,0 +1,547 @@
+// The patrol's stuck_paying and stuck_accepted checks (issue 6) on a real migrated
+// database of the dialect under test, with the real callback pipeline and the embedded
+// key store. The platform is a fake here (what its query and close answer is the input of
+// these cases); the same path against payonce-sim and the real agent is tst_patrolpath.
+// The race: orders stuck in PAYING and paid at the platform are settled by two patrols
+// while late callbacks for the same payments arrive on eight threads; every order must be
+// PAID by exactly one of them, with every effect written once.
+
+#include "storagefixture.h"
+
+#include "core/callbackpipeline.h"
+#include "core/compensationservice.h"
+#include "core/patrol.h"
+#include "core/ports/clock.h"
+#include "core/ports/notificationverifier.h"
+#include "core/ports/paymentgateway.h"
+#include "redis/embeddedkeystore.h"
+#include "sql/sqlauditwriter.h"
+#include "sql/sqlcallbackstore.h"
+#include "sql/sqlcompensationstore.h"
+#include "sql/sqlfenceepochsource.h"
+#include "sql/sqlorders.h"
+#include "sql/sqlpatrolstore.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTest>
+
+#include <map>
+#include <mutex>
+#include <thread>
+
+using namespace payonce;
+using namespace payonce::core;
+using namespace payonce::testsupport;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr qint64 kUser = 20240;
+constexpr qint64 kAmount = 12800;
+constexpr qint64 kStuckAfterMs = 60 * 1000;
+const QString kMchId = QStringLiteral("1900000001");
+
+/// Decodes the JSON body of deliveryOf() (the signature is tst_notificationverifier's).
+class JsonVerifier final : public NotificationVerifier {
+public:
+    Result<PaymentNotification> verify(const RawDelivery &delivery, bool, qint64) const override
+    {
+        const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
+        if (o.isEmpty())
+            return Error::make(ErrorCode::InvalidInput, QStringLiteral("not json"));
+        PaymentNotification n;
+        n.channel = delivery.channel;
+        n.payNo = o.value(QStringLiteral("pay_no")).toString();
+        n.paymentNo = o.value(QStringLiteral("out_trade_no")).toString();
+        n.amountFen = o.value(QStringLiteral("amount")).toInteger();
+        n.currency = QStringLiteral("CNY");
+        n.merchantId = kMchId;
+        n.tradeState = QStringLiteral("SUCCESS");
+        n.paid = true;
+        return n;
+    }
+};
+
+RawDelivery deliveryOf(const QString &payNo, const QString &paymentNo)
+{
+    RawDelivery raw;
+    raw.channel = Channel::WeChat;
+    raw.body = QJsonDocument(QJsonObject{{QStringLiteral("pay_no"), payNo},
+                                         {QStringLiteral("out_trade_no"), paymentNo},
+                                         {QStringLiteral("amount"), kAmount}})
+                   .toJson(QJsonDocument::Compact);
+    raw.receivedAtMs = QDateTime::currentMSecsSinceEpoch();
+    return raw;
+}
+
+/// The platform as these cases need it: per out_trade_no a state, with every query and
+/// close recorded. `payOnClose` makes a close find the trade paid (the user paid between
+/// the patrol's query and its close).
+class FakePlatform final : public PaymentGateway {
+public:
+    struct Trade {
+        GatewayTradeState state = GatewayTradeState::NotPaid;
+        QString payNo;
+        bool payOnClose = false;
+        bool queryFails = false;
+    };
+
+    void set(const QString &paymentNo, Trade trade)
+    {
+        std::lock_guard guard(m_mutex);
+        m_trades[paymentNo] = std::move(trade);
+    }
+    Trade trade(const QString &paymentNo)
+    {
+        std::lock_guard guard(m_mutex);
+        return m_trades[paymentNo];
+    }
+    QStringList calls()
+    {
+        std::lock_guard guard(m_mutex);
+        return m_calls;
+    }
+    void setQueryDelay(std::chrono::milliseconds delay) { m_queryDelay = delay; }
+
+    Channel channel() const override { return Channel::WeChat; }
+    Result<GatewayOrder> createOrder(const GatewayOrderRequest &) override
+    {
+        return Error::make(ErrorCode::Internal, QStringLiteral("the patrol never creates trades"));
+    }
+    Result<GatewayTrade> query(const QString &paymentNo) override
+    {
+        if (m_queryDelay.count() > 0)
+            std::this_thread::sleep_for(m_queryDelay * QRandomGenerator::global()->bounded(1, 4));
+        std::lock_guard guard(m_mutex);
+        m_calls.append(QStringLiteral("query ") + paymentNo);
+        const Trade &t = m_trades[paymentNo];
+        if (t.queryFails)
+            return Error::make(ErrorCode::Unavailable, QStringLiteral("platform timeout"));
+        GatewayTrade out;
+        out.state = t.state;
+        if (t.state == GatewayTradeState::Paid) {
+            out.payNo = t.payNo;
+            out.amountFen = kAmount;
+        }
+        return out;
+    }
+    Result<void> close(const QString &paymentNo) override
+    {
+        std::lock_guard guard(m_mutex);
+        m_calls.append(QStringLiteral("close ") + paymentNo);
+        Trade &t = m_trades[paymentNo];
+        if (t.payOnClose)
+            t.state = GatewayTradeState::Paid;
+        if (t.state == GatewayTradeState::Paid)
+            return Error::make(ErrorCode::Conflict, QStringLiteral("ORDERPAID"));
+        t.state = GatewayTradeState::Closed;
+        return {};
+    }
+
+private:
+    std::mutex m_mutex;
+    std::map<QString, Trade> m_trades;
+    QStringList m_calls;
+    std::chrono::milliseconds m_queryDelay{0};
+};
+
+QString evidenceAction(const StoredFinding &finding)
+{
+    return finding.evidence.value(QStringLiteral("action")).toString();
+}
+
+} // namespace
+
+class TestPatrolSettle : public QObject {
+    Q_OBJECT
+private:
+    MigratedDatabase m_db;
+    std::unique_ptr<sql::SqlFenceEpochSource> m_epochs;
+    std::unique_ptr<redis::EmbeddedKeyStore> m_keys;
+    std::unique_ptr<sql::SqlCallbackStore> m_callbackStore;
+    std::unique_ptr<sql::SqlCallbackModeStore> m_modes;
+    std::unique_ptr<sql::SqlAuditWriter> m_audit;
+    std::unique_ptr<sql::SqlCompensationStore> m_compensationStore;
+    std::unique_ptr<sql::SqlPatrolStore> m_patrolStore;
+    std::unique_ptr<CompensationService> m_compensations;
+    std::unique_ptr<CallbackPipeline> m_pipeline;
+    JsonVerifier m_verifier;
+    SystemClock m_clock;
+    FakePlatform m_platform;
+    int m_serial = 0;
+
+    sql::Database &db() { return *m_db.database; }
+
+    qint64 count(const QString &sql, const QVariantList &binds = {})
+    {
+        QString error;
+        const qint64 n = countRows(db(), sql, binds, &error);
+        if (n < 0)
+            qWarning() << "count failed:" << error;
+        return n;
+    }
+
+    QString text(const QString &sql, const QVariantList &binds)
+    {
+        auto read = db().read([&](sql::Session &session) -> Result<QString> {
+            auto q = session.exec(sql, binds);
+            if (!q)
+                return q.error();
+            return q.value().next() ? q.value().value(0).toString() : QString();
+        });
+        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+    }
+
+    void exec(const QString &sql, const QVariantList &binds = {})
+    {
+        auto done = db().write([&](sql::Session &session) -> Result<void> {
+            auto q = session.exec(sql, binds);
+            if (!q)
+                return q.error();
+            return {};
+        });
+        QVERIFY2(done.ok(), qPrintable(done.ok() ? QString() : done.error().internalMessage));
+    }
+
+    struct Stuck {
+        QString orderNo;
+        QString paymentNo;
+        QString payNo;
+        QString skuId;
+    };
+
+    /// An order in PAYING for `ageMs`, its wechat attempt pending at the platform.
+    Stuck stuckOrder(qint64 ageMs, FakePlatform::Trade trade)
+    {
+        Stuck s;
+        const QString serial = QString::number(++m_serial);
+        const QString now = QString::number(QDateTime::currentMSecsSinceEpoch());
+        s.orderNo = QStringLiteral("ORD-STUCK-") + serial + u'-' + now;
+        s.paymentNo = QStringLiteral("PNSTUCK") + serial + u'X' + now;
+        s.payNo = QStringLiteral("4200") + serial + u'X' + now;
+        s.skuId = QStringLiteral("SKU-") + s.orderNo;
+        exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, 10, 1)"), {s.skuId});
+        sql::NewOrder order;
+        order.orderNo = s.orderNo;
+        order.userId = kUser;
+        order.amountFen = kAmount;
+        order.rewardCouponTemplate = QStringLiteral("WELCOME10");
+        order.rewardPoints = 100;
+        order.items = {{s.skuId, 2}};
+        auto created = sql::SqlOrders(db()).create(order);
+        if (!created.ok())
+            qWarning() << "order not made:" << created.error().internalMessage;
+        const qint64 since = QDateTime::currentMSecsSinceEpoch() - ageMs;
+        exec(QStringLiteral("UPDATE orders SET status = 'PAYING', updated_at = ? WHERE order_no = ?"), {since, s.orderNo});
+        exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
+                            "code_url, created_at, updated_at) VALUES (?, ?, 'wechat', 'pending', 1, ?, 'weixin://x', ?, ?)"),
+             {s.paymentNo, s.orderNo, kAmount, since, since});
+        if (trade.state == GatewayTradeState::Paid && trade.payNo.isEmpty())
+            trade.payNo = s.payNo;
+        m_platform.set(s.paymentNo, trade);
+        return s;
+    }
+
+    Patrol patrol(PatrolOptions options = {kStuckAfterMs, kStuckAfterMs})
+    {
+        PatrolSettlement settlement;
+        settlement.gateways = [this](Channel channel) -> PaymentGateway * {
+            return channel == Channel::WeChat ? &m_platform : nullptr;
+        };
+        settlement.callbacks = m_pipeline.get();
+        settlement.modes = m_modes.get();
+        settlement.audit = m_audit.get();
+        return Patrol(*m_patrolStore, *m_compensations, options, settlement);
+    }
+
+    std::optional<StoredFinding> findingFor(const QList<StoredFinding> &found, const QString &kind, const QString &subject)
+    {
+        for (const StoredFinding &f : found) {
+            if (f.kind == kind && f.subject == subject)
+                return f;
+        }
+        return std::nullopt;
+    }
+
+    /// Every effect of a paid order exactly once, and the stock taken once.
+    void verifyPaidOnce(const Stuck &s)
+    {
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {s.orderNo}), s.payNo);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}), qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {s.orderNo}), qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {s.orderNo}), qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {s.orderNo}), qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {s.skuId}), QStringLiteral("8"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                       {s.payNo}),
+                 qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM payment_records WHERE order_no = ?"), {s.orderNo}),
+                 QStringLiteral("paid"));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        m_epochs = std::make_unique<sql::SqlFenceEpochSource>(db());
+        auto keys = redis::EmbeddedKeyStore::create(*m_epochs);
+        QVERIFY2(keys.ok(), qPrintable(keys.ok() ? QString() : keys.error().internalMessage));
+        m_keys = std::move(keys).value();
+        m_callbackStore = std::make_unique<sql::SqlCallbackStore>(db());
+        m_modes = std::make_unique<sql::SqlCallbackModeStore>(db());
+        m_audit = std::make_unique<sql::SqlAuditWriter>(db());
+        m_compensationStore = std::make_unique<sql::SqlCompensationStore>(db());
+        m_patrolStore = std::make_unique<sql::SqlPatrolStore>(db());
+        m_compensations = std::make_unique<CompensationService>(*m_compensationStore, *m_audit);
+        CallbackPipelineOptions options;
+        options.weChatMchId = kMchId;
+        options.modeCacheMs = 0;
+        options.lockWait = 2s;
+        m_pipeline = std::make_unique<CallbackPipeline>(m_verifier, *m_callbackStore, *m_modes, m_keys->locks(),
+                                                        &m_keys->seenProcessed(), m_clock, options);
+    }
+
+    void aPaidStuckOrderIsFinishedOnceAndALateCallbackChangesNothing()
+    {
+        const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
+        const Stuck young = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
+        Patrol p = patrol();
+        auto run = p.runOnce(m_clock.nowMs());
+        QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        QVERIFY(finding);
+        QCOMPARE(evidenceAction(*finding), QStringLiteral("finished"));
+        QCOMPARE(finding->payNo, s.payNo);
+        QCOMPARE(finding->evidence.value(QStringLiteral("outcome")).toString(), QStringLiteral("processed"));
+        verifyPaidOnce(s);
+        // The young one is not past the threshold: not asked, not touched.
+        QVERIFY(!m_platform.calls().contains(QStringLiteral("query ") + young.paymentNo));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {young.orderNo}),
+                 QStringLiteral("PAYING"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ? "
+                                      "AND actor = 'system:patrol'"),
+                       {QString(QStringLiteral("order:") + s.orderNo)}),
+                 qint64(1));
+
+        // The platform's callback, late: acknowledged, nothing written twice.
+        const CallbackOutcome late = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        QVERIFY2(late.success(), qPrintable(late.note + u' ' + late.message));
+        QVERIFY2(late.note != QLatin1String("processed"), qPrintable(late.note));
+        verifyPaidOnce(s);
+
+        // The next run finds nothing stuck: the finding is resolved.
+        auto again = p.runOnce(m_clock.nowMs());
+        QVERIFY(again.ok());
+        QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
+                      {QString(QStringLiteral("order:") + s.orderNo)}),
+                 QStringLiteral("resolved"));
+        exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {young.orderNo});
+    }
+
+    void twoPatrolsAndLateCallbacksPayEachOrderOnce()
+    {
+        constexpr int kOrders = 12;
+        constexpr int kCallbackThreads = 8;
+        QList<Stuck> orders;
+        for (int i = 0; i < kOrders; ++i)
+            orders.append(stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false}));
+        // A platform that answers in 1–3 ms keeps the patrols inside the callbacks' window.
+        m_platform.setQueryDelay(1ms);
+
+        std::mutex mutex;
+        std::map<QString, int> processedBy; // order_no → transitions made (patrol "finished" or callback "processed")
+        std::map<QString, int> tally;
+        QStringList unexpected;
+        runConcurrently(2 + kCallbackThreads, [&](int thread) {
+            if (thread < 2) {
+                Patrol p = patrol();
+                auto run = p.runOnce(m_clock.nowMs());
+                std::lock_guard guard(mutex);
+                if (!run.ok()) {
+                    unexpected.append(QStringLiteral("patrol failed: ") + run.error().internalMessage);
+                    return;
+                }
+                for (const StoredFinding &f : run.value()) {
+                    if (f.kind != QLatin1String("stuck_paying"))
+                        continue;
+                    ++tally[QStringLiteral("patrol ") + evidenceAction(f)];
+                    if (evidenceAction(f) == QLatin1String("left"))
+                        ++tally[QStringLiteral("patrol left: ") + f.evidence.value(QStringLiteral("why")).toString()];
+                    if (evidenceAction(f) == QLatin1String("finished"))
+                        ++processedBy[f.orderNo];
+                }
+                return;
+            }
+            // Each callback thread delivers every order's notification, in its own order.
+            // Late, arriving while the patrols work through the list (60–100 ms here).
+            std::this_thread::sleep_for(std::chrono::milliseconds(QRandomGenerator::global()->bounded(0, 80)));
+            QList<Stuck> mine = orders;
+            std::shuffle(mine.begin(), mine.end(), *QRandomGenerator::global());
+            for (const Stuck &s : mine) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(QRandomGenerator::global()->bounded(0, 12)));
+                CallbackOutcome out;
+                for (int attempt = 0; attempt < 100; ++attempt) { // the platform retries until SUCCESS
+                    out = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+                    if (out.code != CallbackOutcomeCode::Unavailable)
+                        break;
+                    std::this_thread::sleep_for(10ms);
+                }
+                std::lock_guard guard(mutex);
+                ++tally[QStringLiteral("callback ") + out.note];
+                if (!out.success())
+                    unexpected.append(s.orderNo + QStringLiteral(": ") + out.note + u' ' + out.message);
+                if (out.note == QLatin1String("processed"))
+                    ++processedBy[s.orderNo];
+            }
+        });
+        m_platform.setQueryDelay(0ms);
+
+        QString printed;
+        for (const auto &[label, n] : tally)
+            printed += QStringLiteral("  %1: %2\n").arg(label).arg(n);
+        qInfo().noquote() << "2 patrols and" << kCallbackThreads << "callback threads over" << kOrders
+                          << "stuck orders on" << dialectName(dialectUnderTest()) << ":\n" << printed;
+        QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(u'\n')));
+        for (const Stuck &s : orders) {
+            // Exactly one actor made PAYING → PAID, and it says so.
+            QCOMPARE(processedBy[s.orderNo], 1);
+            verifyPaidOnce(s);
+        }
+        const qint64 finishedByPatrol = count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' "
+                                                             "AND target LIKE 'order:ORD-STUCK-%'"));
+        qInfo("  finished by a patrol (audit rows, all cases so far): %lld", finishedByPatrol);
+    }
+
+    void anUnpaidStuckOrderIsClosedAtThePlatformThenReverted()
+    {
+        const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, false});
+        Patrol p = patrol();
+        auto run = p.runOnce(m_clock.nowMs());
+        QVERIFY(run.ok());
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        QVERIFY(finding);
+        QCOMPARE(evidenceAction(*finding), QStringLiteral("reverted"));
+        // Closed before the revert: nothing can be paid for it afterwards.
+        const QStringList calls = m_platform.calls();
+        QVERIFY(calls.indexOf(QStringLiteral("close ") + s.paymentNo) > calls.indexOf(QStringLiteral("query ") + s.paymentNo));
+        QCOMPARE(int(m_platform.trade(s.paymentNo).state), int(GatewayTradeState::Closed));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PENDING"));
+        // The attempt failed under a fresh payment_no, so the next confirm creates a new trade.
+        const QString renumbered = text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo});
+        QVERIFY(renumbered.startsWith(QStringLiteral("PN")));
+        QVERIFY(renumbered != s.paymentNo);
+        const QJsonArray renumberings = finding->evidence.value(QStringLiteral("renumbered")).toArray();
+        QCOMPARE(renumberings.size(), 1);
+        QCOMPARE(renumberings.at(0).toObject().value(QStringLiteral("to")).toString(), renumbered);
+        QCOMPARE(text(QStringLiteral("SELECT status FROM payment_records WHERE order_no = ?"), {s.orderNo}),
+                 QStringLiteral("failed"));
+        QVERIFY(text(QStringLiteral("SELECT last_error FROM payment_records WHERE order_no = ?"), {s.orderNo})
+                    .contains(QStringLiteral("closed at the platform by the patrol")));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
+                       {QString(QStringLiteral("order:") + s.orderNo)}),
+                 qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}), qint64(0));
+        exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {s.orderNo});
+    }
+
+    void aTradePaidBetweenQueryAndCloseIsFinished()
+    {
+        const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, true, false});
+        m_platform.set(s.paymentNo, {GatewayTradeState::NotPaid, s.payNo, true, false});
+        Patrol p = patrol();
+        auto run = p.runOnce(m_clock.nowMs());
+        QVERIFY(run.ok());
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        QVERIFY(finding);
+        QCOMPARE(evidenceAction(*finding), QStringLiteral("finished"));
+        verifyPaidOnce(s);
+    }
+
+    void anUnclearAnswerLeavesTheOrderAsItIs()
+    {
+        const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, true});
+        Patrol p = patrol();
+        auto run = p.runOnce(m_clock.nowMs());
+        QVERIFY(run.ok());
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        QVERIFY(finding);
+        QCOMPARE(evidenceAction(*finding), QStringLiteral("left"));
+        QVERIFY2(finding->evidence.value(QStringLiteral("why")).toString().contains(QStringLiteral("query failed")),
+                 qPrintable(finding->evidence.value(QStringLiteral("why")).toString()));
+        QVERIFY(!m_platform.calls().contains(QStringLiteral("close ") + s.paymentNo));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
+        QCOMPARE(text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo}), s.paymentNo);
+
+        // Still stuck on the next run: the same finding, seen twice.
+        auto again = p.runOnce(m_clock.nowMs());
+        QVERIFY(again.ok());
+        const auto seenAgain = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        QVERIFY(seenAgain);
+        QCOMPARE(seenAgain->id, finding->id);
+        QCOMPARE(seenAgain->seenCount, qint64(2));
+        exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {s.orderNo});
+    }
+
+    void acceptOnlyModeActsOnNothing()
+    {
+        const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
+        QVERIFY(m_modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
+                                 m_clock.nowMs())
+                    .ok());
+        Patrol p = patrol();
+        auto run = p.runOnce(m_clock.nowMs());
+        QVERIFY(m_modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
+                                 m_clock.nowMs())
+                    .ok());
+        QVERIFY(run.ok());
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        QVERIFY(finding);
+        QCOMPARE(evidenceAction(*finding), QStringLiteral("left"));
+        QVERIFY(!m_platform.calls().contains(QStringLiteral("query ") + s.paymentNo));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
+
+        // Back to normal: the next run settles it.
+        auto again = p.runOnce(m_clock.nowMs());
+        QVERIFY(again.ok());
+        const auto settled = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        QVERIFY(settled);
+        QCOMPARE(evidenceAction(*settled), QStringLiteral("finished"));
+        verifyPaidOnce(s);
+    }
+
+    void anOldAcceptedRowIsAFindingUntilItIsProcessed()
+    {
+        const Stuck s = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
+        const QString payNo = QStringLiteral("ACC") + s.payNo;
+        auto inserted = m_callbackStore->insertAccepted(
+            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_clock.nowMs()});
+        QVERIFY(inserted.ok());
+        exec(QStringLiteral("UPDATE pay_callback_log SET created_at = ? WHERE pay_no = ?"),
+             {m_clock.nowMs() - kStuckAfterMs - 5000, payNo});
+        Patrol p = patrol();
+        auto run = p.runOnce(m_clock.nowMs());
+        QVERIFY(run.ok());
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo);
+        QVERIFY(finding);
+        QCOMPARE(finding->orderNo, s.orderNo);
+        QCOMPARE(finding->evidence.value(QStringLiteral("has_delivery")).toBool(), false);
+        QCOMPARE(finding->evidence.value(QStringLiteral("order_status")).toString(), QStringLiteral("PAYING"));
+
+        exec(QStringLiteral("UPDATE pay_callback_log SET status = 'processed' WHERE pay_no = ?"), {payNo});
+        auto again = p.runOnce(m_clock.nowMs());
+        QVERIFY(again.ok());
+        QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE subject = ?"), {QString(QStringLiteral("wechat:") + payNo)}),
+                 QStringLiteral("resolved"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPatrolSettle)
+#include "tst_patrolsettle.moc"
