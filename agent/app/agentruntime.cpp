@@ -304,7 +304,19 @@ core::Result<void> AgentRuntime::Parts::openOperations()
     compensationStore = std::make_unique<sql::SqlCompensationStore>(*database);
     compensations = std::make_unique<core::CompensationService>(*compensationStore, *audit);
     patrolStore = std::make_unique<sql::SqlPatrolStore>(*database);
-    patrol = std::make_unique<core::Patrol>(*patrolStore, *compensations);
+    // Orders stuck in PAYING are asked at their platform (behind the breakers) and settled
+    // through the callback path's own transaction.
+    core::PatrolSettlement settlement;
+    settlement.gateways = [this](core::Channel channel) -> core::PaymentGateway * {
+        const auto found = gateways.find(channel);
+        return found == gateways.end() ? nullptr : found->second.get();
+    };
+    settlement.callbacks = callbacks.get();
+    settlement.modes = callbackModes.get();
+    settlement.audit = audit.get();
+    patrol = std::make_unique<core::Patrol>(
+        *patrolStore, *compensations,
+        core::PatrolOptions{config.patrol.stuckPayingAfterMs, config.patrol.stuckAcceptedAfterMs}, settlement);
     patrolRunner = std::make_unique<core::PatrolRunner>(*patrol);
     findingReader = std::make_unique<sql::SqlFindingReader>(*database);
     auditReader = std::make_unique<sql::SqlAuditReader>(*database);

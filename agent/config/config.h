@@ -84,7 +84,7 @@ struct OutboxSettings {
 /// The reconciliation patrol (core::Patrol): on a timer and on demand.
 struct PatrolSettings {
     int intervalMs = 60000;                  ///< 0: no timer, only POST /api/v1/reconciliation/run
-    int stuckPayingAfterMs = 300000;         ///< a PAYING order older than this is stuck
+    int stuckPayingAfterMs = 300000;         ///< a PAYING order older than this is asked at its platform
     int stuckAcceptedAfterMs = 300000;       ///< an `accepted` callback row older than this is stuck
 };
 

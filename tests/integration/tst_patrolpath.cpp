@@ -266,9 +266,13 @@ private Q_SLOTS:
     void patrolAndLateCallbackAtTheSameMomentPayOnce()
     {
         QFETCH(QString, channel);
-        constexpr int kRounds = 4;
+        // The patrol first asks the simulator, so a callback sent at the very same instant
+        // is ahead of it; from round to round the callback leaves a little later, moving the
+        // meeting point through the patrol's settlement.
+        const QList<int> callbackDelaysMs{0, 1, 2, 3, 4, 6, 8, 12};
         int byPatrol = 0, byCallback = 0;
-        for (int round = 0; round < kRounds; ++round) {
+        QStringList winners;
+        for (const int delayMs : callbackDelaysMs) {
             const QString orderNo = newOrder(channel);
             QVERIFY(!orderNo.isEmpty());
             const QString paymentNo = confirm(orderNo, channel, orderNo);
@@ -288,8 +292,9 @@ private Q_SLOTS:
                 start.arrive_and_wait();
                 patrolAnswer = runPatrol();
             });
-            std::thread callbackThread([&, request = replayOf(late->notification)] {
+            std::thread callbackThread([&, delayMs, request = replayOf(late->notification)] {
                 start.arrive_and_wait();
+                std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
                 callbackAnswer = httpExchange(m_agent->port(), request, 30000);
             });
             patrolThread.join();
@@ -310,9 +315,10 @@ private Q_SLOTS:
             QCOMPARE(patrolFinished + callbackProcessed, qint64(1));
             byPatrol += int(patrolFinished);
             byCallback += int(callbackProcessed);
+            winners.append(QStringLiteral("+%1 ms: %2").arg(delayMs).arg(patrolFinished ? u"patrol" : u"callback"));
         }
-        qInfo("%s: %d round(s) finished by the patrol, %d by the late callback", qPrintable(channel), byPatrol,
-              byCallback);
+        qInfo("%s: %d round(s) finished by the patrol, %d by the late callback (%s)", qPrintable(channel), byPatrol,
+              byCallback, qPrintable(winners.join(u", ")));
     }
 
     void aPatrolAloneFinishesAndTheFindingResolves()

@@ -15,7 +15,7 @@ using namespace payonce::core;
 
 namespace {
 
-/// No PAID orders; paidOrders() can be held until released, and records the run times
+/// No PAID orders and nothing stuck; paidOrders() can be held until released, and records the run times
 /// through resolveNotSeenSince().
 class HeldStore final : public PatrolStore {
 public:
@@ -30,6 +30,12 @@ public:
     {
         return Error::make(ErrorCode::Internal, QStringLiteral("not expected"));
     }
+    Result<QList<StuckPayingOrder>> stuckPaying(qint64, int) override { return QList<StuckPayingOrder>{}; }
+    Result<bool> revertPaying(const QString &, const QList<QPair<QString, QString>> &, const QString &, qint64) override
+    {
+        return Error::make(ErrorCode::Internal, QStringLiteral("not expected"));
+    }
+    Result<QList<StuckAcceptedRow>> stuckAccepted(qint64, int) override { return QList<StuckAcceptedRow>{}; }
     Result<int> resolveNotSeenSince(const QStringList &, qint64 seenSinceMs, qint64) override
     {
         runTimes.append(seenSinceMs);
