@@ -277,7 +277,8 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
 
 core::Result<void> AgentRuntime::Parts::openOperations()
 {
-    // The outbox: every event is logged; order.paid also goes to the configured webhooks.
+    // The outbox: every event is logged; order.paid also goes to the configured webhooks,
+    // behind the breaker "webhook.order.paid".
     outboxStore = std::make_unique<sql::SqlOutboxStore>(*database);
     outboxHandlers.setFallback(std::make_shared<core::LogHandler>());
     core::OutboxDispatcherOptions outboxOptions;
@@ -291,7 +292,11 @@ core::Result<void> AgentRuntime::Parts::openOperations()
         for (const QString &url : std::as_const(config.outbox.webhookUrls))
             webhookOptions.urls.append(QUrl(url));
         webhookOptions.timeoutMs = int(std::min<qint64>(kWebhookTimeoutMs, outboxOptions.leaseMargin.count() / 2));
-        outboxHandlers.add(QStringLiteral("order.paid"), std::make_shared<webhook::WebhookHandler>(webhookOptions));
+        // Its own breaker: receivers that are down fail fast instead of holding every
+        // dispatcher for a timeout per event; operators see and force it like the gateways'.
+        core::CircuitBreaker &breaker = breakers->breaker(core::BreakerRegistry::webhookBreakerName(QStringLiteral("order.paid")));
+        outboxHandlers.add(QStringLiteral("order.paid"),
+                           std::make_shared<webhook::WebhookHandler>(webhookOptions, &breaker));
     }
     outboxLoops = std::make_unique<OutboxLoops>(*outboxStore, outboxHandlers, clock, outboxOptions,
                                                 config.outbox.dispatchers, kOutboxIdlePoll);

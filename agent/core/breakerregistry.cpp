@@ -95,4 +95,9 @@ QString BreakerRegistry::gatewayBreakerName(const QString &channelName)
     return QStringLiteral("gateway.") + channelName;
 }
 
+QString BreakerRegistry::webhookBreakerName(const QString &eventType)
+{
+    return QStringLiteral("webhook.") + eventType;
+}
+
 } // namespace payonce::core

@@ -44,6 +44,8 @@ public:
 
     /// The conventional name of a channel's gateway breaker: "gateway.wechat".
     static QString gatewayBreakerName(const QString &channelName);
+    /// The outbox webhooks' breaker for an event type: "webhook.order.paid".
+    static QString webhookBreakerName(const QString &eventType);
 
 private:
     const Clock &m_clock;

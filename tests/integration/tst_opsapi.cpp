@@ -26,6 +26,7 @@ using Headers = QList<QPair<QByteArray, QByteArray>>;
 
 const QString kPaid = QStringLiteral("ORD-OPS-1");
 const QString kDead = QStringLiteral("ORD-OPS-2");
+const QString kHeld = QStringLiteral("ORD-OPS-3");
 const qint64 kUser = 77;
 
 Headers bearer(const char *token)
@@ -363,6 +364,45 @@ private Q_SLOTS:
                  QStringLiteral("dead"));
         QCOMPARE(line.value(QStringLiteral("after")).toObject().value(QStringLiteral("status")).toString(),
                  QStringLiteral("pending"));
+    }
+
+    // The webhook has its own breaker, listed and forced like the gateways': forced open,
+    // no POST is made and the event fails at once (dead here, max_attempts 1); back to
+    // auto, the redriven event is delivered once.
+    void webhookBreakerForcedOpenHoldsDeliveries()
+    {
+        const QString name = QStringLiteral("webhook.order.paid");
+        const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/breakers"), "view-token")),
+                                  QStringLiteral("name"), name);
+        QCOMPARE(listed.size(), 1);
+        const HttpAnswer forced = post(QStringLiteral("/api/v1/breakers/") + name, "desk-token",
+                                       json({{QStringLiteral("mode"), QStringLiteral("forced_open")},
+                                             {QStringLiteral("reason"), QStringLiteral("receiver maintenance")},
+                                             {QStringLiteral("expires_in"), 600}}));
+        QVERIFY2(forced.status == 200, qPrintable(describe(forced)));
+
+        QVERIFY(payThroughSim(kHeld, QStringLiteral("SKU-OPS-3")));
+        const QString eventId = QStringLiteral("order.paid:") + kHeld;
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}),
+                                  qint64(1), 30000);
+        QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 0);
+        const auto dead = where(arrayOf(get(QStringLiteral("/api/v1/outbox?status=dead"), "view-token")),
+                                QStringLiteral("event_id"), eventId);
+        QCOMPARE(dead.size(), 1);
+        QVERIFY2(dead.first().value(QStringLiteral("last_error")).toString().contains(u"open"),
+                 qPrintable(dead.first().value(QStringLiteral("last_error")).toString()));
+
+        const HttpAnswer back = post(QStringLiteral("/api/v1/breakers/") + name, "desk-token",
+                                     json({{QStringLiteral("mode"), QStringLiteral("auto")},
+                                           {QStringLiteral("reason"), QStringLiteral("maintenance over")}}));
+        QVERIFY2(back.status == 200, qPrintable(describe(back)));
+        const qint64 id = dead.first().value(QStringLiteral("id")).toInteger();
+        const HttpAnswer redriven = post(QStringLiteral("/api/v1/outbox/%1/redrive").arg(id), "desk-token",
+                                         reason(QStringLiteral("breaker closed again")));
+        QVERIFY2(redriven.status == 200, qPrintable(describe(redriven)));
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'delivered'", {id}),
+                                  qint64(1), 30000);
+        QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 1);
     }
 
     void badInputWritesNothing_data()
