@@ -150,7 +150,8 @@ Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
                          QStringLiteral("patrol:freeze_coupon:%1:%2").arg(order.orderNo, joinIds(result.extraCouponIds)),
                          kActor,
                          QStringLiteral("extra active coupon(s) %1 on order %2")
-                             .arg(joinIds(result.extraCouponIds), order.orderNo)},
+                             .arg(joinIds(result.extraCouponIds), order.orderNo),
+                         {}, {}},
                         nowMs);
                     if (!proposed)
                         return proposed.error();
@@ -163,7 +164,7 @@ Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
                              .arg(result.extraPoints)
                              .arg(result.lastPointId),
                          kActor,
-                         QStringLiteral("%1 extra points on order %2").arg(result.extraPoints).arg(order.orderNo)},
+                         QStringLiteral("%1 extra points on order %2").arg(result.extraPoints).arg(order.orderNo), {}, {}},
                         nowMs);
                     if (!proposed)
                         return proposed.error();
@@ -203,6 +204,8 @@ Result<QList<StoredFinding>> Patrol::runOnce(qint64 nowMs)
     if (auto done = checkStuckPaying(nowMs, acceptOnly, found); !done)
         return done.error();
     if (auto done = checkPaidOrders(nowMs, found); !done)
+        return done.error();
+    if (auto done = checkPaymentAnomalies(nowMs, found); !done)
         return done.error();
     QStringList kinds{QStringLiteral("effect_mismatch"), QStringLiteral("missing_outbox"),
                       QStringLiteral("stuck_paying")};
@@ -385,6 +388,65 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
             qCWarning(payonce::lcCore) << "patrol: audit row not written:" << audited.error().internalMessage;
     }
     return verdict(QStringLiteral("reverted"), why);
+}
+
+Result<void> Patrol::checkPaymentAnomalies(qint64 nowMs, QList<StoredFinding> &found)
+{
+    qint64 after = 0;
+    for (;;) {
+        qint64 last = after;
+        auto page = m_store.paymentAnomalies(after, kPageSize, &last);
+        if (!page)
+            return page.error();
+        for (const PaymentAnomaly &payment : page.value()) {
+            const QString subject = channelName(payment.channel) + QLatin1Char(':') + payment.payNo;
+            const bool keptByOrder = payment.orderStatus != QLatin1String("CLOSED") && payment.orderPayNo == payment.payNo;
+            if (payment.amountFen != payment.orderAmountFen) {
+                auto raised = m_store.raiseFinding(
+                    {QStringLiteral("amount_mismatch"), subject, payment.orderNo, payment.payNo,
+                     QJsonObject{{QStringLiteral("field"), QStringLiteral("amount")},
+                                 {QStringLiteral("order_amount_fen"), payment.orderAmountFen},
+                                 {QStringLiteral("notified_amount_fen"), payment.amountFen},
+                                 {QStringLiteral("found_by"), QStringLiteral("patrol")}}},
+                    nowMs);
+                if (!raised)
+                    return raised.error();
+                found.append(raised.value());
+            }
+            if (keptByOrder)
+                continue;
+            auto raised = m_store.raiseFinding(
+                {QStringLiteral("double_payment"), subject, payment.orderNo, payment.payNo,
+                 QJsonObject{{QStringLiteral("order_status"), payment.orderStatus},
+                             {QStringLiteral("paid_pay_no"), payment.orderPayNo},
+                             {QStringLiteral("pay_no"), payment.payNo},
+                             {QStringLiteral("channel"), channelName(payment.channel)},
+                             {QStringLiteral("amount_fen"), payment.amountFen},
+                             {QStringLiteral("proposal"), QStringLiteral("refund")}}},
+                nowMs);
+            if (!raised)
+                return raised.error();
+            found.append(raised.value());
+            auto proposed = m_compensations.propose(
+                {CompensationKind::Refund, payment.orderNo, raised.value().id,
+                 QStringLiteral("patrol:refund:") + subject, kActor,
+                 QStringLiteral("payment %1 (%2 fen) on order %3, which is %4")
+                     .arg(payment.payNo)
+                     .arg(payment.amountFen)
+                     .arg(payment.orderNo,
+                          payment.orderStatus == QLatin1String("CLOSED")
+                              ? QStringLiteral("CLOSED")
+                              : QStringLiteral("paid by %1").arg(payment.orderPayNo)),
+                 payment.payNo, payment.amountFen},
+                nowMs);
+            if (!proposed)
+                return proposed.error();
+        }
+        if (page.value().size() < kPageSize)
+            break;
+        after = last;
+    }
+    return {};
 }
 
 Result<void> Patrol::checkStuckAccepted(qint64 nowMs, QList<StoredFinding> &found)

@@ -54,6 +54,13 @@ struct PatrolSettlement {
 /// it is; the finding's evidence says why. `accepted` callback rows past
 /// options.stuckAcceptedAfterMs are `stuck_accepted` findings (subject
 /// "<channel>:<pay_no>"), except in accept-only mode, where waiting is their purpose.
+///
+/// Processed payments that do not match their order (subject "<channel>:<pay_no>", the
+/// callback path's own subject, so a finding it raised is seen again rather than doubled):
+/// paid by another pay_no or after the order closed → `double_payment` and a refund of
+/// that payment proposed (dedup "patrol:refund:<channel>:<pay_no>"); another amount →
+/// `amount_mismatch`, for an operator. These two kinds are not resolved by the patrol: the
+/// refund (or the operator) ends them.
 class Patrol {
 public:
     static constexpr int kPageSize = 200;
@@ -71,6 +78,7 @@ private:
     Result<void> checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found);
     Result<void> checkStuckPaying(qint64 nowMs, bool acceptOnly, QList<StoredFinding> &found);
     Result<void> checkStuckAccepted(qint64 nowMs, QList<StoredFinding> &found);
+    Result<void> checkPaymentAnomalies(qint64 nowMs, QList<StoredFinding> &found);
     QJsonObject settleStuckOrder(const StuckPayingOrder &order, bool acceptOnly, qint64 nowMs);
 
     PatrolStore &m_store;

@@ -7,6 +7,7 @@
 #include "core/ports/clock.h"
 #include "core/ports/orderrepository.h"
 #include "core/setupservice.h"
+#include "shared/money.h"
 
 #include <QJsonArray>
 
@@ -28,6 +29,8 @@ QJsonObject toJson(const core::Compensation &c)
         {QStringLiteral("decision_reason"), c.decisionReason},
         {QStringLiteral("result"), c.result},
         {QStringLiteral("created_at"), isoTime(c.createdAtMs)},
+        {QStringLiteral("pay_no"), c.payNo.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(c.payNo)},
+        {QStringLiteral("amount"), c.amountFen ? QJsonValue(formatAmountFen(*c.amountFen)) : QJsonValue(QJsonValue::Null)},
     };
 }
 
@@ -88,8 +91,27 @@ void registerCompensationRoutes(HttpServer &server, core::CompensationService &c
             return errorReply(order.error());
         if (!order.value())
             return errorReply(QStringLiteral("order_not_found"), QStringLiteral("no order %1").arg(orderNo));
-        auto proposed = compensations.propose({*kind, orderNo, std::nullopt, {}, actorOf(request), body->reason},
-                                              clock.nowMs());
+        // A refund may name the payment and the amount to give back (a double payment's
+        // extra pay_no, a partial refund); every other kind takes neither.
+        core::CompensationProposal proposal{*kind, orderNo, std::nullopt, {}, actorOf(request), body->reason, {}, {}};
+        const QJsonValue payNo = body->object.value(QStringLiteral("pay_no"));
+        const QJsonValue amount = body->object.value(QStringLiteral("amount"));
+        if (*kind != core::CompensationKind::Refund && (!payNo.isUndefined() || !amount.isUndefined()))
+            return errorReply(QStringLiteral("invalid_request"), QStringLiteral("pay_no and amount are for refunds only"));
+        if (!payNo.isUndefined()) {
+            if (!core::isValidBusinessId(payNo.toString()))
+                return errorReply(QStringLiteral("invalid_request"),
+                                  QStringLiteral("pay_no must be 1-64 of [A-Za-z0-9_-]"));
+            proposal.payNo = payNo.toString();
+        }
+        if (!amount.isUndefined()) {
+            const auto fen = amount.isString() ? parseAmountFen(amount.toString()) : std::nullopt;
+            if (!fen || *fen <= 0)
+                return errorReply(QStringLiteral("invalid_request"),
+                                  QStringLiteral("amount must be a positive decimal string such as \"12.50\""));
+            proposal.amountFen = *fen;
+        }
+        auto proposed = compensations.propose(proposal, clock.nowMs());
         if (!proposed)
             return errorReply(proposed.error());
         return HttpReply::created(toJson(proposed->compensation));

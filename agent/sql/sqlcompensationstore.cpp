@@ -14,7 +14,7 @@ using core::ErrorCode;
 namespace {
 
 const QString kColumns = QStringLiteral("id, kind, order_no, finding_id, dedup_key, status, proposed_by, "
-                                        "proposal_reason, decided_by, decision_reason, result, created_at");
+                                        "proposal_reason, decided_by, decision_reason, result, created_at, pay_no, amount_fen");
 
 core::Result<Compensation> fromRow(const QSqlQuery &q)
 {
@@ -35,6 +35,9 @@ core::Result<Compensation> fromRow(const QSqlQuery &q)
     c.decisionReason = q.value(9).toString();
     c.result = QJsonDocument::fromJson(q.value(10).toString().toUtf8()).object();
     c.createdAtMs = q.value(11).toLongLong();
+    c.payNo = q.value(12).toString();
+    if (!q.value(13).isNull())
+        c.amountFen = q.value(13).toLongLong();
     return c;
 }
 
@@ -64,12 +67,15 @@ public:
         static const QStringList columns{
             QStringLiteral("kind"),       QStringLiteral("order_no"),        QStringLiteral("finding_id"),
             QStringLiteral("dedup_key"),  QStringLiteral("status"),          QStringLiteral("proposed_by"),
-            QStringLiteral("proposal_reason"), QStringLiteral("created_at"), QStringLiteral("updated_at")};
+            QStringLiteral("proposal_reason"), QStringLiteral("created_at"), QStringLiteral("updated_at"),
+            QStringLiteral("pay_no"),     QStringLiteral("amount_fen")};
         auto inserted = m_session.execAffected(
             insertIfAbsentSql(m_session.dialect(), QStringLiteral("compensations"), columns, QStringLiteral("id")),
             {core::compensationKindName(p.kind), p.orderNo,
              p.findingId ? QVariant(*p.findingId) : QVariant(QMetaType(QMetaType::LongLong)), key,
-             QStringLiteral("proposed"), p.proposedBy, p.reason, nowMs, nowMs},
+             QStringLiteral("proposed"), p.proposedBy, p.reason, nowMs, nowMs,
+             p.payNo.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(p.payNo),
+             p.amountFen ? QVariant(*p.amountFen) : QVariant(QMetaType(QMetaType::LongLong))},
             QStringLiteral("insert compensation"));
         if (!inserted)
             return inserted.error();

@@ -172,6 +172,37 @@ core::Result<bool> SqlPatrolStore::revertPaying(const QString &orderNo, const QL
     return reverted.error();
 }
 
+core::Result<QList<core::PaymentAnomaly>> SqlPatrolStore::paymentAnomalies(qint64 afterLogId, int limit,
+                                                                           qint64 *lastLogId)
+{
+    return m_database.read([&](Session &session) -> core::Result<QList<core::PaymentAnomaly>> {
+        // A payment that paid nothing it can keep: the order is PAID (or refunded) by
+        // another pay_no, or CLOSED; or the amount differs from the order's.
+        auto query = session.exec(
+            QStringLiteral("SELECT l.id, l.channel, l.pay_no, l.order_no, l.amount_fen, o.status, o.pay_no, o.amount_fen "
+                           "FROM pay_callback_log l JOIN orders o ON o.order_no = l.order_no "
+                           "WHERE l.status = 'processed' AND l.id > ? AND ("
+                           "(o.status IN ('PAID', 'REFUNDING', 'REFUNDED') AND (o.pay_no IS NULL OR o.pay_no <> l.pay_no)) "
+                           "OR o.status = 'CLOSED' OR l.amount_fen <> o.amount_fen) "
+                           "ORDER BY l.id LIMIT %1")
+                .arg(limit),
+            {afterLogId}, QStringLiteral("patrol: payment anomalies"));
+        if (!query)
+            return query.error();
+        QList<core::PaymentAnomaly> rows;
+        QSqlQuery &q = query.value();
+        while (q.next()) {
+            *lastLogId = q.value(0).toLongLong();
+            const auto channel = core::channelFromName(q.value(1).toString());
+            if (!channel)
+                continue; // the CHECK constraint makes this impossible
+            rows.append({*channel, q.value(2).toString(), q.value(3).toString(), q.value(4).toLongLong(),
+                         q.value(5).toString(), q.value(6).toString(), q.value(7).toLongLong()});
+        }
+        return rows;
+    });
+}
+
 core::Result<QList<core::StuckAcceptedRow>> SqlPatrolStore::stuckAccepted(qint64 createdBeforeMs, int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<core::StuckAcceptedRow>> {

@@ -405,6 +405,33 @@ private Q_SLOTS:
         QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 1);
     }
 
+    // A refund proposal names the payment and the amount to give back; they come back as
+    // stored (the amount as a decimal string, never a float).
+    void refundProposalNamesPaymentAndAmount()
+    {
+        const HttpAnswer proposed = post(QStringLiteral("/api/v1/compensations"), "desk-token",
+                                         json({{QStringLiteral("kind"), QStringLiteral("refund")},
+                                               {QStringLiteral("order_no"), kPaid},
+                                               {QStringLiteral("pay_no"), QStringLiteral("4200000000001")},
+                                               {QStringLiteral("amount"), QStringLiteral("5.50")},
+                                               {QStringLiteral("reason"), QStringLiteral("customer paid twice")}}));
+        QVERIFY2(proposed.status == 201, qPrintable(describe(proposed)));
+        QCOMPARE(proposed.json().value(QStringLiteral("pay_no")).toString(), QStringLiteral("4200000000001"));
+        QCOMPARE(proposed.json().value(QStringLiteral("amount")).toString(), QStringLiteral("5.50"));
+        const qint64 id = proposed.json().value(QStringLiteral("id")).toInteger();
+        QCOMPARE(count("SELECT COUNT(*) FROM compensations WHERE id = ? AND amount_fen = 550 AND pay_no = '4200000000001'",
+                       {id}),
+                 qint64(1));
+        const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/compensations?status=proposed"), "view-token")),
+                                  QStringLiteral("id"), QJsonValue(id));
+        QCOMPARE(listed.size(), 1);
+        QCOMPARE(listed.first().value(QStringLiteral("amount")).toString(), QStringLiteral("5.50"));
+        QVERIFY(post(QStringLiteral("/api/v1/compensations/%1/reject").arg(id), "lead-token",
+                     reason(QStringLiteral("not this one")))
+                    .status
+                == 200);
+    }
+
     void badInputWritesNothing_data()
     {
         QTest::addColumn<QByteArray>("method");
@@ -436,6 +463,30 @@ private Q_SLOTS:
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             403, "forbidden");
+        row("refund amount as a number", "POST", "/api/v1/compensations", "desk-token",
+            json({{QStringLiteral("kind"), QStringLiteral("refund")},
+                  {QStringLiteral("order_no"), kPaid},
+                  {QStringLiteral("amount"), 12.5},
+                  {QStringLiteral("reason"), QStringLiteral("x")}}),
+            400, "invalid_request");
+        row("refund amount zero", "POST", "/api/v1/compensations", "desk-token",
+            json({{QStringLiteral("kind"), QStringLiteral("refund")},
+                  {QStringLiteral("order_no"), kPaid},
+                  {QStringLiteral("amount"), QStringLiteral("0.00")},
+                  {QStringLiteral("reason"), QStringLiteral("x")}}),
+            400, "invalid_request");
+        row("refund bad pay_no", "POST", "/api/v1/compensations", "desk-token",
+            json({{QStringLiteral("kind"), QStringLiteral("refund")},
+                  {QStringLiteral("order_no"), kPaid},
+                  {QStringLiteral("pay_no"), QStringLiteral("no spaces please")},
+                  {QStringLiteral("reason"), QStringLiteral("x")}}),
+            400, "invalid_request");
+        row("pay_no on a coupon freeze", "POST", "/api/v1/compensations", "desk-token",
+            json({{QStringLiteral("kind"), QStringLiteral("freeze_coupon")},
+                  {QStringLiteral("order_no"), kPaid},
+                  {QStringLiteral("pay_no"), QStringLiteral("4200000001")},
+                  {QStringLiteral("reason"), QStringLiteral("x")}}),
+            400, "invalid_request");
         row("propose bad kind", "POST", "/api/v1/compensations", "desk-token",
             json({{QStringLiteral("kind"), QStringLiteral("burn")},
                   {QStringLiteral("order_no"), kPaid},

@@ -516,6 +516,60 @@ private Q_SLOTS:
         verifyPaidOnce(s);
     }
 
+    void aSecondPaymentIsADoublePaymentAndItsRefundIsProposedOnce()
+    {
+        const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
+        const CallbackOutcome first = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        QCOMPARE(first.note, QStringLiteral("processed"));
+        // The user paid twice: a second pay_no for the same out_trade_no.
+        const QString second = QStringLiteral("SECOND") + s.payNo;
+        const CallbackOutcome twice = m_pipeline->handle(deliveryOf(second, s.paymentNo));
+        QVERIFY2(twice.success() && twice.note == QLatin1String("double_payment"), qPrintable(twice.note));
+        // A payment logged for a CLOSED order by a path that bypassed the CAS, and one whose
+        // amount is not the order's.
+        const Stuck closed = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
+        exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {closed.orderNo});
+        exec(QStringLiteral("INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, created_at) "
+                            "VALUES ('alipay', ?, ?, ?, 'processed', 1)"),
+             {closed.payNo, closed.orderNo, kAmount});
+        const Stuck odd = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
+        exec(QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ? WHERE order_no = ?"), {odd.payNo, odd.orderNo});
+        exec(QStringLiteral("INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, created_at) "
+                            "VALUES ('wechat', ?, ?, 1, 'processed', 1)"),
+             {odd.payNo, odd.orderNo});
+
+        Patrol p = patrol();
+        for (int run = 1; run <= 2; ++run) {
+            auto found = p.runOnce(m_clock.nowMs());
+            QVERIFY2(found.ok(), qPrintable(found.ok() ? QString() : found.error().internalMessage));
+            const auto doubled = findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + second);
+            QVERIFY(doubled);
+            QCOMPARE(doubled->evidence.value(QStringLiteral("paid_pay_no")).toString(), s.payNo);
+            // Raised by the callback path first, then seen again by every run.
+            QCOMPARE(doubled->seenCount, qint64(1 + run));
+            const auto afterClose = findingFor(found.value(), QStringLiteral("double_payment"),
+                                               QStringLiteral("alipay:") + closed.payNo);
+            QVERIFY(afterClose);
+            QCOMPARE(afterClose->evidence.value(QStringLiteral("order_status")).toString(), QStringLiteral("CLOSED"));
+            const auto mismatch = findingFor(found.value(), QStringLiteral("amount_mismatch"), QStringLiteral("wechat:") + odd.payNo);
+            QVERIFY(mismatch);
+            QVERIFY(!findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + odd.payNo));
+            QVERIFY(!findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + s.payNo));
+
+            // One refund proposal per extra payment, for that payment and its amount, however many runs.
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE kind = 'refund' AND order_no = ? "
+                                          "AND pay_no = ? AND amount_fen = ? AND status = 'proposed' "
+                                          "AND proposed_by = 'system:patrol' AND finding_id = ?"),
+                           {s.orderNo, second, kAmount, doubled->id}),
+                     qint64(1));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE kind = 'refund' AND order_no = ? AND pay_no = ?"),
+                           {closed.orderNo, closed.payNo}),
+                     qint64(1));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {odd.orderNo}), qint64(0));
+        }
+        exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {odd.orderNo});
+    }
+
     void anOldAcceptedRowIsAFindingUntilItIsProcessed()
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});

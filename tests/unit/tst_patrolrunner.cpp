@@ -36,6 +36,7 @@ public:
         return Error::make(ErrorCode::Internal, QStringLiteral("not expected"));
     }
     Result<QList<StuckAcceptedRow>> stuckAccepted(qint64, int) override { return QList<StuckAcceptedRow>{}; }
+    Result<QList<PaymentAnomaly>> paymentAnomalies(qint64, int, qint64 *) override { return QList<PaymentAnomaly>{}; }
     Result<int> resolveNotSeenSince(const QStringList &, qint64 seenSinceMs, qint64) override
     {
         runTimes.append(seenSinceMs);

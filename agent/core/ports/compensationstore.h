@@ -29,6 +29,8 @@ struct Compensation {
     QString decisionReason;
     QJsonObject result; ///< what execution did
     qint64 createdAtMs = 0;
+    QString payNo;                   ///< refund: the payment to give back (empty: the order's own)
+    std::optional<qint64> amountFen; ///< refund: how much (none: that payment's whole amount)
 };
 
 /// A proposal before it is stored. An empty dedupKey never dedups.
@@ -39,6 +41,8 @@ struct CompensationProposal {
     QString dedupKey;
     QString proposedBy;
     QString reason;
+    QString payNo;                   ///< refund only: the payment to give back (empty: the order's own)
+    std::optional<qint64> amountFen; ///< refund only: how much (none: that payment's whole amount)
 };
 
 /// The statements of one compensation transaction; valid only inside

@@ -71,6 +71,18 @@ struct StuckAcceptedRow {
     qint64 createdAtMs = 0;
 };
 
+/// A processed payment (pay_callback_log) that does not match its order: paid by another
+/// pay_no or after the order closed (a double payment), or for another amount.
+struct PaymentAnomaly {
+    Channel channel = Channel::WeChat;
+    QString payNo;
+    QString orderNo;
+    qint64 amountFen = 0;      ///< as the platform notified it
+    QString orderStatus;
+    QString orderPayNo;        ///< the payment the order is PAID by (may be empty)
+    qint64 orderAmountFen = 0;
+};
+
 /// What the reconciliation patrol reads and writes. Thread-safe; work runs on the calling
 /// thread.
 class PatrolStore {
@@ -89,6 +101,10 @@ public:
     /// no longer PAYING or an attempt was no longer open (nothing written).
     virtual Result<bool> revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
                                       const QString &lastError, qint64 nowMs) = 0;
+    /// Processed payments that are not the one their order is PAID by, or whose amount is
+    /// not the order's, by log id after afterLogId, at most `limit`; with the log id of the
+    /// last one in *lastLogId.
+    virtual Result<QList<PaymentAnomaly>> paymentAnomalies(qint64 afterLogId, int limit, qint64 *lastLogId) = 0;
     /// `accepted` log rows with created_at < createdBeforeMs, oldest first, at most `limit`.
     virtual Result<QList<StuckAcceptedRow>> stuckAccepted(qint64 createdBeforeMs, int limit) = 0;
     /// Open findings of these kinds not seen at or after seenSinceMs become resolved.
