@@ -256,7 +256,41 @@ core::Result<int> MigrationRunner::migrate()
 
     if (dialect == Dialect::Sqlite) {
         // One BEGIN IMMEDIATE around read-and-apply: SQLite's single writer is the lock.
-        return m_database.write([&](Session &session) { return applyPending(session, known); });
+        // Foreign keys are off meanwhile (on this thread's connection; the pragma is a no-op
+        // inside a transaction): changing a CHECK means rebuilding the table, and dropping a
+        // referenced table would otherwise fail. foreign_key_check proves nothing dangles
+        // before COMMIT.
+        auto off = m_database.read([](Session &session) -> core::Result<void> {
+            auto done = session.exec(QStringLiteral("PRAGMA foreign_keys=OFF"), {}, QStringLiteral("foreign keys off"));
+            if (!done)
+                return done.error();
+            return {};
+        });
+        if (!off)
+            return off.error();
+        auto applied = m_database.write([&](Session &session) -> core::Result<int> {
+            auto result = applyPending(session, known);
+            if (!result)
+                return result;
+            auto dangling = session.exec(QStringLiteral("PRAGMA foreign_key_check"), {}, QStringLiteral("foreign key check"));
+            if (!dangling)
+                return dangling.error();
+            if (dangling.value().next()) {
+                return Error::make(ErrorCode::Internal,
+                                   QStringLiteral("a migration left a dangling reference in %1")
+                                       .arg(dangling.value().value(0).toString()));
+            }
+            return result;
+        });
+        auto on = m_database.read([](Session &session) -> core::Result<void> {
+            auto done = session.exec(QStringLiteral("PRAGMA foreign_keys=ON"), {}, QStringLiteral("foreign keys on"));
+            if (!done)
+                return done.error();
+            return {};
+        });
+        if (applied && !on)
+            return on.error();
+        return applied;
     }
 
     // PostgreSQL and MariaDB: a session-level lock held across the migrations, taken and
