@@ -227,6 +227,73 @@ core::Result<PaymentNotification> parseWeChatTransaction(QByteArrayView plaintex
     return n;
 }
 
+core::Result<void> checkWeChatRefundEnvelope(const WeChatEnvelope &envelope)
+{
+    if (envelope.eventType != QLatin1StringView("REFUND.SUCCESS") && envelope.eventType != QLatin1StringView("REFUND.ABNORMAL")
+        && envelope.eventType != QLatin1StringView("REFUND.CLOSED"))
+        return invalid(QStringLiteral("WeChat notification event_type \"%1\" is not a refund's").arg(envelope.eventType.left(64)));
+    if (envelope.algorithm != "AEAD_AES_256_GCM")
+        return invalid(QStringLiteral("WeChat notification resource algorithm is not AEAD_AES_256_GCM"));
+    return {};
+}
+
+core::Result<core::RefundNotification> parseWeChatRefund(QByteArrayView plaintext, const QString &eventId,
+                                                         const QString &eventType)
+{
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(plaintext.toByteArray(), &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        return invalid(QStringLiteral("WeChat refund resource is not a JSON object"));
+    const QJsonObject o = doc.object();
+    const auto id = [&o](const char *name) -> std::optional<QString> {
+        const auto value = stringMember(o, QLatin1StringView(name));
+        if (!value || !isValidTradeNo(*value))
+            return std::nullopt;
+        return value;
+    };
+    const auto outRefundNo = id("out_refund_no");
+    const auto refundId = id("refund_id");
+    const auto outTradeNo = id("out_trade_no");
+    const auto transactionId = id("transaction_id");
+    if (!outRefundNo || !refundId || !outTradeNo || !transactionId)
+        return invalid(QStringLiteral("WeChat refund: out_refund_no, refund_id, out_trade_no or transaction_id is not 1-64 of [A-Za-z0-9_-]"));
+    const auto mchid = stringMember(o, QLatin1StringView("mchid"));
+    if (!mchid || mchid->isEmpty())
+        return invalid(QStringLiteral("WeChat refund lacks mchid"));
+    const QString status = stringMember(o, QLatin1StringView("refund_status")).value_or(QString());
+    core::RefundNotification n;
+    if (status == QLatin1StringView("SUCCESS"))
+        n.state = core::RefundNotification::State::Success;
+    else if (status == QLatin1StringView("CLOSED"))
+        n.state = core::RefundNotification::State::Closed;
+    else if (status == QLatin1StringView("ABNORMAL"))
+        n.state = core::RefundNotification::State::Abnormal;
+    else
+        return invalid(QStringLiteral("WeChat refund_status \"%1\" is not SUCCESS, CLOSED or ABNORMAL").arg(status.left(32)));
+    if (eventType != QStringLiteral("REFUND.") + status)
+        return invalid(QStringLiteral("WeChat refund_status %1 contradicts event_type %2").arg(status, eventType.left(64)));
+    const QJsonObject amount = o.value(QLatin1StringView("amount")).toObject();
+    // Whole fen only: toInteger() refuses fractions and out-of-range numbers.
+    const QJsonValue refundValue = amount.value(QLatin1StringView("refund"));
+    const QJsonValue totalValue = amount.value(QLatin1StringView("total"));
+    const qint64 refundFen = refundValue.isDouble() ? refundValue.toInteger(-1) : -1;
+    const qint64 totalFen = totalValue.isDouble() ? totalValue.toInteger(-1) : -1;
+    if (refundFen <= 0 || totalFen <= 0 || refundFen > totalFen)
+        return invalid(QStringLiteral("WeChat refund amount.refund and amount.total must be positive whole fen, refund <= total"));
+
+    n.channel = core::Channel::WeChat;
+    n.refundNo = *outRefundNo;
+    n.refundId = *refundId;
+    n.paymentNo = *outTradeNo;
+    n.payNo = *transactionId;
+    n.amountFen = refundFen;
+    n.totalFen = totalFen;
+    n.refundStatus = status;
+    n.merchantId = *mchid;
+    n.eventId = eventId;
+    return n;
+}
+
 // ---- Alipay -------------------------------------------------------------------------
 
 core::Result<gateway::alipay::Params> parseForm(QByteArrayView body)
@@ -301,6 +368,45 @@ core::Result<PaymentNotification> parseAlipayNotify(const gateway::alipay::Param
     n.appId = appId;
     n.tradeState = tradeStatus;
     n.paid = tradeStatus == QLatin1StringView("TRADE_SUCCESS") || tradeStatus == QLatin1StringView("TRADE_FINISHED");
+    n.eventId = notifyId;
+    return n;
+}
+
+bool isAlipayRefundNotify(const gateway::alipay::Params &params)
+{
+    return !paramValue(params, "out_biz_no").isEmpty() || !paramValue(params, "refund_fee").isEmpty();
+}
+
+core::Result<core::RefundNotification> parseAlipayRefundNotify(const gateway::alipay::Params &params)
+{
+    const auto field = [&params](QByteArrayView name) { return QString::fromUtf8(paramValue(params, name)); };
+    const QString notifyId = field("notify_id");
+    const QString tradeStatus = field("trade_status");
+    const QString sellerId = field("seller_id");
+    const QString appId = field("app_id");
+    if (notifyId.isEmpty() || tradeStatus.isEmpty() || sellerId.isEmpty() || appId.isEmpty() || field("gmt_refund").isEmpty())
+        return invalid(QStringLiteral("Alipay refund notification lacks notify_id, trade_status, seller_id, app_id or gmt_refund"));
+    const QString tradeNo = field("trade_no");
+    const QString outTradeNo = field("out_trade_no");
+    const QString outBizNo = field("out_biz_no");
+    if (!isValidTradeNo(tradeNo) || !isValidTradeNo(outTradeNo) || !isValidTradeNo(outBizNo))
+        return invalid(QStringLiteral("Alipay refund: trade_no, out_trade_no or out_biz_no is not 1-64 of [A-Za-z0-9_-]"));
+    const auto refunded = parseAmountFen(field("refund_fee"));
+    const auto total = parseAmountFen(field("total_amount"));
+    if (!refunded || !total || *refunded > *total)
+        return invalid(QStringLiteral("Alipay refund_fee and total_amount must be positive yuan amounts, refund_fee <= total_amount"));
+
+    core::RefundNotification n;
+    n.channel = core::Channel::Alipay;
+    n.state = core::RefundNotification::State::Success;
+    n.refundNo = outBizNo;
+    n.paymentNo = outTradeNo;
+    n.payNo = tradeNo;
+    n.refundedTotalFen = *refunded;
+    n.totalFen = *total;
+    n.refundStatus = tradeStatus;
+    n.merchantId = sellerId;
+    n.appId = appId;
     n.eventId = notifyId;
     return n;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/paymentnotification.h"
+#include "core/refundnotification.h"
 #include "core/result.h"
 #include "gateway/alipaysignature.h"
 #include "gateway/wechatsignature.h"
@@ -61,6 +62,20 @@ core::Result<QByteArray> decryptWeChatResource(QByteArrayView apiv3Key, const We
 /// letters. paid = trade_state == "SUCCESS". mchid/appid are returned, never compared.
 core::Result<core::PaymentNotification> parseWeChatTransaction(QByteArrayView plaintext, const QString &eventId);
 
+/// The refund notification's content: event_type REFUND.SUCCESS, REFUND.ABNORMAL or
+/// REFUND.CLOSED and algorithm AEAD_AES_256_GCM, else InvalidInput (a payment's
+/// TRANSACTION.SUCCESS included).
+core::Result<void> checkWeChatRefundEnvelope(const WeChatEnvelope &envelope);
+
+/// Parses the decrypted refund object (associated data "refund") into a refund
+/// notification (channel WeChat, eventId from the envelope). InvalidInput when it is not
+/// a JSON object; out_refund_no, refund_id, out_trade_no or transaction_id is outside
+/// [A-Za-z0-9_-]{1,64}; mchid is missing; refund_status is not SUCCESS, CLOSED or
+/// ABNORMAL, or not the one eventType names (REFUND.SUCCESS carries SUCCESS, …);
+/// amount.refund or amount.total is not a positive whole number, or refund > total.
+core::Result<core::RefundNotification> parseWeChatRefund(QByteArrayView plaintext, const QString &eventId,
+                                                         const QString &eventType);
+
 // ---- Alipay -------------------------------------------------------------------------
 
 /// Parses an application/x-www-form-urlencoded body into (name, value) pairs with
@@ -80,5 +95,17 @@ core::Result<void> verifyAlipaySignature(const crypto::PublicKey &alipayKey, con
 /// (parseAmountFen). Currency is CNY (Alipay's notify carries none for domestic trades).
 /// paid = trade_status TRADE_SUCCESS or TRADE_FINISHED.
 core::Result<core::PaymentNotification> parseAlipayNotify(const gateway::alipay::Params &params);
+
+/// A refund's trade_status_sync: the notify carries out_biz_no or refund_fee (Alipay sends
+/// a trade's refunds to its notify_url too, so a payment route sees them). Decide only on
+/// a verified form.
+bool isAlipayRefundNotify(const gateway::alipay::Params &params);
+
+/// The refund fields of a verified trade_status_sync. InvalidInput when notify_id,
+/// trade_status, seller_id, app_id or gmt_refund is missing; trade_no, out_trade_no or
+/// out_biz_no is outside the format; refund_fee or total_amount is not a positive yuan
+/// amount with at most two places, or refund_fee > total_amount. state Success (Alipay
+/// notifies successful refunds only); refundedTotalFen = refund_fee; amountFen unset.
+core::Result<core::RefundNotification> parseAlipayRefundNotify(const gateway::alipay::Params &params);
 
 } // namespace payonce::callbacks

@@ -28,9 +28,18 @@ constexpr qint64 kUnlimitedWindowSeconds = std::numeric_limits<qint64>::max() / 
 
 } // namespace
 
-Result<PaymentNotification> verifyWeChatDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
-                                                 QByteArrayView apiv3Key, const RawDelivery &delivery,
-                                                 bool checkTimeWindow, qint64 nowMs)
+namespace {
+
+struct OpenedWeChatDelivery {
+    WeChatEnvelope envelope;
+    QByteArray plaintext;
+};
+
+// Steps 1-5 of a WeChat delivery, payment or refund alike; checkContent is step 4.
+Result<OpenedWeChatDelivery> openWeChatDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+                                                QByteArrayView apiv3Key, const RawDelivery &delivery,
+                                                bool checkTimeWindow, qint64 nowMs,
+                                                Result<void> (*checkContent)(const WeChatEnvelope &))
 {
     if (delivery.body.size() > kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
@@ -41,15 +50,16 @@ Result<PaymentNotification> verifyWeChatDelivery(const gateway::wechat::Platform
     const qint64 nowSeconds = checkTimeWindow ? nowMs / 1000 : 0;
     if (auto signature = platformKeys.verify(weChatSignedHeaders(delivery), delivery.body, nowSeconds, window); !signature)
         return Error::make(ErrorCode::BadSignature, QStringLiteral("WeChat notification: ") + signature.error().internalMessage);
-    if (auto content = checkWeChatEnvelope(*envelope); !content)
+    if (auto content = checkContent(*envelope); !content)
         return content.error();
     auto plaintext = decryptWeChatResource(apiv3Key, *envelope);
     if (!plaintext)
         return plaintext.error();
-    return parseWeChatTransaction(*plaintext, envelope->id);
+    return OpenedWeChatDelivery{std::move(envelope).value(), std::move(plaintext).value()};
 }
 
-Result<PaymentNotification> verifyAlipayDelivery(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
+// The size limit, the form and its RSA2 signature: an Alipay delivery of any kind.
+Result<gateway::alipay::Params> verifiedAlipayForm(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
 {
     if (delivery.body.size() > kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
@@ -58,7 +68,47 @@ Result<PaymentNotification> verifyAlipayDelivery(const crypto::PublicKey &alipay
         return params.error();
     if (auto signature = verifyAlipaySignature(alipayKey, *params); !signature)
         return signature.error();
+    return params;
+}
+
+} // namespace
+
+Result<PaymentNotification> verifyWeChatDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+                                                 QByteArrayView apiv3Key, const RawDelivery &delivery,
+                                                 bool checkTimeWindow, qint64 nowMs)
+{
+    auto opened = openWeChatDelivery(platformKeys, apiv3Key, delivery, checkTimeWindow, nowMs, &checkWeChatEnvelope);
+    if (!opened)
+        return opened.error();
+    return parseWeChatTransaction(opened->plaintext, opened->envelope.id);
+}
+
+Result<PaymentNotification> verifyAlipayDelivery(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
+{
+    auto params = verifiedAlipayForm(alipayKey, delivery);
+    if (!params)
+        return params.error();
     return parseAlipayNotify(*params);
+}
+
+Result<core::RefundNotification> verifyWeChatRefundDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+                                                            QByteArrayView apiv3Key, const RawDelivery &delivery,
+                                                            bool checkTimeWindow, qint64 nowMs)
+{
+    auto opened = openWeChatDelivery(platformKeys, apiv3Key, delivery, checkTimeWindow, nowMs, &checkWeChatRefundEnvelope);
+    if (!opened)
+        return opened.error();
+    return parseWeChatRefund(opened->plaintext, opened->envelope.id, opened->envelope.eventType);
+}
+
+Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
+{
+    auto params = verifiedAlipayForm(alipayKey, delivery);
+    if (!params)
+        return params.error();
+    if (!isAlipayRefundNotify(*params))
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("Alipay notification is not a refund's: no out_biz_no or refund_fee"));
+    return parseAlipayRefundNotify(*params);
 }
 
 PlatformNotificationVerifier::PlatformNotificationVerifier(NotificationVerifierOptions options)
@@ -66,27 +116,51 @@ PlatformNotificationVerifier::PlatformNotificationVerifier(NotificationVerifierO
 {
 }
 
-Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelivery &delivery, bool checkTimeWindow,
-                                                                 qint64 nowMs) const
+namespace {
+
+// The size limit, then the channel's keys: a channel without them refuses its deliveries.
+template<typename T, typename WeChatVerify, typename AlipayVerify>
+Result<T> byChannel(const NotificationVerifierOptions &options, const RawDelivery &delivery, WeChatVerify weChat,
+                    AlipayVerify alipay)
 {
     if (delivery.body.size() > kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
     switch (delivery.channel) {
     case core::Channel::WeChat:
-        if (m_options.weChatPlatformKeys.isEmpty())
+        if (options.weChatPlatformKeys.isEmpty())
             return Error::make(ErrorCode::BadSignature, QStringLiteral("WeChat Pay is not configured: no platform key"));
-        return verifyWeChatDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery, checkTimeWindow, nowMs);
+        return weChat();
     case core::Channel::Alipay:
-        if (m_options.alipayPublicKey.isNull())
+        if (options.alipayPublicKey.isNull())
             return Error::make(ErrorCode::BadSignature, QStringLiteral("Alipay is not configured: no Alipay public key"));
-        return verifyAlipayDelivery(m_options.alipayPublicKey, delivery);
+        return alipay();
     }
     return Error::make(ErrorCode::Internal, QStringLiteral("unknown channel"));
 }
 
-Result<std::unique_ptr<core::NotificationVerifier>>
-makeNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-                         const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+} // namespace
+
+Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelivery &delivery, bool checkTimeWindow,
+                                                                 qint64 nowMs) const
+{
+    return byChannel<PaymentNotification>(
+        m_options, delivery,
+        [&] { return verifyWeChatDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery, checkTimeWindow, nowMs); },
+        [&] { return verifyAlipayDelivery(m_options.alipayPublicKey, delivery); });
+}
+
+Result<core::RefundNotification> PlatformNotificationVerifier::verifyRefund(const RawDelivery &delivery,
+                                                                            bool checkTimeWindow, qint64 nowMs) const
+{
+    return byChannel<core::RefundNotification>(
+        m_options, delivery,
+        [&] { return verifyWeChatRefundDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery, checkTimeWindow, nowMs); },
+        [&] { return verifyAlipayRefundDelivery(m_options.alipayPublicKey, delivery); });
+}
+
+Result<NotificationVerifierOptions> notificationVerifierOptions(const config::WeChatSettings &weChat,
+                                                                const config::AlipaySettings &alipay,
+                                                                const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
 {
     NotificationVerifierOptions o;
     if (weChat.isConfigured()) {
@@ -117,7 +191,28 @@ makeNotificationVerifier(const config::WeChatSettings &weChat, const config::Ali
             return Error::make(ErrorCode::Misconfigured, QStringLiteral("alipay.alipay_public_key: ") + pub.error().internalMessage);
         o.alipayPublicKey = *pub;
     }
-    return std::unique_ptr<core::NotificationVerifier>(std::make_unique<PlatformNotificationVerifier>(std::move(o)));
+    return o;
+}
+
+Result<std::unique_ptr<core::NotificationVerifier>>
+makeNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+                         const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+{
+    auto options = notificationVerifierOptions(weChat, alipay, extraPlatformKeys);
+    if (!options)
+        return options.error();
+    return std::unique_ptr<core::NotificationVerifier>(std::make_unique<PlatformNotificationVerifier>(std::move(options).value()));
+}
+
+Result<std::unique_ptr<core::RefundNotificationVerifier>>
+makeRefundNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+                               const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+{
+    auto options = notificationVerifierOptions(weChat, alipay, extraPlatformKeys);
+    if (!options)
+        return options.error();
+    return std::unique_ptr<core::RefundNotificationVerifier>(
+        std::make_unique<PlatformNotificationVerifier>(std::move(options).value()));
 }
 
 } // namespace payonce::callbacks

@@ -2,6 +2,7 @@
 
 #include "config/config.h"
 #include "core/ports/notificationverifier.h"
+#include "core/ports/refundnotificationverifier.h"
 #include "crypto/rsakeys.h"
 #include "gateway/gatewayfactory.h"
 #include "gateway/wechatsignature.h"
@@ -38,11 +39,21 @@ struct NotificationVerifierOptions {
 /// amount and currency matching the order, the order existing. A notification whose
 /// trade_state/trade_status is not a payment (NOTPAY, WAIT_BUYER_PAY, TRADE_CLOSED) is
 /// returned with paid = false, not refused.
-class PlatformNotificationVerifier final : public core::NotificationVerifier {
+///
+/// Refund notifications (core::RefundNotificationVerifier, verifyRefund) take the same
+/// steps with the same keys; only step 4 and the fields differ: event_type REFUND.SUCCESS,
+/// REFUND.ABNORMAL or REFUND.CLOSED (a payment's TRANSACTION.SUCCESS is InvalidInput, and
+/// verify() refuses a refund's event_type likewise), the resource decrypted with its own
+/// associated_data ("refund"), and parseWeChatRefund; Alipay: the verified form must be a
+/// refund's trade_status_sync (isAlipayRefundNotify, else InvalidInput), then
+/// parseAlipayRefundNotify.
+class PlatformNotificationVerifier final : public core::NotificationVerifier, public core::RefundNotificationVerifier {
 public:
     explicit PlatformNotificationVerifier(NotificationVerifierOptions options);
     core::Result<core::PaymentNotification> verify(const core::RawDelivery &delivery, bool checkTimeWindow,
                                                    qint64 nowMs) const override;
+    core::Result<core::RefundNotification> verifyRefund(const core::RawDelivery &delivery, bool checkTimeWindow,
+                                                        qint64 nowMs) const override;
 
 private:
     NotificationVerifierOptions m_options;
@@ -54,6 +65,12 @@ core::Result<core::PaymentNotification> verifyWeChatDelivery(const gateway::wech
                                                              bool checkTimeWindow, qint64 nowMs);
 core::Result<core::PaymentNotification> verifyAlipayDelivery(const crypto::PublicKey &alipayKey,
                                                              const core::RawDelivery &delivery);
+/// The refund counterparts (what verifyRefund() dispatches to).
+core::Result<core::RefundNotification> verifyWeChatRefundDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+                                                                  QByteArrayView apiv3Key, const core::RawDelivery &delivery,
+                                                                  bool checkTimeWindow, qint64 nowMs);
+core::Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::PublicKey &alipayKey,
+                                                                  const core::RawDelivery &delivery);
 
 /// Builds the verifier from the agent's settings: reads every WeChat platform public key
 /// file and the Alipay public key file now, adds extraPlatformKeys (the simulator's, when
@@ -63,5 +80,13 @@ core::Result<core::PaymentNotification> verifyAlipayDelivery(const crypto::Publi
 core::Result<std::unique_ptr<core::NotificationVerifier>>
 makeNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
                          const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+/// The same verifier, for refund notifications (same keys, same refusals).
+core::Result<std::unique_ptr<core::RefundNotificationVerifier>>
+makeRefundNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+                               const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+/// What both factories build from: the keys read and checked as described above.
+core::Result<NotificationVerifierOptions> notificationVerifierOptions(const config::WeChatSettings &weChat,
+                                                                      const config::AlipaySettings &alipay,
+                                                                      const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
 
 } // namespace payonce::callbacks

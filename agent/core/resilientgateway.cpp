@@ -30,4 +30,16 @@ Result<void> ResilientGateway::close(const QString &paymentNo)
     return guarded<void>([&] { return m_inner.close(paymentNo); });
 }
 
+Result<GatewayRefund> ResilientGateway::refund(const GatewayRefundRequest &request)
+{
+    // Every attempt sends the same request, so the same refundNo: the platform refunds it
+    // once however many attempts reach it.
+    return guarded<GatewayRefund>([&] { return m_inner.refund(request); });
+}
+
+Result<GatewayRefund> ResilientGateway::queryRefund(const QString &paymentNo, const QString &refundNo)
+{
+    return guarded<GatewayRefund>([&] { return m_inner.queryRefund(paymentNo, refundNo); });
+}
+
 } // namespace payonce::core

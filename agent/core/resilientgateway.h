@@ -14,6 +14,11 @@ namespace payonce::core {
 /// retried call's final outcome is reported to the breaker: Unavailable and BadSignature
 /// count as failures (the platform is not answering properly); success and a platform's
 /// business refusal (InvalidInput, Conflict, …) count as success — the platform answered.
+///
+/// Retrying is safe for every call: createOrder repeats the same out_trade_no, query,
+/// queryRefund and close are idempotent, and refund repeats the SAME refundNo
+/// (out_refund_no / out_request_no), which the platform refunds at most once — a retried
+/// refund whose first attempt did reach the platform answers that first refund.
 /// Thread-safe when the wrapped gateway is. Does not own its parts.
 class ResilientGateway final : public PaymentGateway {
 public:
@@ -26,6 +31,9 @@ public:
     Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override;
     Result<GatewayTrade> query(const QString &paymentNo) override;
     Result<void> close(const QString &paymentNo) override;
+    /// breaker(retry(refund)) with the request unchanged across attempts (same refundNo).
+    Result<GatewayRefund> refund(const GatewayRefundRequest &request) override;
+    Result<GatewayRefund> queryRefund(const QString &paymentNo, const QString &refundNo) override;
 
     CircuitBreaker &breaker() { return m_breaker; }
 

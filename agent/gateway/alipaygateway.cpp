@@ -41,7 +41,8 @@ Error errorFor(const QByteArray &method, const QJsonObject &json)
         || sub == u"isv.missing-signature" || sub == u"isv.invalid-signature-type")
         return Error::make(ErrorCode::Misconfigured, text, QStringLiteral("the payment platform refused our merchant credentials"));
     if (sub == u"ACQ.TRADE_HAS_SUCCESS" || sub == u"ACQ.TRADE_HAS_CLOSE" || sub == u"ACQ.TRADE_STATUS_ERROR"
-        || sub == u"ACQ.CONTEXT_INCONSISTENT" || sub == u"ACQ.TRADE_HAS_FINISHED")
+        || sub == u"ACQ.CONTEXT_INCONSISTENT" || sub == u"ACQ.TRADE_HAS_FINISHED"
+        || sub == u"ACQ.REFUND_AMT_NOT_EQUAL_TOTAL" || sub == u"ACQ.SELLER_BALANCE_NOT_ENOUGH")
         return Error::make(ErrorCode::Conflict, text, QStringLiteral("the payment platform refused: %1").arg(sub));
     if (sub == u"ACQ.TRADE_NOT_EXIST")
         return Error::make(ErrorCode::NotFound, text, QStringLiteral("the payment platform does not know this trade"));
@@ -199,6 +200,68 @@ core::Result<void> AlipayGateway::close(const QString &paymentNo)
     if (reply->code == u"10000" || reply->subCode == u"ACQ.TRADE_NOT_EXIST")
         return {};
     return errorFor("alipay.trade.close", reply->json);
+}
+
+core::Result<core::GatewayRefund> AlipayGateway::refund(const core::GatewayRefundRequest &request)
+{
+    if (!isValidOutTradeNo(request.paymentNo) || !isValidOutRefundNo(request.refundNo))
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 and out_request_no 1-64 of [A-Za-z0-9_-]"));
+    if (request.amountFen <= 0 || (request.totalFen > 0 && request.totalFen < request.amountFen))
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("refund amount must be positive and at most the total"));
+    QJsonObject biz{
+        {QStringLiteral("out_trade_no"), request.paymentNo},
+        {QStringLiteral("refund_amount"), formatAmountFen(request.amountFen)},
+        {QStringLiteral("out_request_no"), request.refundNo},
+    };
+    if (!request.payNo.isEmpty())
+        biz.insert(QStringLiteral("trade_no"), request.payNo);
+    if (!request.reason.isEmpty())
+        biz.insert(QStringLiteral("refund_reason"), request.reason.left(256));
+    auto reply = call("alipay.trade.refund", QJsonDocument(biz).toJson(QJsonDocument::Compact), request.notifyUrl, {});
+    if (!reply)
+        return reply.error();
+    if (reply->code != u"10000")
+        return errorFor("alipay.trade.refund", reply->json);
+    const QJsonObject &json = reply->json;
+    if (json.value(u"out_trade_no").toString() != request.paymentNo)
+        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay refund %1: answer names another trade").arg(request.refundNo));
+    core::GatewayRefund refund;
+    refund.state = core::GatewayRefundState::Success;
+    refund.refundNo = request.refundNo;
+    refund.paymentNo = request.paymentNo;
+    refund.payNo = json.value(u"trade_no").toString();
+    refund.amountFen = request.amountFen;
+    return refund;
+}
+
+core::Result<core::GatewayRefund> AlipayGateway::queryRefund(const QString &paymentNo, const QString &refundNo)
+{
+    if (!isValidOutTradeNo(paymentNo) || !isValidOutRefundNo(refundNo))
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 and out_request_no 1-64 of [A-Za-z0-9_-]"));
+    const QJsonObject biz{{QStringLiteral("out_trade_no"), paymentNo}, {QStringLiteral("out_request_no"), refundNo}};
+    auto reply = call("alipay.trade.fastpay.refund.query", QJsonDocument(biz).toJson(QJsonDocument::Compact), {}, {});
+    if (!reply)
+        return reply.error();
+    if (reply->code != u"10000")
+        return errorFor("alipay.trade.fastpay.refund.query", reply->json);
+    const QJsonObject &json = reply->json;
+    core::GatewayRefund refund;
+    refund.refundNo = refundNo;
+    refund.paymentNo = paymentNo;
+    if (!json.contains(u"out_request_no") && !json.contains(u"refund_amount"))
+        return refund; // NotFound: Alipay answers an empty success for an unknown refund
+    if (json.value(u"out_request_no").toString() != refundNo
+        || (json.contains(u"out_trade_no") && json.value(u"out_trade_no").toString() != paymentNo))
+        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay refund query %1: answer names another refund or trade").arg(refundNo));
+    const QString status = json.value(u"refund_status").toString();
+    const auto fen = parseAmountFen(json.value(u"refund_amount").toString());
+    if (!fen || !(status.isEmpty() || status == u"REFUND_SUCCESS"))
+        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay refund query %1: refund_status \"%2\", refund_amount \"%3\"")
+                                                       .arg(refundNo, status.left(32), json.value(u"refund_amount").toString().left(32)));
+    refund.state = core::GatewayRefundState::Success;
+    refund.payNo = json.value(u"trade_no").toString();
+    refund.amountFen = *fen;
+    return refund;
 }
 
 } // namespace payonce::gateway

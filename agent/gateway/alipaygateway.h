@@ -36,6 +36,17 @@ struct AlipayOptions {
 ///   total_amount as fen), TRADE_CLOSED → Closed;
 /// - close: success, ACQ.TRADE_NOT_EXIST → success (idempotent); a paid trade
 ///   (ACQ.TRADE_STATUS_ERROR) → Conflict;
+/// - refund (alipay.trade.refund: out_trade_no, trade_no when payNo is given,
+///   refund_amount as a yuan string, out_request_no = refundNo, refund_reason; notify_url
+///   when given): Alipay refunds synchronously — code 10000 is Success (fund_change "N"
+///   included: the same out_request_no was refunded before, nothing moved this time);
+///   amountFen is the request's (Alipay answers the trade's cumulative refund_fee, not
+///   this refund's); refundId stays empty (Alipay has none). ACQ.TRADE_NOT_EXIST →
+///   NotFound; ACQ.REFUND_AMT_NOT_EQUAL_TOTAL (over-refund), ACQ.SELLER_BALANCE_NOT_ENOUGH,
+///   ACQ.TRADE_STATUS_ERROR, ACQ.TRADE_HAS_CLOSE → Conflict: nothing was refunded;
+/// - queryRefund (alipay.trade.fastpay.refund.query: out_trade_no, out_request_no): an
+///   answer without out_request_no/refund_amount means "no such refund" → state NotFound;
+///   refund_status REFUND_SUCCESS (or absent, as Alipay documents) → Success;
 /// - request.traceParent, when given, goes out as the `traceparent` header.
 class AlipayGateway final : public core::PaymentGateway {
 public:
@@ -45,6 +56,8 @@ public:
     core::Result<core::GatewayOrder> createOrder(const core::GatewayOrderRequest &request) override;
     core::Result<core::GatewayTrade> query(const QString &paymentNo) override;
     core::Result<void> close(const QString &paymentNo) override;
+    core::Result<core::GatewayRefund> refund(const core::GatewayRefundRequest &request) override;
+    core::Result<core::GatewayRefund> queryRefund(const QString &paymentNo, const QString &refundNo) override;
 
 private:
     struct Reply;

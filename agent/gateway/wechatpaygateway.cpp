@@ -13,17 +13,31 @@ namespace payonce::gateway {
 using core::Error;
 using core::ErrorCode;
 
-bool isValidOutTradeNo(const QString &paymentNo)
+namespace {
+
+bool isTokenOfLength(const QString &text, qsizetype minimum, qsizetype maximum)
 {
-    if (paymentNo.size() < 6 || paymentNo.size() > 32)
+    if (text.size() < minimum || text.size() > maximum)
         return false;
-    for (QChar c : paymentNo) {
+    for (QChar c : text) {
         const bool ok = (c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z') || (c >= u'0' && c <= u'9') || c == u'_'
             || c == u'-';
         if (!ok)
             return false;
     }
     return true;
+}
+
+} // namespace
+
+bool isValidOutTradeNo(const QString &paymentNo)
+{
+    return isTokenOfLength(paymentNo, 6, 32);
+}
+
+bool isValidOutRefundNo(const QString &refundNo)
+{
+    return isTokenOfLength(refundNo, 1, 64);
 }
 
 struct WeChatPayGateway::Reply {
@@ -55,6 +69,48 @@ Error errorFor(int status, const QJsonObject &json)
     if (code == u"ORDER_NOT_EXIST" || status == 404)
         return Error::make(ErrorCode::NotFound, text, QStringLiteral("the payment platform does not know this trade"));
     return Error::make(ErrorCode::InvalidInput, text, QStringLiteral("the payment platform refused the request"));
+}
+
+// A refund's refusals: the platform's business rules (over-refund, a trade that cannot be
+// refunded, a reused out_refund_no, the merchant's balance) are Conflict — nothing was
+// refunded and the same request will be refused again.
+Error refundErrorFor(int status, const QJsonObject &json)
+{
+    const QString code = json.value(u"code").toString();
+    if (code == u"RESOURCE_NOT_EXISTS" || code == u"ORDER_NOT_EXIST" || status == 404)
+        return Error::make(ErrorCode::NotFound, QStringLiteral("WeChat Pay refused the refund: ") + describe(status, json),
+                           QStringLiteral("the payment platform does not know this trade"));
+    if (code == u"INVALID_REQUEST" || code == u"NOT_ENOUGH" || code == u"USER_ACCOUNT_ABNORMAL")
+        return Error::make(ErrorCode::Conflict, QStringLiteral("WeChat Pay refused the refund: ") + describe(status, json),
+                           QStringLiteral("the payment platform refused the refund: %1").arg(code));
+    return errorFor(status, json);
+}
+
+core::Result<core::GatewayRefund> refundFromJson(const QJsonObject &json, const QString &paymentNo, const QString &refundNo)
+{
+    if (json.value(u"out_refund_no").toString() != refundNo
+        || (!paymentNo.isEmpty() && json.value(u"out_trade_no").toString() != paymentNo))
+        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay refund %1: answer names another refund or trade").arg(refundNo));
+    core::GatewayRefund refund;
+    refund.refundNo = refundNo;
+    refund.refundId = json.value(u"refund_id").toString();
+    refund.paymentNo = json.value(u"out_trade_no").toString();
+    refund.payNo = json.value(u"transaction_id").toString();
+    refund.amountFen = json.value(u"amount").toObject().value(u"refund").toInteger();
+    const QString status = json.value(u"status").toString();
+    if (status == u"SUCCESS")
+        refund.state = core::GatewayRefundState::Success;
+    else if (status == u"PROCESSING")
+        refund.state = core::GatewayRefundState::Processing;
+    else if (status == u"CLOSED")
+        refund.state = core::GatewayRefundState::Closed;
+    else if (status == u"ABNORMAL")
+        refund.state = core::GatewayRefundState::Abnormal;
+    else
+        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay refund %1: unknown status \"%2\"").arg(refundNo, status.left(32)));
+    if (refund.refundId.isEmpty() || refund.amountFen <= 0)
+        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay refund %1: answer without refund_id or amount.refund").arg(refundNo));
+    return refund;
 }
 
 } // namespace
@@ -206,6 +262,54 @@ core::Result<void> WeChatPayGateway::close(const QString &paymentNo)
     if (reply->status == 404 || reply->code == u"ORDER_NOT_EXIST" || reply->code == u"ORDER_CLOSED")
         return {}; // never existed or already closed: closing is idempotent
     return errorFor(reply->status, reply->json);
+}
+
+core::Result<core::GatewayRefund> WeChatPayGateway::refund(const core::GatewayRefundRequest &request)
+{
+    if (!isValidOutTradeNo(request.paymentNo) || !isValidOutRefundNo(request.refundNo))
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 and out_refund_no 1-64 of [A-Za-z0-9_-]"));
+    if (request.amountFen <= 0 || request.totalFen < request.amountFen)
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("refund amount must be positive and at most the total"));
+    QJsonObject body{
+        {QStringLiteral("out_refund_no"), request.refundNo},
+        {QStringLiteral("amount"), QJsonObject{{QStringLiteral("refund"), request.amountFen},
+                                               {QStringLiteral("total"), request.totalFen},
+                                               {QStringLiteral("currency"), QStringLiteral("CNY")}}},
+    };
+    // transaction_id and out_trade_no are alternatives; the platform prefers the former.
+    if (!request.payNo.isEmpty())
+        body.insert(QStringLiteral("transaction_id"), request.payNo);
+    else
+        body.insert(QStringLiteral("out_trade_no"), request.paymentNo);
+    if (!request.reason.isEmpty())
+        body.insert(QStringLiteral("reason"), request.reason.left(80));
+    if (!request.notifyUrl.isEmpty())
+        body.insert(QStringLiteral("notify_url"), request.notifyUrl);
+    auto reply = call("POST", "/v3/refund/domestic/refunds", QJsonDocument(body).toJson(QJsonDocument::Compact), {});
+    if (!reply)
+        return reply.error();
+    if (reply->status >= 400)
+        return refundErrorFor(reply->status, reply->json);
+    return refundFromJson(reply->json, request.paymentNo, request.refundNo);
+}
+
+core::Result<core::GatewayRefund> WeChatPayGateway::queryRefund(const QString &paymentNo, const QString &refundNo)
+{
+    if (!isValidOutRefundNo(refundNo))
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_refund_no must be 1-64 of [A-Za-z0-9_-]"));
+    auto reply = call("GET", "/v3/refund/domestic/refunds/" + refundNo.toLatin1(), {}, {});
+    if (!reply)
+        return reply.error();
+    if (reply->status >= 400) {
+        if (reply->status == 404 || reply->code == u"RESOURCE_NOT_EXISTS") {
+            core::GatewayRefund none; // NotFound: a successful answer
+            none.refundNo = refundNo;
+            none.paymentNo = paymentNo;
+            return none;
+        }
+        return refundErrorFor(reply->status, reply->json);
+    }
+    return refundFromJson(reply->json, paymentNo, refundNo);
 }
 
 } // namespace payonce::gateway

@@ -42,7 +42,17 @@ struct WeChatPayOptions {
 ///   CLOSED/REVOKED/PAYERROR → Closed (PAYERROR is a final failure of that out_trade_no:
 ///   nothing was paid and it will not be), REFUND → Refunded;
 /// - close: 204, ORDER_NOT_EXIST and ORDER_CLOSED are success (idempotent); ORDERPAID is
-///   Conflict.
+///   Conflict;
+/// - refund (POST /v3/refund/domestic/refunds: transaction_id when payNo is given, else
+///   out_trade_no; out_refund_no; reason; notify_url; amount{refund, total, currency CNY}):
+///   status PROCESSING/SUCCESS/CLOSED/ABNORMAL → the GatewayRefundState of that name;
+///   RESOURCE_NOT_EXISTS/ORDER_NOT_EXIST or 404 → NotFound; INVALID_REQUEST (over-refund,
+///   out_refund_no reused with other parameters, trade not paid), NOT_ENOUGH and
+///   USER_ACCOUNT_ABNORMAL → Conflict; the rest as above. The same out_refund_no again
+///   answers the first refund (the platform's idempotency), so retrying is safe;
+/// - queryRefund (GET /v3/refund/domestic/refunds/{out_refund_no}): 404 RESOURCE_NOT_EXISTS
+///   is a successful answer with state NotFound; paymentNo, when given, must match the
+///   answer's out_trade_no.
 class WeChatPayGateway final : public core::PaymentGateway {
 public:
     explicit WeChatPayGateway(WeChatPayOptions options);
@@ -51,6 +61,8 @@ public:
     core::Result<core::GatewayOrder> createOrder(const core::GatewayOrderRequest &request) override;
     core::Result<core::GatewayTrade> query(const QString &paymentNo) override;
     core::Result<void> close(const QString &paymentNo) override;
+    core::Result<core::GatewayRefund> refund(const core::GatewayRefundRequest &request) override;
+    core::Result<core::GatewayRefund> queryRefund(const QString &paymentNo, const QString &refundNo) override;
 
 private:
     struct Reply;
@@ -61,5 +73,7 @@ private:
 
 /// out_trade_no as both platforms accept it: 6–32 of [A-Za-z0-9_-].
 bool isValidOutTradeNo(const QString &paymentNo);
+/// out_refund_no / out_request_no as payonce sends them: 1–64 of [A-Za-z0-9_-].
+bool isValidOutRefundNo(const QString &refundNo);
 
 } // namespace payonce::gateway

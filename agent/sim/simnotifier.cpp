@@ -60,6 +60,7 @@ QString outcomeName(const PostResult &r, bool ack)
 
 struct SimNotifier::Notification {
     SimTrade trade;
+    std::optional<SimRefund> refund; // set for a refund notification
     QStringList targets;
     QByteArray wechatBody;        // the same in every attempt
     alipay::Params alipayBase;    // everything but notify_time and sign
@@ -98,6 +99,7 @@ SimNotifier::SimNotifier(const SimOptions &options, crypto::PrivateKey platformK
     : QObject(parent), m_options(options), m_platformKey(std::move(platformKey)), m_state(state), m_timeScale(options.timeScale)
 {
     connect(m_state, &SimState::tradePaid, this, &SimNotifier::onTradePaid);
+    connect(m_state, &SimState::refundFinished, this, &SimNotifier::onRefundFinished);
 }
 
 SimNotifier::~SimNotifier()
@@ -145,10 +147,6 @@ void SimNotifier::onTradePaid(const SimTrade &trade)
     }
     if (trade.channel == Channel::WeChat) {
         n->wechatBody = wechatBody(trade, &n->error);
-        if (n->wechatBody.isEmpty()) {
-            n->gaveUp = true;
-            return;
-        }
     } else {
         const QByteArray amount = formatAmountFen(trade.amountFen).toLatin1();
         const QString appId = trade.appId.isEmpty() ? m_options.alipayAppId : trade.appId;
@@ -177,16 +175,71 @@ void SimNotifier::onTradePaid(const SimTrade &trade)
         if (!m_options.alipaySellerId.isEmpty())
             n->alipayBase.append(qMakePair(QByteArray("seller_id"), m_options.alipaySellerId.toUtf8()));
     }
+    start(n);
+}
+
+void SimNotifier::onRefundFinished(const SimRefund &refund, const SimTrade &trade)
+{
+    if (trade.channel == Channel::Alipay && refund.state != SimRefund::State::Success)
+        return; // Alipay tells a failed refund in its answer only
+    auto n = std::make_shared<Notification>();
+    n->trade = trade;
+    n->refund = refund;
+    n->createdAt = QDateTime::currentDateTimeUtc();
+    if (!refund.notifyUrl.isEmpty())
+        n->targets = {refund.notifyUrl};
+    m_notifications.insert(core::channelName(trade.channel) + QStringLiteral("/refund/") + refund.outRefundNo, n);
+    if (n->targets.isEmpty()) {
+        n->error = QStringLiteral("no notify_url on the refund");
+        n->gaveUp = true;
+        return;
+    }
+    if (trade.channel == Channel::WeChat) {
+        n->wechatBody = wechatRefundBody(refund, trade, &n->error);
+    } else {
+        const QByteArray amount = formatAmountFen(trade.amountFen).toLatin1();
+        const QString appId = trade.appId.isEmpty() ? m_options.alipayAppId : trade.appId;
+        const bool fullyRefunded = trade.refundedFen >= trade.amountFen;
+        n->alipayBase = {
+            {"gmt_create", beijing(trade.createdAt, false).toUtf8()},
+            {"charset", "utf-8"},
+            {"gmt_payment", beijing(trade.paidAt, false).toUtf8()},
+            {"gmt_refund", (beijing(refund.finishedAt, false) + QStringLiteral(".") + QString::number(refund.finishedAt.time().msec() / 100)).toUtf8()},
+            {"subject", trade.description.toUtf8()},
+            {"buyer_id", "2088" + randomDigits(12).toLatin1()},
+            {"version", "1.0"},
+            {"notify_id", (randomDigits(4) + randomToken(30).toLower()).toLatin1()},
+            {"notify_type", "trade_status_sync"},
+            {"out_trade_no", trade.outTradeNo.toUtf8()},
+            {"out_biz_no", refund.outRefundNo.toUtf8()},
+            {"total_amount", amount},
+            {"receipt_amount", amount},
+            {"buyer_pay_amount", amount},
+            {"refund_fee", formatAmountFen(trade.refundedFen).toLatin1()},
+            {"trade_status", fullyRefunded ? "TRADE_CLOSED" : "TRADE_SUCCESS"},
+            {"trade_no", trade.payNo.toUtf8()},
+            {"auth_app_id", appId.toUtf8()},
+            {"app_id", appId.toUtf8()},
+        };
+        if (fullyRefunded)
+            n->alipayBase.append(qMakePair(QByteArray("gmt_close"), beijing(refund.finishedAt, false).toUtf8()));
+        if (!m_options.alipaySellerId.isEmpty())
+            n->alipayBase.append(qMakePair(QByteArray("seller_id"), m_options.alipaySellerId.toUtf8()));
+    }
+    start(n);
+}
+
+void SimNotifier::start(const std::shared_ptr<Notification> &n)
+{
+    if (n->trade.channel == Channel::WeChat && n->wechatBody.isEmpty()) {
+        n->gaveUp = true;
+        return;
+    }
     startAttempt(n);
 }
 
 QByteArray SimNotifier::wechatBody(const SimTrade &trade, QString *error) const
 {
-    if (m_options.apiv3Key.isEmpty()) {
-        *error = QStringLiteral("no APIv3 key configured (--apiv3-key, wechat.apiv3_key or PAYONCE_WECHAT_APIV3_KEY): "
-                                "the WeChat notification cannot be encrypted");
-        return {};
-    }
     const QJsonObject transaction{
         {QStringLiteral("mchid"), trade.merchantId.isEmpty() ? m_options.mchid : trade.merchantId},
         {QStringLiteral("appid"), trade.appId.isEmpty() ? m_options.appid : trade.appId},
@@ -204,10 +257,53 @@ QByteArray SimNotifier::wechatBody(const SimTrade &trade, QString *error) const
                                                {QStringLiteral("currency"), QStringLiteral("CNY")},
                                                {QStringLiteral("payer_currency"), QStringLiteral("CNY")}}},
     };
+    return wechatEnvelope(transaction, "transaction", "TRANSACTION.SUCCESS", QStringLiteral("支付成功"), error);
+}
+
+QByteArray SimNotifier::wechatRefundBody(const SimRefund &refund, const SimTrade &trade, QString *error) const
+{
+    QJsonObject resource{
+        {QStringLiteral("mchid"), trade.merchantId.isEmpty() ? m_options.mchid : trade.merchantId},
+        {QStringLiteral("out_trade_no"), trade.outTradeNo},
+        {QStringLiteral("transaction_id"), trade.payNo},
+        {QStringLiteral("out_refund_no"), refund.outRefundNo},
+        {QStringLiteral("refund_id"), refund.refundId},
+        {QStringLiteral("refund_status"), refundStateName(refund.state)},
+        {QStringLiteral("user_received_account"), QStringLiteral("支付用户零钱")},
+        {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), trade.amountFen},
+                                               {QStringLiteral("refund"), refund.amountFen},
+                                               {QStringLiteral("payer_total"), trade.amountFen},
+                                               {QStringLiteral("payer_refund"), refund.amountFen}}},
+    };
+    if (refund.state == SimRefund::State::Success)
+        resource.insert(QStringLiteral("success_time"), beijing(refund.finishedAt, true));
+    switch (refund.state) {
+    case SimRefund::State::Success:
+        return wechatEnvelope(resource, "refund", "REFUND.SUCCESS", QStringLiteral("退款成功"), error);
+    case SimRefund::State::Abnormal:
+        return wechatEnvelope(resource, "refund", "REFUND.ABNORMAL", QStringLiteral("退款异常"), error);
+    case SimRefund::State::Closed:
+        return wechatEnvelope(resource, "refund", "REFUND.CLOSED", QStringLiteral("退款关闭"), error);
+    case SimRefund::State::Processing:
+        break;
+    }
+    *error = QStringLiteral("a processing refund is not notified");
+    return {};
+}
+
+// The notification envelope around a resource sealed with AES-256-GCM under the APIv3 key;
+// kind is both resource.original_type and the associated data ("transaction", "refund").
+QByteArray SimNotifier::wechatEnvelope(const QJsonObject &resource, QByteArrayView kind, QByteArrayView eventType,
+                                       const QString &summary, QString *error) const
+{
+    if (m_options.apiv3Key.isEmpty()) {
+        *error = QStringLiteral("no APIv3 key configured (--apiv3-key, wechat.apiv3_key or PAYONCE_WECHAT_APIV3_KEY): "
+                                "the WeChat notification cannot be encrypted");
+        return {};
+    }
     const QByteArray nonce = randomToken(12).toLatin1();
-    const QByteArray associatedData = "transaction";
-    auto ciphertext = crypto::aes256GcmEncrypt(m_options.apiv3Key, nonce, associatedData,
-                                               QJsonDocument(transaction).toJson(QJsonDocument::Compact));
+    auto ciphertext = crypto::aes256GcmEncrypt(m_options.apiv3Key, nonce, kind,
+                                               QJsonDocument(resource).toJson(QJsonDocument::Compact));
     if (!ciphertext) {
         *error = QStringLiteral("cannot encrypt the resource: ") + ciphertext.error().internalMessage;
         return {};
@@ -216,12 +312,12 @@ QByteArray SimNotifier::wechatBody(const SimTrade &trade, QString *error) const
         {QStringLiteral("id"), QUuid::createUuid().toString(QUuid::WithoutBraces)},
         {QStringLiteral("create_time"), beijing(QDateTime::currentDateTimeUtc(), true)},
         {QStringLiteral("resource_type"), QStringLiteral("encrypt-resource")},
-        {QStringLiteral("event_type"), QStringLiteral("TRANSACTION.SUCCESS")},
-        {QStringLiteral("summary"), QStringLiteral("支付成功")},
-        {QStringLiteral("resource"), QJsonObject{{QStringLiteral("original_type"), QStringLiteral("transaction")},
+        {QStringLiteral("event_type"), QString::fromLatin1(eventType)},
+        {QStringLiteral("summary"), summary},
+        {QStringLiteral("resource"), QJsonObject{{QStringLiteral("original_type"), QString::fromLatin1(kind)},
                                                  {QStringLiteral("algorithm"), QStringLiteral("AEAD_AES_256_GCM")},
                                                  {QStringLiteral("ciphertext"), QString::fromLatin1(*ciphertext)},
-                                                 {QStringLiteral("associated_data"), QString::fromLatin1(associatedData)},
+                                                 {QStringLiteral("associated_data"), QString::fromLatin1(kind)},
                                                  {QStringLiteral("nonce"), QString::fromLatin1(nonce)}}},
     };
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
@@ -291,9 +387,8 @@ void SimNotifier::startAttempt(const std::shared_ptr<Notification> &n)
 bool SimNotifier::redeliver(const QString &outTradeNo)
 {
     bool any = false;
-    for (Channel c : core::allChannels) {
-        const auto n = m_notifications.value(core::channelName(c) + u'/' + outTradeNo);
-        if (!n || n->lastPosts.isEmpty())
+    for (const auto &n : std::as_const(m_notifications)) {
+        if (n->trade.outTradeNo != outTradeNo || n->lastPosts.isEmpty())
             continue;
         ++n->redeliveries;
         sendRound(n, n->lastPosts, false);
@@ -420,7 +515,12 @@ QJsonArray SimNotifier::notificationsJson(const QString &outTradeNo) const
         if (outTradeNo.isEmpty() || n->trade.outTradeNo == outTradeNo)
             list.append(n);
     }
-    std::sort(list.begin(), list.end(), [](const auto &a, const auto &b) { return a->createdAt < b->createdAt; });
+    // Oldest first; a payment before its refunds when the clock cannot tell them apart.
+    std::sort(list.begin(), list.end(), [](const auto &a, const auto &b) {
+        if (a->createdAt != b->createdAt)
+            return a->createdAt < b->createdAt;
+        return !a->refund && b->refund;
+    });
     QJsonArray out;
     for (const auto &n : std::as_const(list)) {
         QJsonArray targets;
@@ -435,7 +535,8 @@ QJsonArray SimNotifier::notificationsJson(const QString &outTradeNo) const
         const QString state = n->acknowledged ? QStringLiteral("acknowledged")
             : n->gaveUp                       ? QStringLiteral("gave_up")
                                               : QStringLiteral("retrying");
-        QJsonObject o{{QStringLiteral("channel"), core::channelName(n->trade.channel)},
+        QJsonObject o{{QStringLiteral("kind"), n->refund ? QStringLiteral("refund") : QStringLiteral("payment")},
+                      {QStringLiteral("channel"), core::channelName(n->trade.channel)},
                       {QStringLiteral("out_trade_no"), n->trade.outTradeNo},
                       {QStringLiteral("pay_no"), n->trade.payNo},
                       {QStringLiteral("state"), state},
@@ -454,6 +555,10 @@ QJsonArray SimNotifier::notificationsJson(const QString &outTradeNo) const
                       {QStringLiteral("gave_up_at"), iso(n->gaveUpAt)},
                       {QStringLiteral("targets"), targets},
                       {QStringLiteral("history"), n->history}};
+        if (n->refund) {
+            o.insert(QStringLiteral("out_refund_no"), n->refund->outRefundNo);
+            o.insert(QStringLiteral("refund_state"), refundStateName(n->refund->state));
+        }
         if (!n->lastError.isEmpty())
             o.insert(QStringLiteral("last_error"), n->lastError);
         if (!n->error.isEmpty())

@@ -46,6 +46,19 @@ namespace payonce::sim {
 /// bytes again, once, outside the schedule. The `duplicate` fault of the channel sends N
 /// identical copies of each delivery at once, each over its own connection.
 ///
+/// Refund notifications (SimState::refundFinished), on the same schedules and
+/// acknowledgement rules, to the refund's notify_url (Alipay: the trade's when the refund
+/// request named none); the extra callback targets are for payments only:
+/// - WeChat Pay v3: event_type REFUND.SUCCESS / REFUND.ABNORMAL / REFUND.CLOSED, resource
+///   {original_type "refund", associated_data "refund"} sealing {mchid, out_trade_no,
+///   transaction_id, out_refund_no, refund_id, refund_status, success_time,
+///   user_received_account, amount{total, refund, payer_total, payer_refund}}, signed as
+///   payment notifications are;
+/// - Alipay: trade_status_sync of the trade with the refund's fields — out_biz_no (the
+///   out_request_no), refund_fee (the trade's total refunded so far), gmt_refund, and
+///   trade_status TRADE_CLOSED once fully refunded, else TRADE_SUCCESS — signed RSA2.
+///   Alipay refunds fail synchronously, so only successful refunds are notified.
+///
 /// Lives on the main thread, like SimState; all network I/O is asynchronous.
 class SimNotifier : public QObject {
     Q_OBJECT
@@ -66,8 +79,9 @@ public:
     void setExtraTargets(core::Channel channel, const QStringList &urls) { m_extraTargets.insert(channel, urls); }
     QStringList extraTargets(core::Channel channel) const { return m_extraTargets.value(channel); }
 
-    /// Sends the last attempt of every notification of outOfTradeNo again now (false when
-    /// there is none). Does not change the schedule; an acknowledgement stops it.
+    /// Sends the last attempt of every notification of outTradeNo (its payment and its
+    /// refunds) again now (false when there is none). Does not change the schedule; an
+    /// acknowledgement stops it.
     bool redeliver(const QString &outTradeNo);
 
     QJsonArray notificationsJson(const QString &outTradeNo = {}) const;
@@ -77,6 +91,7 @@ public:
     void reset();
 
     void onTradePaid(const payonce::sim::SimTrade &trade);
+    void onRefundFinished(const payonce::sim::SimRefund &refund, const payonce::sim::SimTrade &trade);
 
 private:
     struct Notification;
@@ -87,7 +102,11 @@ private:
     void roundFinished(const std::shared_ptr<Notification> &n, bool scheduled);
     void schedule(const std::shared_ptr<Notification> &n);
     QList<OutgoingPost> buildPosts(Notification &n, QString *error);
+    void start(const std::shared_ptr<Notification> &n);
     QByteArray wechatBody(const SimTrade &trade, QString *error) const;
+    QByteArray wechatRefundBody(const SimRefund &refund, const SimTrade &trade, QString *error) const;
+    QByteArray wechatEnvelope(const QJsonObject &resource, QByteArrayView kind, QByteArrayView eventType,
+                              const QString &summary, QString *error) const;
     bool acknowledged(core::Channel channel, const PostResult &result) const;
 
     SimOptions m_options;
@@ -96,7 +115,8 @@ private:
     double m_timeScale;
     int m_timeoutMs = 5000;
     QHash<core::Channel, QStringList> m_extraTargets;
-    QHash<QString, std::shared_ptr<Notification>> m_notifications; // "<channel>/<out_trade_no>"
+    // "<channel>/<out_trade_no>" for payments, "<channel>/refund/<out_refund_no>" for refunds
+    QHash<QString, std::shared_ptr<Notification>> m_notifications;
 };
 
 } // namespace payonce::sim

@@ -62,7 +62,51 @@ QByteArray param(const alipay::Params &params, QByteArrayView name)
     return {};
 }
 
-QJsonObject tradeJson(const SimTrade &t)
+QJsonObject refundJson(const SimRefund &r)
+{
+    QJsonObject o{{QStringLiteral("out_refund_no"), r.outRefundNo},
+                  {QStringLiteral("refund_id"), r.refundId},
+                  {QStringLiteral("amount_fen"), r.amountFen},
+                  {QStringLiteral("state"), refundStateName(r.state)},
+                  {QStringLiteral("reason"), r.reason},
+                  {QStringLiteral("notify_url"), r.notifyUrl},
+                  {QStringLiteral("created_at"), r.createdAt.toString(Qt::ISODateWithMs)}};
+    if (r.finishedAt.isValid())
+        o.insert(QStringLiteral("finished_at"), r.finishedAt.toString(Qt::ISODateWithMs));
+    return o;
+}
+
+QString beijingTime(const QDateTime &t)
+{
+    return t.toOffsetFromUtc(8 * 3600).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+// The refund object of WeChat Pay's refund and refund-query answers.
+QJsonObject wechatRefundJson(const SimRefund &r)
+{
+    QJsonObject o{{QStringLiteral("refund_id"), r.refundId},
+                  {QStringLiteral("out_refund_no"), r.outRefundNo},
+                  {QStringLiteral("transaction_id"), r.payNo},
+                  {QStringLiteral("out_trade_no"), r.outTradeNo},
+                  {QStringLiteral("channel"), QStringLiteral("ORIGINAL")},
+                  {QStringLiteral("user_received_account"), QStringLiteral("\u652f\u4ed8\u7528\u6237\u96f6\u94b1")},
+                  {QStringLiteral("create_time"), r.createdAt.toOffsetFromUtc(8 * 3600).toString(Qt::ISODate)},
+                  {QStringLiteral("status"), refundStateName(r.state)},
+                  {QStringLiteral("funds_account"), QStringLiteral("AVAILABLE")},
+                  {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), r.totalFen},
+                                                         {QStringLiteral("refund"), r.amountFen},
+                                                         {QStringLiteral("payer_total"), r.totalFen},
+                                                         {QStringLiteral("payer_refund"), r.amountFen},
+                                                         {QStringLiteral("settlement_total"), r.totalFen},
+                                                         {QStringLiteral("settlement_refund"), r.amountFen},
+                                                         {QStringLiteral("discount_refund"), 0},
+                                                         {QStringLiteral("currency"), QStringLiteral("CNY")}}}};
+    if (r.state == SimRefund::State::Success)
+        o.insert(QStringLiteral("success_time"), r.finishedAt.toOffsetFromUtc(8 * 3600).toString(Qt::ISODate));
+    return o;
+}
+
+QJsonObject tradeJson(const SimTrade &t, const QList<SimRefund> &refunds)
 {
     QJsonObject o{{QStringLiteral("channel"), core::channelName(t.channel)},
                   {QStringLiteral("out_trade_no"), t.outTradeNo},
@@ -75,6 +119,11 @@ QJsonObject tradeJson(const SimTrade &t)
         o.insert(QStringLiteral("pay_no"), t.payNo);
         o.insert(QStringLiteral("paid_at"), t.paidAt.toString(Qt::ISODateWithMs));
     }
+    QJsonArray list;
+    for (const SimRefund &r : refunds)
+        list.append(refundJson(r));
+    o.insert(QStringLiteral("refunded_fen"), t.refundedFen);
+    o.insert(QStringLiteral("refunds"), list);
     return o;
 }
 
@@ -83,7 +132,7 @@ QJsonObject faultsJson(const SimFaults &f)
     return {{QStringLiteral("latency_ms"), f.latencyMs},   {QStringLiteral("error_rate"), f.errorRate},
             {QStringLiteral("error_status"), f.errorStatus}, {QStringLiteral("hang"), f.hang},
             {QStringLiteral("tamper_responses"), f.tamperResponses}, {QStringLiteral("replay_last"), f.replayLast},
-            {QStringLiteral("duplicate"), f.duplicate}};
+            {QStringLiteral("duplicate"), f.duplicate}, {QStringLiteral("refund_fail"), f.refundFail}};
 }
 
 } // namespace
@@ -256,6 +305,14 @@ void SimServer::routeWeChat()
                    [this](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
                        wechatClose(outTradeNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
                    });
+    m_server.route(QStringLiteral("/v3/refund/domestic/refunds"), QHttpServerRequest::Method::Post,
+                   [this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       wechatRefund(request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+                   });
+    m_server.route(QStringLiteral("/v3/refund/domestic/refunds/<arg>"), QHttpServerRequest::Method::Get,
+                   [this](const QString &outRefundNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                       wechatRefundQuery(outRefundNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+                   });
 }
 
 void SimServer::wechatNative(const QHttpServerRequest &request, ResponderPtr responder)
@@ -308,12 +365,15 @@ void SimServer::wechatQuery(const QString &outTradeNo, const QHttpServerRequest 
     const auto trade = m_state.find(Channel::WeChat, outTradeNo);
     if (!trade)
         return deliver(Channel::WeChat, endpoint, responder, wechatError(404, QStringLiteral("ORDER_NOT_EXIST"), QStringLiteral("order does not exist")));
+    // WeChat reports a paid trade with refunds as REFUND ("转入退款").
+    const QString tradeState = trade->state == SimTrade::State::Paid && trade->refundedFen > 0 ? QStringLiteral("REFUND")
+                                                                                              : tradeStateName(trade->state);
     QJsonObject o{{QStringLiteral("appid"), m_options.appid},
                   {QStringLiteral("mchid"), request.query().queryItemValue(QStringLiteral("mchid"))},
                   {QStringLiteral("out_trade_no"), trade->outTradeNo},
                   {QStringLiteral("trade_type"), QStringLiteral("NATIVE")},
-                  {QStringLiteral("trade_state"), tradeStateName(trade->state)},
-                  {QStringLiteral("trade_state_desc"), tradeStateName(trade->state)},
+                  {QStringLiteral("trade_state"), tradeState},
+                  {QStringLiteral("trade_state_desc"), tradeState},
                   {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), trade->amountFen},
                                                          {QStringLiteral("currency"), QStringLiteral("CNY")}}}};
     if (trade->state == SimTrade::State::Paid) {
@@ -343,6 +403,71 @@ void SimServer::wechatClose(const QString &outTradeNo, const QHttpServerRequest 
     case SimState::CloseOutcome::Paid:
         return deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("ORDERPAID"), QStringLiteral("order already paid")));
     }
+}
+
+void SimServer::wechatRefund(const QHttpServerRequest &request, ResponderPtr responder)
+{
+    const QString endpoint = QStringLiteral("wechat.refund");
+    if (injectError(Channel::WeChat, endpoint, responder))
+        return;
+    if (auto refused = wechatCheckSignature(request))
+        return deliver(Channel::WeChat, endpoint, responder, *refused);
+    m_state.countRefundCall(Channel::WeChat);
+    const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+    const QJsonObject amount = body.value(u"amount").toObject();
+    SimRefund proposed;
+    proposed.channel = Channel::WeChat;
+    proposed.outRefundNo = body.value(u"out_refund_no").toString();
+    proposed.outTradeNo = body.value(u"out_trade_no").toString();
+    proposed.payNo = body.value(u"transaction_id").toString();
+    proposed.amountFen = amount.value(u"refund").toInteger();
+    proposed.totalFen = amount.value(u"total").toInteger();
+    proposed.reason = body.value(u"reason").toString();
+    proposed.notifyUrl = body.value(u"notify_url").toString();
+    auto invalid = [&](const QString &message) {
+        deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("INVALID_REQUEST"), message));
+    };
+    if (proposed.outRefundNo.isEmpty() || (proposed.outTradeNo.isEmpty() && proposed.payNo.isEmpty())
+        || proposed.amountFen <= 0 || proposed.totalFen <= 0 || amount.value(u"currency").toString() != u"CNY")
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(400, QStringLiteral("PARAM_ERROR"),
+                                   QStringLiteral("out_refund_no, transaction_id or out_trade_no, amount.refund, amount.total and amount.currency CNY are required")));
+    SimRefund refund;
+    switch (m_state.refund(proposed, &refund)) {
+    case SimState::RefundOutcome::Created:
+        // Accepted as PROCESSING; the simulated bank answers at once, so the refund ends
+        // (SUCCESS, or ABNORMAL under refund_fail) before any later request is served.
+        deliver(Channel::WeChat, endpoint, responder, wechatAnswer(200, compact(wechatRefundJson(refund))));
+        m_state.finishRefund(Channel::WeChat, refund.outRefundNo, m_state.faults(Channel::WeChat).refundFail);
+        return;
+    case SimState::RefundOutcome::Existing:
+        return deliver(Channel::WeChat, endpoint, responder, wechatAnswer(200, compact(wechatRefundJson(refund))));
+    case SimState::RefundOutcome::TradeNotFound:
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(404, QStringLiteral("RESOURCE_NOT_EXISTS"), QStringLiteral("order does not exist")));
+    case SimState::RefundOutcome::NotPaid:
+        return invalid(QStringLiteral("the order is not paid"));
+    case SimState::RefundOutcome::OverRefund:
+        return invalid(QStringLiteral("the refund amount exceeds the refundable amount of the order"));
+    case SimState::RefundOutcome::RefundNoReused:
+        return invalid(QStringLiteral("out_refund_no was used with other parameters"));
+    case SimState::RefundOutcome::TotalDiffers:
+        return invalid(QStringLiteral("amount.total is not the order's amount"));
+    }
+}
+
+void SimServer::wechatRefundQuery(const QString &outRefundNo, const QHttpServerRequest &request, ResponderPtr responder)
+{
+    const QString endpoint = QStringLiteral("wechat.refund_query");
+    if (injectError(Channel::WeChat, endpoint, responder))
+        return;
+    if (auto refused = wechatCheckSignature(request))
+        return deliver(Channel::WeChat, endpoint, responder, *refused);
+    const auto refund = m_state.findRefund(Channel::WeChat, outRefundNo);
+    if (!refund)
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(404, QStringLiteral("RESOURCE_NOT_EXISTS"), QStringLiteral("refund does not exist")));
+    deliver(Channel::WeChat, endpoint, responder, wechatAnswer(200, compact(wechatRefundJson(*refund))));
 }
 
 // ---- Alipay --------------------------------------------------------------------------
@@ -391,6 +516,8 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
                       QStringLiteral("the request signature does not verify"));
     }
     const QJsonObject biz = QJsonDocument::fromJson(param(params, "biz_content")).object();
+    if (method == "alipay.trade.refund" || method == "alipay.trade.fastpay.refund.query")
+        return alipayRefund(method, biz, param(params, "notify_url"), responder);
     const QString outTradeNo = biz.value(u"out_trade_no").toString();
     if (outTradeNo.isEmpty())
         return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.missing-out-trade-no"),
@@ -437,13 +564,16 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
         QJsonObject o = success;
         o.insert(QStringLiteral("out_trade_no"), trade->outTradeNo);
         o.insert(QStringLiteral("total_amount"), formatAmountFen(trade->amountFen));
-        const char *status = trade->state == SimTrade::State::Paid ? "TRADE_SUCCESS"
+        // A fully refunded trade is closed at Alipay.
+        const bool fullyRefunded = trade->refundedFen > 0 && trade->refundedFen == trade->amountFen;
+        const char *status = fullyRefunded                        ? "TRADE_CLOSED"
+            : trade->state == SimTrade::State::Paid               ? "TRADE_SUCCESS"
             : trade->state == SimTrade::State::Closed             ? "TRADE_CLOSED"
                                                                    : "WAIT_BUYER_PAY";
         o.insert(QStringLiteral("trade_status"), QLatin1String(status));
         if (!trade->payNo.isEmpty()) {
             o.insert(QStringLiteral("trade_no"), trade->payNo);
-            o.insert(QStringLiteral("send_pay_date"), trade->paidAt.toOffsetFromUtc(8 * 3600).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+            o.insert(QStringLiteral("send_pay_date"), beijingTime(trade->paidAt));
         }
         return deliver(Channel::Alipay, endpoint, responder, alipayAnswer(method, o));
     }
@@ -464,6 +594,88 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
     }
     refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.invalid-method"),
            QStringLiteral("method not simulated"));
+}
+
+void SimServer::alipayRefund(const QByteArray &method, const QJsonObject &biz, const QByteArray &notifyUrl,
+                             const ResponderPtr &responder)
+{
+    const QString endpoint = QString::fromLatin1(method);
+    auto answer = [&](const QJsonObject &fields) {
+        QJsonObject o{{QStringLiteral("code"), QStringLiteral("10000")}, {QStringLiteral("msg"), QStringLiteral("Success")}};
+        for (auto it = fields.begin(); it != fields.end(); ++it)
+            o.insert(it.key(), it.value());
+        deliver(Channel::Alipay, endpoint, responder, alipayAnswer(method, o));
+    };
+    auto business = [&](const QString &subCode, const QString &subMsg) {
+        deliver(Channel::Alipay, endpoint, responder,
+                alipayAnswer(method, {{QStringLiteral("code"), QStringLiteral("40004")}, {QStringLiteral("msg"), QStringLiteral("Business Failed")},
+                                      {QStringLiteral("sub_code"), subCode}, {QStringLiteral("sub_msg"), subMsg}}));
+    };
+    const QString outTradeNo = biz.value(u"out_trade_no").toString();
+    const QString tradeNo = biz.value(u"trade_no").toString();
+    if (outTradeNo.isEmpty() && tradeNo.isEmpty())
+        return business(QStringLiteral("ACQ.INVALID_PARAMETER"), QStringLiteral("out_trade_no or trade_no is required"));
+    // Alipay: without out_request_no the refund is named by the trade's out_trade_no.
+    QString outRequestNo = biz.value(u"out_request_no").toString();
+    if (outRequestNo.isEmpty())
+        outRequestNo = outTradeNo;
+
+    if (method == "alipay.trade.fastpay.refund.query") {
+        const auto refund = m_state.findRefund(Channel::Alipay, outRequestNo);
+        if (!refund || (!outTradeNo.isEmpty() && refund->outTradeNo != outTradeNo) || (!tradeNo.isEmpty() && refund->payNo != tradeNo))
+            return answer({}); // Alipay's way of saying "no such refund"
+        return answer({{QStringLiteral("trade_no"), refund->payNo},
+                       {QStringLiteral("out_trade_no"), refund->outTradeNo},
+                       {QStringLiteral("out_request_no"), refund->outRefundNo},
+                       {QStringLiteral("total_amount"), formatAmountFen(refund->totalFen)},
+                       {QStringLiteral("refund_amount"), formatAmountFen(refund->amountFen)},
+                       {QStringLiteral("refund_status"), QStringLiteral("REFUND_SUCCESS")},
+                       {QStringLiteral("refund_reason"), refund->reason},
+                       {QStringLiteral("gmt_refund_pay"), beijingTime(refund->finishedAt)}});
+    }
+
+    m_state.countRefundCall(Channel::Alipay);
+    const auto fen = parseAmountFen(biz.value(u"refund_amount").toString());
+    if (!fen)
+        return business(QStringLiteral("ACQ.INVALID_PARAMETER"), QStringLiteral("refund_amount must be a positive yuan amount"));
+    if (m_state.faults(Channel::Alipay).refundFail && !m_state.findRefund(Channel::Alipay, outRequestNo))
+        return business(QStringLiteral("ACQ.SELLER_BALANCE_NOT_ENOUGH"), QStringLiteral("simulated refund failure: seller balance not enough"));
+    SimRefund proposed;
+    proposed.channel = Channel::Alipay;
+    proposed.outRefundNo = outRequestNo;
+    proposed.outTradeNo = outTradeNo;
+    proposed.payNo = tradeNo;
+    proposed.amountFen = *fen;
+    proposed.reason = biz.value(u"refund_reason").toString();
+    proposed.notifyUrl = QString::fromUtf8(notifyUrl);
+    SimRefund refund;
+    bool fundChange = false;
+    switch (m_state.refund(proposed, &refund)) {
+    case SimState::RefundOutcome::Created:
+        // Alipay refunds synchronously: the money is back when it answers.
+        m_state.finishRefund(Channel::Alipay, refund.outRefundNo, false);
+        refund = *m_state.findRefund(Channel::Alipay, refund.outRefundNo);
+        fundChange = true;
+        break;
+    case SimState::RefundOutcome::Existing:
+        break;
+    case SimState::RefundOutcome::TradeNotFound:
+        return business(QStringLiteral("ACQ.TRADE_NOT_EXIST"), QStringLiteral("trade does not exist"));
+    case SimState::RefundOutcome::NotPaid:
+        return business(QStringLiteral("ACQ.TRADE_STATUS_ERROR"), QStringLiteral("trade is not paid"));
+    case SimState::RefundOutcome::OverRefund:
+    case SimState::RefundOutcome::TotalDiffers:
+        return business(QStringLiteral("ACQ.REFUND_AMT_NOT_EQUAL_TOTAL"), QStringLiteral("refund amount exceeds the refundable amount"));
+    case SimState::RefundOutcome::RefundNoReused:
+        return business(QStringLiteral("ACQ.CONTEXT_INCONSISTENT"), QStringLiteral("out_request_no used with other parameters"));
+    }
+    const auto trade = m_state.find(Channel::Alipay, refund.outTradeNo);
+    answer({{QStringLiteral("trade_no"), refund.payNo},
+            {QStringLiteral("out_trade_no"), refund.outTradeNo},
+            {QStringLiteral("buyer_logon_id"), QStringLiteral("sim***@example.com")},
+            {QStringLiteral("fund_change"), fundChange ? QStringLiteral("Y") : QStringLiteral("N")},
+            {QStringLiteral("refund_fee"), formatAmountFen(trade ? trade->refundedFen : refund.amountFen)},
+            {QStringLiteral("gmt_refund_pay"), beijingTime(refund.finishedAt)}});
 }
 
 // ---- control -------------------------------------------------------------------------
@@ -500,7 +712,7 @@ void SimServer::routeControl()
                        switch (m_state.pay(*channel, outTradeNo, &trade)) {
                        case SimState::PayOutcome::Paid:
                        case SimState::PayOutcome::AlreadyPaid:
-                           return json(r, tradeJson(trade));
+                           return json(r, tradeJson(trade, m_state.refundsOf(trade)));
                        case SimState::PayOutcome::NotFound:
                            return error(r, 404, QStringLiteral("no such trade"));
                        case SimState::PayOutcome::Closed:
@@ -530,6 +742,7 @@ void SimServer::routeControl()
                        f.tamperResponses = body.value(u"tamper_responses").toBool(false);
                        f.replayLast = body.value(u"replay_last").toBool(false);
                        f.duplicate = body.value(u"duplicate").toInt(1);
+                       f.refundFail = body.value(u"refund_fail").toBool(false);
                        if (f.latencyMs < 0 || f.errorRate < 0.0 || f.errorRate > 1.0 || f.errorStatus < 200 || f.errorStatus > 599
                            || f.duplicate < 1 || f.duplicate > 1000)
                            return error(r, 400, QStringLiteral("latency_ms >= 0, error_rate in [0,1], error_status in 200..599, duplicate in 1..1000"));
@@ -557,17 +770,23 @@ void SimServer::routeControl()
                        auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
                        if (!controlAllowed(request, r))
                            return;
-                       QJsonObject created, failures, requests;
+                       QJsonObject created, failures, requests, refundCalls, refundsCreated, refundedFen;
                        for (Channel c : core::allChannels) {
                            created.insert(core::channelName(c), m_state.ordersCreated(c));
                            failures.insert(core::channelName(c), m_state.signatureFailures(c));
+                           refundCalls.insert(core::channelName(c), m_state.refundCalls(c));
+                           refundsCreated.insert(core::channelName(c), m_state.refundsCreated(c));
+                           refundedFen.insert(core::channelName(c), m_state.refundedFen(c));
                        }
                        const auto counts = m_state.requests();
                        for (auto it = counts.cbegin(); it != counts.cend(); ++it)
                            requests.insert(it.key(), it.value());
                        json(r, {{QStringLiteral("orders_created"), created},
                                 {QStringLiteral("requests"), requests},
-                                {QStringLiteral("signature_failures"), failures}});
+                                {QStringLiteral("signature_failures"), failures},
+                                {QStringLiteral("refund_calls"), refundCalls},
+                                {QStringLiteral("refunds_created"), refundsCreated},
+                                {QStringLiteral("refunded_fen"), refundedFen}});
                    });
 
     m_server.route(QStringLiteral("/sim/trades/<arg>"), QHttpServerRequest::Method::Get,
@@ -580,7 +799,7 @@ void SimServer::routeControl()
                            return error(r, 404, QStringLiteral("no such trade"));
                        QJsonArray list;
                        for (const SimTrade &t : trades)
-                           list.append(tradeJson(t));
+                           list.append(tradeJson(t, m_state.refundsOf(t)));
                        json(r, {{QStringLiteral("trades"), list}});
                    });
 

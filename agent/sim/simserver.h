@@ -26,30 +26,60 @@ namespace payonce::sim {
 ///   POST /v3/pay/transactions/native                           → 200 {"code_url"}
 ///   GET  /v3/pay/transactions/out-trade-no/{no}?mchid=...      → 200 trade | 404 ORDER_NOT_EXIST
 ///   POST /v3/pay/transactions/out-trade-no/{no}/close          → 204 | 404 | 400 ORDERPAID
+///   POST /v3/refund/domestic/refunds {transaction_id|out_trade_no, out_refund_no,
+///        amount{refund,total,currency}, reason, notify_url}   → 200 refund, status PROCESSING
+///        (then at once SUCCESS — or ABNORMAL under refund_fail — and the notification);
+///        the same out_refund_no again → 200 that refund, nothing refunded | 404
+///        RESOURCE_NOT_EXISTS (no such trade) | 400 INVALID_REQUEST (over-refund: the
+///        refunds would exceed the amount paid; trade not paid; amount.total not the
+///        trade's; out_refund_no reused with other parameters) | 400 PARAM_ERROR
+///   GET  /v3/refund/domestic/refunds/{out_refund_no}          → 200 refund | 404 RESOURCE_NOT_EXISTS
+///   A trade with refunds queries as trade_state REFUND.
 /// Alipay (form POST, RSA2 request signature checked, else 40002 isv.invalid-signature;
 /// every answer framed {"<method>_response":{...},"sign":"..."}):
 ///   POST /gateway.do  method=alipay.trade.precreate | alipay.trade.query | alipay.trade.close
+///                     | alipay.trade.refund | alipay.trade.fastpay.refund.query
+///   alipay.trade.refund {out_trade_no|trade_no, refund_amount "9.90", out_request_no
+///   (default out_trade_no), refund_reason} refunds synchronously: 10000 with fund_change
+///   "Y" and refund_fee = the trade's total refunded; the same out_request_no again →
+///   10000 fund_change "N", nothing refunded; ACQ.TRADE_NOT_EXIST, ACQ.TRADE_STATUS_ERROR
+///   (not paid), ACQ.REFUND_AMT_NOT_EQUAL_TOTAL (over-refund), ACQ.CONTEXT_INCONSISTENT
+///   (out_request_no reused with another amount), ACQ.SELLER_BALANCE_NOT_ENOUGH
+///   (refund_fail). alipay.trade.fastpay.refund.query {out_trade_no, out_request_no} →
+///   10000 with refund_amount and refund_status REFUND_SUCCESS, or an empty 10000 when no
+///   such refund. A fully refunded trade queries as TRADE_CLOSED.
 /// Creating an out_trade_no again returns the same code_url / qr_code and creates nothing.
 ///
 /// Control (loopback clients only, else 403; plain JSON):
 ///   POST /sim/pay {"channel","out_trade_no"}  → the paid trade (transaction_id as pay_no)
 ///   POST /sim/faults {"channel":"wechat|alipay|all","latency_ms","error_rate",
-///                     "error_status","hang","tamper_responses","replay_last","duplicate"}
+///                     "error_status","hang","tamper_responses","replay_last","duplicate",
+///                     "refund_fail"}
 ///        (replaces that channel's faults; omitted fields take their defaults; duplicate
-///        = N identical concurrent copies of every notification delivery, 1..1000)
+///        = N identical concurrent copies of every notification delivery, 1..1000;
+///        refund_fail = new refunds fail: WeChat answers PROCESSING and the refund ends
+///        ABNORMAL with a REFUND.ABNORMAL notification, Alipay refuses it with
+///        ACQ.SELLER_BALANCE_NOT_ENOUGH; either way nothing is refunded)
 /// Notifications (simnotifier.h):
-///   GET  /sim/notifications[/{out_trade_no}] → {"notifications":[{channel, out_trade_no,
-///        pay_no, state retrying|acknowledged|gave_up, attempts, max_attempts,
+///   GET  /sim/notifications[/{out_trade_no}] → {"notifications":[{kind payment|refund,
+///        channel, out_trade_no, pay_no, (refunds: out_refund_no, refund_state),
+///        state retrying|acknowledged|gave_up, attempts, max_attempts,
 ///        redeliveries, deliveries, acknowledged, gave_up, last_status, last_outcome,
 ///        last_attempt_at, next_attempt_at, targets:[{url, deliveries, last_status,
 ///        last_outcome, acknowledged}], history:[...]}], "time_scale", "timeout_ms"}
 ///   POST /sim/notifications/{out_trade_no}/redeliver → the last attempt's exact bytes
-///        once more, now (404 when nothing was sent yet)
+///        of every notification of the trade (payment and refunds) once more, now (404
+///        when nothing was sent yet)
 ///   POST /sim/callback-targets {"channel":"wechat|alipay|all","urls":[...]} extra URLs
 ///        (besides the trade's notify_url) for notifications of trades paid from now on;
 ///        "{channel}" in a URL becomes the channel's name. GET returns them.
 ///   POST /sim/notify-config {"time_scale":0.001,"timeout_ms":5000}; GET returns them.
-///   GET  /sim/faults, GET /sim/stats, GET /sim/trades/{out_trade_no},
+///   GET  /sim/faults, GET /sim/stats ({orders_created, requests, signature_failures,
+///        refund_calls: verified refund requests, refunds_created: new out_refund_nos,
+///        refunded_fen: money refunded — each per channel}),
+///   GET  /sim/trades/{out_trade_no} ({"trades":[{..., refunded_fen, refunds:[{out_refund_no,
+///        refund_id, amount_fen, state PROCESSING|SUCCESS|ABNORMAL, reason, notify_url,
+///        created_at, finished_at}]}]}),
 ///   GET  /sim/platform-key {"serial","public_key_pem"}, POST /sim/reset (also forgets
 ///   notifications and callback targets, and restores the start-up notify config)
 class SimServer : public QObject {
@@ -85,9 +115,14 @@ private:
     void wechatNative(const QHttpServerRequest &request, ResponderPtr responder);
     void wechatQuery(const QString &outTradeNo, const QHttpServerRequest &request, ResponderPtr responder);
     void wechatClose(const QString &outTradeNo, const QHttpServerRequest &request, ResponderPtr responder);
+    void wechatRefund(const QHttpServerRequest &request, ResponderPtr responder);
+    void wechatRefundQuery(const QString &outRefundNo, const QHttpServerRequest &request, ResponderPtr responder);
 
     Answer alipayAnswer(const QByteArray &method, const QJsonObject &response);
     void alipayGateway(const QHttpServerRequest &request, ResponderPtr responder);
+    /// alipay.trade.refund and alipay.trade.fastpay.refund.query (biz already verified).
+    void alipayRefund(const QByteArray &method, const QJsonObject &biz, const QByteArray &notifyUrl,
+                      const ResponderPtr &responder);
 
     /// Counts the request and, when the channel's error_rate says so, answers the injected
     /// error and returns true.

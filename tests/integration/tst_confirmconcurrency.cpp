@@ -42,6 +42,11 @@ public:
     }
     Result<GatewayTrade> query(const QString &) override { return GatewayTrade{}; }
     Result<void> close(const QString &) override { return {}; }
+    Result<GatewayRefund> refund(const GatewayRefundRequest &) override
+    {
+        return Error::make(ErrorCode::Internal, QStringLiteral("no refunds in this test"));
+    }
+    Result<GatewayRefund> queryRefund(const QString &, const QString &) override { return GatewayRefund{}; }
     std::atomic<int> creates{0};
 };
 

@@ -4,7 +4,11 @@
 // (/usr/bin/python3 with python3-cryptography), Alipay forms whose sign is checked by the
 // openssl CLI, re-delivery on the scaled schedule until acknowledged, giving up after the
 // last attempt, duplicate copies, extra callback targets and redelivery.
+// Refund notifications (issue 7): WeChat REFUND.SUCCESS / REFUND.ABNORMAL (refund_fail)
+// checked the same independent way and by payonce's own refund verifier, Alipay's refund
+// trade_status_sync checked by openssl, and both re-delivered until acknowledged.
 
+#include "callbacks/platformnotificationverifier.h"
 #include "gateway/blockinghttp.h"
 #include "gateway/gatewayfactory.h"
 #include "support/serverharness.h"
@@ -184,9 +188,28 @@ private Q_SLOTS:
     void callbackTargetsAndRedeliver();
     void badApiv3KeyIsRefused();
 
+    void wechatRefundNotificationVerifiesAndDecrypts_data();
+    void wechatRefundNotificationVerifiesAndDecrypts();
+    void alipayRefundNotificationVerifiesWithOpenssl();
+    void refundNotificationsAreRetriedUntilAcknowledged_data();
+    void refundNotificationsAreRetriedUntilAcknowledged();
+
 private:
     QJsonObject control(const QByteArray &method, const QString &path, const QJsonObject &body = {});
+    std::unique_ptr<core::PaymentGateway> makeGateway(core::Channel channel);
     QString createAndPay(core::Channel channel, const QString &notifyUrl, qint64 amountFen, QString *payNo = nullptr);
+    /// Refunds amountFen of the trade outTradeNo (total totalFen) through the real client;
+    /// the refund's notify_url is notifyUrl. Returns the refundNo, empty on failure.
+    QString refund(core::Channel channel, const QString &outTradeNo, qint64 amountFen, qint64 totalFen,
+                   const QString &notifyUrl);
+    QJsonObject refundNotification(const QString &outTradeNo, const QString &refundNo);
+    /// Writes a WeChat delivery where kWeChatCheck reads it; the folder.
+    QString writeWeChatDelivery(const Delivery &d, const QString &name);
+    /// Writes an Alipay form, prepares it with kAlipayPrepare (its fields into *fields)
+    /// and checks its sign with openssl dgst; the folder.
+    bool alipaySignVerifies(const QString &folder);
+    /// payonce's own verifier, trusting this simulator's platform key and APIv3 key.
+    callbacks::PlatformNotificationVerifier simVerifier() const;
     QJsonObject notification(const QString &outTradeNo);
     QJsonObject runPython(const char *script, const QString &folder, bool expectFailure = false);
 
@@ -265,9 +288,7 @@ QJsonObject TestSimNotify::control(const QByteArray &method, const QString &path
     return QJsonDocument::fromJson(response.body).object();
 }
 
-// Creates the trade through the real gateway client (signed as the agent signs) with
-// notifyUrl, then pays it at the simulator.
-QString TestSimNotify::createAndPay(core::Channel channel, const QString &notifyUrl, qint64 amountFen, QString *payNo)
+std::unique_ptr<core::PaymentGateway> TestSimNotify::makeGateway(core::Channel channel)
 {
     GatewayFactoryOptions options;
     options.timeoutMs = 10000;
@@ -295,6 +316,14 @@ QString TestSimNotify::createAndPay(core::Channel channel, const QString &notify
             qFatal("%s", qPrintable(made.error().internalMessage));
         gateway = std::move(made).value();
     }
+    return gateway;
+}
+
+// Creates the trade through the real gateway client (signed as the agent signs) with
+// notifyUrl, then pays it at the simulator.
+QString TestSimNotify::createAndPay(core::Channel channel, const QString &notifyUrl, qint64 amountFen, QString *payNo)
+{
+    const auto gateway = makeGateway(channel);
     core::GatewayOrderRequest request;
     request.paymentNo = QStringLiteral("PN%1_%2").arg(++m_counter).arg(QDateTime::currentMSecsSinceEpoch());
     request.orderNo = QStringLiteral("ORD%1").arg(m_counter);
@@ -313,6 +342,71 @@ QString TestSimNotify::createAndPay(core::Channel channel, const QString &notify
     if (payNo)
         *payNo = paid.value(u"pay_no").toString();
     return request.paymentNo;
+}
+
+QString TestSimNotify::refund(core::Channel channel, const QString &outTradeNo, qint64 amountFen, qint64 totalFen,
+                              const QString &notifyUrl)
+{
+    core::GatewayRefundRequest request;
+    request.paymentNo = outTradeNo;
+    request.refundNo = QStringLiteral("RF%1_%2").arg(++m_counter).arg(QDateTime::currentMSecsSinceEpoch());
+    request.amountFen = amountFen;
+    request.totalFen = totalFen;
+    request.reason = QStringLiteral("payonce test refund");
+    request.notifyUrl = notifyUrl;
+    auto refunded = makeGateway(channel)->refund(request);
+    if (!refunded) {
+        qWarning("refund: %s", qPrintable(refunded.error().internalMessage));
+        return {};
+    }
+    return request.refundNo;
+}
+
+QJsonObject TestSimNotify::refundNotification(const QString &outTradeNo, const QString &refundNo)
+{
+    const QJsonArray all = control("GET", QStringLiteral("/sim/notifications/") + outTradeNo).value(u"notifications").toArray();
+    for (const QJsonValue &n : all) {
+        if (n.toObject().value(u"kind").toString() == u"refund" && n.toObject().value(u"out_refund_no").toString() == refundNo)
+            return n.toObject();
+    }
+    return {};
+}
+
+QString TestSimNotify::writeWeChatDelivery(const Delivery &d, const QString &name)
+{
+    const QString folder = m_dir.filePath(name);
+    QDir().mkpath(folder);
+    const QList<QPair<const char *, QByteArray>> files{
+        {"platform.pem", m_platformPem}, {"apiv3", kApiv3Key}, {"body", d.body},
+        {"timestamp", d.headers.value("wechatpay-timestamp")}, {"nonce", d.headers.value("wechatpay-nonce")},
+        {"signature", d.headers.value("wechatpay-signature")}};
+    for (const auto &[file, bytes] : files) {
+        QFile f(folder + u'/' + QLatin1String(file));
+        if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
+            qWarning("cannot write %s", file);
+    }
+    return folder;
+}
+
+bool TestSimNotify::alipaySignVerifies(const QString &folder)
+{
+    QProcess openssl;
+    openssl.start(QStringLiteral("openssl"), {QStringLiteral("dgst"), QStringLiteral("-sha256"), QStringLiteral("-verify"),
+                                              m_dir.filePath(QStringLiteral("platform.pem")), QStringLiteral("-signature"),
+                                              folder + QStringLiteral("/sign.bin"), folder + QStringLiteral("/content")});
+    return openssl.waitForFinished(30000) && openssl.exitStatus() == QProcess::NormalExit && openssl.exitCode() == 0;
+}
+
+callbacks::PlatformNotificationVerifier TestSimNotify::simVerifier() const
+{
+    callbacks::NotificationVerifierOptions options;
+    auto key = crypto::PublicKey::fromPem(m_platformPem, QStringLiteral("the simulator's platform key"));
+    if (!key)
+        qFatal("%s", qPrintable(key.error().internalMessage));
+    options.weChatPlatformKeys.addKey(QStringLiteral("PAYONCE_SIM_0001"), *key);
+    options.apiv3Key = kApiv3Key;
+    options.alipayPublicKey = *key; // the simulator signs Alipay's notifies with the same key
+    return callbacks::PlatformNotificationVerifier(std::move(options));
 }
 
 QJsonObject TestSimNotify::notification(const QString &outTradeNo)
@@ -451,14 +545,7 @@ void TestSimNotify::alipayFormVerifiesWithOpenssl()
     }
     const QJsonObject fields = runPython(kAlipayPrepare, folder);
     QVERIFY(!fields.isEmpty());
-    auto opensslVerify = [&] {
-        QProcess openssl;
-        openssl.start(QStringLiteral("openssl"), {QStringLiteral("dgst"), QStringLiteral("-sha256"), QStringLiteral("-verify"),
-                                                  m_dir.filePath(QStringLiteral("platform.pem")), QStringLiteral("-signature"),
-                                                  folder + QStringLiteral("/sign.bin"), folder + QStringLiteral("/content")});
-        return openssl.waitForFinished(30000) && openssl.exitStatus() == QProcess::NormalExit && openssl.exitCode() == 0;
-    };
-    QVERIFY2(opensslVerify(), "openssl dgst -sha256 -verify refused the form's sign");
+    QVERIFY2(alipaySignVerifies(folder), "openssl dgst -sha256 -verify refused the form's sign");
     QCOMPARE(fields.value(u"total_amount").toString(), QStringLiteral("99.00"));
     QCOMPARE(fields.value(u"out_trade_no").toString(), outTradeNo);
     QCOMPARE(fields.value(u"trade_no").toString(), payNo);
@@ -480,7 +567,7 @@ void TestSimNotify::alipayFormVerifiesWithOpenssl()
     content.seek(0);
     content.write(text);
     content.close();
-    QVERIFY(!opensslVerify());
+    QVERIFY(!alipaySignVerifies(folder));
 
     QTRY_VERIFY_WITH_TIMEOUT(notification(outTradeNo).value(u"acknowledged").toBool(), 5000);
     QCOMPARE(notification(outTradeNo).value(u"max_attempts").toInt(), 8);
@@ -587,6 +674,160 @@ void TestSimNotify::badApiv3KeyIsRefused()
     const QByteArray err = sim.readAllStandardError();
     QVERIFY2(err.contains("--apiv3-key"), err.constData());
     QVERIFY(!err.contains("tooShortSecretValue")); // the key never appears in a message
+}
+
+void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts_data()
+{
+    QTest::addColumn<bool>("refundFails");
+    QTest::newRow("success") << false;
+    QTest::newRow("refund_fail: abnormal") << true;
+}
+
+void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
+{
+    QFETCH(bool, refundFails);
+    QString payNo;
+    const QString outTradeNo = createAndPay(core::Channel::WeChat, m_receiver.url("/wechat"), 9900, &payNo);
+    QVERIFY(!outTradeNo.isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(m_receiver.at("/wechat").size(), 1, 10000);
+    if (refundFails)
+        control("POST", QStringLiteral("/sim/faults"), {{QStringLiteral("channel"), QStringLiteral("wechat")}, {QStringLiteral("refund_fail"), true}});
+    const QString refundNo = refund(core::Channel::WeChat, outTradeNo, 2500, 9900, m_receiver.url("/wechat-refund"));
+    QVERIFY(!refundNo.isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(m_receiver.at("/wechat-refund").size(), 1, 10000);
+    const Delivery d = m_receiver.at("/wechat-refund").first();
+    QCOMPARE(d.headers.value("wechatpay-serial"), QByteArray("PAYONCE_SIM_0001"));
+
+    const QString folder = writeWeChatDelivery(d, QStringLiteral("wechat-refund-%1").arg(refundFails));
+    const QJsonObject checked = runPython(kWeChatCheck, folder);
+    QVERIFY2(!checked.isEmpty(), "the refund notification's signature or resource did not verify with python3-cryptography");
+    const QJsonObject n = checked.value(u"notification").toObject();
+    QCOMPARE(n.value(u"event_type").toString(), refundFails ? QStringLiteral("REFUND.ABNORMAL") : QStringLiteral("REFUND.SUCCESS"));
+    const QJsonObject resource = n.value(u"resource").toObject();
+    QCOMPARE(resource.value(u"original_type").toString(), QStringLiteral("refund"));
+    QCOMPARE(resource.value(u"associated_data").toString(), QStringLiteral("refund"));
+    const QJsonObject r = checked.value(u"transaction").toObject(); // the decrypted resource
+    QCOMPARE(r.value(u"out_refund_no").toString(), refundNo);
+    QCOMPARE(r.value(u"out_trade_no").toString(), outTradeNo);
+    QCOMPARE(r.value(u"transaction_id").toString(), payNo);
+    QCOMPARE(r.value(u"mchid").toString(), kMchid);
+    QCOMPARE(r.value(u"refund_status").toString(), refundFails ? QStringLiteral("ABNORMAL") : QStringLiteral("SUCCESS"));
+    QVERIFY(!r.value(u"refund_id").toString().isEmpty());
+    QCOMPARE(r.value(u"amount").toObject().value(u"refund").toInteger(), 2500);
+    QCOMPARE(r.value(u"amount").toObject().value(u"total").toInteger(), 9900);
+    QCOMPARE(r.contains(u"success_time"), !refundFails);
+
+    // payonce's refund verifier accepts exactly what the platform sent.
+    core::RawDelivery raw;
+    raw.channel = core::Channel::WeChat;
+    for (auto it = d.headers.cbegin(); it != d.headers.cend(); ++it)
+        raw.headers.append({it.key(), it.value()});
+    raw.body = d.body;
+    const auto verified = simVerifier().verifyRefund(raw, true, QDateTime::currentMSecsSinceEpoch());
+    QVERIFY2(verified.ok(), qPrintable(verified.ok() ? QString() : verified.error().internalMessage));
+    QCOMPARE(verified->refundNo, refundNo);
+    QCOMPARE(verified->refundId, r.value(u"refund_id").toString());
+    QCOMPARE(verified->payNo, payNo);
+    QCOMPARE(verified->amountFen, std::optional<qint64>(2500));
+    QCOMPARE(verified->state, refundFails ? core::RefundNotification::State::Abnormal : core::RefundNotification::State::Success);
+    // ... and the payment verifier does not take it for a payment.
+    QVERIFY(!simVerifier().verify(raw, true, QDateTime::currentMSecsSinceEpoch()).ok());
+
+    QTRY_VERIFY_WITH_TIMEOUT(refundNotification(outTradeNo, refundNo).value(u"acknowledged").toBool(), 5000);
+    const QJsonObject state = refundNotification(outTradeNo, refundNo);
+    QCOMPARE(state.value(u"refund_state").toString(), refundFails ? QStringLiteral("ABNORMAL") : QStringLiteral("SUCCESS"));
+    QCOMPARE(state.value(u"attempts").toInt(), 1);
+    QCOMPARE(state.value(u"max_attempts").toInt(), 16);
+}
+
+void TestSimNotify::alipayRefundNotificationVerifiesWithOpenssl()
+{
+    QString payNo;
+    const QString outTradeNo = createAndPay(core::Channel::Alipay, m_receiver.url("/alipay"), 9900, &payNo);
+    QVERIFY(!outTradeNo.isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(m_receiver.at("/alipay").size(), 1, 10000);
+    // Two partial refunds: the first leaves the trade open, the second closes it.
+    const QString first = refund(core::Channel::Alipay, outTradeNo, 2500, 9900, m_receiver.url("/alipay-refund"));
+    QVERIFY(!first.isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(m_receiver.at("/alipay-refund").size(), 1, 10000);
+    const QString second = refund(core::Channel::Alipay, outTradeNo, 7400, 9900, m_receiver.url("/alipay-refund"));
+    QVERIFY(!second.isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(m_receiver.at("/alipay-refund").size(), 2, 10000);
+
+    const QList<Delivery> deliveries = m_receiver.at("/alipay-refund");
+    const struct {
+        QString refundNo;
+        const char *refundFee;
+        const char *tradeStatus;
+    } expected[] = {{first, "25.00", "TRADE_SUCCESS"}, {second, "99.00", "TRADE_CLOSED"}};
+    for (int i = 0; i < 2; ++i) {
+        const QString folder = m_dir.filePath(QStringLiteral("alipay-refund%1").arg(i));
+        QVERIFY(QDir().mkpath(folder));
+        QFile form(folder + QStringLiteral("/form"));
+        QVERIFY(form.open(QIODevice::WriteOnly));
+        form.write(deliveries.at(i).body);
+        form.close();
+        const QJsonObject fields = runPython(kAlipayPrepare, folder);
+        QVERIFY(!fields.isEmpty());
+        QVERIFY2(alipaySignVerifies(folder), "openssl refused the refund notify's sign");
+        QCOMPARE(fields.value(u"notify_type").toString(), QStringLiteral("trade_status_sync"));
+        QCOMPARE(fields.value(u"out_biz_no").toString(), expected[i].refundNo);
+        QCOMPARE(fields.value(u"refund_fee").toString(), QLatin1String(expected[i].refundFee));
+        QCOMPARE(fields.value(u"trade_status").toString(), QLatin1String(expected[i].tradeStatus));
+        QCOMPARE(fields.value(u"out_trade_no").toString(), outTradeNo);
+        QCOMPARE(fields.value(u"trade_no").toString(), payNo);
+        QCOMPARE(fields.value(u"total_amount").toString(), QStringLiteral("99.00"));
+        QCOMPARE(fields.value(u"seller_id").toString(), kSellerId);
+        QVERIFY(!fields.value(u"gmt_refund").toString().isEmpty());
+
+        core::RawDelivery raw;
+        raw.channel = core::Channel::Alipay;
+        raw.body = deliveries.at(i).body;
+        const auto verified = simVerifier().verifyRefund(raw, true, QDateTime::currentMSecsSinceEpoch());
+        QVERIFY2(verified.ok(), qPrintable(verified.ok() ? QString() : verified.error().internalMessage));
+        QCOMPARE(verified->refundNo, expected[i].refundNo);
+        QCOMPARE(verified->refundedTotalFen, std::optional<qint64>(i == 0 ? 2500 : 9900));
+        QCOMPARE(verified->totalFen, 9900);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(refundNotification(outTradeNo, second).value(u"acknowledged").toBool(), 5000);
+    QCOMPARE(refundNotification(outTradeNo, second).value(u"max_attempts").toInt(), 8);
+}
+
+void TestSimNotify::refundNotificationsAreRetriedUntilAcknowledged_data()
+{
+    QTest::addColumn<core::Channel>("channel");
+    QTest::newRow("wechat") << core::Channel::WeChat;
+    QTest::newRow("alipay") << core::Channel::Alipay;
+}
+
+void TestSimNotify::refundNotificationsAreRetriedUntilAcknowledged()
+{
+    QFETCH(core::Channel, channel);
+    const bool wechat = channel == core::Channel::WeChat;
+    // WeChat 15 s 15 s, Alipay 4 min 10 min, scaled down to well under a second each.
+    control("POST", QStringLiteral("/sim/notify-config"), {{QStringLiteral("time_scale"), wechat ? 0.005 : 0.0005}});
+    const QString outTradeNo = createAndPay(channel, m_receiver.url(wechat ? "/wechat" : "/alipay"), 1500);
+    QVERIFY(!outTradeNo.isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(notification(outTradeNo).value(u"acknowledged").toBool(), 10000);
+    // The next two deliveries (the refund's first two attempts) are refused.
+    m_receiver.failFirst = static_cast<int>(m_receiver.deliveries.size()) + 2;
+    const char *path = wechat ? "/wechat-refund" : "/alipay-refund";
+    const QString refundNo = refund(channel, outTradeNo, 1500, 1500, m_receiver.url(path));
+    QVERIFY(!refundNo.isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(refundNotification(outTradeNo, refundNo).value(u"acknowledged").toBool(), 20000);
+    const QList<Delivery> deliveries = m_receiver.at(path);
+    QCOMPARE(deliveries.size(), 3);
+    if (wechat) {
+        QCOMPARE(deliveries.at(2).body, deliveries.at(0).body); // the same notification, re-signed
+        QVERIFY(deliveries.at(2).headers.value("wechatpay-nonce") != deliveries.at(0).headers.value("wechatpay-nonce"));
+    }
+    const QJsonObject state = refundNotification(outTradeNo, refundNo);
+    QCOMPARE(state.value(u"attempts").toInt(), 3);
+    QCOMPARE(state.value(u"state").toString(), QStringLiteral("acknowledged"));
+    QCOMPARE(state.value(u"history").toArray().size(), 3);
+    // The payment's notification was not sent again by the refund's retries.
+    QCOMPARE(notification(outTradeNo).value(u"attempts").toInt(), 1);
+    QCOMPARE(m_receiver.at(wechat ? "/wechat" : "/alipay").size(), 1);
 }
 
 QTEST_GUILESS_MAIN(TestSimNotify)

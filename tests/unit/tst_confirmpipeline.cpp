@@ -21,6 +21,7 @@
 #include <QTest>
 
 #include <map>
+#include <optional>
 #include <mutex>
 
 using namespace payonce;
@@ -267,12 +268,39 @@ public:
         return queryAnswer;
     }
     Result<void> close(const QString &) override { return {}; }
+    /// Fails the first refundFailures calls with Unavailable (the outcome unknown), then
+    /// refunds; every call's refundNo is recorded.
+    Result<GatewayRefund> refund(const GatewayRefundRequest &request) override
+    {
+        m_log.add(QStringLiteral("gateway.refund"));
+        refundNos.append(request.refundNo);
+        if (refundNos.size() <= refundFailures)
+            return Error::make(ErrorCode::Unavailable, QStringLiteral("platform timeout"));
+        if (refundRefusal)
+            return *refundRefusal;
+        GatewayRefund r;
+        r.state = GatewayRefundState::Processing;
+        r.refundNo = request.refundNo;
+        r.paymentNo = request.paymentNo;
+        r.amountFen = request.amountFen;
+        return r;
+    }
+    Result<GatewayRefund> queryRefund(const QString &, const QString &refundNo) override
+    {
+        m_log.add(QStringLiteral("gateway.queryRefund"));
+        GatewayRefund r;
+        r.refundNo = refundNo;
+        return r;
+    }
 
     int createCalls = 0; ///< every create call, failed or not
     int creates = 0;     ///< creates that succeeded
     int queries = 0;
     bool failing = false;
     GatewayTrade queryAnswer;
+    QStringList refundNos;
+    int refundFailures = 0;
+    std::optional<Error> refundRefusal;
 
 private:
     EventLog &m_log;
@@ -419,6 +447,65 @@ private Q_SLOTS:
         QVERIFY(again.replayed);
         QCOMPARE(again.layer, Layer::IdempotencyKey);
         QCOMPARE(f.gateway.createCalls, 1);
+    }
+
+    // The resilient decorator retries a refund with the request unchanged: the same
+    // refundNo every attempt (the platform's idempotency key), and the retried call's
+    // outcome is what the breaker sees.
+    void refundRetriesWithTheSameRefundNo()
+    {
+        Fixture f;
+        f.gateway.refundFailures = 2;
+        GatewayRefundRequest request;
+        request.paymentNo = QStringLiteral("PAY0001");
+        request.refundNo = QStringLiteral("RF-0001");
+        request.amountFen = 500;
+        request.totalFen = 9900;
+        const auto refunded = f.resilient->refund(request);
+        QVERIFY(refunded.ok());
+        QCOMPARE(refunded->refundNo, QStringLiteral("RF-0001"));
+        QCOMPARE(refunded->amountFen, 500);
+        QCOMPARE(f.gateway.refundNos, QStringList(3, QStringLiteral("RF-0001")));
+
+        // Out of attempts: Unavailable, still only ever that refundNo.
+        f.gateway.refundNos.clear();
+        f.gateway.refundFailures = 3;
+        const auto failed = f.resilient->refund(request);
+        QVERIFY(!failed.ok());
+        QCOMPARE(failed.error().code, ErrorCode::Unavailable);
+        QCOMPARE(f.gateway.refundNos, QStringList(3, QStringLiteral("RF-0001")));
+
+        // A business refusal (over-refund) is the platform answering: not retried.
+        f.gateway.refundNos.clear();
+        f.gateway.refundFailures = 0;
+        f.gateway.refundRefusal = Error::make(ErrorCode::Conflict, QStringLiteral("over-refund"));
+        const auto refused = f.resilient->refund(request);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code, ErrorCode::Conflict);
+        QCOMPARE(f.gateway.refundNos.size(), 1);
+    }
+
+    void refundFailsFastWhenTheBreakerIsOpen()
+    {
+        Fixture f;
+        BreakerModeSetting open;
+        open.mode = BreakerMode::ForcedOpen;
+        open.actor = QStringLiteral("alice");
+        open.reason = QStringLiteral("platform incident");
+        // Through the shared mode store, as an operator sets it for every agent.
+        QVERIFY(f.modes.set(QStringLiteral("gateway.wechat"), open).ok());
+        f.resilient->breaker().refreshMode();
+        GatewayRefundRequest request;
+        request.paymentNo = QStringLiteral("PAY0001");
+        request.refundNo = QStringLiteral("RF-0002");
+        request.amountFen = 1;
+        const auto refunded = f.resilient->refund(request);
+        QVERIFY(!refunded.ok());
+        QCOMPARE(refunded.error().code, ErrorCode::Unavailable);
+        QVERIFY(f.gateway.refundNos.isEmpty());
+        const auto queried = f.resilient->queryRefund(request.paymentNo, request.refundNo);
+        QVERIFY(!queried.ok());
+        QCOMPARE(f.log.indexOf(QStringLiteral("gateway.queryRefund")), -1);
     }
 
     void replayOfAFailureIsTheSameFailure()

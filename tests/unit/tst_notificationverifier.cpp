@@ -5,6 +5,7 @@
 // asserted. Also: the size limit before anything, the factory's refusals, and the
 // notification-side signing helpers (gateway/notificationsigning.h) round-tripping
 // through the verifier and matching the independent tool's signatures byte for byte.
+// Refund notifications (verifyRefund) likewise, from refund-cases.json.
 
 #include "callbacks/notificationparsing.h"
 #include "callbacks/platformnotificationverifier.h"
@@ -40,9 +41,15 @@ const QJsonObject &manifest()
     return m;
 }
 
-QJsonObject caseNamed(const QString &name)
+const QJsonObject &refundManifest()
 {
-    for (const QJsonValue v : manifest().value(QLatin1StringView("cases")).toArray()) {
+    static const QJsonObject m = QJsonDocument::fromJson(readFixture(QStringLiteral("refund-cases.json"))).object();
+    return m;
+}
+
+QJsonObject caseNamed(const QString &name, const QJsonObject &in = manifest())
+{
+    for (const QJsonValue v : in.value(QLatin1StringView("cases")).toArray()) {
         if (v.toObject().value(QLatin1StringView("name")).toString() == name)
             return v.toObject();
     }
@@ -76,6 +83,30 @@ std::unique_ptr<core::NotificationVerifier> fixtureVerifier()
     if (!verifier)
         qFatal("verifier: %s", qPrintable(verifier.error().internalMessage));
     return std::move(verifier).value();
+}
+
+std::unique_ptr<core::RefundNotificationVerifier> fixtureRefundVerifier()
+{
+    auto verifier = callbacks::makeRefundNotificationVerifier(weChatSettings(), alipaySettings());
+    if (!verifier)
+        qFatal("refund verifier: %s", qPrintable(verifier.error().internalMessage));
+    return std::move(verifier).value();
+}
+
+QString refundStateName(core::RefundNotification::State state)
+{
+    switch (state) {
+    case core::RefundNotification::State::Success: return QStringLiteral("success");
+    case core::RefundNotification::State::Closed: return QStringLiteral("closed");
+    case core::RefundNotification::State::Abnormal: return QStringLiteral("abnormal");
+    }
+    return {};
+}
+
+// A JSON null is "the platform does not say it".
+QJsonValue optionalFen(const std::optional<qint64> &fen)
+{
+    return fen ? QJsonValue(*fen) : QJsonValue(QJsonValue::Null);
 }
 
 core::RawDelivery deliveryOf(const QJsonObject &c)
@@ -127,6 +158,12 @@ private Q_SLOTS:
     void alipaySignNotifyFormRoundTrip();
     void tradeNoFormat_data();
     void tradeNoFormat();
+
+    void refundFixtureCases_data();
+    void refundFixtureCases();
+    void paymentAndRefundVerifiersDoNotCrossOver();
+    void refundOfUnconfiguredChannelIsRefused();
+    void weChatRefundSigningHelpersRoundTrip();
 };
 
 void TestNotificationVerifier::fixtureCases_data()
@@ -360,6 +397,124 @@ void TestNotificationVerifier::tradeNoFormat()
     QFETCH(QString, text);
     QFETCH(bool, valid);
     QCOMPARE(callbacks::isValidTradeNo(text), valid);
+}
+
+void TestNotificationVerifier::refundFixtureCases_data()
+{
+    QTest::addColumn<QString>("name");
+    for (const QJsonValue v : refundManifest().value(QLatin1StringView("cases")).toArray()) {
+        const QString name = v.toObject().value(QLatin1StringView("name")).toString();
+        QTest::newRow(qPrintable(name)) << name;
+    }
+}
+
+void TestNotificationVerifier::refundFixtureCases()
+{
+    QFETCH(QString, name);
+    static const auto verifier = fixtureRefundVerifier();
+    const QJsonObject c = caseNamed(name, refundManifest());
+    const auto result = verifier->verifyRefund(deliveryOf(c), c.value(QLatin1StringView("check_time_window")).toBool(),
+                                               c.value(QLatin1StringView("now_ms")).toInteger());
+    const QString expect = c.value(QLatin1StringView("expect")).toString();
+    if (expect != QLatin1StringView("ok")) {
+        QVERIFY2(!result.ok(), qPrintable(QStringLiteral("accepted; expected ") + expect));
+        QCOMPARE(codeName(result.error().code), expect);
+        return;
+    }
+    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+    const QJsonObject f = c.value(QLatin1StringView("fields")).toObject();
+    const core::RefundNotification &n = *result;
+    QCOMPARE(core::channelName(n.channel), c.value(QLatin1StringView("channel")).toString());
+    QCOMPARE(refundStateName(n.state), f.value(QLatin1StringView("state")).toString());
+    QCOMPARE(n.refundNo, f.value(QLatin1StringView("refund_no")).toString());
+    QCOMPARE(n.refundId, f.value(QLatin1StringView("refund_id")).toString());
+    QCOMPARE(n.paymentNo, f.value(QLatin1StringView("payment_no")).toString());
+    QCOMPARE(n.payNo, f.value(QLatin1StringView("pay_no")).toString());
+    QCOMPARE(optionalFen(n.amountFen), f.value(QLatin1StringView("amount_fen")));
+    QCOMPARE(optionalFen(n.refundedTotalFen), f.value(QLatin1StringView("refunded_total_fen")));
+    QCOMPARE(n.totalFen, f.value(QLatin1StringView("total_fen")).toInteger());
+    QCOMPARE(n.refundStatus, f.value(QLatin1StringView("refund_status")).toString());
+    QCOMPARE(n.merchantId, f.value(QLatin1StringView("merchant_id")).toString());
+    QCOMPARE(n.appId, f.value(QLatin1StringView("app_id")).toString());
+    QCOMPARE(n.eventId, f.value(QLatin1StringView("event_id")).toString());
+}
+
+void TestNotificationVerifier::paymentAndRefundVerifiersDoNotCrossOver()
+{
+    // A WeChat refund notification is never a payment (REFUND.* is refused by verify()).
+    const auto asPayment = fixtureVerifier()->verify(deliveryOf(caseNamed(QStringLiteral("wechat_refund_success"), refundManifest())),
+                                                     true, fixtureNowMs());
+    QVERIFY(!asPayment.ok());
+    QCOMPARE(asPayment.error().code, ErrorCode::InvalidInput);
+    // Alipay sends a refund's trade_status_sync to the trade's notify_url: verify() reads it
+    // as the trade's (paid, a duplicate at the pipeline); isAlipayRefundNotify tells it apart.
+    const core::RawDelivery alipayRefund = deliveryOf(caseNamed(QStringLiteral("alipay_refund_partial"), refundManifest()));
+    const auto alipayAsPayment = fixtureVerifier()->verify(alipayRefund, true, fixtureNowMs());
+    QVERIFY(alipayAsPayment.ok());
+    auto refundForm = callbacks::parseForm(alipayRefund.body);
+    QVERIFY(refundForm.ok());
+    QVERIFY(callbacks::isAlipayRefundNotify(*refundForm));
+    auto paymentForm = callbacks::parseForm(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))).body);
+    QVERIFY(paymentForm.ok());
+    QVERIFY(!callbacks::isAlipayRefundNotify(*paymentForm));
+}
+
+void TestNotificationVerifier::refundOfUnconfiguredChannelIsRefused()
+{
+    auto verifier = callbacks::makeRefundNotificationVerifier(config::WeChatSettings{}, alipaySettings());
+    QVERIFY(verifier.ok());
+    const auto wechat = (*verifier)->verifyRefund(deliveryOf(caseNamed(QStringLiteral("wechat_refund_success"), refundManifest())),
+                                                  true, fixtureNowMs());
+    QVERIFY(!wechat.ok());
+    QCOMPARE(wechat.error().code, ErrorCode::BadSignature);
+    QVERIFY((*verifier)->verifyRefund(deliveryOf(caseNamed(QStringLiteral("alipay_refund_partial"), refundManifest())),
+                                      true, fixtureNowMs()).ok());
+
+    config::WeChatSettings shortKey = weChatSettings();
+    shortKey.apiv3Key = config::Secret(QStringLiteral("tooShort"));
+    auto refused = callbacks::makeRefundNotificationVerifier(shortKey, {});
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.error().code, ErrorCode::Misconfigured);
+}
+
+void TestNotificationVerifier::weChatRefundSigningHelpersRoundTrip()
+{
+    // The platform-side helpers (what the simulator uses) sealing a refund resource with
+    // associated_data "refund": the refund verifier opens it.
+    const QByteArray plaintext = QJsonDocument(QJsonObject{
+        {QStringLiteral("mchid"), QStringLiteral("1900000001")},
+        {QStringLiteral("out_trade_no"), QStringLiteral("P-rt-refund-1")},
+        {QStringLiteral("transaction_id"), QStringLiteral("4200000000202611290000000888")},
+        {QStringLiteral("out_refund_no"), QStringLiteral("RF-rt-1")},
+        {QStringLiteral("refund_id"), QStringLiteral("50000000382019052709732670001")},
+        {QStringLiteral("refund_status"), QStringLiteral("ABNORMAL")},
+        {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), 12345}, {QStringLiteral("refund"), 45}}},
+    }).toJson(QJsonDocument::Compact);
+    const QByteArray apiv3 = manifest().value(QLatin1StringView("apiv3_key")).toString().toUtf8();
+    auto sealed = gateway::wechat::encryptResource(apiv3, plaintext, "refund", "rfNonce00001");
+    QVERIFY(sealed.ok());
+    gateway::wechat::EncryptedResource resource = *sealed;
+    resource.originalType = "refund";
+    const QByteArray body = gateway::wechat::notificationBody("EV-refund-rt", "2026-11-30T10:00:00+08:00",
+                                                              "REFUND.ABNORMAL", "refund", resource);
+    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_a_key.pem")), "PLATFORM_SERIAL_A",
+                                                     fixtureNowMs() / 1000, "rfHeaderNonce", body);
+    QVERIFY(headers.ok());
+    core::RawDelivery d;
+    d.channel = core::Channel::WeChat;
+    d.headers = gateway::wechat::notificationHeaders(*headers);
+    d.body = body;
+    const auto result = fixtureRefundVerifier()->verifyRefund(d, true, fixtureNowMs());
+    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+    QCOMPARE(result->state, core::RefundNotification::State::Abnormal);
+    QCOMPARE(result->refundNo, QStringLiteral("RF-rt-1"));
+    QCOMPARE(result->amountFen, std::optional<qint64>(45));
+    QCOMPARE(result->totalFen, 12345);
+    QCOMPARE(result->eventId, QStringLiteral("EV-refund-rt"));
+    // One second outside the window: refused, as payments are.
+    const auto late = fixtureRefundVerifier()->verifyRefund(d, true, fixtureNowMs() + 301 * 1000);
+    QVERIFY(!late.ok());
+    QCOMPARE(late.error().code, ErrorCode::BadSignature);
 }
 
 QTEST_GUILESS_MAIN(TestNotificationVerifier)
