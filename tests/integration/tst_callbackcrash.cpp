@@ -64,7 +64,9 @@ private Q_SLOTS:
         // The delivery made its log row durable and is parked before the transaction.
         QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'"),
                                   qint64(1), 30000);
-        QVERIFY2(agent->output().contains(u"paused after the log row"), qPrintable(agent->output()));
+        // The row commits a moment before the hook's log line is written and read back.
+        QTRY_VERIFY2_WITH_TIMEOUT(agent->output().contains(u"paused after the log row"), qPrintable(agent->output()),
+                                  10000);
         ::kill(pid_t(agent->pid()), SIGKILL);
         agent.reset();
         QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'"), qint64(0));

@@ -141,6 +141,15 @@ public:
         return {};
     }
 
+    Result<GatewayRefund> refund(const GatewayRefundRequest &) override
+    {
+        return Error::make(ErrorCode::Internal, QStringLiteral("the patrol never refunds"));
+    }
+    Result<GatewayRefund> queryRefund(const QString &, const QString &) override
+    {
+        return Error::make(ErrorCode::Internal, QStringLiteral("the patrol never asks about refunds"));
+    }
+
 private:
     std::mutex m_mutex;
     std::map<QString, Trade> m_trades;
