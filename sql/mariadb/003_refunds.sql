@@ -28,7 +28,7 @@ CREATE TABLE refunds (
 CREATE INDEX refunds_status ON refunds (status, updated_at);
 CREATE INDEX refunds_order ON refunds (order_no);
 
--- A refund that failed at the platform is a finding of its own. MariaDB names a column's
--- CHECK after the column.
-ALTER TABLE findings DROP CONSTRAINT kind;
-ALTER TABLE findings ADD CONSTRAINT findings_kind_check CHECK (kind IN ('effect_mismatch','missing_outbox','stuck_paying','stuck_accepted','amount_mismatch','double_payment','oversold','refund_failed'));
+-- A refund that failed at the platform is a finding of its own. A column-level CHECK in
+-- MariaDB lives with the column: redefining the column replaces it (DROP CONSTRAINT kind
+-- would drop the UNIQUE (kind, subject) index, which is also named after the column).
+ALTER TABLE findings MODIFY kind VARCHAR(32) NOT NULL CHECK (kind IN ('effect_mismatch','missing_outbox','stuck_paying','stuck_accepted','amount_mismatch','double_payment','oversold','refund_failed'));

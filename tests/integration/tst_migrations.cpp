@@ -51,12 +51,45 @@ private Q_SLOTS:
         for (const char *table : {"orders", "order_items", "skus", "idempotency_keys", "payment_records",
                                   "pay_callback_log", "callback_deliveries", "stock_log", "user_coupon", "point_log",
                                   "outbox", "findings", "compensations", "audit_log", "settings", "qa_runs",
-                                  "fence_epochs"}) {
+                                  "fence_epochs", "refunds"}) {
             QString error;
             const qint64 n = countRows(*m_database, QStringLiteral("SELECT COUNT(*) FROM ") + QLatin1String(table), {},
                                        &error);
             QVERIFY2(n == 0, qPrintable(QLatin1String(table) + u' ' + error));
         }
+    }
+
+    // 003 changed the findings' kind CHECK (a table rebuild on SQLite, a column redefinition
+    // on MariaDB): the new kind is accepted, an unknown one still refused, the unique key
+    // (kind, subject) and the reference from compensations still hold.
+    void findingsKeepTheirConstraintsAfterTheKindChange()
+    {
+        sql::MigrationRunner runner(*m_database);
+        auto migrated = runner.migrate();
+        QVERIFY2(migrated.ok(), qPrintable(migrated.ok() ? QString() : migrated.error().internalMessage));
+        auto insert = [&](const QString &kind, const QString &subject) {
+            return m_database->write([&](sql::Session &session) -> core::Result<void> {
+                auto done = session.exec(QStringLiteral("INSERT INTO findings (kind, subject, evidence, status, first_seen_at, "
+                                                        "last_seen_at) VALUES (?, ?, '{}', 'open', 1, 1)"),
+                                         {kind, subject});
+                if (!done)
+                    return done.error();
+                return {};
+            });
+        };
+        QVERIFY(insert(QStringLiteral("refund_failed"), QStringLiteral("refund:RF1")).ok());
+        QVERIFY(insert(QStringLiteral("double_payment"), QStringLiteral("wechat:1")).ok());
+        QVERIFY(!insert(QStringLiteral("gremlins"), QStringLiteral("x")).ok());
+        QVERIFY(!insert(QStringLiteral("refund_failed"), QStringLiteral("refund:RF1")).ok());
+        auto dangling = m_database->write([&](sql::Session &session) -> core::Result<void> {
+            auto done = session.exec(QStringLiteral("INSERT INTO compensations (kind, order_no, finding_id, status, "
+                                                    "proposed_by, proposal_reason, created_at, updated_at) "
+                                                    "VALUES ('refund', 'ORD-X', 987654, 'proposed', 'x', 'y', 1, 1)"));
+            if (!done)
+                return done.error();
+            return {};
+        });
+        QVERIFY2(!dangling.ok(), "a compensation naming a finding that does not exist was accepted");
     }
 
     void concurrentAgentsApplyOnce()
