@@ -11,6 +11,7 @@
 #include "core/outboxhandler.h"
 #include "core/patrol.h"
 #include "core/patrolrunner.h"
+#include "core/refundservice.h"
 #include "core/ports/clock.h"
 #include "core/ports/keystore.h"
 #include "core/resilientgateway.h"
@@ -26,6 +27,7 @@
 #include "http/httpserver.h"
 #include "http/moderoutes.h"
 #include "http/outboxroutes.h"
+#include "http/refundroutes.h"
 #include "http/paymentroutes.h"
 #include "http/reconciliationroutes.h"
 #include "http/setuproutes.h"
@@ -44,6 +46,7 @@
 #include "sql/sqlorderrepository.h"
 #include "sql/sqloutboxstore.h"
 #include "sql/sqlpatrolstore.h"
+#include "sql/sqlrefundstore.h"
 #include "sql/sqlpaymentstore.h"
 #include "webhook/webhookhandler.h"
 
@@ -70,6 +73,10 @@ constexpr int kCallbackWorkerIntervalMs = 2000;
 // An idle outbox dispatcher looks for due events this often: the delay between a payment's
 // COMMIT and its order.paid delivery.
 constexpr std::chrono::milliseconds kOutboxIdlePoll{500};
+// Refunds the notification did not finish (an unknown outcome, a lost notification) are
+// sent again or asked about once they are a minute old, looked at every 15 s.
+constexpr qint64 kRefundFollowUpAfterMs = 60 * 1000;
+constexpr int kRefundFollowUpIntervalMs = 15 * 1000;
 // A webhook POST never takes longer than this (and stays inside the dispatcher's lease margin).
 constexpr int kWebhookTimeoutMs = 5000;
 } // namespace
@@ -98,6 +105,7 @@ struct AgentRuntime::Parts {
     std::unique_ptr<core::ConfirmPipeline> confirm;
     QList<gateway::ExtraPlatformKey> extraPlatformKeys;
     std::unique_ptr<core::NotificationVerifier> verifier;
+    std::unique_ptr<core::RefundNotificationVerifier> refundVerifier;
     std::unique_ptr<core::CallbackPipeline> callbacks;
     std::unique_ptr<core::CallbackWorker> callbackWorker;
     std::unique_ptr<QTimer> callbackWorkerTimer;
@@ -107,6 +115,11 @@ struct AgentRuntime::Parts {
     std::unique_ptr<OutboxLoops> outboxLoops;
     std::unique_ptr<sql::SqlCompensationStore> compensationStore;
     std::unique_ptr<core::CompensationService> compensations;
+    std::unique_ptr<sql::SqlRefundStore> refundStore;
+    std::unique_ptr<core::RefundService> refunds;
+    std::unique_ptr<http::RefundCallbacks> refundCallbacks;
+    std::unique_ptr<QTimer> refundFollowUpTimer;
+    std::atomic<bool> refundFollowUpRunning{false};
     std::unique_ptr<sql::SqlPatrolStore> patrolStore;
     std::unique_ptr<core::Patrol> patrol;
     std::unique_ptr<core::PatrolRunner> patrolRunner;
@@ -117,6 +130,7 @@ struct AgentRuntime::Parts {
     std::unique_ptr<QTimer> purgeTimer;
     quint16 port = 0;
 
+    QString callbackBaseUrl() const;
     core::Result<void> openStorage();
     core::Result<void> openGateways();
     core::Result<void> openCallbacks();
@@ -124,6 +138,12 @@ struct AgentRuntime::Parts {
     core::Result<void> startHttp();
     void stopBackgroundWork();
 };
+
+/// Where the platforms send notifications: public_base_url, or the listen address.
+QString AgentRuntime::Parts::callbackBaseUrl() const
+{
+    return config.publicBaseUrl.isEmpty() ? QStringLiteral("http://") + config.listen.toString() : config.publicBaseUrl;
+}
 
 core::Result<void> AgentRuntime::Parts::openStorage()
 {
@@ -225,10 +245,15 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
         if (!made)
             return made.error();
         verifier = std::move(made).value();
+        auto refundMade = callbacks::makeRefundNotificationVerifier(config.wechat, config.alipay, extraPlatformKeys);
+        if (!refundMade)
+            return refundMade.error();
+        refundVerifier = std::move(refundMade).value();
     } else {
         // No platform configured: every delivery is refused as unverifiable (401), and
         // still recorded in callback_deliveries.
         verifier = std::make_unique<callbacks::PlatformNotificationVerifier>(callbacks::NotificationVerifierOptions{});
+        refundVerifier = std::make_unique<callbacks::PlatformNotificationVerifier>(callbacks::NotificationVerifierOptions{});
     }
     core::CallbackPipelineOptions options;
     options.lockTtl = std::max(options.lockTtl, std::chrono::milliseconds(4LL * config.redisTimeoutMs));
@@ -308,6 +333,35 @@ core::Result<void> AgentRuntime::Parts::openOperations()
     // The patrol and the compensations it proposes; the runner lets one run go at a time.
     compensationStore = std::make_unique<sql::SqlCompensationStore>(*database);
     compensations = std::make_unique<core::CompensationService>(*compensationStore, *audit);
+    // Refunds: recorded by an approved refund compensation, sent to the platform by the
+    // service, settled by the platform's notification or the follow-up's query.
+    refundStore = std::make_unique<sql::SqlRefundStore>(*database);
+    core::RefundServiceOptions refundOptions;
+    refundOptions.notifyUrlWeChat = callbackBaseUrl() + QStringLiteral("/api/v1/callbacks/wechat/refund");
+    refundOptions.notifyUrlAlipay = callbackBaseUrl() + QStringLiteral("/api/v1/callbacks/alipay/refund");
+    refunds = std::make_unique<core::RefundService>(
+        *refundStore,
+        [this](core::Channel channel) -> core::PaymentGateway * {
+            const auto found = gateways.find(channel);
+            return found == gateways.end() ? nullptr : found->second.get();
+        },
+        clock, refundOptions);
+    refundCallbacks = std::make_unique<http::RefundCallbacks>(*refundVerifier, *refunds, clock);
+    refundFollowUpTimer = std::make_unique<QTimer>();
+    QObject::connect(refundFollowUpTimer.get(), &QTimer::timeout, [this] {
+        if (refundFollowUpRunning.exchange(true))
+            return;
+        QThreadPool::globalInstance()->start([this] {
+            auto report = refunds->followUp(clock.nowMs() - kRefundFollowUpAfterMs);
+            if (!report)
+                qCWarning(lcApp).noquote() << "refund follow-up failed:" << report.error().internalMessage;
+            else if (report.value().submitted + report.value().settled + report.value().failed > 0)
+                qCInfo(lcApp) << "refund follow-up: submitted" << report.value().submitted << "settled"
+                              << report.value().settled << "failed" << report.value().failed;
+            refundFollowUpRunning = false;
+        });
+    });
+    refundFollowUpTimer->start(kRefundFollowUpIntervalMs);
     patrolStore = std::make_unique<sql::SqlPatrolStore>(*database);
     // Orders stuck in PAYING are asked at their platform (behind the breakers) and settled
     // through the callback path's own transaction.
@@ -347,8 +401,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     // The key store refuses a lock TTL below 3 command timeouts (one hung renewal must not
     // cost the lease); keep the confirm lock above that whatever redis_timeout_ms says.
     confirmOptions.lockTtl = std::max(confirmOptions.lockTtl, std::chrono::milliseconds(4LL * config.redisTimeoutMs));
-    const QString callbackBase = config.publicBaseUrl.isEmpty() ? QStringLiteral("http://") + config.listen.toString()
-                                                                : config.publicBaseUrl;
+    const QString callbackBase = callbackBaseUrl();
     if (config.publicBaseUrl.isEmpty() && !config.sim.enabled
         && (config.wechat.isConfigured() || config.alipay.isConfigured()))
         qCWarning(lcApp).noquote() << QStringLiteral("public_base_url is not set: the platforms are told to notify %1, "
@@ -386,11 +439,14 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     http::registerSetupRoutes(*server, *setup);
     http::registerPaymentRoutes(*server, *tokens, *confirm);
     http::registerBreakerRoutes(*server, *breakers, clock);
-    http::registerCallbackRoutes(*server, *callbacks, clock);
+    http::registerCallbackRoutes(*server, *callbacks, clock, [this](const http::HttpRequest &request) {
+        return refundCallbacks->interceptAlipay(request);
+    });
+    http::registerRefundRoutes(*server, *refundCallbacks, *refundStore);
     http::registerModeRoutes(*server, *callbackModes, *audit, clock);
     http::registerOutboxRoutes(*server, *outboxStore, *audit, clock);
     http::registerFindingRoutes(*server, *findingReader);
-    http::registerCompensationRoutes(*server, *compensations, *orders, clock);
+    http::registerCompensationRoutes(*server, *compensations, *orders, clock, refunds.get());
     http::registerReconciliationRoutes(*server, *patrolRunner, *audit, clock);
     http::registerAuditRoutes(*server, *auditReader);
 
@@ -421,7 +477,7 @@ AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
 /// and join; work already on the global pool is waited for by the destructor.
 void AgentRuntime::Parts::stopBackgroundWork()
 {
-    for (QTimer *timer : {purgeTimer.get(), callbackWorkerTimer.get(), patrolTimer.get()}) {
+    for (QTimer *timer : {purgeTimer.get(), callbackWorkerTimer.get(), patrolTimer.get(), refundFollowUpTimer.get()}) {
         if (timer)
             timer->stop();
     }

@@ -127,9 +127,6 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
                                QStringLiteral("%1 proposed compensation %2 and cannot decide it").arg(actor).arg(id),
                                QStringLiteral("the proposer cannot approve or reject their own proposal"));
         }
-        if (approve && before.kind == CompensationKind::Refund) {
-            return Error::make(ErrorCode::InvalidInput, QStringLiteral("refund compensations are not executable yet"));
-        }
         auto decided = tx.decide(id, approve ? QStringLiteral("approved") : QStringLiteral("rejected"), actor, reason,
                                  nowMs);
         if (!decided)
@@ -183,7 +180,20 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
                 result.insert(QStringLiteral("stock_restored"), restored.value());
                 break;
             }
-            case CompensationKind::Refund: Q_UNREACHABLE();
+            case CompensationKind::Refund: {
+                // Recorded here, in the approval's transaction; the platform is asked after
+                // COMMIT (RefundService::submit), under the compensation's refund number.
+                auto refund = tx.requestRefund(before, nowMs);
+                if (!refund)
+                    return refund.error();
+                const RefundRecord &r = refund.value();
+                result.insert(QStringLiteral("refund_no"), r.refundNo);
+                result.insert(QStringLiteral("pay_no"), r.payNo);
+                result.insert(QStringLiteral("channel"), channelName(r.channel));
+                result.insert(QStringLiteral("amount_fen"), r.amountFen);
+                result.insert(QStringLiteral("own_payment"), r.ownPayment);
+                break;
+            }
             }
             auto executed = tx.markExecuted(id, result, nowMs);
             if (!executed)

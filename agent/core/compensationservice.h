@@ -23,7 +23,10 @@ struct DecisionOutcome {
 /// points are reversed by a negative entry keyed "reversal:<id>", stock given back with a
 /// negative stock_log entry. Every step lands in the audit trail inside its transaction
 /// (the AuditWriter joins the store's transaction on the same thread).
-/// Refunds can be proposed and decided but not executed here (InvalidInput on approve).
+/// A refund's execution records the refund (CompensationTransaction::requestRefund: the
+/// order's own payment moves the order PAID → REFUNDING); the platform is asked after
+/// COMMIT by RefundService::submit with result["refund_no"], and the refund row, not the
+/// compensation, tracks it from there (a refund that fails marks the compensation failed).
 class CompensationService {
 public:
     CompensationService(CompensationStore &store, AuditWriter &audit) : m_store(store), m_audit(audit) {}

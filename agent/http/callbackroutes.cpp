@@ -1,5 +1,6 @@
 #include "callbackroutes.h"
 
+#include "callbackdelivery.h"
 #include "errormapping.h"
 
 #include "core/callbackpipeline.h"
@@ -12,21 +13,6 @@
 namespace payonce::http {
 
 namespace {
-
-core::RawDelivery deliveryOf(core::Channel channel, const HttpRequest &request, qint64 nowMs)
-{
-    core::RawDelivery delivery;
-    delivery.channel = channel;
-    delivery.body = request.body;
-    delivery.receivedAtMs = nowMs;
-    // Only what verification and the record need: the signature headers, not cookies or
-    // proxies' additions.
-    for (const auto &[name, value] : request.headers) {
-        if (name.toLower().startsWith("wechatpay-") || name.compare("Content-Type", Qt::CaseInsensitive) == 0)
-            delivery.headers.append({name, value});
-    }
-    return delivery;
-}
 
 HttpReply weChatReply(const core::CallbackOutcome &outcome)
 {
@@ -47,15 +33,22 @@ HttpReply alipayReply(const core::CallbackOutcome &outcome)
 
 } // namespace
 
-void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline, const core::Clock &clock)
+void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline, const core::Clock &clock,
+                            AlipayRefundInterceptor alipayRefunds)
 {
     RouteOptions options;
     options.rejectionLayer = QByteArrayLiteral("rejected");
     server.route(Method::Post, QStringLiteral("/api/v1/callbacks/wechat"), options, [&](const HttpRequest &request) {
-        return weChatReply(pipeline.handle(deliveryOf(core::Channel::WeChat, request, clock.nowMs())));
+        return weChatReply(pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs())));
     });
-    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/alipay"), options, [&](const HttpRequest &request) {
-        return alipayReply(pipeline.handle(deliveryOf(core::Channel::Alipay, request, clock.nowMs())));
+    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/alipay"), options,
+                 [&, alipayRefunds](const HttpRequest &request) {
+        // Alipay sends a trade's refund notifications to the trade's notify_url too.
+        if (alipayRefunds) {
+            if (auto reply = alipayRefunds(request))
+                return *reply;
+        }
+        return alipayReply(pipeline.handle(callbackDeliveryOf(core::Channel::Alipay, request, clock.nowMs())));
     });
 }
 

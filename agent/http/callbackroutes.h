@@ -2,6 +2,9 @@
 
 #include "httpserver.h"
 
+#include <functional>
+#include <optional>
+
 namespace payonce::core {
 class CallbackPipeline;
 class Clock;
@@ -15,6 +18,11 @@ namespace payonce::http {
 /// bytes, arrival time) and answer in each platform's own dialect — WeChat
 /// {"code":"SUCCESS"|"FAIL","message"}, Alipay the plain text "success" / "failure" —
 /// with X-Payonce-Layer naming the deciding layer.
-void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline, const core::Clock &clock);
+///
+/// alipayRefunds, if set, sees every Alipay delivery first and answers the refund
+/// notifications among them (nullopt: not a refund notification, the payment path goes on).
+using AlipayRefundInterceptor = std::function<std::optional<HttpReply>(const HttpRequest &)>;
+void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline, const core::Clock &clock,
+                            AlipayRefundInterceptor alipayRefunds = {});
 
 } // namespace payonce::http

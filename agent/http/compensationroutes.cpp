@@ -4,6 +4,7 @@
 #include "routesupport.h"
 
 #include "core/compensationservice.h"
+#include "core/refundservice.h"
 #include "core/ports/clock.h"
 #include "core/ports/orderrepository.h"
 #include "core/setupservice.h"
@@ -34,8 +35,22 @@ QJsonObject toJson(const core::Compensation &c)
     };
 }
 
-HttpReply decide(const HttpRequest &request, core::CompensationService &compensations, const core::Clock &clock,
-                 bool approve)
+QJsonObject refundJson(const core::RefundRecord &r)
+{
+    return QJsonObject{{QStringLiteral("refund_no"), r.refundNo},
+                       {QStringLiteral("status"), core::refundStatusName(r.status)},
+                       {QStringLiteral("order_no"), r.orderNo},
+                       {QStringLiteral("channel"), core::channelName(r.channel)},
+                       {QStringLiteral("pay_no"), r.payNo},
+                       {QStringLiteral("amount"), formatAmountFen(r.amountFen)},
+                       {QStringLiteral("own_payment"), r.ownPayment},
+                       {QStringLiteral("attempts"), r.attempts},
+                       {QStringLiteral("last_error"), r.lastError.isEmpty() ? QJsonValue(QJsonValue::Null)
+                                                                             : QJsonValue(r.lastError)}};
+}
+
+HttpReply decide(const HttpRequest &request, core::CompensationService &compensations, core::RefundService *refunds,
+                 const core::Clock &clock, bool approve)
 {
     const auto action = parseIdAction(request);
     if (!action)
@@ -46,13 +61,28 @@ HttpReply decide(const HttpRequest &request, core::CompensationService &compensa
                            : compensations.reject(id, actorOf(request), reason, clock.nowMs());
     if (!decided)
         return errorReply(decided.error());
-    return HttpReply::ok(toJson(decided->compensation));
+    QJsonObject body = toJson(decided->compensation);
+    // An approved refund goes to its platform now, after COMMIT. Approving again sends
+    // nothing new: the refund number is the compensation's, and a refund already with the
+    // platform (or settled) is only reported. An unknown outcome stays `requested` for the
+    // follow-up; the approval itself stands either way.
+    const QString refundNo = decided->compensation.result.value(QStringLiteral("refund_no")).toString();
+    if (approve && refunds && !refundNo.isEmpty()) {
+        auto submitted = refunds->submit(refundNo);
+        if (submitted)
+            body.insert(QStringLiteral("refund"), refundJson(submitted.value()));
+        else
+            body.insert(QStringLiteral("refund"), QJsonObject{{QStringLiteral("refund_no"), refundNo},
+                                                              {QStringLiteral("status"), QStringLiteral("requested")},
+                                                              {QStringLiteral("last_error"), submitted.error().publicMessage}});
+    }
+    return HttpReply::ok(body);
 }
 
 } // namespace
 
 void registerCompensationRoutes(HttpServer &server, core::CompensationService &compensations,
-                                core::OrderRepository &orders, const core::Clock &clock)
+                                core::OrderRepository &orders, const core::Clock &clock, core::RefundService *refunds)
 {
     server.route(Method::Get, QStringLiteral("/api/v1/compensations"), Role::Viewer, [&](const HttpRequest &request) {
         const auto status = choiceParameter(request, QStringLiteral("status"),
@@ -118,9 +148,9 @@ void registerCompensationRoutes(HttpServer &server, core::CompensationService &c
     });
 
     server.route(Method::Post, QStringLiteral("/api/v1/compensations/<id>/approve"), Role::Approver,
-                 [&](const HttpRequest &request) { return decide(request, compensations, clock, true); });
+                 [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, true); });
     server.route(Method::Post, QStringLiteral("/api/v1/compensations/<id>/reject"), Role::Approver,
-                 [&](const HttpRequest &request) { return decide(request, compensations, clock, false); });
+                 [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, false); });
 }
 
 } // namespace payonce::http

@@ -3,6 +3,7 @@
 #include "httpserver.h"
 
 namespace payonce::core {
+class RefundService;
 class Clock;
 class CompensationService;
 class OrderRepository;
@@ -21,7 +22,10 @@ namespace payonce::http {
 ///   row as it stands (an approval executes it in the same transaction; approving again
 ///   executes nothing more); the proposer deciding their own 403 four_eyes, an unknown id 404
 ///   not_found, the opposite decision already taken 409 conflict.
+/// With `refunds`, approving a refund compensation submits its refund to the platform
+/// at once and the answer carries "refund" (its refund_no and status).
 void registerCompensationRoutes(HttpServer &server, core::CompensationService &compensations,
-                                core::OrderRepository &orders, const core::Clock &clock);
+                                core::OrderRepository &orders, const core::Clock &clock,
+                                core::RefundService *refunds = nullptr);
 
 } // namespace payonce::http

@@ -1,6 +1,7 @@
 #include "sqlcompensationstore.h"
 
 #include "dialectsql.h"
+#include "sqlrefunds.h"
 
 #include <QJsonDocument>
 #include <QUuid>
@@ -229,6 +230,11 @@ public:
             restored.insert(it.key(), it.value());
         }
         return restored;
+    }
+
+    core::Result<core::RefundRecord> requestRefund(const Compensation &c, qint64 nowMs) override
+    {
+        return sql::requestRefund(m_session, c, nowMs);
     }
 
 private:

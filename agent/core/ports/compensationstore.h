@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/refund.h"
 #include "core/result.h"
 
 #include <QJsonObject>
@@ -73,6 +74,15 @@ public:
     /// order_no = reversalKey. Answers {sku_id: qty restored}.
     virtual Result<QJsonObject> restoreExtraStock(const QString &orderNo, const QString &reversalKey,
                                                   qint64 nowMs) = 0;
+    /// The refund an approved refund compensation asks for, recorded as `requested` under
+    /// refundNoFor(id): the payment is c.payNo (default: the one the order is PAID by), the
+    /// amount c.amountFen (default: that payment's whole amount). Refusals (InvalidInput,
+    /// nothing written): no processed payment of that pay_no for the order, an amount above
+    /// what is left of the payment after its other refunds, a partial refund of the order's
+    /// own payment (it is refunded whole; a double payment's extra one may be partial).
+    /// For the order's own payment the order goes PAID → REFUNDING by CAS (Conflict when it
+    /// is not PAID). A second call for the same compensation answers the row as it is.
+    virtual Result<RefundRecord> requestRefund(const Compensation &c, qint64 nowMs) = 0;
 };
 
 /// Where compensations live. Thread-safe; work runs on the calling thread.

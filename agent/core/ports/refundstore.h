@@ -1,0 +1,47 @@
+#pragma once
+
+#include "core/refund.h"
+#include "core/result.h"
+
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace payonce::core {
+
+/// How a settlement went: this call settled the refund, it was settled before (nothing
+/// written), or there is no refund of that number.
+enum class RefundSettlement { Settled, AlreadySettled, Unknown };
+
+/// Where refunds live (the rows are made by CompensationTransaction::requestRefund, in
+/// the approval's transaction). Each method is its own transaction; the settlements
+/// decide by a status CAS on the refund row, so concurrent notifications, follow-ups and
+/// agents settle a refund once. Thread-safe; work runs on the calling thread.
+class RefundStore {
+public:
+    virtual ~RefundStore() = default;
+    virtual Result<std::optional<RefundRecord>> find(const QString &refundNo) = 0;
+    /// One more submission to the platform, on a refund not settled yet: attempts + 1;
+    /// accepted: → processing with the platform's refund id; otherwise (outcome unknown, or
+    /// the platform no longer knows it) → requested with the error, to be sent again.
+    virtual Result<void> recordAttempt(const QString &refundNo, bool accepted, const QString &platformRefundId,
+                                       const QString &error, qint64 nowMs) = 0;
+    /// requested|processing → succeeded. For the order's own payment: REFUNDING → REFUNDED,
+    /// its active coupons frozen, its net points reversed by one entry keyed
+    /// "refund:<refund_no>", its stock given back by negative stock_log entries under
+    /// order_no "refund:<refund_no>", an "order.refunded" outbox event. An audit row.
+    virtual Result<RefundSettlement> settleSucceeded(const QString &refundNo, const QString &platformRefundId,
+                                                     const QString &actor, const QString &reason, qint64 nowMs) = 0;
+    /// requested|processing → failed with why. For the order's own payment: REFUNDING →
+    /// PAID. A `refund_failed` finding (subject "refund:<refund_no>"), the compensation
+    /// marked failed, an audit row.
+    virtual Result<RefundSettlement> settleFailed(const QString &refundNo, const QString &why, const QString &actor,
+                                                  qint64 nowMs) = 0;
+    /// requested|processing refunds last changed before updatedBeforeMs, oldest first.
+    virtual Result<QList<RefundRecord>> unfinished(qint64 updatedBeforeMs, int limit) = 0;
+    /// Refunds of an order, newest first (the operator's view).
+    virtual Result<QList<RefundRecord>> ofOrder(const QString &orderNo) = 0;
+};
+
+} // namespace payonce::core

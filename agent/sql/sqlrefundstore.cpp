@@ -1,0 +1,294 @@
+#include "sqlrefundstore.h"
+
+#include "dialectsql.h"
+#include "sqlauditwriter.h"
+#include "sqlfindings.h"
+#include "sqlrefunds.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace payonce::sql {
+
+using core::Error;
+using core::ErrorCode;
+using core::RefundRecord;
+using core::RefundSettlement;
+
+namespace {
+
+QString compact(const QJsonObject &object)
+{
+    return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
+}
+
+QVariant textOrNull(const QString &text)
+{
+    return text.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(text);
+}
+
+/// The order's own payment came back: everything the payment earned is undone, each
+/// under its own key so it happens once.
+core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, qint64 nowMs)
+{
+    auto moved = session.execAffected(QStringLiteral("UPDATE orders SET status = 'REFUNDED', version = version + 1, "
+                                                     "updated_at = ? WHERE order_no = ? AND status = 'REFUNDING'"),
+                                      {nowMs, r.orderNo}, QStringLiteral("order REFUNDING -> REFUNDED"));
+    if (!moved)
+        return moved.error();
+    if (moved.value() != 1)
+        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 is not REFUNDING").arg(r.orderNo));
+    auto order = session.exec(QStringLiteral("SELECT user_id, fence FROM orders WHERE order_no = ?"), {r.orderNo},
+                              QStringLiteral("refunded order"));
+    if (!order)
+        return order.error();
+    if (!order.value().next())
+        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 vanished").arg(r.orderNo));
+    const qint64 userId = order.value().value(0).toLongLong();
+    const qint64 fence = order.value().value(1).toLongLong();
+    const QString key = QStringLiteral("refund:") + r.refundNo;
+
+    auto frozen = session.execAffected(QStringLiteral("UPDATE user_coupon SET status = 'frozen', updated_at = ? "
+                                                      "WHERE order_no = ? AND status = 'active'"),
+                                       {nowMs, r.orderNo}, QStringLiteral("freeze refunded coupons"));
+    if (!frozen)
+        return frozen.error();
+
+    auto net = session.exec(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"),
+                            {r.orderNo}, QStringLiteral("points of the order"));
+    if (!net)
+        return net.error();
+    const qint64 points = net.value().next() ? net.value().value(0).toLongLong() : 0;
+    qint64 reversed = 0;
+    if (points > 0) {
+        static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("user_id"),
+                                         QStringLiteral("point_type"), QStringLiteral("delta"), QStringLiteral("fence"),
+                                         QStringLiteral("created_at")};
+        auto inserted = session.execAffected(
+            insertIfAbsentSql(session.dialect(), QStringLiteral("point_log"), columns, QStringLiteral("id")),
+            {r.orderNo, userId, key, -points, fence, nowMs}, QStringLiteral("reverse refunded points"));
+        if (!inserted)
+            return inserted.error();
+        reversed = inserted.value() == 1 ? points : 0;
+    }
+
+    auto taken = session.exec(QStringLiteral("SELECT sku_id, SUM(qty) FROM stock_log WHERE order_no = ? "
+                                             "GROUP BY sku_id ORDER BY sku_id"),
+                              {r.orderNo}, QStringLiteral("stock of the order"));
+    if (!taken)
+        return taken.error();
+    QList<QPair<QString, qint64>> toRestore;
+    while (taken.value().next()) {
+        if (taken.value().value(1).toLongLong() > 0)
+            toRestore.append({taken.value().value(0).toString(), taken.value().value(1).toLongLong()});
+    }
+    QJsonObject restored;
+    static const QStringList stockColumns{QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
+                                          QStringLiteral("fence"), QStringLiteral("created_at")};
+    for (const auto &[sku, qty] : toRestore) {
+        auto logged = session.execAffected(
+            insertIfAbsentSql(session.dialect(), QStringLiteral("stock_log"), stockColumns, QStringLiteral("id")),
+            {key, sku, -qty, fence, nowMs}, QStringLiteral("restore refunded stock"));
+        if (!logged)
+            return logged.error();
+        if (logged.value() == 0)
+            continue;
+        auto back = session.execAffected(QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
+                                         {qty, nowMs, sku}, QStringLiteral("give refunded stock back"));
+        if (!back)
+            return back.error();
+        restored.insert(sku, qty);
+    }
+
+    static const QStringList outboxColumns{QStringLiteral("event_id"), QStringLiteral("event_type"),
+                                           QStringLiteral("aggregate_id"), QStringLiteral("payload"),
+                                           QStringLiteral("status"), QStringLiteral("attempts"),
+                                           QStringLiteral("next_attempt_at"), QStringLiteral("created_at")};
+    const QJsonObject payload{{QStringLiteral("order_no"), r.orderNo},
+                              {QStringLiteral("refund_no"), r.refundNo},
+                              {QStringLiteral("pay_no"), r.payNo},
+                              {QStringLiteral("channel"), core::channelName(r.channel)},
+                              {QStringLiteral("amount_fen"), r.amountFen}};
+    auto outboxed = session.execAffected(
+        insertIfAbsentSql(session.dialect(), QStringLiteral("outbox"), outboxColumns, QStringLiteral("id")),
+        {QString(QStringLiteral("order.refunded:") + r.orderNo), QStringLiteral("order.refunded"), r.orderNo,
+         compact(payload), QStringLiteral("pending"), 0, nowMs, nowMs},
+        QStringLiteral("order.refunded event"));
+    if (!outboxed)
+        return outboxed.error();
+
+    return QJsonObject{{QStringLiteral("order_status"), QStringLiteral("REFUNDED")},
+                       {QStringLiteral("coupons_frozen"), frozen.value()},
+                       {QStringLiteral("points_reversed"), reversed},
+                       {QStringLiteral("stock_restored"), restored}};
+}
+
+} // namespace
+
+core::Result<std::optional<RefundRecord>> SqlRefundStore::find(const QString &refundNo)
+{
+    return m_database.read([&](Session &session) { return readRefund(session, refundNo); });
+}
+
+core::Result<void> SqlRefundStore::recordAttempt(const QString &refundNo, bool accepted, const QString &platformRefundId,
+                                                 const QString &error, qint64 nowMs)
+{
+    return m_database.write([&](Session &session) -> core::Result<void> {
+        auto done = session.execAffected(
+            QStringLiteral("UPDATE refunds SET attempts = attempts + 1, status = ?, "
+                           "platform_refund_id = COALESCE(?, platform_refund_id), last_error = ?, updated_at = ? "
+                           "WHERE refund_no = ? AND status IN ('requested', 'processing')"),
+            {accepted ? QStringLiteral("processing") : QStringLiteral("requested"), textOrNull(platformRefundId),
+             textOrNull(error.left(500)), nowMs, refundNo},
+            QStringLiteral("refund attempt"));
+        if (!done)
+            return done.error();
+        return {};
+    });
+}
+
+core::Result<RefundSettlement> SqlRefundStore::settleSucceeded(const QString &refundNo, const QString &platformRefundId,
+                                                               const QString &actor, const QString &reason,
+                                                               qint64 nowMs)
+{
+    RefundSettlement outcome = RefundSettlement::Unknown;
+    auto done = m_database.write([&](Session &session) -> core::Result<void> {
+        outcome = RefundSettlement::Unknown;
+        auto row = readRefund(session, refundNo);
+        if (!row)
+            return row.error();
+        if (!row.value())
+            return {};
+        const RefundRecord r = *row.value();
+        // The CAS decides: however many notifications, follow-ups and agents, one wins.
+        auto won = session.execAffected(
+            QStringLiteral("UPDATE refunds SET status = 'succeeded', platform_refund_id = COALESCE(?, platform_refund_id), "
+                           "finished_at = ?, updated_at = ? WHERE refund_no = ? AND status IN ('requested', 'processing')"),
+            {textOrNull(platformRefundId), nowMs, nowMs, refundNo}, QStringLiteral("refund succeeded"));
+        if (!won)
+            return won.error();
+        if (won.value() != 1) {
+            outcome = RefundSettlement::AlreadySettled;
+            return {};
+        }
+        QJsonObject after{{QStringLiteral("status"), QStringLiteral("succeeded")},
+                          {QStringLiteral("amount_fen"), r.amountFen},
+                          {QStringLiteral("pay_no"), r.payNo}};
+        if (r.ownPayment) {
+            auto undone = undoEffects(session, r, nowMs);
+            if (!undone)
+                return undone.error();
+            after.insert(QStringLiteral("effects"), undone.value());
+        }
+        auto audited = SqlAuditWriter(m_database).append(
+            {actor, QStringLiteral("refund.succeeded"), QStringLiteral("refund:") + refundNo,
+             compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}), compact(after), reason, {}});
+        if (!audited)
+            return audited.error();
+        outcome = RefundSettlement::Settled;
+        return {};
+    });
+    if (!done)
+        return done.error();
+    return outcome;
+}
+
+core::Result<RefundSettlement> SqlRefundStore::settleFailed(const QString &refundNo, const QString &why,
+                                                            const QString &actor, qint64 nowMs)
+{
+    RefundSettlement outcome = RefundSettlement::Unknown;
+    auto done = m_database.write([&](Session &session) -> core::Result<void> {
+        outcome = RefundSettlement::Unknown;
+        auto row = readRefund(session, refundNo);
+        if (!row)
+            return row.error();
+        if (!row.value())
+            return {};
+        const RefundRecord r = *row.value();
+        auto won = session.execAffected(
+            QStringLiteral("UPDATE refunds SET status = 'failed', last_error = ?, finished_at = ?, updated_at = ? "
+                           "WHERE refund_no = ? AND status IN ('requested', 'processing')"),
+            {why.left(500), nowMs, nowMs, refundNo}, QStringLiteral("refund failed"));
+        if (!won)
+            return won.error();
+        if (won.value() != 1) {
+            outcome = RefundSettlement::AlreadySettled;
+            return {};
+        }
+        QString orderStatus;
+        if (r.ownPayment) {
+            // The money never left: the order is PAID again (design.md: REFUNDING -> PAID).
+            auto back = session.execAffected(QStringLiteral("UPDATE orders SET status = 'PAID', version = version + 1, "
+                                                            "updated_at = ? WHERE order_no = ? AND status = 'REFUNDING'"),
+                                             {nowMs, r.orderNo}, QStringLiteral("order REFUNDING -> PAID"));
+            if (!back)
+                return back.error();
+            if (back.value() != 1)
+                return Error::make(ErrorCode::Internal, QStringLiteral("order %1 is not REFUNDING").arg(r.orderNo));
+            orderStatus = QStringLiteral("PAID");
+        }
+        auto marked = session.execAffected(QStringLiteral("UPDATE compensations SET status = 'failed', updated_at = ? "
+                                                          "WHERE id = ? AND status = 'executed'"),
+                                           {nowMs, r.compensationId}, QStringLiteral("refund compensation failed"));
+        if (!marked)
+            return marked.error();
+        auto raised = upsertFinding(session,
+                                    {QStringLiteral("refund_failed"), QStringLiteral("refund:") + refundNo, r.orderNo,
+                                     r.payNo,
+                                     QJsonObject{{QStringLiteral("refund_no"), refundNo},
+                                                 {QStringLiteral("compensation_id"), r.compensationId},
+                                                 {QStringLiteral("channel"), core::channelName(r.channel)},
+                                                 {QStringLiteral("amount_fen"), r.amountFen},
+                                                 {QStringLiteral("own_payment"), r.ownPayment},
+                                                 {QStringLiteral("why"), why}}},
+                                    nowMs);
+        if (!raised)
+            return raised.error();
+        QJsonObject after{{QStringLiteral("status"), QStringLiteral("failed")}, {QStringLiteral("why"), why}};
+        if (!orderStatus.isEmpty())
+            after.insert(QStringLiteral("order_status"), orderStatus);
+        auto audited = SqlAuditWriter(m_database).append(
+            {actor, QStringLiteral("refund.failed"), QStringLiteral("refund:") + refundNo,
+             compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}), compact(after), why, {}});
+        if (!audited)
+            return audited.error();
+        outcome = RefundSettlement::Settled;
+        return {};
+    });
+    if (!done)
+        return done.error();
+    return outcome;
+}
+
+core::Result<QList<RefundRecord>> SqlRefundStore::select(const QString &where, const QVariantList &binds, int limit)
+{
+    return m_database.read([&](Session &session) -> core::Result<QList<RefundRecord>> {
+        auto query = session.exec(QStringLiteral("SELECT %1 FROM refunds WHERE %2 LIMIT %3")
+                                      .arg(refundColumns(), where)
+                                      .arg(limit),
+                                  binds, QStringLiteral("list refunds"));
+        if (!query)
+            return query.error();
+        QList<RefundRecord> rows;
+        while (query.value().next()) {
+            auto row = refundFromRow(query.value());
+            if (!row)
+                return row.error();
+            rows.append(row.value());
+        }
+        return rows;
+    });
+}
+
+core::Result<QList<RefundRecord>> SqlRefundStore::unfinished(qint64 updatedBeforeMs, int limit)
+{
+    return select(QStringLiteral("status IN ('requested', 'processing') AND updated_at < ? ORDER BY updated_at, id"),
+                  {updatedBeforeMs}, limit);
+}
+
+core::Result<QList<RefundRecord>> SqlRefundStore::ofOrder(const QString &orderNo)
+{
+    return select(QStringLiteral("order_no = ? ORDER BY id DESC"), {orderNo}, 100);
+}
+
+} // namespace payonce::sql
