@@ -207,8 +207,10 @@ Result<QList<StoredFinding>> Patrol::runOnce(qint64 nowMs)
         return done.error();
     if (auto done = checkPaymentAnomalies(nowMs, found); !done)
         return done.error();
+    // double_payment findings, the callback path's included, are backed by a processed
+    // log row the patrol sees every run until the payment is refunded in full.
     QStringList kinds{QStringLiteral("effect_mismatch"), QStringLiteral("missing_outbox"),
-                      QStringLiteral("stuck_paying")};
+                      QStringLiteral("stuck_paying"), QStringLiteral("double_payment")};
     if (!acceptOnly) {
         // In accept-only mode `accepted` rows wait on purpose: neither raised nor resolved.
         if (auto done = checkStuckAccepted(nowMs, found); !done)

@@ -59,8 +59,9 @@ struct PatrolSettlement {
 /// callback path's own subject, so a finding it raised is seen again rather than doubled):
 /// paid by another pay_no or after the order closed → `double_payment` and a refund of
 /// that payment proposed (dedup "patrol:refund:<channel>:<pay_no>"); another amount →
-/// `amount_mismatch`, for an operator. These two kinds are not resolved by the patrol: the
-/// refund (or the operator) ends them.
+/// `amount_mismatch`, for an operator. A double payment refunded in full is no longer
+/// found, and its finding resolves; an amount_mismatch is not resolved by the patrol (the
+/// callback path raises them for rejected notifications it never logs).
 class Patrol {
 public:
     static constexpr int kPageSize = 200;

@@ -177,13 +177,17 @@ core::Result<QList<core::PaymentAnomaly>> SqlPatrolStore::paymentAnomalies(qint6
 {
     return m_database.read([&](Session &session) -> core::Result<QList<core::PaymentAnomaly>> {
         // A payment that paid nothing it can keep: the order is PAID (or refunded) by
-        // another pay_no, or CLOSED; or the amount differs from the order's.
+        // another pay_no, or CLOSED; or the amount differs from the order's — unless the
+        // payment has been refunded in full.
         auto query = session.exec(
             QStringLiteral("SELECT l.id, l.channel, l.pay_no, l.order_no, l.amount_fen, o.status, o.pay_no, o.amount_fen "
                            "FROM pay_callback_log l JOIN orders o ON o.order_no = l.order_no "
                            "WHERE l.status = 'processed' AND l.id > ? AND ("
                            "(o.status IN ('PAID', 'REFUNDING', 'REFUNDED') AND (o.pay_no IS NULL OR o.pay_no <> l.pay_no)) "
                            "OR o.status = 'CLOSED' OR l.amount_fen <> o.amount_fen) "
+                           // Given back in full: no longer money received twice.
+                           "AND l.amount_fen > (SELECT COALESCE(SUM(r.amount_fen), 0) FROM refunds r "
+                           "WHERE r.pay_no = l.pay_no AND r.status = 'succeeded') "
                            "ORDER BY l.id LIMIT %1")
                 .arg(limit),
             {afterLogId}, QStringLiteral("patrol: payment anomalies"));

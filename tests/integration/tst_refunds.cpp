@@ -7,11 +7,13 @@
 #include "storagefixture.h"
 
 #include "core/compensationservice.h"
+#include "core/patrol.h"
 #include "core/ports/clock.h"
 #include "core/ports/paymentgateway.h"
 #include "core/refundservice.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlcompensationstore.h"
+#include "sql/sqlpatrolstore.h"
 #include "sql/sqlrefundstore.h"
 
 #include <QTest>
@@ -324,6 +326,14 @@ private Q_SLOTS:
         exec(QStringLiteral("INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, outcome, "
                             "created_at) VALUES ('wechat', ?, ?, ?, 'processed', 'double_payment', 2)"),
              {extra, p.orderNo, kAmount});
+        // The patrol finds it (and proposes its refund once; the desk's proposals below are
+        // the operator's own).
+        sql::SqlPatrolStore patrolStore(db());
+        Patrol patrol(patrolStore, *m_compensations);
+        QVERIFY(patrol.runOnce(m_clock.nowMs()).ok());
+        const QString subject = QStringLiteral("wechat:") + extra;
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'double_payment' AND subject = ?"), {subject}),
+                 QStringLiteral("open"));
         // Part of it first (the platform answers success at once, as Alipay does), then the rest.
         const auto first = approvedRefund(p.orderNo, extra, 3000);
         QVERIFY(first);
@@ -354,6 +364,10 @@ private Q_SLOTS:
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {p.orderNo}), qint64(0));
         QCOMPARE(text(QStringLiteral("SELECT SUM(amount_fen) FROM refunds WHERE pay_no = ? AND status = 'succeeded'"), {extra}),
                  QString::number(kAmount));
+        // Given back in full: the next patrol run no longer finds it, and the finding resolves.
+        QVERIFY(patrol.runOnce(m_clock.nowMs() + 1).ok());
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'double_payment' AND subject = ?"), {subject}),
+                 QStringLiteral("resolved"));
     }
 
     void theOrdersOwnPaymentIsRefundedWhole()

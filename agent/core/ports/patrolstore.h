@@ -102,8 +102,8 @@ public:
     virtual Result<bool> revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
                                       const QString &lastError, qint64 nowMs) = 0;
     /// Processed payments that are not the one their order is PAID by, or whose amount is
-    /// not the order's, by log id after afterLogId, at most `limit`; with the log id of the
-    /// last one in *lastLogId.
+    /// not the order's, and are not refunded in full, by log id after afterLogId, at most
+    /// `limit`; with the log id of the last one in *lastLogId.
     virtual Result<QList<PaymentAnomaly>> paymentAnomalies(qint64 afterLogId, int limit, qint64 *lastLogId) = 0;
     /// `accepted` log rows with created_at < createdBeforeMs, oldest first, at most `limit`.
     virtual Result<QList<StuckAcceptedRow>> stuckAccepted(qint64 createdBeforeMs, int limit) = 0;
