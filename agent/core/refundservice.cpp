@@ -10,6 +10,8 @@ namespace payonce::core {
 namespace {
 
 const QString kActor = QStringLiteral("system:refunds");
+// Longer than a refund call with its retries can take behind the resilient gateway.
+constexpr qint64 kSendLeaseMs = 60 * 1000;
 
 bool outcomeUnknown(const Error &error)
 {
@@ -57,6 +59,14 @@ Result<RefundRecord> RefundService::submit(const QString &refundNo)
     const RefundRecord refund = *found.value();
     if (refund.status != RefundStatus::Requested)
         return refund; // with the platform already, or settled
+    // One sender at a time: a second approval, or the follow-up, sends nothing while this
+    // one is out (the same refund number would be harmless at the platform, but one call
+    // is what the operator was promised).
+    auto claimed = m_store.claimSubmission(refundNo, m_clock.nowMs(), kSendLeaseMs);
+    if (!claimed)
+        return claimed.error();
+    if (!claimed.value())
+        return refund;
 
     PaymentGateway *gateway = m_gateways ? m_gateways(refund.channel) : nullptr;
     if (!gateway) {

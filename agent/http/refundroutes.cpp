@@ -9,6 +9,7 @@
 #include "core/ports/refundstore.h"
 #include "core/refundservice.h"
 #include "core/setupservice.h"
+#include "shared/layer.h"
 #include "shared/money.h"
 
 #include <QJsonArray>
@@ -20,14 +21,23 @@ namespace {
 
 using Code = core::CallbackOutcomeCode;
 
-HttpReply platformReply(core::Channel channel, Code code, const QString &message)
+/// Like the payment callbacks, every answer names the layer that decided (api.md): the
+/// refund row's CAS for a copy of a settled refund, rejected for what is refused.
+HttpReply platformReply(core::Channel channel, Code code, const QString &message, Layer layer)
 {
     const bool ok = code == Code::Success;
-    if (channel == core::Channel::Alipay)
-        return HttpReply::text(ok ? QByteArrayLiteral("success") : QByteArrayLiteral("failure"), httpStatus(code));
-    return HttpReply::json(QJsonObject{{QStringLiteral("code"), ok ? QStringLiteral("SUCCESS") : QStringLiteral("FAIL")},
-                                       {QStringLiteral("message"), ok ? QStringLiteral("OK") : message}},
-                           httpStatus(code));
+    HttpReply reply = channel == core::Channel::Alipay
+        ? HttpReply::text(ok ? QByteArrayLiteral("success") : QByteArrayLiteral("failure"), httpStatus(code))
+        : HttpReply::json(QJsonObject{{QStringLiteral("code"), ok ? QStringLiteral("SUCCESS") : QStringLiteral("FAIL")},
+                                      {QStringLiteral("message"), ok ? QStringLiteral("OK") : message}},
+                          httpStatus(code));
+    reply.setLayer(layerName(layer).toLatin1());
+    return reply;
+}
+
+Layer layerOf(Code code)
+{
+    return code == Code::Unavailable ? Layer::None : Layer::Rejected;
 }
 
 Code codeOf(const core::Error &error)
@@ -64,13 +74,16 @@ HttpReply RefundCallbacks::handle(core::Channel channel, const HttpRequest &requ
     const qint64 now = m_clock.nowMs();
     auto verified = m_verifier.verifyRefund(callbackDeliveryOf(channel, request, now), true, now);
     if (!verified)
-        return platformReply(channel, codeOf(verified.error()), verified.error().publicMessage);
+        return platformReply(channel, codeOf(verified.error()), verified.error().publicMessage,
+                             layerOf(codeOf(verified.error())));
     auto settled = m_refunds.settle(verified.value());
     if (!settled)
-        return platformReply(channel, codeOf(settled.error()), settled.error().publicMessage);
+        return platformReply(channel, codeOf(settled.error()), settled.error().publicMessage,
+                             layerOf(codeOf(settled.error())));
     if (settled.value() == core::RefundSettlement::Unknown)
-        return platformReply(channel, Code::UnknownOrder, QStringLiteral("no such refund"));
-    return platformReply(channel, Code::Success, {});
+        return platformReply(channel, Code::UnknownOrder, QStringLiteral("no such refund"), Layer::Rejected);
+    return platformReply(channel, Code::Success, {},
+                         settled.value() == core::RefundSettlement::AlreadySettled ? Layer::StateMachine : Layer::None);
 }
 
 std::optional<HttpReply> RefundCallbacks::interceptAlipay(const HttpRequest &request) const

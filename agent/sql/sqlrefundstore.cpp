@@ -130,12 +130,25 @@ core::Result<std::optional<RefundRecord>> SqlRefundStore::find(const QString &re
     return m_database.read([&](Session &session) { return readRefund(session, refundNo); });
 }
 
+core::Result<bool> SqlRefundStore::claimSubmission(const QString &refundNo, qint64 nowMs, qint64 leaseMs)
+{
+    return m_database.write([&](Session &session) -> core::Result<bool> {
+        auto claimed = session.execAffected(
+            QStringLiteral("UPDATE refunds SET sending_until = ? WHERE refund_no = ? AND status = 'requested' "
+                           "AND (sending_until IS NULL OR sending_until < ?)"),
+            {nowMs + leaseMs, refundNo, nowMs}, QStringLiteral("claim refund submission"));
+        if (!claimed)
+            return claimed.error();
+        return claimed.value() == 1;
+    });
+}
+
 core::Result<void> SqlRefundStore::recordAttempt(const QString &refundNo, bool accepted, const QString &platformRefundId,
                                                  const QString &error, qint64 nowMs)
 {
     return m_database.write([&](Session &session) -> core::Result<void> {
         auto done = session.execAffected(
-            QStringLiteral("UPDATE refunds SET attempts = attempts + 1, status = ?, "
+            QStringLiteral("UPDATE refunds SET attempts = attempts + 1, status = ?, sending_until = NULL, "
                            "platform_refund_id = COALESCE(?, platform_refund_id), last_error = ?, updated_at = ? "
                            "WHERE refund_no = ? AND status IN ('requested', 'processing')"),
             {accepted ? QStringLiteral("processing") : QStringLiteral("requested"), textOrNull(platformRefundId),

@@ -14,6 +14,7 @@ public:
     explicit SqlRefundStore(Database &database) : m_database(database) {}
 
     core::Result<std::optional<core::RefundRecord>> find(const QString &refundNo) override;
+    core::Result<bool> claimSubmission(const QString &refundNo, qint64 nowMs, qint64 leaseMs) override;
     core::Result<void> recordAttempt(const QString &refundNo, bool accepted, const QString &platformRefundId,
                                      const QString &error, qint64 nowMs) override;
     core::Result<core::RefundSettlement> settleSucceeded(const QString &refundNo, const QString &platformRefundId,

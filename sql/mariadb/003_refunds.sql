@@ -18,6 +18,8 @@ CREATE TABLE refunds (
   status             VARCHAR(16) NOT NULL CHECK (status IN ('requested','processing','succeeded','failed')),
   platform_refund_id VARCHAR(64),
   attempts           BIGINT NOT NULL DEFAULT 0,
+  -- while one agent thread sends the refund to the platform: nobody else sends it
+  sending_until      BIGINT,
   last_error         TEXT,
   created_at         BIGINT NOT NULL,
   updated_at         BIGINT NOT NULL,

@@ -18,6 +18,8 @@ CREATE TABLE refunds (
   status             TEXT     NOT NULL CHECK (status IN ('requested','processing','succeeded','failed')),
   platform_refund_id TEXT,
   attempts           INTEGER  NOT NULL DEFAULT 0,
+  -- while one agent thread sends the refund to the platform: nobody else sends it
+  sending_until      INTEGER,
   last_error         TEXT,
   created_at         INTEGER  NOT NULL,
   updated_at         INTEGER  NOT NULL,

@@ -276,10 +276,17 @@ private Q_SLOTS:
         QCOMPARE(refund->paymentNo, p.paymentNo);
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
 
+        // Eight submissions at once (approvals sent twice, a follow-up): one call to the platform.
+        std::atomic<int> submitFailures{0};
+        runConcurrently(8, [&](int) {
+            if (!m_refunds->submit(refund->refundNo).ok())
+                ++submitFailures;
+        });
+        QCOMPARE(submitFailures.load(), 0);
+        QCOMPARE(m_platform.refundCalls(refund->refundNo), 1);
         auto sent = m_refunds->submit(refund->refundNo);
         QVERIFY2(sent.ok(), qPrintable(sent.ok() ? QString() : sent.error().internalMessage));
         QCOMPARE(sent.value().status, RefundStatus::Processing);
-        QCOMPARE(m_platform.refundCalls(refund->refundNo), 1);
         const GatewayRefundRequest request = m_platform.lastRequest(refund->refundNo);
         QCOMPARE(request.paymentNo, p.paymentNo);
         QCOMPARE(request.amountFen, kAmount);

@@ -22,7 +22,11 @@ class RefundStore {
 public:
     virtual ~RefundStore() = default;
     virtual Result<std::optional<RefundRecord>> find(const QString &refundNo) = 0;
-    /// One more submission to the platform, on a refund not settled yet: attempts + 1;
+    /// The right to send a `requested` refund to the platform now: true for one caller
+    /// until leaseMs pass or its recordAttempt(); false while another one holds it (two
+    /// approvals at once, the follow-up) or the refund is no longer `requested`.
+    virtual Result<bool> claimSubmission(const QString &refundNo, qint64 nowMs, qint64 leaseMs) = 0;
+    /// One more submission to the platform, on a refund not settled yet (the claim ends): attempts + 1;
     /// accepted: → processing with the platform's refund id; otherwise (outcome unknown, or
     /// the platform no longer knows it) → requested with the error, to be sent again.
     virtual Result<void> recordAttempt(const QString &refundNo, bool accepted, const QString &platformRefundId,
