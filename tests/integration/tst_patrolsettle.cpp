@@ -6,6 +6,7 @@
 // while late callbacks for the same payments arrive on eight threads; every order must be
 // PAID by exactly one of them, with every effect written once.
 
+#include "fakeplatform.h"
 #include "storagefixture.h"
 
 #include "core/callbackpipeline.h"
@@ -44,109 +45,10 @@ constexpr qint64 kAmount = 12800;
 constexpr qint64 kStuckAfterMs = 60 * 1000;
 const QString kMchId = QStringLiteral("1900000001");
 
-/// Decodes the JSON body of deliveryOf() (the signature is tst_notificationverifier's).
-class JsonVerifier final : public NotificationVerifier {
-public:
-    Result<PaymentNotification> verify(const RawDelivery &delivery, bool, qint64) const override
-    {
-        const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
-        if (o.isEmpty())
-            return Error::make(ErrorCode::InvalidInput, QStringLiteral("not json"));
-        PaymentNotification n;
-        n.channel = delivery.channel;
-        n.payNo = o.value(QStringLiteral("pay_no")).toString();
-        n.paymentNo = o.value(QStringLiteral("out_trade_no")).toString();
-        n.amountFen = o.value(QStringLiteral("amount")).toInteger();
-        n.currency = QStringLiteral("CNY");
-        n.merchantId = kMchId;
-        n.tradeState = QStringLiteral("SUCCESS");
-        n.paid = true;
-        return n;
-    }
-};
-
 RawDelivery deliveryOf(const QString &payNo, const QString &paymentNo)
 {
-    RawDelivery raw;
-    raw.channel = Channel::WeChat;
-    raw.body = QJsonDocument(QJsonObject{{QStringLiteral("pay_no"), payNo},
-                                         {QStringLiteral("out_trade_no"), paymentNo},
-                                         {QStringLiteral("amount"), kAmount}})
-                   .toJson(QJsonDocument::Compact);
-    raw.receivedAtMs = QDateTime::currentMSecsSinceEpoch();
-    return raw;
+    return jsonDelivery(payNo, paymentNo, kAmount);
 }
-
-/// The platform as these cases need it: per out_trade_no a state, with every query and
-/// close recorded. `payOnClose` makes a close find the trade paid (the user paid between
-/// the patrol's query and its close).
-class FakePlatform final : public PaymentGateway {
-public:
-    struct Trade {
-        GatewayTradeState state = GatewayTradeState::NotPaid;
-        QString payNo;
-        bool payOnClose = false;
-        bool queryFails = false;
-    };
-
-    void set(const QString &paymentNo, Trade trade)
-    {
-        std::lock_guard guard(m_mutex);
-        m_trades[paymentNo] = std::move(trade);
-    }
-    Trade trade(const QString &paymentNo)
-    {
-        std::lock_guard guard(m_mutex);
-        return m_trades[paymentNo];
-    }
-    QStringList calls()
-    {
-        std::lock_guard guard(m_mutex);
-        return m_calls;
-    }
-    void setQueryDelay(std::chrono::milliseconds delay) { m_queryDelay = delay; }
-
-    Channel channel() const override { return Channel::WeChat; }
-    Result<GatewayOrder> createOrder(const GatewayOrderRequest &) override
-    {
-        return Error::make(ErrorCode::Internal, QStringLiteral("the patrol never creates trades"));
-    }
-    Result<GatewayTrade> query(const QString &paymentNo) override
-    {
-        if (m_queryDelay.count() > 0)
-            std::this_thread::sleep_for(m_queryDelay * QRandomGenerator::global()->bounded(1, 4));
-        std::lock_guard guard(m_mutex);
-        m_calls.append(QStringLiteral("query ") + paymentNo);
-        const Trade &t = m_trades[paymentNo];
-        if (t.queryFails)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("platform timeout"));
-        GatewayTrade out;
-        out.state = t.state;
-        if (t.state == GatewayTradeState::Paid) {
-            out.payNo = t.payNo;
-            out.amountFen = kAmount;
-        }
-        return out;
-    }
-    Result<void> close(const QString &paymentNo) override
-    {
-        std::lock_guard guard(m_mutex);
-        m_calls.append(QStringLiteral("close ") + paymentNo);
-        Trade &t = m_trades[paymentNo];
-        if (t.payOnClose)
-            t.state = GatewayTradeState::Paid;
-        if (t.state == GatewayTradeState::Paid)
-            return Error::make(ErrorCode::Conflict, QStringLiteral("ORDERPAID"));
-        t.state = GatewayTradeState::Closed;
-        return {};
-    }
-
-private:
-    std::mutex m_mutex;
-    std::map<QString, Trade> m_trades;
-    QStringList m_calls;
-    std::chrono::milliseconds m_queryDelay{0};
-};
 
 QString evidenceAction(const StoredFinding &finding)
 {
@@ -168,9 +70,9 @@ private:
     std::unique_ptr<sql::SqlPatrolStore> m_patrolStore;
     std::unique_ptr<CompensationService> m_compensations;
     std::unique_ptr<CallbackPipeline> m_pipeline;
-    JsonVerifier m_verifier;
+    JsonVerifier m_verifier{kMchId};
     SystemClock m_clock;
-    FakePlatform m_platform;
+    FakePlatform m_platform{kAmount};
     int m_serial = 0;
 
     sql::Database &db() { return *m_db.database; }
