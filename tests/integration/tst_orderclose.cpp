@@ -5,8 +5,7 @@
 // The race: several closers (as on several agents) work through the same expired orders at
 // once; every order must be CLOSED by exactly one of them, audited once.
 
-#include "fakeplatform.h"
-#include "storagefixture.h"
+#include "settlementstack.h"
 
 #include "core/callbackpipeline.h"
 #include "core/compensationservice.h"
@@ -44,56 +43,15 @@ const QString kMchId = QStringLiteral("1900000001");
 class TestOrderClose : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
-    std::unique_ptr<sql::SqlFenceEpochSource> m_epochs;
-    std::unique_ptr<redis::EmbeddedKeyStore> m_keys;
-    std::unique_ptr<sql::SqlCallbackStore> m_callbackStore;
-    std::unique_ptr<sql::SqlCallbackModeStore> m_modes;
-    std::unique_ptr<sql::SqlAuditWriter> m_audit;
+    SettlementStack m_stack;
     std::unique_ptr<sql::SqlOrderCloseStore> m_closeStore;
-    std::unique_ptr<sql::SqlCompensationStore> m_compensationStore;
-    std::unique_ptr<sql::SqlPatrolStore> m_patrolStore;
-    std::unique_ptr<CompensationService> m_compensations;
-    std::unique_ptr<CallbackPipeline> m_pipeline;
-    JsonVerifier m_verifier{kMchId};
-    SystemClock m_clock;
     FakePlatform m_platform{kAmount};
     int m_serial = 0;
 
-    sql::Database &db() { return *m_db.database; }
-
-    qint64 count(const QString &sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(db(), sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
-    }
-
-    QString text(const QString &sql, const QVariantList &binds)
-    {
-        auto read = db().read([&](sql::Session &session) -> Result<QString> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return q.value().next() ? q.value().value(0).toString() : QString();
-        });
-        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
-    }
-
-    bool exec(const QString &sql, const QVariantList &binds = {})
-    {
-        auto done = db().write([&](sql::Session &session) -> Result<void> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return {};
-        });
-        if (!done.ok())
-            qWarning() << "exec failed:" << done.error().internalMessage;
-        return done.ok();
-    }
+    sql::Database &db() { return m_stack.database(); }
+    qint64 count(const QString &sql, const QVariantList &binds = {}) { return m_stack.count(sql, binds); }
+    QString text(const QString &sql, const QVariantList &binds) { return m_stack.text(sql, binds); }
+    bool exec(const QString &sql, const QVariantList &binds = {}) { return m_stack.exec(sql, binds); }
 
     QString statusOf(const QString &orderNo)
     {
@@ -149,9 +107,9 @@ private:
         ports.gateways = [this](Channel channel) -> PaymentGateway * {
             return channel == Channel::WeChat ? &m_platform : nullptr;
         };
-        ports.callbacks = m_pipeline.get();
-        ports.modes = m_modes.get();
-        ports.audit = m_audit.get();
+        ports.callbacks = m_stack.pipeline.get();
+        ports.modes = m_stack.modes.get();
+        ports.audit = m_stack.audit.get();
         return OrderCloser(*m_closeStore, OrderCloserOptions{kTimeoutMs, pageSize}, ports);
     }
 
@@ -211,25 +169,8 @@ private Q_SLOTS:
     void initTestCase()
     {
         QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-        m_epochs = std::make_unique<sql::SqlFenceEpochSource>(db());
-        auto keys = redis::EmbeddedKeyStore::create(*m_epochs);
-        QVERIFY2(keys.ok(), qPrintable(keys.ok() ? QString() : keys.error().internalMessage));
-        m_keys = std::move(keys).value();
-        m_callbackStore = std::make_unique<sql::SqlCallbackStore>(db());
-        m_modes = std::make_unique<sql::SqlCallbackModeStore>(db());
-        m_audit = std::make_unique<sql::SqlAuditWriter>(db());
+        QVERIFY2(m_stack.start(dialectUnderTest(), kMchId, &error), qPrintable(error));
         m_closeStore = std::make_unique<sql::SqlOrderCloseStore>(db());
-        m_compensationStore = std::make_unique<sql::SqlCompensationStore>(db());
-        m_patrolStore = std::make_unique<sql::SqlPatrolStore>(db());
-        m_compensations = std::make_unique<CompensationService>(*m_compensationStore, *m_audit);
-        CallbackPipelineOptions options;
-        options.weChatMchId = kMchId;
-        options.modeCacheMs = 0;
-        options.lockWait = 2s;
-        m_pipeline = std::make_unique<CallbackPipeline>(m_verifier, *m_callbackStore, *m_modes, m_keys->locks(),
-                                                        &m_keys->seenProcessed(), m_clock, options);
     }
 
     void anExpiredOrderIsClosedAtThePlatformFirstThenClosed()
@@ -246,7 +187,7 @@ private Q_SLOTS:
             statusAtClose.append(paymentNo + u' ' + status);
         });
         OrderCloser c = closer();
-        auto run = c.runOnce(m_clock.nowMs());
+        auto run = c.runOnce(m_stack.clock.nowMs());
         m_platform.setOnClose({});
         QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
         QCOMPARE(run.value().closed, 2);
@@ -268,7 +209,7 @@ private Q_SLOTS:
                  QStringLiteral("failed"));
 
         // A second run finds nothing more to do, and closes nothing twice.
-        auto again = c.runOnce(m_clock.nowMs());
+        auto again = c.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         QCOMPARE(again.value().closed, 0);
         QCOMPARE(closeAudits(withTrade.orderNo), qint64(1));
@@ -282,7 +223,7 @@ private Q_SLOTS:
         const Pending p = pendingOrder(kTimeoutMs + 5000, QStringLiteral("failed"),
                                        {GatewayTradeState::NotPaid, {}, true, false, false});
         OrderCloser c = closer();
-        auto run = c.runOnce(m_clock.nowMs());
+        auto run = c.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         QCOMPARE(run.value().settled, 1);
         QCOMPARE(run.value().closed, 0);
@@ -298,12 +239,12 @@ private Q_SLOTS:
                  qint64(1));
 
         // The platform's callback, late: acknowledged, nothing written twice.
-        const CallbackOutcome late = m_pipeline->handle(jsonDelivery(p.payNo, p.paymentNo, kAmount));
+        const CallbackOutcome late = m_stack.pipeline->handle(jsonDelivery(p.payNo, p.paymentNo, kAmount));
         QVERIFY2(late.success(), qPrintable(late.note + u' ' + late.message));
         QVERIFY2(late.note != QLatin1String("processed"), qPrintable(late.note));
         verifyPaidOnce(p);
         // And the next close run leaves a PAID order alone.
-        auto again = c.runOnce(m_clock.nowMs());
+        auto again = c.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         QVERIFY(!outcomeFor(again.value(), p.orderNo));
         verifyPaidOnce(p);
@@ -321,12 +262,12 @@ private Q_SLOTS:
                      {alipayNo, noGateway.orderNo, kAmount}));
         // Paid and durable, but not processed yet (the worker's): not to be closed.
         const Pending waiting = pendingOrder(kTimeoutMs + 5000, QString());
-        auto accepted = m_callbackStore->insertAccepted(
-            AcceptedCallback{Channel::WeChat, waiting.payNo, waiting.orderNo, kAmount, std::nullopt, m_clock.nowMs()});
+        auto accepted = m_stack.callbackStore->insertAccepted(
+            AcceptedCallback{Channel::WeChat, waiting.payNo, waiting.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs()});
         QVERIFY(accepted.ok());
 
         OrderCloser c = closer();
-        auto run = c.runOnce(m_clock.nowMs());
+        auto run = c.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         QCOMPARE(run.value().left, 3);
         QCOMPARE(run.value().closed, 0);
@@ -342,11 +283,11 @@ private Q_SLOTS:
 
         // Accept-only mode: nothing is closed, the platform is not even asked.
         m_platform.set(timesOut.paymentNo, {GatewayTradeState::NotPaid, timesOut.payNo, false, false, false});
-        QVERIFY(m_modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("drill"), m_clock.nowMs())
+        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("drill"), m_stack.clock.nowMs())
                     .ok());
         const qsizetype callsBefore = m_platform.calls().size();
-        auto acceptOnly = c.runOnce(m_clock.nowMs());
-        QVERIFY(m_modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"), m_clock.nowMs())
+        auto acceptOnly = c.runOnce(m_stack.clock.nowMs());
+        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"), m_stack.clock.nowMs())
                     .ok());
         QVERIFY(acceptOnly.ok());
         QVERIFY(acceptOnly.value().acceptOnly);
@@ -355,7 +296,7 @@ private Q_SLOTS:
         QCOMPARE(statusOf(timesOut.orderNo), QStringLiteral("PENDING"));
 
         // The platform answers again: the next run closes it.
-        auto later = c.runOnce(m_clock.nowMs());
+        auto later = c.runOnce(m_stack.clock.nowMs());
         QVERIFY(later.ok());
         QCOMPARE(outcomeFor(later.value(), timesOut.orderNo)->action, QStringLiteral("closed"));
         verifyClosedOnce(timesOut, 0);
@@ -367,19 +308,19 @@ private Q_SLOTS:
     {
         const Pending p = pendingOrder(kTimeoutMs + 5000, QStringLiteral("pending"));
         OrderCloser c = closer();
-        auto run = c.runOnce(m_clock.nowMs());
+        auto run = c.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         QCOMPARE(outcomeFor(run.value(), p.orderNo)->action, QStringLiteral("closed"));
         // A success notification arrives for the CLOSED order (the lost race: paid at the
         // platform before the close, notified late): acknowledged, a double payment.
-        const CallbackOutcome late = m_pipeline->handle(jsonDelivery(p.payNo, p.paymentNo, kAmount));
+        const CallbackOutcome late = m_stack.pipeline->handle(jsonDelivery(p.payNo, p.paymentNo, kAmount));
         QVERIFY2(late.success(), qPrintable(late.note + u' ' + late.message));
         QCOMPARE(late.note, QStringLiteral("double_payment"));
         QCOMPARE(statusOf(p.orderNo), QStringLiteral("CLOSED"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {p.orderNo}), qint64(0));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {p.orderNo}), qint64(0));
-        Patrol patrol(*m_patrolStore, *m_compensations, PatrolOptions{0, 0});
-        auto found = patrol.runOnce(m_clock.nowMs());
+        Patrol patrol(*m_stack.patrolStore, *m_stack.compensations, PatrolOptions{0, 0});
+        auto found = patrol.runOnce(m_stack.clock.nowMs());
         QVERIFY(found.ok());
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
                        {QString(QStringLiteral("wechat:") + p.payNo)}),
@@ -403,7 +344,7 @@ private Q_SLOTS:
         QStringList unexpected;
         runConcurrently(kClosers, [&](int) {
             OrderCloser c = closer(5); // small pages: the listing is paged while others close
-            auto run = c.runOnce(m_clock.nowMs());
+            auto run = c.runOnce(m_stack.clock.nowMs());
             std::lock_guard guard(mutex);
             if (!run.ok()) {
                 unexpected.append(run.error().internalMessage);

@@ -6,8 +6,7 @@
 // while late callbacks for the same payments arrive on eight threads; every order must be
 // PAID by exactly one of them, with every effect written once.
 
-#include "fakeplatform.h"
-#include "storagefixture.h"
+#include "settlementstack.h"
 
 #include "core/callbackpipeline.h"
 #include "core/compensationservice.h"
@@ -60,53 +59,14 @@ QString evidenceAction(const StoredFinding &finding)
 class TestPatrolSettle : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
-    std::unique_ptr<sql::SqlFenceEpochSource> m_epochs;
-    std::unique_ptr<redis::EmbeddedKeyStore> m_keys;
-    std::unique_ptr<sql::SqlCallbackStore> m_callbackStore;
-    std::unique_ptr<sql::SqlCallbackModeStore> m_modes;
-    std::unique_ptr<sql::SqlAuditWriter> m_audit;
-    std::unique_ptr<sql::SqlCompensationStore> m_compensationStore;
-    std::unique_ptr<sql::SqlPatrolStore> m_patrolStore;
-    std::unique_ptr<CompensationService> m_compensations;
-    std::unique_ptr<CallbackPipeline> m_pipeline;
-    JsonVerifier m_verifier{kMchId};
-    SystemClock m_clock;
+    SettlementStack m_stack;
     FakePlatform m_platform{kAmount};
     int m_serial = 0;
 
-    sql::Database &db() { return *m_db.database; }
-
-    qint64 count(const QString &sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(db(), sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
-    }
-
-    QString text(const QString &sql, const QVariantList &binds)
-    {
-        auto read = db().read([&](sql::Session &session) -> Result<QString> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return q.value().next() ? q.value().value(0).toString() : QString();
-        });
-        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
-    }
-
-    void exec(const QString &sql, const QVariantList &binds = {})
-    {
-        auto done = db().write([&](sql::Session &session) -> Result<void> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return {};
-        });
-        QVERIFY2(done.ok(), qPrintable(done.ok() ? QString() : done.error().internalMessage));
-    }
+    sql::Database &db() { return m_stack.database(); }
+    qint64 count(const QString &sql, const QVariantList &binds = {}) { return m_stack.count(sql, binds); }
+    QString text(const QString &sql, const QVariantList &binds) { return m_stack.text(sql, binds); }
+    void exec(const QString &sql, const QVariantList &binds = {}) { QVERIFY(m_stack.exec(sql, binds)); }
 
     struct Stuck {
         QString orderNo;
@@ -153,10 +113,10 @@ private:
         settlement.gateways = [this](Channel channel) -> PaymentGateway * {
             return channel == Channel::WeChat ? &m_platform : nullptr;
         };
-        settlement.callbacks = m_pipeline.get();
-        settlement.modes = m_modes.get();
-        settlement.audit = m_audit.get();
-        return Patrol(*m_patrolStore, *m_compensations, options, settlement);
+        settlement.callbacks = m_stack.pipeline.get();
+        settlement.modes = m_stack.modes.get();
+        settlement.audit = m_stack.audit.get();
+        return Patrol(*m_stack.patrolStore, *m_stack.compensations, options, settlement);
     }
 
     std::optional<StoredFinding> findingFor(const QList<StoredFinding> &found, const QString &kind, const QString &subject)
@@ -189,24 +149,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-        m_epochs = std::make_unique<sql::SqlFenceEpochSource>(db());
-        auto keys = redis::EmbeddedKeyStore::create(*m_epochs);
-        QVERIFY2(keys.ok(), qPrintable(keys.ok() ? QString() : keys.error().internalMessage));
-        m_keys = std::move(keys).value();
-        m_callbackStore = std::make_unique<sql::SqlCallbackStore>(db());
-        m_modes = std::make_unique<sql::SqlCallbackModeStore>(db());
-        m_audit = std::make_unique<sql::SqlAuditWriter>(db());
-        m_compensationStore = std::make_unique<sql::SqlCompensationStore>(db());
-        m_patrolStore = std::make_unique<sql::SqlPatrolStore>(db());
-        m_compensations = std::make_unique<CompensationService>(*m_compensationStore, *m_audit);
-        CallbackPipelineOptions options;
-        options.weChatMchId = kMchId;
-        options.modeCacheMs = 0;
-        options.lockWait = 2s;
-        m_pipeline = std::make_unique<CallbackPipeline>(m_verifier, *m_callbackStore, *m_modes, m_keys->locks(),
-                                                        &m_keys->seenProcessed(), m_clock, options);
+        QVERIFY2(m_stack.start(dialectUnderTest(), kMchId, &error), qPrintable(error));
     }
 
     void aPaidStuckOrderIsFinishedOnceAndALateCallbackChangesNothing()
@@ -214,7 +157,7 @@ private Q_SLOTS:
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
         const Stuck young = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -232,13 +175,13 @@ private Q_SLOTS:
                  qint64(1));
 
         // The platform's callback, late: acknowledged, nothing written twice.
-        const CallbackOutcome late = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        const CallbackOutcome late = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
         QVERIFY2(late.success(), qPrintable(late.note + u' ' + late.message));
         QVERIFY2(late.note != QLatin1String("processed"), qPrintable(late.note));
         verifyPaidOnce(s);
 
         // The next run finds nothing stuck: the finding is resolved.
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo));
         QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
@@ -264,7 +207,7 @@ private Q_SLOTS:
         runConcurrently(2 + kCallbackThreads, [&](int thread) {
             if (thread < 2) {
                 Patrol p = patrol();
-                auto run = p.runOnce(m_clock.nowMs());
+                auto run = p.runOnce(m_stack.clock.nowMs());
                 std::lock_guard guard(mutex);
                 if (!run.ok()) {
                     unexpected.append(QStringLiteral("patrol failed: ") + run.error().internalMessage);
@@ -290,7 +233,7 @@ private Q_SLOTS:
                 std::this_thread::sleep_for(std::chrono::milliseconds(QRandomGenerator::global()->bounded(0, 12)));
                 CallbackOutcome out;
                 for (int attempt = 0; attempt < 100; ++attempt) { // the platform retries until SUCCESS
-                    out = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+                    out = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
                     if (out.code != CallbackOutcomeCode::Unavailable)
                         break;
                     std::this_thread::sleep_for(10ms);
@@ -325,7 +268,7 @@ private Q_SLOTS:
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, false});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -358,7 +301,7 @@ private Q_SLOTS:
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, true, false});
         m_platform.set(s.paymentNo, {GatewayTradeState::NotPaid, s.payNo, true, false});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -370,7 +313,7 @@ private Q_SLOTS:
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, true});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -382,7 +325,7 @@ private Q_SLOTS:
         QCOMPARE(text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo}), s.paymentNo);
 
         // Still stuck on the next run: the same finding, seen twice.
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         const auto seenAgain = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(seenAgain);
@@ -394,13 +337,13 @@ private Q_SLOTS:
     void acceptOnlyModeActsOnNothing()
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
-                                 m_clock.nowMs())
+        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
+                                 m_stack.clock.nowMs())
                     .ok());
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
-        QVERIFY(m_modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
-                                 m_clock.nowMs())
+        auto run = p.runOnce(m_stack.clock.nowMs());
+        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
+                                 m_stack.clock.nowMs())
                     .ok());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
@@ -410,7 +353,7 @@ private Q_SLOTS:
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
 
         // Back to normal: the next run settles it.
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         const auto settled = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(settled);
@@ -421,11 +364,11 @@ private Q_SLOTS:
     void aSecondPaymentIsADoublePaymentAndItsRefundIsProposedOnce()
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
-        const CallbackOutcome first = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        const CallbackOutcome first = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
         QCOMPARE(first.note, QStringLiteral("processed"));
         // The user paid twice: a second pay_no for the same out_trade_no.
         const QString second = QStringLiteral("SECOND") + s.payNo;
-        const CallbackOutcome twice = m_pipeline->handle(deliveryOf(second, s.paymentNo));
+        const CallbackOutcome twice = m_stack.pipeline->handle(deliveryOf(second, s.paymentNo));
         QVERIFY2(twice.success() && twice.note == QLatin1String("double_payment"), qPrintable(twice.note));
         // A payment logged for a CLOSED order by a path that bypassed the CAS, and one whose
         // amount is not the order's.
@@ -442,7 +385,7 @@ private Q_SLOTS:
 
         Patrol p = patrol();
         for (int run = 1; run <= 2; ++run) {
-            auto found = p.runOnce(m_clock.nowMs());
+            auto found = p.runOnce(m_stack.clock.nowMs());
             QVERIFY2(found.ok(), qPrintable(found.ok() ? QString() : found.error().internalMessage));
             const auto doubled = findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + second);
             QVERIFY(doubled);
@@ -476,13 +419,13 @@ private Q_SLOTS:
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
         const QString payNo = QStringLiteral("ACC") + s.payNo;
-        auto inserted = m_callbackStore->insertAccepted(
-            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_clock.nowMs()});
+        auto inserted = m_stack.callbackStore->insertAccepted(
+            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs()});
         QVERIFY(inserted.ok());
         exec(QStringLiteral("UPDATE pay_callback_log SET created_at = ? WHERE pay_no = ?"),
-             {m_clock.nowMs() - kStuckAfterMs - 5000, payNo});
+             {m_stack.clock.nowMs() - kStuckAfterMs - 5000, payNo});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo);
         QVERIFY(finding);
@@ -491,7 +434,7 @@ private Q_SLOTS:
         QCOMPARE(finding->evidence.value(QStringLiteral("order_status")).toString(), QStringLiteral("PAYING"));
 
         exec(QStringLiteral("UPDATE pay_callback_log SET status = 'processed' WHERE pay_no = ?"), {payNo});
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo));
         QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE subject = ?"), {QString(QStringLiteral("wechat:") + payNo)}),
