@@ -8,6 +8,7 @@
 #include "core/callbackpipeline.h"
 #include "core/compensationservice.h"
 #include "core/confirmpipeline.h"
+#include "core/ordercloser.h"
 #include "core/outboxhandler.h"
 #include "core/patrol.h"
 #include "core/patrolrunner.h"
@@ -21,6 +22,7 @@
 #include "http/auditroutes.h"
 #include "http/breakerroutes.h"
 #include "http/callbackroutes.h"
+#include "http/closeroutes.h"
 #include "http/compensationroutes.h"
 #include "http/errormapping.h"
 #include "http/findingroutes.h"
@@ -43,6 +45,7 @@
 #include "sql/sqlfenceepochsource.h"
 #include "sql/sqlfindingreader.h"
 #include "sql/sqlidempotencystore.h"
+#include "sql/sqlorderclosestore.h"
 #include "sql/sqlorderrepository.h"
 #include "sql/sqloutboxstore.h"
 #include "sql/sqlpatrolstore.h"
@@ -124,6 +127,9 @@ struct AgentRuntime::Parts {
     std::unique_ptr<core::Patrol> patrol;
     std::unique_ptr<core::PatrolRunner> patrolRunner;
     std::unique_ptr<QTimer> patrolTimer;
+    std::unique_ptr<sql::SqlOrderCloseStore> closeStore;
+    std::unique_ptr<core::OrderCloser> closer;
+    std::unique_ptr<QTimer> closerTimer;
     std::unique_ptr<sql::SqlFindingReader> findingReader;
     std::unique_ptr<sql::SqlAuditReader> auditReader;
     std::unique_ptr<http::HttpServer> server;
@@ -392,6 +398,33 @@ core::Result<void> AgentRuntime::Parts::openOperations()
         });
         patrolTimer->start(config.patrol.intervalMs);
     }
+
+    // Order close: PENDING orders past close.pending_timeout_ms are closed at their
+    // platform (behind the breakers), then CLOSED; a trade found paid is settled through
+    // the callback path instead. tryRunOnce keeps runs from overlapping.
+    closeStore = std::make_unique<sql::SqlOrderCloseStore>(*database);
+    core::OrderCloserPorts closerPorts;
+    closerPorts.gateways = settlement.gateways;
+    closerPorts.callbacks = callbacks.get();
+    closerPorts.modes = callbackModes.get();
+    closerPorts.audit = audit.get();
+    core::OrderCloserOptions closerOptions;
+    closerOptions.pendingTimeoutMs = config.close.pendingTimeoutMs;
+    closer = std::make_unique<core::OrderCloser>(*closeStore, closerOptions, closerPorts);
+    if (config.close.pendingTimeoutMs > 0) {
+        closerTimer = std::make_unique<QTimer>();
+        QObject::connect(closerTimer.get(), &QTimer::timeout, [this] {
+            QThreadPool::globalInstance()->start([this] {
+                auto run = closer->tryRunOnce(clock.nowMs());
+                if (!run)
+                    qCWarning(lcApp).noquote() << "order close run failed:" << run.error().internalMessage;
+                else if (run.value() && (run.value()->closed + run.value()->settled + run.value()->left) > 0)
+                    qCInfo(lcApp) << "order close:" << run.value()->closed << "closed," << run.value()->settled
+                                  << "found paid and settled," << run.value()->left << "left PENDING";
+            });
+        });
+        closerTimer->start(config.close.intervalMs);
+    }
     return {};
 }
 
@@ -448,6 +481,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     http::registerFindingRoutes(*server, *findingReader);
     http::registerCompensationRoutes(*server, *compensations, *orders, clock, refunds.get());
     http::registerReconciliationRoutes(*server, *patrolRunner, *audit, clock);
+    http::registerCloseRoutes(*server, *closer, *audit, clock);
     http::registerAuditRoutes(*server, *auditReader);
 
     const QHostAddress address(config.listen.host == u"localhost" ? QStringLiteral("127.0.0.1") : config.listen.host);
@@ -477,7 +511,8 @@ AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
 /// and join; work already on the global pool is waited for by the destructor.
 void AgentRuntime::Parts::stopBackgroundWork()
 {
-    for (QTimer *timer : {purgeTimer.get(), callbackWorkerTimer.get(), patrolTimer.get(), refundFollowUpTimer.get()}) {
+    for (QTimer *timer : {purgeTimer.get(), callbackWorkerTimer.get(), patrolTimer.get(), refundFollowUpTimer.get(),
+                          closerTimer.get()}) {
         if (timer)
             timer->stop();
     }

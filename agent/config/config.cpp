@@ -427,7 +427,9 @@ public:
             || !integer(QStringLiteral("patrol.interval_ms"), c.patrol.intervalMs, 0, 86400000)
             || !integer(QStringLiteral("patrol.stuck_paying_after_ms"), c.patrol.stuckPayingAfterMs, 1000, 86400000)
             || !integer(QStringLiteral("patrol.stuck_accepted_after_ms"), c.patrol.stuckAcceptedAfterMs, 1000,
-                        86400000))
+                        86400000)
+            || !integer(QStringLiteral("close.pending_timeout_ms"), c.close.pendingTimeoutMs, 0, 604800000)
+            || !integer(QStringLiteral("close.interval_ms"), c.close.intervalMs, 100, 86400000))
             return error;
         if (const Setting *s = find(QStringLiteral("outbox.webhook_urls"))) {
             const QJsonArray urls = s->value.toArray();
@@ -726,6 +728,7 @@ QString Config::describeForLog() const
             .arg(patrol.intervalMs)
             .arg(patrol.stuckPayingAfterMs)
             .arg(patrol.stuckAcceptedAfterMs),
+        QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}").arg(close.pendingTimeoutMs).arg(close.intervalMs),
     };
     return parts.join(u' ');
 }

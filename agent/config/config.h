@@ -88,6 +88,12 @@ struct PatrolSettings {
     int stuckAcceptedAfterMs = 300000;       ///< an `accepted` callback row older than this is stuck
 };
 
+/// Order close (core::OrderCloser): PENDING orders past their timeout closed at the platform, then CLOSED.
+struct CloseSettings {
+    int pendingTimeoutMs = 1800000;          ///< a PENDING order unchanged this long is closed; 0: never
+    int intervalMs = 60000;                  ///< the closer runs this often
+};
+
 /// The agent's whole configuration, valid by construction when it comes out of
 /// loadConfig(): every URL parsed, every number in range, every key file present.
 /// A plain value: copy it, read it from any thread. Members hold the defaults of api.md;
@@ -118,6 +124,7 @@ struct Config {
     HttpSettings http;
     OutboxSettings outbox;
     PatrolSettings patrol;
+    CloseSettings close;
     QString configFile;                      ///< absolute path of the file read, or empty
 
     /// One line for the start-up log: every setting, secrets masked ("apiv3_key=<set>",

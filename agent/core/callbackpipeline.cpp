@@ -4,6 +4,7 @@
 #include "core/ports/distributedlock.h"
 #include "core/ports/idempotencycache.h"
 #include "core/ports/notificationverifier.h"
+#include "core/ports/paymentgateway.h"
 
 #include "logging/categories.h"
 
@@ -29,6 +30,18 @@ QString callbackOutcomeName(CallbackOutcomeCode code)
     case Code::Internal: break;
     }
     return QStringLiteral("internal_error");
+}
+
+PaymentNotification confirmedByQuery(Channel channel, const QString &paymentNo, const GatewayTrade &trade)
+{
+    PaymentNotification confirmed;
+    confirmed.channel = channel;
+    confirmed.payNo = trade.payNo;
+    confirmed.paymentNo = paymentNo;
+    confirmed.amountFen = trade.amountFen;
+    confirmed.paid = true;
+    confirmed.tradeState = QStringLiteral("paid (gateway query)");
+    return confirmed;
 }
 
 Result<CallbackLayerSwitches> CallbackLayerSwitches::fromNames(const QStringList &disableLayers)

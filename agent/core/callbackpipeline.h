@@ -19,6 +19,7 @@ namespace payonce::core {
 
 class Clock;
 class DistributedLock;
+struct GatewayTrade;
 class LockHandle;
 class NotificationVerifier;
 class SeenProcessedSet;
@@ -180,6 +181,11 @@ private:
     std::array<std::atomic<qint64>, 8> m_byLayer{};
     std::atomic<qint64> m_staleFence{0};
 };
+
+/// The notification CallbackPipeline::settleConfirmed takes for a trade that the platform's
+/// own (verified) query answered Paid: channel, pay_no and amount as the platform says,
+/// out_trade_no `paymentNo`. Used by the patrol and the order closer.
+PaymentNotification confirmedByQuery(Channel channel, const QString &paymentNo, const GatewayTrade &trade);
 
 /// Finishes `accepted` callback log rows (after a crash, after accept-only mode) through
 /// CallbackPipeline::finishAccepted. runOnce() does nothing while the mode is accept_only.

@@ -273,14 +273,8 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
 
     // Settles a payment the platform confirmed, through the callback path's transaction.
     auto finish = [&](const StuckPayingOrder::Attempt &attempt, const GatewayTrade &trade) {
-        PaymentNotification confirmed;
-        confirmed.channel = attempt.channel;
-        confirmed.payNo = trade.payNo;
-        confirmed.paymentNo = attempt.paymentNo;
-        confirmed.amountFen = trade.amountFen;
-        confirmed.paid = true;
-        confirmed.tradeState = QStringLiteral("paid (gateway query)");
-        const CallbackOutcome outcome = m_settlement.callbacks->settleConfirmed(confirmed);
+        const CallbackOutcome outcome =
+            m_settlement.callbacks->settleConfirmed(confirmedByQuery(attempt.channel, attempt.paymentNo, trade));
         QJsonObject out = verdict(QString(), outcome.message);
         out.insert(QStringLiteral("pay_no"), trade.payNo);
         out.insert(QStringLiteral("outcome"), outcome.note);

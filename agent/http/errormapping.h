@@ -22,7 +22,8 @@ namespace payonce::http {
 /// `too_many_connections`, 429 `too_many_requests` (failed-authentication limiter),
 /// 404 `not_found` / 405 `method_not_allowed` (unknown path / wrong method), 500
 /// `internal`, 503 `unavailable`, 404 `sku_not_found` (GET /api/v1/skus/{sku_id} of an
-/// unknown SKU), 409 `patrol_running` (POST /api/v1/reconciliation/run while a run is going).
+/// unknown SKU), 409 `patrol_running` (POST /api/v1/reconciliation/run while a run is going), 409
+/// `close_running` (POST /api/v1/orders/close-expired while the closer runs).
 
 /// The HTTP status for a core error code.
 int httpStatus(core::ErrorCode code);

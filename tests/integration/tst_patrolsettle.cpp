@@ -6,7 +6,7 @@
 // while late callbacks for the same payments arrive on eight threads; every order must be
 // PAID by exactly one of them, with every effect written once.
 
-#include "storagefixture.h"
+#include "settlementstack.h"
 
 #include "core/callbackpipeline.h"
 #include "core/compensationservice.h"
@@ -44,118 +44,10 @@ constexpr qint64 kAmount = 12800;
 constexpr qint64 kStuckAfterMs = 60 * 1000;
 const QString kMchId = QStringLiteral("1900000001");
 
-/// Decodes the JSON body of deliveryOf() (the signature is tst_notificationverifier's).
-class JsonVerifier final : public NotificationVerifier {
-public:
-    Result<PaymentNotification> verify(const RawDelivery &delivery, bool, qint64) const override
-    {
-        const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
-        if (o.isEmpty())
-            return Error::make(ErrorCode::InvalidInput, QStringLiteral("not json"));
-        PaymentNotification n;
-        n.channel = delivery.channel;
-        n.payNo = o.value(QStringLiteral("pay_no")).toString();
-        n.paymentNo = o.value(QStringLiteral("out_trade_no")).toString();
-        n.amountFen = o.value(QStringLiteral("amount")).toInteger();
-        n.currency = QStringLiteral("CNY");
-        n.merchantId = kMchId;
-        n.tradeState = QStringLiteral("SUCCESS");
-        n.paid = true;
-        return n;
-    }
-};
-
 RawDelivery deliveryOf(const QString &payNo, const QString &paymentNo)
 {
-    RawDelivery raw;
-    raw.channel = Channel::WeChat;
-    raw.body = QJsonDocument(QJsonObject{{QStringLiteral("pay_no"), payNo},
-                                         {QStringLiteral("out_trade_no"), paymentNo},
-                                         {QStringLiteral("amount"), kAmount}})
-                   .toJson(QJsonDocument::Compact);
-    raw.receivedAtMs = QDateTime::currentMSecsSinceEpoch();
-    return raw;
+    return jsonDelivery(payNo, paymentNo, kAmount);
 }
-
-/// The platform as these cases need it: per out_trade_no a state, with every query and
-/// close recorded. `payOnClose` makes a close find the trade paid (the user paid between
-/// the patrol's query and its close).
-class FakePlatform final : public PaymentGateway {
-public:
-    struct Trade {
-        GatewayTradeState state = GatewayTradeState::NotPaid;
-        QString payNo;
-        bool payOnClose = false;
-        bool queryFails = false;
-    };
-
-    void set(const QString &paymentNo, Trade trade)
-    {
-        std::lock_guard guard(m_mutex);
-        m_trades[paymentNo] = std::move(trade);
-    }
-    Trade trade(const QString &paymentNo)
-    {
-        std::lock_guard guard(m_mutex);
-        return m_trades[paymentNo];
-    }
-    QStringList calls()
-    {
-        std::lock_guard guard(m_mutex);
-        return m_calls;
-    }
-    void setQueryDelay(std::chrono::milliseconds delay) { m_queryDelay = delay; }
-
-    Channel channel() const override { return Channel::WeChat; }
-    Result<GatewayOrder> createOrder(const GatewayOrderRequest &) override
-    {
-        return Error::make(ErrorCode::Internal, QStringLiteral("the patrol never creates trades"));
-    }
-    Result<GatewayTrade> query(const QString &paymentNo) override
-    {
-        if (m_queryDelay.count() > 0)
-            std::this_thread::sleep_for(m_queryDelay * QRandomGenerator::global()->bounded(1, 4));
-        std::lock_guard guard(m_mutex);
-        m_calls.append(QStringLiteral("query ") + paymentNo);
-        const Trade &t = m_trades[paymentNo];
-        if (t.queryFails)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("platform timeout"));
-        GatewayTrade out;
-        out.state = t.state;
-        if (t.state == GatewayTradeState::Paid) {
-            out.payNo = t.payNo;
-            out.amountFen = kAmount;
-        }
-        return out;
-    }
-    Result<void> close(const QString &paymentNo) override
-    {
-        std::lock_guard guard(m_mutex);
-        m_calls.append(QStringLiteral("close ") + paymentNo);
-        Trade &t = m_trades[paymentNo];
-        if (t.payOnClose)
-            t.state = GatewayTradeState::Paid;
-        if (t.state == GatewayTradeState::Paid)
-            return Error::make(ErrorCode::Conflict, QStringLiteral("ORDERPAID"));
-        t.state = GatewayTradeState::Closed;
-        return {};
-    }
-
-    Result<GatewayRefund> refund(const GatewayRefundRequest &) override
-    {
-        return Error::make(ErrorCode::Internal, QStringLiteral("the patrol never refunds"));
-    }
-    Result<GatewayRefund> queryRefund(const QString &, const QString &) override
-    {
-        return Error::make(ErrorCode::Internal, QStringLiteral("the patrol never asks about refunds"));
-    }
-
-private:
-    std::mutex m_mutex;
-    std::map<QString, Trade> m_trades;
-    QStringList m_calls;
-    std::chrono::milliseconds m_queryDelay{0};
-};
 
 QString evidenceAction(const StoredFinding &finding)
 {
@@ -167,53 +59,14 @@ QString evidenceAction(const StoredFinding &finding)
 class TestPatrolSettle : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
-    std::unique_ptr<sql::SqlFenceEpochSource> m_epochs;
-    std::unique_ptr<redis::EmbeddedKeyStore> m_keys;
-    std::unique_ptr<sql::SqlCallbackStore> m_callbackStore;
-    std::unique_ptr<sql::SqlCallbackModeStore> m_modes;
-    std::unique_ptr<sql::SqlAuditWriter> m_audit;
-    std::unique_ptr<sql::SqlCompensationStore> m_compensationStore;
-    std::unique_ptr<sql::SqlPatrolStore> m_patrolStore;
-    std::unique_ptr<CompensationService> m_compensations;
-    std::unique_ptr<CallbackPipeline> m_pipeline;
-    JsonVerifier m_verifier;
-    SystemClock m_clock;
-    FakePlatform m_platform;
+    SettlementStack m_stack;
+    FakePlatform m_platform{kAmount};
     int m_serial = 0;
 
-    sql::Database &db() { return *m_db.database; }
-
-    qint64 count(const QString &sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(db(), sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
-    }
-
-    QString text(const QString &sql, const QVariantList &binds)
-    {
-        auto read = db().read([&](sql::Session &session) -> Result<QString> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return q.value().next() ? q.value().value(0).toString() : QString();
-        });
-        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
-    }
-
-    void exec(const QString &sql, const QVariantList &binds = {})
-    {
-        auto done = db().write([&](sql::Session &session) -> Result<void> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return {};
-        });
-        QVERIFY2(done.ok(), qPrintable(done.ok() ? QString() : done.error().internalMessage));
-    }
+    sql::Database &db() { return m_stack.database(); }
+    qint64 count(const QString &sql, const QVariantList &binds = {}) { return m_stack.count(sql, binds); }
+    QString text(const QString &sql, const QVariantList &binds) { return m_stack.text(sql, binds); }
+    void exec(const QString &sql, const QVariantList &binds = {}) { QVERIFY(m_stack.exec(sql, binds)); }
 
     struct Stuck {
         QString orderNo;
@@ -260,10 +113,10 @@ private:
         settlement.gateways = [this](Channel channel) -> PaymentGateway * {
             return channel == Channel::WeChat ? &m_platform : nullptr;
         };
-        settlement.callbacks = m_pipeline.get();
-        settlement.modes = m_modes.get();
-        settlement.audit = m_audit.get();
-        return Patrol(*m_patrolStore, *m_compensations, options, settlement);
+        settlement.callbacks = m_stack.pipeline.get();
+        settlement.modes = m_stack.modes.get();
+        settlement.audit = m_stack.audit.get();
+        return Patrol(*m_stack.patrolStore, *m_stack.compensations, options, settlement);
     }
 
     std::optional<StoredFinding> findingFor(const QList<StoredFinding> &found, const QString &kind, const QString &subject)
@@ -296,24 +149,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-        m_epochs = std::make_unique<sql::SqlFenceEpochSource>(db());
-        auto keys = redis::EmbeddedKeyStore::create(*m_epochs);
-        QVERIFY2(keys.ok(), qPrintable(keys.ok() ? QString() : keys.error().internalMessage));
-        m_keys = std::move(keys).value();
-        m_callbackStore = std::make_unique<sql::SqlCallbackStore>(db());
-        m_modes = std::make_unique<sql::SqlCallbackModeStore>(db());
-        m_audit = std::make_unique<sql::SqlAuditWriter>(db());
-        m_compensationStore = std::make_unique<sql::SqlCompensationStore>(db());
-        m_patrolStore = std::make_unique<sql::SqlPatrolStore>(db());
-        m_compensations = std::make_unique<CompensationService>(*m_compensationStore, *m_audit);
-        CallbackPipelineOptions options;
-        options.weChatMchId = kMchId;
-        options.modeCacheMs = 0;
-        options.lockWait = 2s;
-        m_pipeline = std::make_unique<CallbackPipeline>(m_verifier, *m_callbackStore, *m_modes, m_keys->locks(),
-                                                        &m_keys->seenProcessed(), m_clock, options);
+        QVERIFY2(m_stack.start(dialectUnderTest(), kMchId, &error), qPrintable(error));
     }
 
     void aPaidStuckOrderIsFinishedOnceAndALateCallbackChangesNothing()
@@ -321,7 +157,7 @@ private Q_SLOTS:
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
         const Stuck young = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -339,13 +175,13 @@ private Q_SLOTS:
                  qint64(1));
 
         // The platform's callback, late: acknowledged, nothing written twice.
-        const CallbackOutcome late = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        const CallbackOutcome late = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
         QVERIFY2(late.success(), qPrintable(late.note + u' ' + late.message));
         QVERIFY2(late.note != QLatin1String("processed"), qPrintable(late.note));
         verifyPaidOnce(s);
 
         // The next run finds nothing stuck: the finding is resolved.
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo));
         QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
@@ -371,7 +207,7 @@ private Q_SLOTS:
         runConcurrently(2 + kCallbackThreads, [&](int thread) {
             if (thread < 2) {
                 Patrol p = patrol();
-                auto run = p.runOnce(m_clock.nowMs());
+                auto run = p.runOnce(m_stack.clock.nowMs());
                 std::lock_guard guard(mutex);
                 if (!run.ok()) {
                     unexpected.append(QStringLiteral("patrol failed: ") + run.error().internalMessage);
@@ -397,7 +233,7 @@ private Q_SLOTS:
                 std::this_thread::sleep_for(std::chrono::milliseconds(QRandomGenerator::global()->bounded(0, 12)));
                 CallbackOutcome out;
                 for (int attempt = 0; attempt < 100; ++attempt) { // the platform retries until SUCCESS
-                    out = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+                    out = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
                     if (out.code != CallbackOutcomeCode::Unavailable)
                         break;
                     std::this_thread::sleep_for(10ms);
@@ -432,7 +268,7 @@ private Q_SLOTS:
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, false});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -465,7 +301,7 @@ private Q_SLOTS:
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, true, false});
         m_platform.set(s.paymentNo, {GatewayTradeState::NotPaid, s.payNo, true, false});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -477,7 +313,7 @@ private Q_SLOTS:
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, true});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
@@ -489,7 +325,7 @@ private Q_SLOTS:
         QCOMPARE(text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo}), s.paymentNo);
 
         // Still stuck on the next run: the same finding, seen twice.
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         const auto seenAgain = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(seenAgain);
@@ -501,13 +337,13 @@ private Q_SLOTS:
     void acceptOnlyModeActsOnNothing()
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
-                                 m_clock.nowMs())
+        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
+                                 m_stack.clock.nowMs())
                     .ok());
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
-        QVERIFY(m_modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
-                                 m_clock.nowMs())
+        auto run = p.runOnce(m_stack.clock.nowMs());
+        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
+                                 m_stack.clock.nowMs())
                     .ok());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
@@ -517,7 +353,7 @@ private Q_SLOTS:
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
 
         // Back to normal: the next run settles it.
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         const auto settled = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
         QVERIFY(settled);
@@ -528,11 +364,11 @@ private Q_SLOTS:
     void aSecondPaymentIsADoublePaymentAndItsRefundIsProposedOnce()
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
-        const CallbackOutcome first = m_pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        const CallbackOutcome first = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
         QCOMPARE(first.note, QStringLiteral("processed"));
         // The user paid twice: a second pay_no for the same out_trade_no.
         const QString second = QStringLiteral("SECOND") + s.payNo;
-        const CallbackOutcome twice = m_pipeline->handle(deliveryOf(second, s.paymentNo));
+        const CallbackOutcome twice = m_stack.pipeline->handle(deliveryOf(second, s.paymentNo));
         QVERIFY2(twice.success() && twice.note == QLatin1String("double_payment"), qPrintable(twice.note));
         // A payment logged for a CLOSED order by a path that bypassed the CAS, and one whose
         // amount is not the order's.
@@ -549,7 +385,7 @@ private Q_SLOTS:
 
         Patrol p = patrol();
         for (int run = 1; run <= 2; ++run) {
-            auto found = p.runOnce(m_clock.nowMs());
+            auto found = p.runOnce(m_stack.clock.nowMs());
             QVERIFY2(found.ok(), qPrintable(found.ok() ? QString() : found.error().internalMessage));
             const auto doubled = findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + second);
             QVERIFY(doubled);
@@ -583,13 +419,13 @@ private Q_SLOTS:
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
         const QString payNo = QStringLiteral("ACC") + s.payNo;
-        auto inserted = m_callbackStore->insertAccepted(
-            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_clock.nowMs()});
+        auto inserted = m_stack.callbackStore->insertAccepted(
+            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs()});
         QVERIFY(inserted.ok());
         exec(QStringLiteral("UPDATE pay_callback_log SET created_at = ? WHERE pay_no = ?"),
-             {m_clock.nowMs() - kStuckAfterMs - 5000, payNo});
+             {m_stack.clock.nowMs() - kStuckAfterMs - 5000, payNo});
         Patrol p = patrol();
-        auto run = p.runOnce(m_clock.nowMs());
+        auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo);
         QVERIFY(finding);
@@ -598,7 +434,7 @@ private Q_SLOTS:
         QCOMPARE(finding->evidence.value(QStringLiteral("order_status")).toString(), QStringLiteral("PAYING"));
 
         exec(QStringLiteral("UPDATE pay_callback_log SET status = 'processed' WHERE pay_no = ?"), {payNo});
-        auto again = p.runOnce(m_clock.nowMs());
+        auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo));
         QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE subject = ?"), {QString(QStringLiteral("wechat:") + payNo)}),

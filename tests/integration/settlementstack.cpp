@@ -1,0 +1,69 @@
+#include "settlementstack.h"
+
+namespace payonce::testsupport {
+
+using namespace payonce::core;
+using namespace std::chrono_literals;
+
+bool SettlementStack::start(Dialect dialect, const QString &mchId, QString *error)
+{
+    db = MigratedDatabase::start(dialect, error);
+    if (!db)
+        return false;
+    epochs = std::make_unique<sql::SqlFenceEpochSource>(database());
+    auto made = redis::EmbeddedKeyStore::create(*epochs);
+    if (!made.ok()) {
+        *error = made.error().internalMessage;
+        return false;
+    }
+    keys = std::move(made).value();
+    callbackStore = std::make_unique<sql::SqlCallbackStore>(database());
+    modes = std::make_unique<sql::SqlCallbackModeStore>(database());
+    audit = std::make_unique<sql::SqlAuditWriter>(database());
+    compensationStore = std::make_unique<sql::SqlCompensationStore>(database());
+    patrolStore = std::make_unique<sql::SqlPatrolStore>(database());
+    compensations = std::make_unique<CompensationService>(*compensationStore, *audit);
+    verifier = std::make_unique<JsonVerifier>(mchId);
+    CallbackPipelineOptions options;
+    options.weChatMchId = mchId;
+    options.modeCacheMs = 0;
+    options.lockWait = 2s;
+    pipeline = std::make_unique<CallbackPipeline>(*verifier, *callbackStore, *modes, keys->locks(), &keys->seenProcessed(),
+                                                  clock, options);
+    return true;
+}
+
+qint64 SettlementStack::count(const QString &sql, const QVariantList &binds)
+{
+    QString error;
+    const qint64 n = countRows(database(), sql, binds, &error);
+    if (n < 0)
+        qWarning() << "count failed:" << error;
+    return n;
+}
+
+QString SettlementStack::text(const QString &sql, const QVariantList &binds)
+{
+    auto read = database().read([&](sql::Session &session) -> Result<QString> {
+        auto q = session.exec(sql, binds);
+        if (!q)
+            return q.error();
+        return q.value().next() ? q.value().value(0).toString() : QString();
+    });
+    return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+}
+
+bool SettlementStack::exec(const QString &sql, const QVariantList &binds)
+{
+    auto done = database().write([&](sql::Session &session) -> Result<void> {
+        auto q = session.exec(sql, binds);
+        if (!q)
+            return q.error();
+        return {};
+    });
+    if (!done.ok())
+        qWarning() << "exec failed:" << done.error().internalMessage;
+    return done.ok();
+}
+
+} // namespace payonce::testsupport
