@@ -591,6 +591,7 @@ private Q_SLOTS:
 
         const QJsonObject after = simStats();
         printStats("own payment refunded", before, after, channel);
+        QCOMPARE(stat(after, "refund_calls", channel) - stat(before, "refund_calls", channel), qint64(1));
         QCOMPARE(stat(after, "refunds_created", channel) - stat(before, "refunds_created", channel), qint64(1));
         QCOMPARE(stat(after, "refunded_fen", channel) - stat(before, "refunded_fen", channel), kAmountFen);
         const QJsonObject trade = simTrade(channel, paid.paymentNo);
