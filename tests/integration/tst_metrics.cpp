@@ -6,7 +6,6 @@
 #include "agentprocess.h"
 #include "storagefixture.h"
 
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
 #include <QRegularExpression>
@@ -163,7 +162,7 @@ private Q_SLOTS:
                                   QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
                      .status,
                  200);
-        QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
                                  30000);
@@ -268,16 +267,6 @@ private:
     qint64 count(const char *sql, const QString &bind)
     {
         return countRows(*m_db.database, QString::fromLatin1(sql), QVariantList{bind});
-    }
-
-    QString notificationState(const QString &paymentNo)
-    {
-        const QJsonArray notifications = m_agent->simCall("GET", QStringLiteral("/sim/notifications/") + paymentNo)
-                                             .json()
-                                             .value(QStringLiteral("notifications"))
-                                             .toArray();
-        return notifications.isEmpty() ? QString()
-                                       : notifications.first().toObject().value(QStringLiteral("state")).toString();
     }
 
     MigratedDatabase m_db;
