@@ -1,5 +1,6 @@
 #include "agentruntime.h"
 
+#include "agentmetrics.h"
 #include "outboxloops.h"
 #include "simlauncher.h"
 
@@ -8,6 +9,7 @@
 #include "core/callbackpipeline.h"
 #include "core/compensationservice.h"
 #include "core/confirmpipeline.h"
+#include "core/metricsregistry.h"
 #include "core/ordercloser.h"
 #include "core/outboxhandler.h"
 #include "core/patrol.h"
@@ -45,6 +47,7 @@
 #include "sql/sqlfenceepochsource.h"
 #include "sql/sqlfindingreader.h"
 #include "sql/sqlidempotencystore.h"
+#include "sql/sqloperationalcounts.h"
 #include "sql/sqlorderclosestore.h"
 #include "sql/sqlorderrepository.h"
 #include "sql/sqloutboxstore.h"
@@ -89,6 +92,7 @@ constexpr int kWebhookTimeoutMs = 5000;
 struct AgentRuntime::Parts {
     config::Config config;
     core::SystemClock clock;
+    core::MetricsRegistry metrics; // before everything that counts into it
     std::unique_ptr<sql::Database> database;
     std::unique_ptr<sql::SqlFenceEpochSource> fenceEpochs;
     std::unique_ptr<core::KeyStore> keyStore;
@@ -132,6 +136,7 @@ struct AgentRuntime::Parts {
     std::unique_ptr<QTimer> closerTimer;
     std::unique_ptr<sql::SqlFindingReader> findingReader;
     std::unique_ptr<sql::SqlAuditReader> auditReader;
+    std::unique_ptr<sql::SqlOperationalCounts> operationalCounts;
     std::unique_ptr<http::HttpServer> server;
     std::unique_ptr<QTimer> purgeTimer;
     quint16 port = 0;
@@ -459,7 +464,17 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     options.limits.maxConnections = config.http.maxConnections;
     options.limits.maxConnectionsPerAddress = config.http.maxConnectionsPerAddress;
     // maxBodyBytes stays at the contract's 64 KiB (api.md), not configurable.
+    // Live metrics (issue 8): the server counts requests; GET /metrics (no token, like
+    // /healthz) renders them with what the pipelines, breakers, key store and database say.
+    options.metrics = &metrics;
     server = std::make_unique<http::HttpServer>(options, http::Authenticator(config.authTokens));
+    operationalCounts = std::make_unique<sql::SqlOperationalCounts>(*database);
+    registerAgentMetrics(metrics, {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), operationalCounts.get()});
+    server->route(http::Method::Get, QStringLiteral("/metrics"), http::Role::None, [this](const http::HttpRequest &) {
+        http::HttpReply reply = http::HttpReply::text(metrics.render());
+        reply.contentType = core::prometheus::contentType;
+        return reply;
+    });
     server->addHealthRoutes([this] {
         http::Readiness readiness;
         auto pinged = database->ping();

@@ -107,6 +107,13 @@ ConfirmPipeline::ConfirmPipeline(IdempotencyStore &idempotency, IdempotencyCache
 
 PaymentOutcome ConfirmPipeline::confirm(const ConfirmRequest &request)
 {
+    PaymentOutcome outcome = decide(request);
+    m_byLayer[std::size_t(outcome.layer)].fetch_add(1);
+    return outcome;
+}
+
+PaymentOutcome ConfirmPipeline::decide(const ConfirmRequest &request)
+{
     const QByteArray fingerprint = confirmFingerprint(request);
 
     // L1 fast path: a completed response in the key-store cache. A miss or an error

@@ -6,6 +6,8 @@
 #include <QByteArray>
 #include <QString>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <functional>
 
@@ -76,7 +78,11 @@ public:
 
     PaymentOutcome confirm(const ConfirmRequest &request);
 
+    /// Counter (atomic read): confirms decided by each layer (None: run for the first time).
+    qint64 decidedBy(Layer layer) const { return m_byLayer[std::size_t(layer)].load(); }
+
 private:
+    PaymentOutcome decide(const ConfirmRequest &request);
     struct Execution;
     struct Prepared;
     Execution execute(const ConfirmRequest &request);
@@ -90,6 +96,7 @@ private:
     GatewayFor m_gateways;
     const Clock &m_clock;
     ConfirmPipelineOptions m_options;
+    std::array<std::atomic<qint64>, allLayers.size()> m_byLayer{};
 };
 
 } // namespace payonce::core

@@ -1,6 +1,7 @@
 #include "httpserver.h"
 
 #include "errormapping.h"
+#include "core/metricsregistry.h"
 #include "logging/categories.h"
 
 #include <QAbstractHttpServer>
@@ -14,6 +15,8 @@
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <array>
+#include <chrono>
 #include <exception>
 
 namespace payonce::http {
@@ -25,12 +28,38 @@ struct Segment {
     bool placeholder = false;
 };
 
+// An endpoint's request counters by status class (lock-free once created) and latency.
+struct EndpointMetrics {
+    static constexpr std::array outcomes{"2xx", "3xx", "4xx", "5xx"};
+    std::array<core::Counter *, outcomes.size()> byOutcome{};
+    core::LatencyHistogram *duration = nullptr;
+
+    EndpointMetrics(core::MetricsRegistry &registry, const QString &endpoint)
+    {
+        for (std::size_t i = 0; i < outcomes.size(); ++i)
+            byOutcome[i] = &registry.counter(QStringLiteral("payonce_requests_total"),
+                                             QStringLiteral("HTTP requests answered, by route pattern and status class"),
+                                             {{QStringLiteral("endpoint"), endpoint},
+                                              {QStringLiteral("outcome"), QString::fromLatin1(outcomes[i])}});
+        duration = &registry.histogram(QStringLiteral("payonce_request_duration_seconds"),
+                                       QStringLiteral("Time from dispatch to the reply written, by route pattern"),
+                                       {{QStringLiteral("endpoint"), endpoint}});
+    }
+    void record(int status, std::chrono::steady_clock::time_point started) const
+    {
+        const std::size_t index = std::size_t(std::clamp(status / 100 - 2, 0, int(outcomes.size()) - 1));
+        byOutcome[index]->add();
+        duration->observe(std::chrono::steady_clock::now() - started);
+    }
+};
+
 struct Route {
     Method method;
     QString pattern;
     QList<Segment> segments;
     RouteOptions options;
     Handler handler;
+    std::shared_ptr<const EndpointMetrics> metrics;
 };
 
 QList<Segment> parsePattern(const QString &pattern)
@@ -98,10 +127,15 @@ struct ReplyContext {
     QString traceId;
     QByteArray rejectionLayer;
     bool closeAfter = false;
+    std::shared_ptr<const EndpointMetrics> metrics;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 void writeReply(QTcpSocket *socket, HttpReply reply, const ReplyContext &context, bool fromServer)
 {
+    // Counted even when the client has gone: the request was handled all the same.
+    if (context.metrics)
+        context.metrics->record(reply.status, context.started);
     if (!socket || socket->state() != QAbstractSocket::ConnectedState)
         return;
     if (fromServer && !context.rejectionLayer.isEmpty() && reply.layer().isEmpty())
@@ -137,6 +171,7 @@ struct HttpServer::Private {
     Backend *backend = nullptr;
     ConnectionGuard *guard = nullptr;
     std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
+    std::shared_ptr<const EndpointMetrics> unmatchedMetrics;
     bool draining = false;
 
     Private(const Options &o, Authenticator a)
@@ -162,8 +197,9 @@ protected:
     void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override
     {
         // Not reached: handleRequest() answers everything.
-        writeReply(socket, errorReply(QStringLiteral("not_found"), QStringLiteral("no such resource")),
-                   ReplyContext{traceIdFor({}), {}, false}, true);
+        ReplyContext context;
+        context.traceId = traceIdFor({});
+        writeReply(socket, errorReply(QStringLiteral("not_found"), QStringLiteral("no such resource")), context, true);
     }
 
 private:
@@ -185,6 +221,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     req.traceId = traceIdFor(req.header("traceparent"));
 
     ReplyContext context;
+    context.metrics = unmatchedMetrics;
     context.traceId = req.traceId;
     context.closeAfter = draining || req.header("connection").compare("close", Qt::CaseInsensitive) == 0;
 
@@ -239,6 +276,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     req.method = *method;
     req.pathArguments = arguments;
     context.rejectionLayer = matched->options.rejectionLayer;
+    context.metrics = matched->metrics;
 
     if (matched->options.minimumRole != Role::None) {
         int retryAfter = 0;
@@ -302,6 +340,8 @@ HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObj
     d->pool.setObjectName(QStringLiteral("payonce-http-workers"));
     d->backend = new Backend(d.get());
     d->backend->setParent(this);
+    if (options.metrics)
+        d->unmatchedMetrics = std::make_shared<EndpointMetrics>(*options.metrics, QStringLiteral("unmatched"));
 }
 
 HttpServer::~HttpServer()
@@ -323,7 +363,10 @@ void HttpServer::route(Method method, const QString &pattern, Role minimumRole, 
 void HttpServer::route(Method method, const QString &pattern, const RouteOptions &options, Handler handler)
 {
     Q_ASSERT(handler);
-    d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler)});
+    std::shared_ptr<const EndpointMetrics> metrics;
+    if (d->options.metrics)
+        metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
+    d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler), std::move(metrics)});
 }
 
 void HttpServer::addHealthRoutes(ReadinessCheck check)

@@ -13,6 +13,10 @@
 #include <functional>
 #include <memory>
 
+namespace payonce::core {
+class MetricsRegistry;
+}
+
 namespace payonce::http {
 
 /// How a route is guarded and answered.
@@ -62,6 +66,12 @@ public:
         int workerThreads = 8;
         int authFailuresPerWindow = 10;
         std::chrono::milliseconds authFailureWindow = std::chrono::minutes(1);
+        /// When set, every reply is counted here — the one place requests are counted:
+        /// payonce_requests_total{endpoint,outcome} (endpoint: the route's pattern, or
+        /// "unmatched"; outcome: the status class "2xx"…"5xx") and
+        /// payonce_request_duration_seconds{endpoint}, from dispatch to the reply written.
+        /// Must outlive the server.
+        core::MetricsRegistry *metrics = nullptr;
     };
 
     HttpServer(const Options &options, Authenticator authenticator, QObject *parent = nullptr);

@@ -232,4 +232,14 @@ QString AgentProcess::confirmPayment(const QString &orderNo, qint64 userId, cons
     return confirmed.json().value(QStringLiteral("payment_no")).toString();
 }
 
+QString AgentProcess::notificationState(const QString &paymentNo) const
+{
+    const QJsonArray notifications = simCall("GET", QStringLiteral("/sim/notifications/") + paymentNo)
+                                         .json()
+                                         .value(QStringLiteral("notifications"))
+                                         .toArray();
+    return notifications.isEmpty() ? QString()
+                                   : notifications.first().toObject().value(QStringLiteral("state")).toString();
+}
+
 } // namespace payonce::testsupport

@@ -1,0 +1,146 @@
+#include "agentmetrics.h"
+
+#include "core/breakerregistry.h"
+#include "core/callbackpipeline.h"
+#include "core/confirmpipeline.h"
+#include "core/metricsregistry.h"
+#include "core/ports/keystore.h"
+#include "core/ports/operationalcounts.h"
+#include "logging/categories.h"
+
+#include <memory>
+#include <mutex>
+
+namespace payonce::app {
+
+using core::MetricSample;
+using core::MetricType;
+
+namespace {
+
+double breakerStateValue(core::BreakerState state)
+{
+    switch (state) {
+    case core::BreakerState::Closed: return 0;
+    case core::BreakerState::HalfOpen: return 1;
+    case core::BreakerState::Open: return 2;
+    }
+    return 0;
+}
+
+QList<MetricSample> byLabel(const QString &label, const QList<QPair<QString, qint64>> &counts)
+{
+    QList<MetricSample> samples;
+    for (const auto &[value, count] : counts)
+        samples.append({{{label, value}}, double(count)});
+    return samples;
+}
+
+/// One database read per scrape shared by the four families that show it: the first
+/// family's reader reads, the others take the same result (a scrape renders families in
+/// order, and the next scrape reads afresh).
+class CountsPerScrape {
+public:
+    explicit CountsPerScrape(core::OperationalCountsReader &reader) : m_reader(reader) {}
+    std::optional<core::OperationalCounts> fresh()
+    {
+        std::lock_guard lock(m_mutex);
+        auto read = m_reader.read();
+        if (!read) {
+            qCWarning(lcApp).noquote() << "metrics: cannot read the outbox and finding counts:"
+                                       << read.error().internalMessage;
+            m_last.reset();
+        } else {
+            m_last = read.value();
+        }
+        return m_last;
+    }
+    std::optional<core::OperationalCounts> last()
+    {
+        std::lock_guard lock(m_mutex);
+        return m_last;
+    }
+
+private:
+    core::OperationalCountsReader &m_reader;
+    std::mutex m_mutex;
+    std::optional<core::OperationalCounts> m_last;
+};
+
+} // namespace
+
+void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources &sources)
+{
+    registry.addReader(QStringLiteral("payonce_duplicates_total"),
+                       QStringLiteral("Confirms and callbacks decided by each duplicate-defence layer (none: processed "
+                                      "for the first time; side_effect: an effect's own key refused a repeat)"),
+                       MetricType::Counter, [confirm = sources.confirm, callbacks = sources.callbacks] {
+                           QList<MetricSample> samples;
+                           for (Layer layer : allLayers) {
+                               const qint64 n = (confirm ? confirm->decidedBy(layer) : 0)
+                                   + (callbacks ? callbacks->decidedBy(layer) : 0);
+                               samples.append({{{QStringLiteral("layer"), layerName(layer)}}, double(n)});
+                           }
+                           return samples;
+                       });
+    registry.addReader(QStringLiteral("payonce_stale_fence_refused_total"),
+                       QStringLiteral("Writes refused because their fencing token was older than the order's"),
+                       MetricType::Counter, [callbacks = sources.callbacks] {
+                           return QList<MetricSample>{{{}, double(callbacks ? callbacks->staleFenceRefused() : 0)}};
+                       });
+    registry.addReader(QStringLiteral("payonce_breaker_state"),
+                       QStringLiteral("Circuit breaker state: 0 closed, 1 half-open, 2 open"), MetricType::Gauge,
+                       [breakers = sources.breakers] {
+                           QList<MetricSample> samples;
+                           if (breakers) {
+                               for (const core::BreakerSnapshot &b : breakers->snapshots())
+                                   samples.append({{{QStringLiteral("name"), b.name}}, breakerStateValue(b.state)});
+                           }
+                           return samples;
+                       });
+    registry.addReader(QStringLiteral("payonce_breaker_forced"),
+                       QStringLiteral("1 while an operator forces the breaker (mode forced_open or forced_closed)"),
+                       MetricType::Gauge, [breakers = sources.breakers] {
+                           QList<MetricSample> samples;
+                           if (breakers) {
+                               for (const core::BreakerSnapshot &b : breakers->snapshots()) {
+                                   for (core::BreakerMode mode : {core::BreakerMode::ForcedOpen, core::BreakerMode::ForcedClosed})
+                                       samples.append({{{QStringLiteral("name"), b.name},
+                                                        {QStringLiteral("mode"), core::breakerModeName(mode)}},
+                                                       b.effectiveMode == mode ? 1.0 : 0.0});
+                               }
+                           }
+                           return samples;
+                       });
+    registry.addReader(QStringLiteral("payonce_redis_degraded"),
+                       QStringLiteral("1 while the key store (Redis) is unreachable and the durable layers decide alone"),
+                       MetricType::Gauge, [keyStore = sources.keyStore] {
+                           return QList<MetricSample>{{{}, keyStore && keyStore->degraded() ? 1.0 : 0.0}};
+                       });
+    if (!sources.counts)
+        return;
+    auto counts = std::make_shared<CountsPerScrape>(*sources.counts);
+    registry.addReader(QStringLiteral("payonce_outbox_pending"), QStringLiteral("Outbox events waiting for delivery"),
+                       MetricType::Gauge, [counts] {
+                           const auto c = counts->fresh();
+                           return c ? QList<MetricSample>{{{}, double(c->outboxPending)}} : QList<MetricSample>{};
+                       });
+    registry.addReader(QStringLiteral("payonce_outbox_dead_total"),
+                       QStringLiteral("Outbox events given up after the maximum attempts (a redrive lowers it)"),
+                       MetricType::Counter, [counts] {
+                           const auto c = counts->last();
+                           return c ? QList<MetricSample>{{{}, double(c->outboxDead)}} : QList<MetricSample>{};
+                       });
+    registry.addReader(QStringLiteral("payonce_compensations"), QStringLiteral("Compensations by status"),
+                       MetricType::Gauge, [counts] {
+                           const auto c = counts->last();
+                           return c ? byLabel(QStringLiteral("status"), c->compensationsByStatus) : QList<MetricSample>{};
+                       });
+    registry.addReader(QStringLiteral("payonce_findings_open"),
+                       QStringLiteral("Open reconciliation findings by kind"), MetricType::Gauge, [counts] {
+                           const auto c = counts->last();
+                           return c ? byLabel(QStringLiteral("kind"), c->openFindingsByKind) : QList<MetricSample>{};
+                       });
+}
+
+} // namespace payonce::app

@@ -1,0 +1,277 @@
+// GET /metrics on the real agent (with payonce-sim beside it), on each dialect: the
+// per-layer duplicate counters move by exactly what the confirm path and a storm of
+// duplicate notifications decided; the scrape, taken while requests are in flight, is
+// accepted by `promtool check metrics`; the alerting rules by `promtool check rules`.
+
+#include "agentprocess.h"
+#include "storagefixture.h"
+
+#include <QJsonDocument>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTest>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+using Samples = std::map<QString, double>;
+
+/// "name{labels} value" lines of a scrape, keyed by "name{labels}" as written.
+Samples parseSamples(const QByteArray &text)
+{
+    Samples samples;
+    for (const QByteArray &line : text.split('\n')) {
+        if (line.isEmpty() || line.startsWith('#'))
+            continue;
+        const qsizetype space = line.lastIndexOf(' ');
+        samples[QString::fromUtf8(line.left(space))] = line.mid(space + 1).toDouble();
+    }
+    return samples;
+}
+
+QString layerKey(const char *layer)
+{
+    return QStringLiteral("payonce_duplicates_total{layer=\"%1\"}").arg(QLatin1String(layer));
+}
+
+const char *const kLayers[] = {"none",         "idempotency_key", "token",      "lock",
+                               "unique_index", "state_machine",   "side_effect", "rejected"};
+
+/// Runs promtool with `arguments`, `input` on stdin: exit code and everything it printed.
+QPair<int, QByteArray> promtool(const QStringList &arguments, const QByteArray &input = {})
+{
+    QProcess process;
+    process.setProcessChannelMode(QProcess::MergedChannels);
+    process.start(QStringLiteral("promtool"), arguments);
+    if (!process.waitForStarted(30000))
+        return {-1, "promtool did not start (package prometheus): " + process.errorString().toUtf8()};
+    process.write(input);
+    process.closeWriteChannel();
+    if (!process.waitForFinished(60000))
+        return {-1, "promtool did not finish"};
+    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1, process.readAll()};
+}
+
+} // namespace
+
+class TestMetrics : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        m_agent = AgentProcess::start(options, &error);
+        QVERIFY2(m_agent, qPrintable(error));
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+    }
+    void cleanupTestCase()
+    {
+        if (m_agent)
+            QCOMPARE(m_agent->stop(), 0);
+    }
+
+    // No token needed, the exposition content type, every family api.md names.
+    void scrapeNeedsNoTokenAndListsTheContract()
+    {
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
+        QCOMPARE(answer.status, 200);
+        QVERIFY2(answer.header("Content-Type").startsWith("text/plain; version=0.0.4"), answer.header("Content-Type"));
+        const char *const families[] = {"payonce_duplicates_total counter", "payonce_requests_total counter",
+                                        "payonce_request_duration_seconds histogram", "payonce_breaker_state gauge",
+                                        "payonce_outbox_pending gauge", "payonce_outbox_dead_total counter",
+                                        "payonce_compensations gauge", "payonce_stale_fence_refused_total counter",
+                                        "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
+                                        "payonce_findings_open gauge"};
+        for (const char *family : families)
+            QVERIFY2(answer.body.contains(QByteArray(QByteArray("# TYPE ") + family + '\n')), family);
+        const Samples s = parseSamples(answer.body);
+        for (const char *layer : kLayers)
+            QVERIFY2(s.count(layerKey(layer)), layer);
+        QCOMPARE(s.at(QStringLiteral("payonce_breaker_state{name=\"gateway.wechat\"}")), 0.0);
+        QCOMPARE(s.at(QStringLiteral("payonce_redis_degraded")), 0.0);
+        QCOMPARE(s.at(QStringLiteral("payonce_outbox_dead_total")), 0.0);
+        QCOMPARE(s.at(QStringLiteral("payonce_findings_open{kind=\"stuck_paying\"}")), 0.0);
+    }
+
+    // A confirm, its replay (L1) and a fresh key with the used token (L2): one each.
+    void confirmLayersAreCounted()
+    {
+        QString error;
+        const QString orderNo = QStringLiteral("ORD-MET-CONFIRM");
+        QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("10.00"), QStringLiteral("SKU-MET-C"), &error),
+                 qPrintable(error));
+        const Samples before = scrape();
+        const QString token = m_agent->issueToken(42, orderNo);
+        QVERIFY(!token.isEmpty());
+        const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
+                                                          {QStringLiteral("order_no"), orderNo},
+                                                          {QStringLiteral("channel"), QStringLiteral("wechat")}})
+                                    .toJson(QJsonDocument::Compact);
+        const auto confirm = [&](const QByteArray &key) {
+            return m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"), body,
+                                 {{"X-User-Id", "42"}, {"Idempotency-Key", key}});
+        };
+        const HttpAnswer first = confirm("met-key-1");
+        QVERIFY2(first.status == 200 && first.header("X-Payonce-Layer") == "none", first.body.constData());
+        const HttpAnswer replay = confirm("met-key-1");
+        QVERIFY2(replay.header("X-Payonce-Layer") == "idempotency_key", replay.body.constData());
+        const HttpAnswer reused = confirm("met-key-2");
+        QVERIFY2(reused.header("X-Payonce-Layer") == "token", reused.body.constData());
+
+        const Samples after = scrape();
+        Samples expected;
+        expected[layerKey("none")] = 1;
+        expected[layerKey("idempotency_key")] = 1;
+        expected[layerKey("token")] = 1;
+        for (const char *layer : kLayers)
+            QCOMPARE(after.at(layerKey(layer)) - before.at(layerKey(layer)), expected[layerKey(layer)]);
+        const QString confirmOk =
+            QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/payments/confirm\",outcome=\"2xx\"}");
+        QVERIFY(after.at(confirmOk) - before.at(confirmOk) >= 2);
+        const QString confirmCount =
+            QStringLiteral("payonce_request_duration_seconds_count{endpoint=\"/api/v1/payments/confirm\"}");
+        QCOMPARE(after.at(confirmCount) - before.at(confirmCount), 3.0);
+    }
+
+    // Every delivery of a payment arrives as 5 simultaneous copies: the counters move by
+    // exactly the layers recorded for the order's deliveries — one `none`, the rest
+    // caught by a named layer.
+    void duplicateNotificationStormMovesTheLayerCounters()
+    {
+        QString error;
+        const QString orderNo = QStringLiteral("ORD-MET-STORM");
+        QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-MET-S"), &error),
+                 qPrintable(error));
+        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
+        QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
+        const Samples before = scrape();
+
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
+                 200);
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
+                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                     .status,
+                 200);
+        QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
+        QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
+                                 30000);
+        const qint64 deliveries = count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo);
+        // The counter moves when a delivery's answer is decided, just after its row is written.
+        QTRY_COMPARE_WITH_TIMEOUT(callbackDecisions(before), double(deliveries), 30000);
+
+        const Samples after = scrape();
+        QCOMPARE(after.at(layerKey("none")) - before.at(layerKey("none")), 1.0);
+        for (const char *layer : kLayers) {
+            if (qstrcmp(layer, "side_effect") == 0)
+                continue; // not a delivery's answer: an effect's own key, counted besides
+            const qint64 recorded =
+                countRows(*m_db.database,
+                          QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
+                          {QVariant(orderNo), QVariant(QString::fromLatin1(layer))});
+            QVERIFY2(after.at(layerKey(layer)) - before.at(layerKey(layer)) == double(recorded),
+                     qPrintable(QStringLiteral("%1: metric moved by %2, %3 deliveries recorded")
+                                    .arg(QLatin1String(layer))
+                                    .arg(after.at(layerKey(layer)) - before.at(layerKey(layer)))
+                                    .arg(recorded)));
+        }
+        QCOMPARE(after.at(layerKey("side_effect")), before.at(layerKey("side_effect")));
+        QVERIFY(deliveries - 1 >= 4);
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1));
+        const QString callbacksOk =
+            QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/callbacks/wechat\",outcome=\"2xx\"}");
+        QVERIFY(after.at(callbacksOk) - before.at(callbacksOk) >= 1);
+    }
+
+    // Scrapes taken while a load runs on another thread: each passes promtool's checks,
+    // and its histograms stay consistent (the +Inf bucket equals _count).
+    void promtoolAcceptsScrapesUnderLoad()
+    {
+        std::atomic<bool> stop{false};
+        std::atomic<int> sent{0};
+        const int port = m_agent->port();
+        std::thread load([&] {
+            const QString paths[] = {QStringLiteral("/healthz"), QStringLiteral("/readyz"),
+                                     QStringLiteral("/api/v1/orders/NOPE"), QStringLiteral("/no/such/path")};
+            for (int i = 0; !stop.load(); ++i) {
+                httpCall(port, "GET", paths[i % 4], {}, {});
+                sent.fetch_add(1);
+            }
+        });
+        QByteArray lastScrape;
+        for (int i = 0; i < 6; ++i) {
+            const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
+            QCOMPARE(answer.status, 200);
+            const auto [code, output] = promtool({QStringLiteral("check"), QStringLiteral("metrics")}, answer.body);
+            QVERIFY2(code == 0, QByteArray(output + "\n--- scrape ---\n" + answer.body).constData());
+            const Samples s = parseSamples(answer.body);
+            for (const auto &[key, value] : s) {
+                if (!key.startsWith(u"payonce_request_duration_seconds_count"))
+                    continue;
+                QString inf = key;
+                inf.replace(QStringLiteral("_count{"), QStringLiteral("_bucket{"));
+                inf.replace(QStringLiteral("\"}"), QStringLiteral("\",le=\"+Inf\"}"));
+                QVERIFY2(s.count(inf) && s.at(inf) == value, qPrintable(key));
+            }
+            lastScrape = answer.body;
+        }
+        stop = true;
+        load.join();
+        QVERIFY(sent.load() > 0);
+        const Samples s = parseSamples(m_agent->call("GET", QStringLiteral("/metrics")).body);
+        QVERIFY(s.at(QStringLiteral("payonce_requests_total{endpoint=\"unmatched\",outcome=\"4xx\"}")) >= 1);
+        QVERIFY(s.at(QStringLiteral("payonce_requests_total{endpoint=\"/healthz\",outcome=\"2xx\"}")) >= 1);
+        QVERIFY(s.at(QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/orders/<order_no>\",outcome=\"4xx\"}"))
+                >= 1);
+    }
+
+    void promtoolAcceptsTheAlertingRules()
+    {
+        const QString rules = QStringLiteral(PAYONCE_SOURCE_DIR) + QStringLiteral("/resources/prometheus/payonce-alerts.yml");
+        const auto [code, output] = promtool({QStringLiteral("check"), QStringLiteral("rules"), rules});
+        QVERIFY2(code == 0, output.constData());
+        QVERIFY2(output.contains("SUCCESS"), output.constData());
+    }
+
+private:
+    Samples scrape()
+    {
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
+        if (answer.status != 200)
+            qWarning("scrape: %d %s", answer.status, answer.body.constData());
+        return parseSamples(answer.body);
+    }
+
+    /// How many callback answers were decided since `before` (every layer but side_effect).
+    double callbackDecisions(const Samples &before)
+    {
+        const Samples now = scrape();
+        double sum = 0;
+        for (const char *layer : kLayers) {
+            if (qstrcmp(layer, "side_effect") != 0 && now.count(layerKey(layer)))
+                sum += now.at(layerKey(layer)) - before.at(layerKey(layer));
+        }
+        return sum;
+    }
+
+    qint64 count(const char *sql, const QString &bind)
+    {
+        return countRows(*m_db.database, QString::fromLatin1(sql), QVariantList{bind});
+    }
+
+    MigratedDatabase m_db;
+    std::unique_ptr<AgentProcess> m_agent;
+};
+
+QTEST_GUILESS_MAIN(TestMetrics)
+#include "tst_metrics.moc"
