@@ -326,7 +326,7 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
 
 PaymentOutcome ConfirmPipeline::callGatewayAndFinish(const ConfirmRequest &request, const Prepared &prepared)
 {
-    const PaymentRecord &record = prepared.record;
+    PaymentRecord record = prepared.record;
     PaymentGateway *gateway = m_gateways ? m_gateways(request.channel) : nullptr;
 
     std::optional<QString> codeUrl;
@@ -345,6 +345,24 @@ PaymentOutcome ConfirmPipeline::callGatewayAndFinish(const ConfirmRequest &reque
                        || (trade.value().state == GatewayTradeState::NotPaid && !trade.value().codeUrl.isEmpty())) {
                 codeUrl = trade.value().codeUrl;
                 create = false;
+            } else if (trade.value().state == GatewayTradeState::Closed) {
+                // Closed there (the platform's own timeout, an operator): it never creates
+                // this out_trade_no again, so the attempt goes on under a new one.
+                const QString fresh = newPaymentNo();
+                auto renumbered = m_payments.inTransaction([&](ConfirmTransaction &tx) -> Result<void> {
+                    auto changed = tx.renumberRecord(record.paymentNo, fresh);
+                    if (!changed.ok())
+                        return changed.error();
+                    if (!changed.value())
+                        return Error::make(ErrorCode::Conflict, QStringLiteral("payment record moved on"));
+                    return {};
+                });
+                if (renumbered.ok()) {
+                    record.paymentNo = fresh;
+                } else {
+                    failure = renumbered.error();
+                    create = false;
+                }
             }
         }
         if (create) {

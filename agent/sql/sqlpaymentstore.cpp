@@ -74,6 +74,14 @@ public:
                                                           q.value(6).toString(), q.value(7).toString()});
     }
 
+    core::Result<bool> renumberRecord(const QString &paymentNo, const QString &newPaymentNo) override
+    {
+        return cas(QStringLiteral("UPDATE payment_records SET payment_no = ?, updated_at = ? "
+                                  "WHERE payment_no = ? AND status = 'creating'"),
+                   {newPaymentNo, QDateTime::currentMSecsSinceEpoch(), paymentNo},
+                   QStringLiteral("renumber payment record"));
+    }
+
     core::Result<bool> reuseFailedRecord(const QString &paymentNo) override
     {
         return cas(QStringLiteral("UPDATE payment_records SET status = 'creating', attempt = attempt + 1, "

@@ -121,6 +121,62 @@ private Q_SLOTS:
         }
     }
 
+    // A reused record whose trade the platform closed gets a new out_trade_no: only while
+    // it is `creating`, and one renumbering wins among racing ones.
+    void renumberingAReusedRecord()
+    {
+        sql::SqlOrders orders(*m_db.database);
+        const QString orderNo = QStringLiteral("ORD-RENUM");
+        QVERIFY(orders.create(orderNamed(orderNo)).ok());
+        auto setup = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
+            auto r = tx.insertRecordIfAbsent(PaymentRecord{QStringLiteral("PNRENUM0"), orderNo, Channel::WeChat,
+                                                           PaymentRecordStatus::Creating, 2, 9900, {}, {}});
+            if (!r.ok())
+                return r.error();
+            return {};
+        });
+        QVERIFY(setup.ok());
+        std::atomic<int> won{0}, errors{0};
+        runConcurrently(kThreads, [&](int i) {
+            bool mine = false;
+            auto done = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
+                auto r = tx.renumberRecord(QStringLiteral("PNRENUM0"), QStringLiteral("PNRENUM%1").arg(i + 1));
+                if (!r.ok())
+                    return r.error();
+                mine = r.value();
+                return {};
+            });
+            if (!done.ok())
+                errors.fetch_add(1);
+            else if (mine)
+                won.fetch_add(1);
+        });
+        QCOMPARE(errors.load(), 0);
+        QCOMPARE(won.load(), 1);
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE payment_no = 'PNRENUM0'")),
+                 qint64(0));
+        // Not creating any more: nothing changes.
+        bool again = true;
+        auto pendingThen = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
+            auto current = tx.record(orderNo, Channel::WeChat);
+            if (!current.ok() || !current.value())
+                return core::Error::make(core::ErrorCode::Internal, QStringLiteral("record gone"));
+            const QString now = current.value()->paymentNo;
+            auto pending = tx.markRecordPending(now, QStringLiteral("weixin://y"));
+            if (!pending.ok())
+                return pending.error();
+            auto r = tx.renumberRecord(now, QStringLiteral("PNRENUMLATE"));
+            if (!r.ok())
+                return r.error();
+            again = r.value();
+            return {};
+        });
+        QVERIFY(pendingThen.ok());
+        QVERIFY(!again);
+    }
+
     void recordRoundTripAndFencedCas()
     {
         sql::SqlOrders orders(*m_db.database);

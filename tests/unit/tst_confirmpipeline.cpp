@@ -197,6 +197,14 @@ private:
             }
             return nullptr;
         }
+        Result<bool> renumberRecord(const QString &paymentNo, const QString &newPaymentNo) override
+        {
+            PaymentRecord *r = byNo(paymentNo);
+            if (!r || r->status != PaymentRecordStatus::Creating)
+                return false;
+            r->paymentNo = newPaymentNo;
+            return true;
+        }
         Result<bool> reuseFailedRecord(const QString &paymentNo) override
         {
             PaymentRecord *r = byNo(paymentNo);
@@ -645,6 +653,8 @@ private Q_SLOTS:
             << int(GatewayTradeState::NotPaid) << QStringLiteral("weixin://from-query") << 3;
         QTest::newRow("platform says paid: no create")
             << int(GatewayTradeState::Paid) << QString() << 3;
+        QTest::newRow("platform closed it: create under a new payment_no")
+            << int(GatewayTradeState::Closed) << QString() << 4;
     }
     void gatewayFailureRevertsAndALaterConfirmReusesTheRecord()
     {
@@ -673,7 +683,15 @@ private Q_SLOTS:
                 < f.log.events.lastIndexOf(QStringLiteral("gateway.create"))
                 || expectedCreateCalls == 3);
         QCOMPARE(f.gateway.createCalls, expectedCreateCalls);
-        QCOMPARE(f.record().paymentNo, paymentNo); // the same record, reused
+        if (GatewayTradeState(platformState) == GatewayTradeState::Closed) {
+            // The same record, under a new number, and the trade created under it.
+            QVERIFY(f.record().paymentNo != paymentNo);
+            QVERIFY(f.record().paymentNo.startsWith(u"PN"));
+            QCOMPARE(json(out.body).value(QStringLiteral("payment_no")).toString(), f.record().paymentNo);
+            QVERIFY(json(out.body).value(QStringLiteral("code_url")).toString().endsWith(f.record().paymentNo));
+        } else {
+            QCOMPARE(f.record().paymentNo, paymentNo); // the same record, reused
+        }
         QCOMPARE(f.record().attempt, 2);
         QCOMPARE(f.record().status, PaymentRecordStatus::Pending);
         QCOMPARE(f.orderStatus(), OrderStatus::Paying);

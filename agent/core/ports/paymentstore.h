@@ -33,6 +33,9 @@ public:
     virtual Result<std::optional<PaymentRecord>> record(const QString &orderNo, Channel channel) = 0;
     /// CAS failed -> creating, attempt + 1. true: this call reused it.
     virtual Result<bool> reuseFailedRecord(const QString &paymentNo) = 0;
+    /// A reused record whose trade the platform has closed gets a new out_trade_no (a
+    /// platform never creates a closed one again): CAS on (paymentNo, creating). true: changed.
+    virtual Result<bool> renumberRecord(const QString &paymentNo, const QString &newPaymentNo) = 0;
     /// L5: the fenced state-machine CAS (design rules 2 and 3). Without a fence (the key
     /// store is down, so no lock and no token) the status guard alone decides.
     virtual Result<TransitionOutcome> transition(const QString &orderNo, OrderStatus from, OrderStatus to,
