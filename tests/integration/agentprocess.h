@@ -75,6 +75,10 @@ public:
     /// A token, then POST /api/v1/payments/confirm on the channel with the order_no as
     /// Idempotency-Key: the payment_no (the platform's out_trade_no), or empty and *error.
     QString confirmPayment(const QString &orderNo, qint64 userId, const QString &channel, QString *error) const;
+    /// createOrder(), confirmPayment() on WeChat, then the simulator's user pays (it then
+    /// notifies this agent): the payment_no, or empty and *error. Needs sim.enabled.
+    QString orderPaidAtSim(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                           QString *error) const;
 
 private:
     AgentProcess() = default;
