@@ -26,9 +26,12 @@
 #include "http/callbackroutes.h"
 #include "http/closeroutes.h"
 #include "http/compensationroutes.h"
+#include "http/callbackopsroutes.h"
 #include "http/errormapping.h"
 #include "http/findingroutes.h"
 #include "http/httpserver.h"
+#include "http/idempotencyroutes.h"
+#include "http/lockroutes.h"
 #include "http/moderoutes.h"
 #include "http/outboxroutes.h"
 #include "http/refundroutes.h"
@@ -42,6 +45,7 @@
 #include "sql/sqlauditreader.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlbreakermodestore.h"
+#include "sql/sqlcallbackhistory.h"
 #include "sql/sqlcallbackstore.h"
 #include "sql/sqlcompensationstore.h"
 #include "sql/sqlfenceepochsource.h"
@@ -103,6 +107,7 @@ struct AgentRuntime::Parts {
     std::unique_ptr<sql::SqlBreakerModeStore> breakerModes;
     std::unique_ptr<sql::SqlCallbackStore> callbackStore;
     std::unique_ptr<sql::SqlCallbackModeStore> callbackModes;
+    std::unique_ptr<sql::SqlCallbackHistory> callbackHistory; // replay's reads, the callback inspector
     std::unique_ptr<core::BreakerRegistry> breakers;
     std::unique_ptr<SimLauncher> sim;
     std::map<core::Channel, std::unique_ptr<core::PaymentGateway>> platformGateways;
@@ -205,6 +210,7 @@ core::Result<void> AgentRuntime::Parts::openStorage()
     breakerModes = std::make_unique<sql::SqlBreakerModeStore>(*database);
     callbackStore = std::make_unique<sql::SqlCallbackStore>(*database);
     callbackModes = std::make_unique<sql::SqlCallbackModeStore>(*database);
+    callbackHistory = std::make_unique<sql::SqlCallbackHistory>(*database);
     breakers = std::make_unique<core::BreakerRegistry>(clock, *breakerModes, audit.get());
     return {};
 }
@@ -275,17 +281,27 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
     options.qaEnabled = config.qa.enabled;
     options.agentId = config.instanceId;
     options.httpStatusOf = [](core::CallbackOutcomeCode code) { return http::httpStatus(code); };
+    options.history = callbackHistory.get();
     // Crash tests: PAYONCE_TEST_PAUSE_AT=after_log_row_durable parks every delivery at that
-    // point (forever), so a test can kill -9 the agent exactly there. Only with qa.enabled.
+    // point (forever), so a test can kill -9 the agent exactly there; after_lock_before_begin
+    // parks it holding its pay lock (GET /api/v1/locks shows it). Only with qa.enabled.
     const QString pauseAt = qEnvironmentVariable("PAYONCE_TEST_PAUSE_AT");
     if (!pauseAt.isEmpty() && config.qa.enabled) {
-        if (pauseAt != u"after_log_row_durable")
+        const auto pausePoint = pauseAt == u"after_log_row_durable"   ? core::CallbackHookPoint::AfterLogRowDurable
+                                : pauseAt == u"after_lock_before_begin" ? core::CallbackHookPoint::AfterLockBeforeBegin
+                                                                        : std::optional<core::CallbackHookPoint>();
+        if (!pausePoint)
             return Error::make(ErrorCode::Misconfigured,
-                               QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable exists").arg(pauseAt));
-        qCWarning(lcApp) << "test hook: callbacks pause after their log row is durable";
-        options.testHook = [](core::CallbackHookPoint point, const core::CallbackHookContext &context) {
-            if (point == core::CallbackHookPoint::AfterLogRowDurable) {
-                qCWarning(lcApp).noquote() << QStringLiteral("test hook: paused after the log row of %1").arg(context.payNo);
+                               QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable and "
+                                              "after_lock_before_begin exist").arg(pauseAt));
+        qCWarning(lcApp).noquote() << "test hook: callbacks pause at" << pauseAt;
+        options.testHook = [point = *pausePoint](core::CallbackHookPoint at, const core::CallbackHookContext &context) {
+            if (at == point) {
+                qCWarning(lcApp).noquote() << QStringLiteral("test hook: paused %1 of %2")
+                                                  .arg(at == core::CallbackHookPoint::AfterLogRowDurable
+                                                           ? QStringLiteral("after the log row")
+                                                           : QStringLiteral("holding the lock"),
+                                                       context.payNo);
                 for (;;)
                     QThread::sleep(1);
             }
@@ -498,6 +514,10 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     http::registerReconciliationRoutes(*server, *patrolRunner, *audit, clock);
     http::registerCloseRoutes(*server, *closer, *audit, clock);
     http::registerAuditRoutes(*server, *auditReader);
+    // The rest of the operations API (issue 8): callbacks, L1 records, locks.
+    http::registerCallbackOpsRoutes(*server, *callbackHistory, *callbacks, *audit);
+    http::registerIdempotencyRoutes(*server, *idempotency, *audit, clock, idempotency->inFlightTimeoutMs());
+    http::registerLockRoutes(*server, keyStore->lockObserver(), [this] { return callbacks->staleFenceRefused(); });
 
     const QHostAddress address(config.listen.host == u"localhost" ? QStringLiteral("127.0.0.1") : config.listen.host);
     if (address.isNull())

@@ -1,5 +1,6 @@
 #include "callbackpipeline.h"
 
+#include "core/ports/callbackhistory.h"
 #include "core/ports/clock.h"
 #include "core/ports/distributedlock.h"
 #include "core/ports/idempotencycache.h"
@@ -17,6 +18,11 @@
 namespace payonce::core {
 
 using Code = CallbackOutcomeCode;
+
+QString logRowStatusName(LogRowStatus status)
+{
+    return status == LogRowStatus::Processed ? QStringLiteral("processed") : QStringLiteral("accepted");
+}
 
 QString callbackOutcomeName(CallbackOutcomeCode code)
 {
@@ -96,6 +102,15 @@ QString subjectOf(Channel channel, const QString &payNo)
     return channelName(channel) + QLatin1Char(':') + payNo;
 }
 
+/// A lost CAS to PAID: the order is past it — paid by `payNo` itself (already_paid) or
+/// money received twice (double_payment).
+bool paidBy(const CallbackOrder &order, const QString &payNo)
+{
+    const bool paidState = order.status == OrderStatus::Paid || order.status == OrderStatus::Refunding
+                           || order.status == OrderStatus::Refunded;
+    return paidState && order.payNo == payNo;
+}
+
 } // namespace
 
 /// One delivery's way through the pipeline.
@@ -107,6 +122,9 @@ struct CallbackPipeline::Context {
     std::optional<qint64> deliveryId;
     bool fromWorker = false;
     bool fromGatewayQuery = false; ///< settleConfirmed: no delivery, merchant checked by the client
+    bool fromReplay = false;      ///< replay(): a stored delivery, not appended again
+    bool dryRun = false;          ///< replay(dryRun): reads only; changes collects the writes
+    QStringList changes;
     bool durable = false;         ///< a pay_callback_log row exists for this pay_no
 };
 
@@ -172,7 +190,8 @@ CallbackOutcome CallbackPipeline::finish(Context &ctx, CallbackOutcome outcome)
 {
     outcome.payNo = ctx.n.payNo;
     outcome.orderNo = ctx.order.orderNo;
-    m_byLayer[std::size_t(outcome.layer)].fetch_add(1);
+    if (!ctx.dryRun)
+        m_byLayer[std::size_t(outcome.layer)].fetch_add(1);
     if (ctx.deliveryId) {
         const int status = m_options.httpStatusOf ? m_options.httpStatusOf(outcome.code) : 0;
         auto decided = m_store.decideDelivery(*ctx.deliveryId, outcome.layer, status,
@@ -213,18 +232,9 @@ CallbackOutcome CallbackPipeline::handle(const RawDelivery &delivery)
     return process(ctx);
 }
 
-CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)
+std::optional<CallbackOutcome> CallbackPipeline::loadStored(Context &ctx, qint64 deliveryId)
 {
-    Context ctx;
-    ctx.fromWorker = true;
-    ctx.durable = true;
-    ctx.sw = switches();
-    ctx.n.payNo = row.payNo;
-    ctx.order.orderNo = row.orderNo;
-    if (!row.deliveryId)
-        return make(Code::Internal, Layer::Rejected, QStringLiteral("no_stored_delivery"),
-                    QStringLiteral("the log row names no stored delivery"));
-    auto raw = m_store.rawDelivery(*row.deliveryId);
+    auto raw = m_store.rawDelivery(deliveryId);
     if (!raw.ok())
         return unavailable(Layer::None, QStringLiteral("storage"), raw.error().internalMessage);
     if (!raw.value())
@@ -237,11 +247,58 @@ CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)
         return make(verified.error().code == ErrorCode::BadSignature ? Code::BadSignature : Code::InvalidNotification,
                     Layer::Rejected, errorCodeName(verified.error().code), verified.error().publicMessage);
     }
+    const QString payNo = ctx.n.payNo;
+    const Channel channel = ctx.n.channel;
     ctx.n = std::move(verified).value();
-    if (ctx.n.payNo != row.payNo || ctx.n.channel != row.channel)
+    if (ctx.n.payNo != payNo || ctx.n.channel != channel)
         return make(Code::Internal, Layer::Rejected, QStringLiteral("stored_delivery_mismatch"),
                     QStringLiteral("the stored delivery is for another payment"));
+    return std::nullopt;
+}
+
+CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)
+{
+    Context ctx;
+    ctx.fromWorker = true;
+    ctx.durable = true;
+    ctx.sw = switches();
+    ctx.n.payNo = row.payNo;
+    ctx.n.channel = row.channel;
+    ctx.order.orderNo = row.orderNo;
+    if (!row.deliveryId)
+        return make(Code::Internal, Layer::Rejected, QStringLiteral("no_stored_delivery"),
+                    QStringLiteral("the log row names no stored delivery"));
+    if (auto failed = loadStored(ctx, *row.deliveryId))
+        return *failed;
     return process(ctx);
+}
+
+Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &payNo, bool dryRun)
+{
+    if (!m_options.history)
+        return Error::make(ErrorCode::Misconfigured, QStringLiteral("replay needs the callback history"));
+    auto stored = m_options.history->newestVerifiedDelivery(channel, payNo);
+    if (!stored.ok())
+        return stored.error();
+    if (!stored.value())
+        return Error::make(ErrorCode::NotFound,
+                           QStringLiteral("no verified delivery is stored for %1 %2").arg(channelName(channel), payNo));
+    Context ctx;
+    ctx.fromReplay = true;
+    ctx.dryRun = dryRun;
+    ctx.sw = switches();
+    ctx.n.payNo = payNo;
+    ctx.n.channel = channel;
+    CallbackReplay out;
+    out.deliveryId = *stored.value();
+    if (auto failed = loadStored(ctx, out.deliveryId)) {
+        out.outcome = *failed;
+        out.outcome.payNo = payNo;
+        return out;
+    }
+    out.outcome = process(ctx);
+    out.changes = ctx.changes;
+    return out;
 }
 
 CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &confirmed)
@@ -266,7 +323,7 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), found.error().internalMessage));
 
     auto appendDelivery = [&](Layer layer, Code code, const QString &note) -> std::optional<CallbackOutcome> {
-        if (ctx.fromWorker || ctx.fromGatewayQuery)
+        if (ctx.fromWorker || ctx.fromGatewayQuery || ctx.fromReplay)
             return std::nullopt;
         DeliveryRecord record;
         record.channel = n.channel;
@@ -322,9 +379,11 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
                                             {QStringLiteral("notified_currency"), n.currency},
                                             {QStringLiteral("notified_merchant"), n.merchantId},
                                             {QStringLiteral("notified_app_id"), n.appId}}};
-        auto raised = m_store.raiseFinding(finding);
-        if (!raised.ok())
+        if (ctx.dryRun) {
+            ctx.changes << QStringLiteral("findings: amount_mismatch %1 raised (or seen again)").arg(finding.subject);
+        } else if (auto raised = m_store.raiseFinding(finding); !raised.ok()) {
             qCWarning(payonce::lcCore) << "callback: amount_mismatch finding not stored:" << raised.error().internalMessage;
+        }
         return reject(Code::ContentMismatch, QStringLiteral("amount_mismatch"),
                       QStringLiteral("the notification's %1 does not match the order").arg(mismatch));
     }
@@ -340,6 +399,11 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
             auto seen = m_seen->wasProcessed(channelName(n.channel), n.payNo);
             if (seen.ok() && seen.value())
                 return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("seen_processed")));
+        }
+        if (ctx.fromReplay) {
+            if (auto ended = replayLogRow(ctx))
+                return finish(ctx, *ended);
+            return finish(ctx, settle(ctx));
         }
         // L4, durable before anything else happens.
         auto inserted = m_store.insertAccepted(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
@@ -357,8 +421,68 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
     return finish(ctx, settle(ctx));
 }
 
+std::optional<CallbackOutcome> CallbackPipeline::replayLogRow(Context &ctx)
+{
+    // L4 for a replay: a processed row ends it like any duplicate; an accepted row is
+    // finished (as the worker would); a missing one is made durable first.
+    const PaymentNotification &n = ctx.n;
+    auto status = m_options.history->logRowStatus(n.channel, n.payNo);
+    if (!status.ok())
+        return unavailable(Layer::None, QStringLiteral("storage"), status.error().internalMessage);
+    if (status.value() == LogRowStatus::Processed)
+        return success(Layer::UniqueIndex, QStringLiteral("log_row_exists"));
+    ctx.durable = true;
+    if (status.value())
+        return std::nullopt;
+    if (ctx.dryRun) {
+        ctx.changes << QStringLiteral("pay_callback_log: %1 %2 inserted as accepted").arg(channelName(n.channel), n.payNo);
+        return std::nullopt;
+    }
+    // Inserted, or a row that appeared meanwhile: either way the CAS and the keys decide.
+    auto inserted = m_store.insertAccepted(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
+                                                            std::nullopt, m_clock.nowMs()});
+    if (!inserted.ok())
+        return unavailable(Layer::None, QStringLiteral("storage"), inserted.error().internalMessage);
+    return std::nullopt;
+}
+
+CallbackOutcome CallbackPipeline::predictSettle(Context &ctx) const
+{
+    // What settle() decides, from the order as read at the content checks: the CAS
+    // PENDING|PAYING -> PAID wins, or it is lost to this pay_no or to another one.
+    const CallbackOrder &order = ctx.order;
+    const PaymentNotification &n = ctx.n;
+    const QString processed = QStringLiteral("pay_callback_log: %1 %2 accepted -> processed")
+                                  .arg(channelName(n.channel), n.payNo);
+    if (order.status != OrderStatus::Pending && order.status != OrderStatus::Paying) {
+        if (paidBy(order, n.payNo)) {
+            ctx.changes << processed;
+            return success(Layer::StateMachine, QStringLiteral("already_paid"));
+        }
+        ctx.changes << QStringLiteral("findings: double_payment %1 raised (or seen again)").arg(subjectOf(n.channel, n.payNo))
+                    << processed;
+        return success(Layer::StateMachine, QStringLiteral("double_payment"));
+    }
+    ctx.changes << QStringLiteral("orders: %1 %2 -> PAID (pay_no %3)")
+                       .arg(order.orderNo, orderStatusName(order.status), n.payNo);
+    for (const CallbackOrder::Item &item : order.items)
+        ctx.changes << QStringLiteral("skus: %1 stock -%2 and stock_log (%3, %1), or an oversold finding when short")
+                           .arg(item.skuId)
+                           .arg(item.qty)
+                           .arg(order.orderNo);
+    if (!order.rewardCouponTemplate.isEmpty())
+        ctx.changes << QStringLiteral("user_coupon: (%1, %2)").arg(order.orderNo, order.rewardCouponTemplate);
+    if (order.rewardPoints > 0)
+        ctx.changes << QStringLiteral("point_log: (%1, reward) +%2").arg(order.orderNo).arg(order.rewardPoints);
+    ctx.changes << QStringLiteral("outbox: order.paid:%1").arg(order.orderNo)
+                << QStringLiteral("payments: %1 -> paid").arg(n.paymentNo) << processed;
+    return success(Layer::None, QStringLiteral("processed"));
+}
+
 CallbackOutcome CallbackPipeline::settle(Context &ctx)
 {
+    if (ctx.dryRun)
+        return predictSettle(ctx);
     const PaymentNotification &n = ctx.n;
     const QString orderNo = ctx.order.orderNo;
 
@@ -451,10 +575,8 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
             if (!now.value())
                 return Error::make(ErrorCode::Internal, QStringLiteral("order vanished after a lost CAS"));
             const CallbackOrder &current = *now.value();
-            const bool paidState = current.status == OrderStatus::Paid || current.status == OrderStatus::Refunding
-                                   || current.status == OrderStatus::Refunded;
             QString outcome;
-            if (paidState && current.payNo == n.payNo) {
+            if (paidBy(current, n.payNo)) {
                 outcome = QStringLiteral("already_paid");
             } else {
                 // Money received twice (a second pay_no, or a payment for a CLOSED order):

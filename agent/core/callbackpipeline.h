@@ -17,6 +17,7 @@
 
 namespace payonce::core {
 
+class CallbackHistory;
 class Clock;
 class DistributedLock;
 struct GatewayTrade;
@@ -97,6 +98,16 @@ struct CallbackPipelineOptions {
     std::function<void(const QString &)> onEvent;
     /// Test only: called at each CallbackHookPoint.
     std::function<CallbackHookAction(CallbackHookPoint, const CallbackHookContext &)> testHook;
+    /// The reads replay() needs (newest stored delivery, log row status); without it
+    /// replay() answers Misconfigured.
+    CallbackHistory *history = nullptr;
+};
+
+/// What an operator's replay of a stored delivery did or, dry, would do.
+struct CallbackReplay {
+    qint64 deliveryId = 0;      ///< the stored delivery replayed
+    CallbackOutcome outcome;    ///< the answer (the dry run's prediction of it)
+    QStringList changes;        ///< dry run only: the rows the replay would write
 };
 
 /// The callback path (design.md, "Callback path"), in this order and no other:
@@ -146,6 +157,22 @@ public:
     /// existing log row does not end it here (it may be an `accepted` row nobody can
     /// finish); the CAS and the side-effect keys decide.
     CallbackOutcome settleConfirmed(const PaymentNotification &confirmed);
+    /// The operator's replay (api.md, POST /api/v1/callbacks/{channel}/{pay_no}/replay):
+    /// the newest verified stored delivery for (channel, pay_no) runs through the path
+    /// again — signature re-verified, the time window not (checked on receipt), content
+    /// checks, seen-processed fast path, L4, L3, L5, side-effect keys — with two
+    /// differences from a platform delivery: nothing is appended to callback_deliveries
+    /// (the replay is recorded in the audit log instead, by the route), and an `accepted`
+    /// log row does not end it at L4: the replay finishes that row as the worker would,
+    /// also in accept_only mode (the mode sheds the platform's traffic; a replay is one
+    /// deliberate operator action). NotFound when no verified delivery is stored.
+    ///
+    /// dryRun: the same reads (stored delivery, verification, order, seen-processed, log
+    /// row status, order status and pay_no) and no write at all — no finding, no log row,
+    /// no lock, no transaction; the outcome is what the real replay would answer if
+    /// nothing changes in between and the pay lock is free, and `changes` names the rows
+    /// it would write. QA layer switches are not modelled by the dry run.
+    Result<CallbackReplay> replay(Channel channel, const QString &payNo, bool dryRun);
 
     /// QA switches; Forbidden unless options.qaEnabled. Thread-safe, effective for the
     /// next delivery.
@@ -160,6 +187,9 @@ private:
     struct Context;
     CallbackOutcome process(Context &ctx);
     CallbackOutcome settle(Context &ctx);
+    CallbackOutcome predictSettle(Context &ctx) const;
+    std::optional<CallbackOutcome> replayLogRow(Context &ctx);
+    std::optional<CallbackOutcome> loadStored(Context &ctx, qint64 deliveryId);
     CallbackMode currentMode();
     CallbackOutcome finish(Context &ctx, CallbackOutcome outcome);
     bool hook(CallbackHookPoint point, const Context &ctx, LockHandle *lock = nullptr) const;

@@ -145,7 +145,7 @@ public:
         auto lease = std::make_shared<Lease>(ttl, std::move(renewFunction), acquiredAt);
         watchdog->add(lease);
         return std::unique_ptr<core::LockHandle>(std::make_unique<LeaseHandle>(
-            key, ownerText.value(), token, watchdog, std::move(lease), std::move(releaseFunction)));
+            key, ownerText.value(), token, fenceScope, watchdog, std::move(lease), std::move(releaseFunction)));
     }
 
     Result<quint64> next(const QString &scope) override
@@ -223,6 +223,7 @@ core::TokenStore &EmbeddedKeyStore::tokens() { return *d; }
 core::DistributedLock &EmbeddedKeyStore::locks() { return *d; }
 core::FencingTokens &EmbeddedKeyStore::fencing() { return *d; }
 core::IdempotencyCache &EmbeddedKeyStore::idempotency() { return *d; }
+const core::LockObserver &EmbeddedKeyStore::lockObserver() const { return d->watchdog->registry(); }
 core::SeenProcessedSet &EmbeddedKeyStore::seenProcessed() { return *d; }
 
 QString EmbeddedKeyStore::instanceId() const

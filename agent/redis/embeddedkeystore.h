@@ -38,6 +38,7 @@ public:
     core::FencingTokens &fencing() override;
     core::IdempotencyCache &idempotency() override;
     core::SeenProcessedSet &seenProcessed() override;
+    const core::LockObserver &lockObserver() const override;
 
     bool degraded() const override { return false; }
     core::Result<void> ping() override { return {}; }

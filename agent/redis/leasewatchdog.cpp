@@ -95,6 +95,7 @@ void LeaseWatchdog::run()
                     nextRenewal = Clock::time_point::max();
                 } else {
                     lease->confirmedUntil.store((sentAt + lease->ttl).time_since_epoch().count());
+                    lease->renewals.fetch_add(1);
                     nextRenewal = Clock::now() + lease->ttl / 3;
                 }
             } else if (renewed.ok()) {
@@ -125,7 +126,7 @@ void LeaseWatchdog::run()
     }
 }
 
-LeaseHandle::LeaseHandle(QString key, QString owner, quint64 fencingToken,
+LeaseHandle::LeaseHandle(QString key, QString owner, quint64 fencingToken, const QString &fenceScope,
                          std::shared_ptr<LeaseWatchdog> watchdog, std::shared_ptr<Lease> lease,
                          ReleaseFunction release)
     : m_key(std::move(key))
@@ -135,6 +136,7 @@ LeaseHandle::LeaseHandle(QString key, QString owner, quint64 fencingToken,
     , m_lease(std::move(lease))
     , m_release(std::move(release))
 {
+    m_watchdog->registry().record(m_key, m_owner, m_fencingToken, fenceScope, m_lease);
 }
 
 LeaseHandle::~LeaseHandle()
@@ -153,6 +155,7 @@ core::Result<bool> LeaseHandle::release()
     if (!first)
         return false;
     m_watchdog->remove(m_lease);
+    m_lease->released.store(true);
     m_lease->markLost();
     return m_release();
 }

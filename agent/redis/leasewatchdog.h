@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/ports/distributedlock.h"
+#include "lockregistry.h"
 
 #include <atomic>
 #include <chrono>
@@ -34,6 +35,8 @@ struct Lease {
     const RenewFunction renew;
     std::atomic<bool> frozen{false};              ///< test hook: renewals stopped
     std::atomic<Clock::rep> confirmedUntil;       ///< steady-clock ticks; the lease is ours until then
+    std::atomic<qint64> renewals{0};              ///< renewals confirmed (the lock registry shows them)
+    std::atomic<bool> released{false};            ///< released by its holder (not lost)
 
 private:
     mutable std::atomic<bool> m_lost{false}; ///< latched by lost() once the deadline passed
@@ -56,6 +59,8 @@ public:
 
     void add(const std::shared_ptr<Lease> &lease);
     void remove(const std::shared_ptr<Lease> &lease);
+    /// Every lease this watchdog's store handed out (GET /api/v1/locks).
+    LockRegistry &registry() { return m_registry; }
 
 private:
     void run();
@@ -65,6 +70,7 @@ private:
     std::vector<std::shared_ptr<Lease>> m_leases;
     bool m_stopping = false;
     std::thread m_thread;
+    LockRegistry m_registry;
 };
 
 /// The LockHandle both key stores hand out: the lease under the watchdog, and a release
@@ -73,7 +79,8 @@ class LeaseHandle final : public core::LockHandle {
 public:
     using ReleaseFunction = std::function<core::Result<bool>()>;
 
-    LeaseHandle(QString key, QString owner, quint64 fencingToken,
+    /// Recorded in the watchdog's registry; fenceScope is the scope fencingToken fences.
+    LeaseHandle(QString key, QString owner, quint64 fencingToken, const QString &fenceScope,
                 std::shared_ptr<LeaseWatchdog> watchdog, std::shared_ptr<Lease> lease,
                 ReleaseFunction release);
     ~LeaseHandle() override;

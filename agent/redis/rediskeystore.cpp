@@ -715,7 +715,7 @@ public:
         auto lease = std::make_shared<Lease>(ttl, std::move(renewFunction), sentAt);
         watchdog->add(lease);
         return std::unique_ptr<core::LockHandle>(std::make_unique<LeaseHandle>(
-            key, owner.value(), token, watchdog, std::move(lease), std::move(releaseFunction)));
+            key, owner.value(), token, fenceScope, watchdog, std::move(lease), std::move(releaseFunction)));
     }
 
     Result<quint64> next(const QString &scope) override
@@ -831,6 +831,7 @@ core::TokenStore &RedisKeyStore::tokens() { return *d; }
 core::DistributedLock &RedisKeyStore::locks() { return *d; }
 core::FencingTokens &RedisKeyStore::fencing() { return *d; }
 core::IdempotencyCache &RedisKeyStore::idempotency() { return *d; }
+const core::LockObserver &RedisKeyStore::lockObserver() const { return d->watchdog->registry(); }
 core::SeenProcessedSet &RedisKeyStore::seenProcessed() { return *d; }
 
 bool RedisKeyStore::degraded() const

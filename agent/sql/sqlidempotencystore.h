@@ -25,6 +25,10 @@ public:
     {
     }
 
+    /// How old an in_flight lock must be before begin() takes it over — and before an
+    /// operator may unlock it (POST /api/v1/idempotency-keys/{user_id}/{key}/unlock).
+    qint64 inFlightTimeoutMs() const { return m_inFlightTimeoutMs; }
+
     core::Result<core::IdempotencyBegin> begin(qint64 userId, const QString &key, const QByteArray &fingerprint,
                                                qint64 nowMs) override;
     core::Result<bool> complete(qint64 userId, const QString &key, const QByteArray &fingerprint,

@@ -242,4 +242,22 @@ QString AgentProcess::notificationState(const QString &paymentNo) const
                                    : notifications.first().toObject().value(QStringLiteral("state")).toString();
 }
 
+QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, const QString &amount,
+                                     const QString &skuId, QString *error) const
+{
+    if (!createOrder(orderNo, userId, amount, skuId, error))
+        return {};
+    const QString paymentNo = confirmPayment(orderNo, userId, QStringLiteral("wechat"), error);
+    if (paymentNo.isEmpty())
+        return {};
+    const HttpAnswer paid = simCall(
+        "POST", QStringLiteral("/sim/pay"),
+        QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
+    if (paid.status != 200) {
+        *error = QStringLiteral("sim pay: %1 %2").arg(paid.status).arg(QString::fromUtf8(paid.body));
+        return {};
+    }
+    return paymentNo;
+}
+
 } // namespace payonce::testsupport

@@ -78,6 +78,10 @@ public:
     /// The state of the simulator's first notification for the payment ("pending",
     /// "acknowledged", …), or empty when it sent none.
     QString notificationState(const QString &paymentNo) const;
+    /// createOrder(), confirmPayment() on WeChat, then the simulator's user pays (it then
+    /// notifies this agent): the payment_no, or empty and *error. Needs sim.enabled.
+    QString orderPaidAtSim(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                           QString *error) const;
 
 private:
     AgentProcess() = default;

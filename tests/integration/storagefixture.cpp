@@ -86,4 +86,14 @@ qint64 countRows(sql::Database &database, const QString &sql, const QVariantList
     return counted.value();
 }
 
+core::Result<void> execSql(sql::Database &database, const QString &sql, const QVariantList &binds)
+{
+    return database.write([&](sql::Session &session) -> core::Result<void> {
+        auto query = session.exec(sql, binds, QStringLiteral("test set-up"));
+        if (!query)
+            return query.error();
+        return {};
+    });
+}
+
 } // namespace payonce::testsupport

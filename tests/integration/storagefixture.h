@@ -44,4 +44,7 @@ void runConcurrently(int threads, const std::function<void(int)> &body);
 qint64 countRows(sql::Database &database, const QString &sql, const QVariantList &binds = {},
                  QString *error = nullptr);
 
+/// One write statement (test set-up by raw SQL) in its own transaction.
+core::Result<void> execSql(sql::Database &database, const QString &sql, const QVariantList &binds = {});
+
 } // namespace payonce::testsupport

@@ -2,6 +2,7 @@
 
 #include "core/ports/distributedlock.h"
 #include "core/ports/idempotencycache.h"
+#include "core/ports/lockobserver.h"
 #include "core/ports/tokenstore.h"
 
 #include <QString>
@@ -25,6 +26,8 @@ public:
     virtual FencingTokens &fencing() = 0;
     virtual IdempotencyCache &idempotency() = 0;
     virtual SeenProcessedSet &seenProcessed() = 0;
+    /// The locks this store handed out and their leases, as this process saw them.
+    virtual const LockObserver &lockObserver() const = 0;
 
     /// True while the last contact with the store failed (unreachable, timed out, refused
     /// our credentials, or answered with a refusal that means Unavailable: loading,

@@ -1,0 +1,557 @@
+// The rest of the operations API (issue 8) on the real agent with payonce-sim, per dialect:
+// every operations endpoint's roles; the callback inspector; the replay of a stored
+// delivery (absorbed without a second effect) and its dry run, which writes nothing and
+// predicts the real replay over processed, accepted, amount-mismatched and unknown
+// pay_nos; the L1 inspector and unlock; GET /api/v1/locks with a delivery parked holding
+// its pay lock. The slots run in order and share the first agent and its database.
+
+#include "agentprocess.h"
+#include "storagefixture.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <csignal>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+
+const qint64 kUser = 88;
+
+Headers bearer(const QByteArray &token)
+{
+    if (token.isEmpty())
+        return {};
+    return {{"Authorization", "Bearer " + token}};
+}
+
+QString describe(const HttpAnswer &answer)
+{
+    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
+}
+
+QByteArray reason(const QString &text)
+{
+    return QJsonDocument(QJsonObject{{QStringLiteral("reason"), text}}).toJson(QJsonDocument::Compact);
+}
+
+// What "nothing written" is checked against: row counts of every business table, and the
+// sums that an update without a new row would move.
+const char *const kSnapshot[] = {
+    "SELECT COUNT(*) FROM orders",
+    "SELECT COALESCE(SUM(version), 0) FROM orders",
+    "SELECT COUNT(*) FROM orders WHERE status = 'PAID'",
+    "SELECT COUNT(*) FROM order_items",
+    "SELECT COALESCE(SUM(stock), 0) FROM skus",
+    "SELECT COUNT(*) FROM idempotency_keys",
+    "SELECT COUNT(*) FROM payment_records",
+    "SELECT COUNT(*) FROM payment_records WHERE status = 'paid'",
+    "SELECT COUNT(*) FROM pay_callback_log",
+    "SELECT COUNT(*) FROM pay_callback_log WHERE status = 'processed'",
+    "SELECT COUNT(*) FROM callback_deliveries",
+    "SELECT COUNT(*) FROM stock_log",
+    "SELECT COUNT(*) FROM user_coupon",
+    "SELECT COUNT(*) FROM point_log",
+    "SELECT COUNT(*) FROM outbox",
+    "SELECT COUNT(*) FROM findings",
+    "SELECT COALESCE(SUM(seen_count), 0) FROM findings",
+    "SELECT COUNT(*) FROM compensations",
+    "SELECT COUNT(*) FROM audit_log",
+};
+
+/// The status of one request sent from the loopback address `source`: the agent limits
+/// failed authentications per peer address (10 a minute), and this table fails on purpose
+/// more often than that, so each row speaks from an address of its own.
+int statusFrom(const QString &source, int port, const QByteArray &method, const QString &path, const QByteArray &body,
+               const QByteArray &token)
+{
+    QTcpSocket socket;
+    if (!socket.bind(QHostAddress(source)))
+        return -1;
+    socket.connectToHost(QHostAddress::LocalHost, quint16(port));
+    if (!socket.waitForConnected(10000))
+        return -2;
+    QByteArray request = method + ' ' + path.toUtf8() + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+    if (!token.isEmpty())
+        request += "Authorization: Bearer " + token + "\r\n";
+    request += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+    socket.write(request);
+    QByteArray answer;
+    while (!answer.contains("\r\n") && socket.waitForReadyRead(10000))
+        answer += socket.readAll();
+    const QList<QByteArray> statusLine = answer.left(answer.indexOf("\r\n")).split(' ');
+    return statusLine.size() >= 2 ? statusLine.at(1).toInt() : -3;
+}
+
+} // namespace
+
+class TestOpsRest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        // No patrol or closer timers: every write in this database is the test's own doing
+        // or the callback path's.
+        options.extraConfig = QJsonObject{
+            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+        };
+        m_agent = AgentProcess::start(options, &error);
+        QVERIFY2(m_agent, qPrintable(error));
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        QVERIFY(pay(QStringLiteral("ORD-REST-1"), QStringLiteral("SKU-REST-1"), true));
+    }
+    void cleanupTestCase()
+    {
+        if (m_agent)
+            QCOMPARE(m_agent->stop(), 0);
+    }
+
+    // Every operations endpoint: no token 401; a role too low 403; the role it needs gets
+    // past authorization (bad input then answers 400 and nothing is written).
+    void rolesOnEveryOperationsEndpoint_data()
+    {
+        QTest::addColumn<QByteArray>("method");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QByteArray>("lowToken");  // one role below what it needs; empty: viewer suffices
+        QTest::addColumn<QByteArray>("needToken");
+        const QByteArray bad = "{}"; // no reason: 400 once authorized
+        auto row = [](const char *name, const QByteArray &method, const QString &path, const QByteArray &body,
+                      const QByteArray &low, const QByteArray &need) {
+            QTest::newRow(name) << method << path << body << low << need;
+        };
+        row("outbox list", "GET", QStringLiteral("/api/v1/outbox"), {}, {}, "view-token");
+        row("outbox redrive", "POST", QStringLiteral("/api/v1/outbox/1/redrive"), bad, "view-token", "desk-token");
+        row("findings", "GET", QStringLiteral("/api/v1/findings"), {}, {}, "view-token");
+        row("compensations list", "GET", QStringLiteral("/api/v1/compensations"), {}, {}, "view-token");
+        row("compensation propose", "POST", QStringLiteral("/api/v1/compensations"), bad, "view-token", "desk-token");
+        row("compensation approve", "POST", QStringLiteral("/api/v1/compensations/1/approve"), bad, "desk-token",
+            "lead-token");
+        row("compensation reject", "POST", QStringLiteral("/api/v1/compensations/1/reject"), bad, "desk-token",
+            "lead-token");
+        row("reconciliation run", "POST", QStringLiteral("/api/v1/reconciliation/run"), bad, "view-token", "desk-token");
+        row("close expired", "POST", QStringLiteral("/api/v1/orders/close-expired"), bad, "view-token", "desk-token");
+        row("audit", "GET", QStringLiteral("/api/v1/audit"), {}, {}, "view-token");
+        row("breakers", "GET", QStringLiteral("/api/v1/breakers"), {}, {}, "view-token");
+        row("breaker set", "POST", QStringLiteral("/api/v1/breakers/gateway.wechat"), bad, "view-token", "desk-token");
+        row("mode", "GET", QStringLiteral("/api/v1/mode"), {}, {}, "view-token");
+        row("mode set", "PUT", QStringLiteral("/api/v1/mode"), bad, "view-token", "desk-token");
+        row("callbacks", "GET", QStringLiteral("/api/v1/callbacks?pay_no=X1"), {}, {}, "view-token");
+        row("callback replay", "POST", QStringLiteral("/api/v1/callbacks/wechat/X1/replay"), bad, "view-token",
+            "desk-token");
+        row("idempotency keys", "GET", QStringLiteral("/api/v1/idempotency-keys?user_id=1&key=k"), {}, {}, "view-token");
+        row("idempotency unlock", "POST", QStringLiteral("/api/v1/idempotency-keys/1/k/unlock"), bad, "view-token",
+            "desk-token");
+        row("locks", "GET", QStringLiteral("/api/v1/locks"), {}, {}, "view-token");
+    }
+    void rolesOnEveryOperationsEndpoint()
+    {
+        QFETCH(QByteArray, method);
+        QFETCH(QString, path);
+        QFETCH(QByteArray, body);
+        QFETCH(QByteArray, lowToken);
+        QFETCH(QByteArray, needToken);
+        const auto before = snapshot();
+        const QString source = QStringLiteral("127.0.1.%1").arg(++m_sourceAddress);
+        QCOMPARE(statusFrom(source, m_agent->port(), method, path, body, {}), 401);
+        QCOMPARE(statusFrom(source, m_agent->port(), method, path, body, "no-such-token"), 401);
+        if (!lowToken.isEmpty()) {
+            const HttpAnswer low = m_agent->call(method, path, body, bearer(lowToken));
+            QVERIFY2(low.status == 403, qPrintable(describe(low)));
+            QCOMPARE(low.errorCode(), QStringLiteral("forbidden"));
+        }
+        const HttpAnswer allowed = m_agent->call(method, path, body, bearer(needToken));
+        QVERIFY2(allowed.status != 401 && allowed.status != 403, qPrintable(describe(allowed)));
+        if (method != "GET")
+            QVERIFY2(allowed.status == 400 && allowed.errorCode() == u"invalid_request", qPrintable(describe(allowed)));
+        QCOMPARE(snapshot(), before);
+    }
+
+    // The inspector shows the deliveries and the log row of a paid order, by pay_no and by
+    // order_no; neither or both parameters are refused.
+    void callbackInspector()
+    {
+        const QString payNo = payNoOf(QStringLiteral("ORD-REST-1"));
+        QVERIFY(!payNo.isEmpty());
+        for (const QString &query : QStringList{QString(QStringLiteral("pay_no=") + payNo), QStringLiteral("order_no=ORD-REST-1")}) {
+            const HttpAnswer answer = get(QStringLiteral("/api/v1/callbacks?") + query, "view-token");
+            QVERIFY2(answer.status == 200, qPrintable(describe(answer)));
+            const QJsonArray deliveries = answer.json().value(QStringLiteral("deliveries")).toArray();
+            QVERIFY(!deliveries.isEmpty());
+            const QJsonObject first = deliveries.first().toObject();
+            QCOMPARE(first.value(QStringLiteral("channel")).toString(), QStringLiteral("wechat"));
+            QCOMPARE(first.value(QStringLiteral("verified")).toBool(), true);
+            QCOMPARE(first.value(QStringLiteral("layer")).toString(), QStringLiteral("none"));
+            QCOMPARE(first.value(QStringLiteral("pay_no")).toString(), payNo);
+            QVERIFY(QDateTime::fromString(first.value(QStringLiteral("received_at")).toString(), Qt::ISODateWithMs)
+                        .isValid());
+            const QJsonArray log = answer.json().value(QStringLiteral("log")).toArray();
+            QCOMPARE(log.size(), 1);
+            QCOMPARE(log.first().toObject().value(QStringLiteral("status")).toString(), QStringLiteral("processed"));
+            QCOMPARE(log.first().toObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("processed"));
+        }
+        for (const QString &query : {QString(), QStringLiteral("?pay_no=%1&order_no=ORD-REST-1").arg(payNo),
+                                     QStringLiteral("?pay_no="), QStringLiteral("?order_no=ORD-REST-1&limit=0")}) {
+            const HttpAnswer refused = get(QStringLiteral("/api/v1/callbacks") + query, "view-token");
+            QVERIFY2(refused.status == 400 && refused.errorCode() == u"invalid_request", qPrintable(describe(refused)));
+        }
+    }
+
+    // A replay of a processed pay_no is absorbed: SUCCESS, named by its layer, no second
+    // effect, audited with the operator as actor and the reason.
+    void replayOfProcessedIsAbsorbed()
+    {
+        const QString payNo = payNoOf(QStringLiteral("ORD-REST-1"));
+        const auto before = snapshot();
+        const HttpAnswer replayed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("ticket 42")));
+        QVERIFY2(replayed.status == 200, qPrintable(describe(replayed)));
+        const QJsonObject answer = replayed.json();
+        QCOMPARE(answer.value(QStringLiteral("outcome")).toString(), QStringLiteral("success"));
+        QCOMPARE(answer.value(QStringLiteral("layer")).toString(), QStringLiteral("unique_index"));
+        QVERIFY(answer.value(QStringLiteral("note")).toString() == u"seen_processed"
+                || answer.value(QStringLiteral("note")).toString() == u"log_row_exists");
+        QCOMPARE(replayed.header("X-Payonce-Layer"), QByteArray("unique_index"));
+        auto after = snapshot();
+        QCOMPARE(after.takeLast(), before.last() + 1); // audit_log: the replay's row, nothing else
+        QCOMPARE(after, before.mid(0, before.size() - 1));
+        for (const char *table : {"stock_log", "user_coupon", "point_log", "outbox"})
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM %1 WHERE %2 = ?")
+                               .arg(QLatin1String(table),
+                                    table == QByteArray("outbox") ? QStringLiteral("aggregate_id") : QStringLiteral("order_no")),
+                           {QStringLiteral("ORD-REST-1")}),
+                     qint64(1));
+        const QJsonArray audit = auditRows(QStringLiteral("callback.replay"), QStringLiteral("callback:wechat:") + payNo);
+        QCOMPARE(audit.size(), 1);
+        QCOMPARE(audit.first().toObject().value(QStringLiteral("actor")).toString(), QStringLiteral("desk"));
+        QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("ticket 42"));
+
+        // Bad input: nothing written.
+        const auto unchanged = snapshot();
+        QCOMPARE(post(replayPath(payNo, false), "desk-token", "{}").status, 400);
+        QCOMPARE(post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("  "))).status, 400);
+        QCOMPARE(post(QStringLiteral("/api/v1/callbacks/paypal/%1/replay").arg(payNo), "desk-token",
+                      reason(QStringLiteral("x")))
+                     .status,
+                 400);
+        QCOMPARE(post(replayPath(payNo, false) + QStringLiteral("?dry_run=maybe"), "desk-token",
+                      reason(QStringLiteral("x")))
+                     .status,
+                 400);
+        QCOMPARE(snapshot(), unchanged);
+    }
+
+    // The dry run writes nothing, and the real replay then does what it predicted.
+    void dryRunPredictsTheReplay_data()
+    {
+        QTest::addColumn<QString>("orderNo");
+        QTest::addColumn<QString>("setUp");     // "processed", "accepted", "amount_mismatch", "never_seen"
+        QTest::addColumn<QString>("outcome");   // expected; empty: 404
+        QTest::addColumn<QString>("layer");
+        QTest::addColumn<QString>("note");
+        QTest::newRow("processed") << QStringLiteral("ORD-REST-1") << QStringLiteral("processed")
+                                   << QStringLiteral("success") << QStringLiteral("unique_index") << QString();
+        QTest::newRow("accepted") << QStringLiteral("ORD-REST-2") << QStringLiteral("accepted")
+                                  << QStringLiteral("success") << QStringLiteral("none") << QStringLiteral("processed");
+        QTest::newRow("amount mismatch") << QStringLiteral("ORD-REST-3") << QStringLiteral("amount_mismatch")
+                                         << QStringLiteral("content_mismatch") << QStringLiteral("rejected")
+                                         << QStringLiteral("amount_mismatch");
+        QTest::newRow("never seen") << QStringLiteral("ORD-REST-NONE") << QStringLiteral("never_seen") << QString()
+                                    << QString() << QString();
+    }
+    void dryRunPredictsTheReplay()
+    {
+        QFETCH(QString, orderNo);
+        QFETCH(QString, setUp);
+        QFETCH(QString, outcome);
+        QFETCH(QString, layer);
+        QFETCH(QString, note);
+        QString payNo = QStringLiteral("NEVER-SEEN-1");
+        if (setUp == u"accepted") {
+            // Accept-only mode: the delivery stops at its durable `accepted` log row and the
+            // worker leaves it alone — the row stays as it is until the replay.
+            setMode("accept_only");
+            // The pipeline reuses its read of the shared mode for up to a second (modeCacheMs).
+            QTest::qWait(1100);
+            QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-2"), false));
+            QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
+                                            {orderNo}),
+                                      qint64(1), 30000);
+            payNo = payNoFromLog(orderNo);
+            QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(0));
+        } else if (setUp == u"amount_mismatch") {
+            QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-3"), true));
+            payNo = payNoOf(orderNo);
+            // The stored delivery no longer matches the order (as if the order were edited).
+            exec("UPDATE orders SET amount_fen = amount_fen + 1 WHERE order_no = ?", {orderNo});
+        } else if (setUp == u"processed") {
+            payNo = payNoOf(orderNo);
+        }
+        QVERIFY(!payNo.isEmpty());
+
+        const auto before = snapshot();
+        const HttpAnswer dry = post(replayPath(payNo, true), "desk-token", reason(QStringLiteral("what if")));
+        QCOMPARE(snapshot(), before); // not even an audit row
+        if (outcome.isEmpty()) {
+            QVERIFY2(dry.status == 404 && dry.errorCode() == u"not_found", qPrintable(describe(dry)));
+            const HttpAnswer real = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("try")));
+            QVERIFY2(real.status == 404 && real.errorCode() == u"not_found", qPrintable(describe(real)));
+            QCOMPARE(snapshot(), before);
+            return;
+        }
+        QVERIFY2(dry.status == 200, qPrintable(describe(dry)));
+        const QJsonObject predicted = dry.json();
+        QCOMPARE(predicted.value(QStringLiteral("dry_run")).toBool(), true);
+        QCOMPARE(predicted.value(QStringLiteral("outcome")).toString(), outcome);
+        QCOMPARE(predicted.value(QStringLiteral("layer")).toString(), layer);
+        if (!note.isEmpty())
+            QCOMPARE(predicted.value(QStringLiteral("note")).toString(), note);
+        const QJsonArray changes = predicted.value(QStringLiteral("changes")).toArray();
+        QCOMPARE(changes.isEmpty(), layer == u"unique_index");
+
+        const HttpAnswer real = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("do it")));
+        QVERIFY2(real.status == 200, qPrintable(describe(real)));
+        for (const char *field : {"outcome", "layer", "note", "order_no"})
+            QCOMPARE(real.json().value(QLatin1String(field)), predicted.value(QLatin1String(field)));
+        QCOMPARE(real.json().value(QStringLiteral("dry_run")).toBool(), false);
+
+        if (setUp == u"accepted") {
+            // Finished once: PAID, every effect once, the row processed.
+            QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1));
+            QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'", {orderNo}),
+                     qint64(1));
+            for (const char *sql : {"SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
+                                    "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
+                                    "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
+                                    "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"})
+                QCOMPARE(count(sql, {orderNo}), qint64(1));
+            setMode("normal");
+        } else if (setUp == u"amount_mismatch") {
+            QCOMPARE(count("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND order_no = ?", {orderNo}),
+                     qint64(1));
+            exec("UPDATE orders SET amount_fen = amount_fen - 1 WHERE order_no = ?", {orderNo});
+        }
+        const QJsonArray audit = auditRows(QStringLiteral("callback.replay"), QStringLiteral("callback:wechat:") + payNo);
+        QVERIFY(!audit.isEmpty());
+        QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("do it"));
+    }
+
+    // The L1 inspector shows a completed record with its stored response; unlock refuses
+    // a completed or fresh in_flight record and releases one stuck past its timeout.
+    void idempotencyInspectorAndUnlock()
+    {
+        const HttpAnswer completed =
+            get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=ORD-REST-1").arg(kUser), "view-token");
+        QVERIFY2(completed.status == 200, qPrintable(describe(completed)));
+        QCOMPARE(completed.json().value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
+        QCOMPARE(completed.json().value(QStringLiteral("fingerprint")).toString().size(), 64);
+        const QJsonObject response = completed.json().value(QStringLiteral("response")).toObject();
+        QCOMPARE(response.value(QStringLiteral("status")).toInt(), 200);
+        QCOMPARE(response.value(QStringLiteral("body")).toObject().value(QStringLiteral("order_no")).toString(),
+                 QStringLiteral("ORD-REST-1"));
+        const QString unlockCompleted = QStringLiteral("/api/v1/idempotency-keys/%1/ORD-REST-1/unlock").arg(kUser);
+        const auto before = snapshot();
+        QCOMPARE(post(unlockCompleted, "desk-token", reason(QStringLiteral("stuck?"))).errorCode(), QStringLiteral("conflict"));
+        QCOMPARE(post(QStringLiteral("/api/v1/idempotency-keys/%1/no-such-key/unlock").arg(kUser), "desk-token",
+                      reason(QStringLiteral("stuck?")))
+                     .status,
+                 404);
+        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=no-such-key").arg(kUser), "view-token").status,
+                 404);
+        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=x&key=k"), "view-token").status, 400);
+        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=1"), "view-token").status, 400);
+        QCOMPARE(post(unlockCompleted, "desk-token", "{}").status, 400);
+
+        // A record in_flight, locked just now: not yet past the timeout.
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        exec("INSERT INTO idempotency_keys (user_id, idem_key, fingerprint, status, locked_at, created_at) "
+             "VALUES (?, 'stuck-1', 'abc', 'in_flight', ?, ?)",
+             {kUser, now, now});
+        const QString unlockStuck = QStringLiteral("/api/v1/idempotency-keys/%1/stuck-1/unlock").arg(kUser);
+        const HttpAnswer fresh = post(unlockStuck, "desk-token", reason(QStringLiteral("stuck?")));
+        QVERIFY2(fresh.status == 409 && fresh.errorCode() == u"conflict", qPrintable(describe(fresh)));
+        auto afterRefusals = snapshot();
+        QCOMPARE(afterRefusals[5], before[5] + 1); // idempotency_keys: the inserted record
+        afterRefusals[5] = before[5];
+        QCOMPARE(afterRefusals, before); // no refusal wrote anything (no audit row either)
+
+        const HttpAnswer inFlight =
+            get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=stuck-1").arg(kUser), "view-token");
+        QCOMPARE(inFlight.json().value(QStringLiteral("status")).toString(), QStringLiteral("in_flight"));
+        QVERIFY(inFlight.json().value(QStringLiteral("response")).isNull());
+        QVERIFY(!inFlight.json().value(QStringLiteral("locked_at")).toString().isEmpty());
+
+        // Locked two minutes ago: past the 60 s timeout, released.
+        exec("UPDATE idempotency_keys SET locked_at = ? WHERE user_id = ? AND idem_key = 'stuck-1'",
+             {now - 120000, kUser});
+        const HttpAnswer unlocked = post(unlockStuck, "desk-token", reason(QStringLiteral("agent died, INC-7")));
+        QVERIFY2(unlocked.status == 200, qPrintable(describe(unlocked)));
+        QCOMPARE(unlocked.json().value(QStringLiteral("unlocked")).toBool(), true);
+        QCOMPARE(count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-1'"), qint64(0));
+        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=stuck-1").arg(kUser), "view-token").status,
+                 404);
+        const QJsonArray audit = auditRows(QStringLiteral("idempotency.unlock"), QString());
+        QCOMPARE(audit.size(), 1);
+        QCOMPARE(audit.first().toObject().value(QStringLiteral("actor")).toString(), QStringLiteral("desk"));
+        QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("agent died, INC-7"));
+    }
+
+    // A delivery parked holding its pay lock (test hook) shows in GET /api/v1/locks: held,
+    // owned, fenced for its order, renewed by the watchdog; the order's last token listed.
+    void locksShowAHeldLock()
+    {
+        QString error;
+        MigratedDatabase db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = db.server->url();
+        options.extraConfig = QJsonObject{{QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
+                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+        options.environment = {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_lock_before_begin")};
+        auto agent = AgentProcess::start(options, &error);
+        QVERIFY2(agent, qPrintable(error));
+        const QString orderNo = QStringLiteral("ORD-LOCK-1");
+        QVERIFY2(!agent->orderPaidAtSim(orderNo, kUser, QStringLiteral("3.00"), QStringLiteral("SKU-LOCK"), &error).isEmpty(),
+                 qPrintable(error));
+        QTRY_VERIFY2_WITH_TIMEOUT(agent->output().contains(u"paused holding the lock"), qPrintable(agent->output()), 30000);
+
+        auto heldLock = [&]() -> QJsonObject {
+            const HttpAnswer answer = agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token"));
+            for (const QJsonValue &lock : answer.json().value(QStringLiteral("locks")).toArray()) {
+                if (lock.toObject().value(QStringLiteral("fence_scope")).toString() == orderNo)
+                    return lock.toObject();
+            }
+            return {};
+        };
+        const QJsonObject lock = heldLock();
+        QVERIFY2(!lock.isEmpty(), qPrintable(agent->output()));
+        QVERIFY(lock.value(QStringLiteral("key")).toString().startsWith(u"lock:pay:"));
+        QCOMPARE(lock.value(QStringLiteral("state")).toString(), QStringLiteral("held"));
+        QCOMPARE(lock.value(QStringLiteral("owner")).toString().size(), 32);
+        QVERIFY(lock.value(QStringLiteral("fencing_token")).toString().toULongLong() > 0);
+        QVERIFY(lock.value(QStringLiteral("ttl_left_ms")).toInteger() > 0);
+        QVERIFY(!lock.value(QStringLiteral("acquired_at")).toString().isEmpty());
+        // The watchdog keeps the parked holder's lease alive (every ttl/3).
+        QTRY_VERIFY_WITH_TIMEOUT(heldLock().value(QStringLiteral("renewals")).toInteger() >= 1, 30000);
+        QCOMPARE(heldLock().value(QStringLiteral("state")).toString(), QStringLiteral("held"));
+
+        const HttpAnswer answer = agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token"));
+        bool tokenListed = false;
+        for (const QJsonValue &fence : answer.json().value(QStringLiteral("fencing_tokens")).toArray()) {
+            if (fence.toObject().value(QStringLiteral("order_no")).toString() == orderNo)
+                tokenListed = fence.toObject().value(QStringLiteral("token")) == lock.value(QStringLiteral("fencing_token"));
+        }
+        QVERIFY(tokenListed);
+        QCOMPARE(answer.json().value(QStringLiteral("stale_fence_refused")).toInteger(), qint64(0));
+        QCOMPARE(count(*db.database, "SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+                 qint64(0));
+        // The parked delivery never finishes: the agent cannot drain, so it is killed.
+        ::kill(pid_t(agent->pid()), SIGKILL);
+    }
+
+private:
+    HttpAnswer get(const QString &path, const QByteArray &token) const { return m_agent->call("GET", path, {}, bearer(token)); }
+    HttpAnswer post(const QString &path, const QByteArray &token, const QByteArray &body) const
+    {
+        return m_agent->call("POST", path, body, bearer(token));
+    }
+    static QString replayPath(const QString &payNo, bool dryRun)
+    {
+        return QStringLiteral("/api/v1/callbacks/wechat/%1/replay%2").arg(payNo, dryRun ? QStringLiteral("?dry_run=true") : QString());
+    }
+
+    /// An order of one unit of `sku` paid at the simulator; with waitPaid, true once PAID.
+    bool pay(const QString &orderNo, const QString &sku, bool waitPaid)
+    {
+        QString error;
+        if (m_agent->orderPaidAtSim(orderNo, kUser, QStringLiteral("12.00"), sku, &error).isEmpty()) {
+            qWarning("%s", qPrintable(error));
+            return false;
+        }
+        return !waitPaid || QTest::qWaitFor(
+                                [&] {
+                                    return count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'",
+                                                 {orderNo}) == 1;
+                                },
+                                30000);
+    }
+
+    QJsonArray auditRows(const QString &action, const QString &target) const
+    {
+        QString query = QStringLiteral("/api/v1/audit?action=") + action;
+        if (!target.isEmpty())
+            query += QStringLiteral("&target=") + target;
+        return QJsonDocument::fromJson(get(query, "view-token").body).array();
+    }
+
+    QString payNoOf(const QString &orderNo) const
+    {
+        return m_agent->call("GET", QStringLiteral("/api/v1/orders/") + orderNo, {}, bearer("view-token"))
+            .json()
+            .value(QStringLiteral("pay_no"))
+            .toString();
+    }
+
+    QString payNoFromLog(const QString &orderNo) const
+    {
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/callbacks?order_no=") + orderNo, {},
+                                                bearer("view-token"));
+        const QJsonArray log = answer.json().value(QStringLiteral("log")).toArray();
+        return log.isEmpty() ? QString() : log.first().toObject().value(QStringLiteral("pay_no")).toString();
+    }
+
+    void setMode(const char *mode)
+    {
+        const HttpAnswer set = m_agent->call(
+            "PUT", QStringLiteral("/api/v1/mode"),
+            QJsonDocument(QJsonObject{{QStringLiteral("callbacks"), QLatin1String(mode)},
+                                      {QStringLiteral("reason"), QStringLiteral("replay test")}})
+                .toJson(QJsonDocument::Compact),
+            bearer("desk-token"));
+        QVERIFY2(set.status == 200, qPrintable(describe(set)));
+    }
+
+    QList<qint64> snapshot()
+    {
+        QList<qint64> values;
+        for (const char *sql : kSnapshot)
+            values.append(count(sql));
+        return values;
+    }
+
+    static qint64 count(sql::Database &database, const char *sql, const QVariantList &binds)
+    {
+        QString error;
+        const qint64 n = countRows(database, QString::fromLatin1(sql), binds, &error);
+        if (n < 0)
+            qWarning("%s: %s", sql, qPrintable(error));
+        return n;
+    }
+    qint64 count(const char *sql, const QVariantList &binds = {}) { return count(*m_db.database, sql, binds); }
+    qint64 count(const QString &sql, const QVariantList &binds) { return count(sql.toLatin1().constData(), binds); }
+
+    void exec(const char *sql, const QVariantList &binds)
+    {
+        const auto done = execSql(*m_db.database, QString::fromLatin1(sql), binds);
+        QVERIFY2(done.ok(), done.ok() ? "" : qPrintable(done.error().internalMessage));
+    }
+
+    MigratedDatabase m_db;
+    std::unique_ptr<AgentProcess> m_agent;
+    int m_sourceAddress = 0;
+};
+
+QTEST_GUILESS_MAIN(TestOpsRest)
+#include "tst_opsrest.moc"
