@@ -94,6 +94,9 @@ void TestAgentNginx::paymentThroughNginx()
     QVERIFY2(ready.status == 200, qPrintable(ready.describe() + QString::fromUtf8(nginx->logText())));
     QCOMPARE(ready.json().value(QStringLiteral("status")).toString(), QStringLiteral("ready"));
     QVERIFY(ready.reply->hasRawHeader("X-Trace-Id"));
+    // /metrics is the agent's, for Prometheus on its own address; the front refuses it.
+    QCOMPARE(client.send("GET", QStringLiteral("/metrics")).status, 404);
+    QCOMPARE(httpCall(agent->port(), "GET", QStringLiteral("/metrics"), {}, {}).status, 200);
 
     // Set-up with the operator token, then the user's token and confirm — all via nginx.
     const Headers desk{{"Authorization", "Bearer desk-token"}};
