@@ -24,6 +24,8 @@ namespace payonce::http {
 
 namespace {
 
+constexpr int kWebSocketSendBuffer = 64 * 1024;
+
 struct Segment {
     QString text;       // literal text, or the placeholder's name
     bool placeholder = false;
@@ -280,6 +282,9 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
         writeReply(socket, std::move(*refusal), context, true);
         return false;
     }
+    // A small kernel send buffer: a client that stops reading shows up as bytes waiting
+    // in Qt (what the stream's backpressure watches) instead of megabytes in the kernel.
+    socket->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, kWebSocketSendBuffer);
     qCInfo(lcHttp).noquote() << "WebSocket" << req.path << "opened by" << principal->name << "from"
                              << req.peerAddress.toString();
     return true;

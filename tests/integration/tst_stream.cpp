@@ -33,18 +33,6 @@ constexpr qint64 kRssGrowthBoundKiB = 64 * 1024; // the slow client may cost the
 
 using Samples = std::map<QString, double>;
 
-Samples parseSamples(const QByteArray &text)
-{
-    Samples samples;
-    for (const QByteArray &line : text.split('\n')) {
-        if (line.isEmpty() || line.startsWith('#'))
-            continue;
-        const qsizetype space = line.lastIndexOf(' ');
-        samples[QString::fromUtf8(line.left(space))] = line.mid(space + 1).toDouble();
-    }
-    return samples;
-}
-
 QString layerKey(Layer layer)
 {
     return QStringLiteral("payonce_duplicates_total{layer=\"%1\"}").arg(layerName(layer));
@@ -367,7 +355,7 @@ private:
         const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
         if (answer.status != 200)
             qWarning("scrape: %d %s", answer.status, answer.body.constData());
-        return parseSamples(answer.body);
+        return parseMetricSamples(answer.body);
     }
 
     static bool sameAsScrape(const StreamMetrics &m, const Samples &scraped)
