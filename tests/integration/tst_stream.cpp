@@ -29,7 +29,7 @@ namespace {
 
 constexpr int kIntervalMs = 5;
 constexpr int kTicks = 10000;
-constexpr qint64 kRssGrowthBoundKiB = 64 * 1024; // the slow client may cost the agent at most this
+constexpr qint64 kRssGrowthBoundKiB = 16 * 1024; // the slow client may cost the agent at most this (measured: about 1 MiB)
 
 using Samples = std::map<QString, double>;
 
