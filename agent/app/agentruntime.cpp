@@ -41,6 +41,8 @@
 #include "logging/categories.h"
 #include "redis/keystorefactory.h"
 #include "sql/database.h"
+#include "stream/streamhub.h"
+#include "stream/streamsources.h"
 #include "sql/migrationrunner.h"
 #include "sql/sqlauditreader.h"
 #include "sql/sqlauditwriter.h"
@@ -64,6 +66,7 @@
 #include <QThread>
 #include <QThreadPool>
 #include <QTimer>
+#include <QWebSocket>
 
 #include <atomic>
 #include <map>
@@ -143,6 +146,7 @@ struct AgentRuntime::Parts {
     std::unique_ptr<sql::SqlAuditReader> auditReader;
     std::unique_ptr<sql::SqlOperationalCounts> operationalCounts;
     std::unique_ptr<http::HttpServer> server;
+    std::unique_ptr<stream::StreamHub> streamHub; // after the server: its clients go first
     std::unique_ptr<QTimer> purgeTimer;
     quint16 port = 0;
 
@@ -502,12 +506,22 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     });
     http::registerSetupRoutes(*server, *setup);
     http::registerPaymentRoutes(*server, *tokens, *confirm);
-    http::registerBreakerRoutes(*server, *breakers, clock);
+    // The live stream (issue 8): WebSockets on this port, fed from the metrics above.
+    stream::StreamHub::Options streamOptions;
+    streamOptions.interval = std::chrono::milliseconds(config.stream.intervalMs);
+    streamHub = std::make_unique<stream::StreamHub>(
+        streamOptions, [this] { return stream::readStreamMetrics(metrics, breakers.get()); },
+        [this] { return StreamSnapshot{{}, stream::streamBreakers(*breakers, clock.nowMs()), {}}; }, &metrics);
+    server->webSocketRoute(QStringLiteral("/api/v1/stream"), http::Role::Viewer,
+                           [hub = streamHub.get()](std::unique_ptr<QWebSocket> socket) { hub->addClient(std::move(socket)); });
+    streamHub->start();
+    const http::EventPublisher publish = [hub = streamHub.get()](const StreamEvent &event) { hub->publish(event); };
+    http::registerBreakerRoutes(*server, *breakers, clock, publish);
     http::registerCallbackRoutes(*server, *callbacks, clock, [this](const http::HttpRequest &request) {
         return refundCallbacks->interceptAlipay(request);
     });
     http::registerRefundRoutes(*server, *refundCallbacks, *refundStore);
-    http::registerModeRoutes(*server, *callbackModes, *audit, clock);
+    http::registerModeRoutes(*server, *callbackModes, *audit, clock, publish);
     http::registerOutboxRoutes(*server, *outboxStore, *audit, clock);
     http::registerFindingRoutes(*server, *findingReader);
     http::registerCompensationRoutes(*server, *compensations, *orders, clock, refunds.get());
@@ -553,6 +567,8 @@ void AgentRuntime::Parts::stopBackgroundWork()
     }
     if (outboxLoops)
         outboxLoops->stop();
+    if (streamHub)
+        streamHub->stop();
 }
 
 AgentRuntime::~AgentRuntime()

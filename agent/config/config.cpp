@@ -429,7 +429,8 @@ public:
             || !integer(QStringLiteral("patrol.stuck_accepted_after_ms"), c.patrol.stuckAcceptedAfterMs, 1000,
                         86400000)
             || !integer(QStringLiteral("close.pending_timeout_ms"), c.close.pendingTimeoutMs, 0, 604800000)
-            || !integer(QStringLiteral("close.interval_ms"), c.close.intervalMs, 100, 86400000))
+            || !integer(QStringLiteral("close.interval_ms"), c.close.intervalMs, 100, 86400000)
+            || !integer(QStringLiteral("stream.interval_ms"), c.stream.intervalMs, 5, 60000))
             return error;
         if (const Setting *s = find(QStringLiteral("outbox.webhook_urls"))) {
             const QJsonArray urls = s->value.toArray();
@@ -729,6 +730,7 @@ QString Config::describeForLog() const
             .arg(patrol.stuckPayingAfterMs)
             .arg(patrol.stuckAcceptedAfterMs),
         QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}").arg(close.pendingTimeoutMs).arg(close.intervalMs),
+        QStringLiteral("stream={interval_ms=%1}").arg(stream.intervalMs),
     };
     return parts.join(u' ');
 }

@@ -94,6 +94,11 @@ struct CloseSettings {
     int intervalMs = 60000;                  ///< the closer runs this often
 };
 
+/// The live stream (GET /api/v1/stream).
+struct StreamSettings {
+    int intervalMs = 250; ///< a metrics message this often; below 100 only for tests (5 is the floor)
+};
+
 /// The agent's whole configuration, valid by construction when it comes out of
 /// loadConfig(): every URL parsed, every number in range, every key file present.
 /// A plain value: copy it, read it from any thread. Members hold the defaults of api.md;
@@ -125,6 +130,7 @@ struct Config {
     OutboxSettings outbox;
     PatrolSettings patrol;
     CloseSettings close;
+    StreamSettings stream;
     QString configFile;                      ///< absolute path of the file read, or empty
 
     /// One line for the start-up log: every setting, secrets masked ("apiv3_key=<set>",

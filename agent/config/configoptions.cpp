@@ -70,6 +70,8 @@ constexpr OptionSpec kOptions[] = {
      u"Close a PENDING order unchanged for this long: its trades are closed at the platform, then the order is CLOSED (0-604800000; 0: never)."},
     {u"close.interval_ms", u"close-interval-ms", K::Integer, u"MS", u"60000",
      u"Look for PENDING orders past close.pending_timeout_ms this often (100-86400000)."},
+    {u"stream.interval_ms", u"stream-interval-ms", K::Integer, u"MS", u"250",
+     u"GET /api/v1/stream sends a metrics message this often (5-60000; below 100 only for tests)."},
     {u"auth.tokens", u"", K::AuthTokens, u"JSON", u"[]",
      u"API tokens: [{\"name\",\"role\":\"viewer|operator|approver\",\"sha256\":\"<hex of the token>\"}]."},
     {u"wechat.mchid", u"", K::String, u"ID", u"", u"WeChat Pay merchant id."},

@@ -50,6 +50,18 @@ struct BreakerSnapshot {
     double failureRate = 0.0;       ///< over the current window
     int calls = 0;                  ///< in the current window
     qint64 stateChangedAtMs = 0;
+
+    /// What callers meet: a forced mode decides whatever the failure rate says, so an
+    /// operator sees "open" for forced_open and "closed" for forced_closed.
+    BreakerState effectiveState() const
+    {
+        switch (effectiveMode) {
+        case BreakerMode::ForcedOpen: return BreakerState::Open;
+        case BreakerMode::ForcedClosed: return BreakerState::Closed;
+        case BreakerMode::Auto: break;
+        }
+        return state;
+    }
 };
 
 /// A circuit breaker on the Clock port (design.md, "Circuit breakers").

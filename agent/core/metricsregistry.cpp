@@ -130,4 +130,45 @@ QByteArray MetricsRegistry::render() const
     return out;
 }
 
+QList<MetricSample> MetricsRegistry::samples(const QString &name) const
+{
+    QList<MetricSample> out;
+    Reader reader;
+    {
+        std::lock_guard lock(m_mutex);
+        const auto it = m_byName.find(name);
+        if (it == m_byName.end())
+            return out;
+        for (const auto &series : it->second->counters)
+            out.append({series.first, double(series.second.value())});
+        reader = it->second->reader;
+    }
+    if (reader)
+        out += reader();
+    return out;
+}
+
+std::optional<LatencyHistogram::Snapshot> MetricsRegistry::histogramSnapshot(const QString &name) const
+{
+    std::lock_guard lock(m_mutex);
+    const auto it = m_byName.find(name);
+    if (it == m_byName.end() || it->second->histograms.empty())
+        return std::nullopt;
+    std::optional<LatencyHistogram::Snapshot> merged;
+    for (const auto &series : it->second->histograms) {
+        const LatencyHistogram::Snapshot s = series.second.snapshot();
+        if (!merged) {
+            merged = s;
+            continue;
+        }
+        if (s.upperBounds != merged->upperBounds || s.cumulative.size() != merged->cumulative.size())
+            return std::nullopt;
+        for (qsizetype i = 0; i < s.cumulative.size(); ++i)
+            merged->cumulative[i] += s.cumulative.at(i);
+        merged->count += s.count;
+        merged->sumSeconds += s.sumSeconds;
+    }
+    return merged;
+}
+
 } // namespace payonce::core

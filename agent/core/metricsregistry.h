@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace payonce::core {
 
@@ -49,6 +50,14 @@ public:
     void addReader(const QString &name, const QString &help, MetricType type, Reader reader);
 
     QByteArray render() const;
+
+    /// One family's samples read now (its counters, or its reader's values): for the live
+    /// stream, which reads a few families several times a second and must not render the
+    /// database-backed ones. Empty for an unknown name or a histogram family.
+    QList<MetricSample> samples(const QString &name) const;
+    /// Every series of a histogram family merged into one (the same bounds); nullopt for
+    /// an unknown name or when the series' bounds differ.
+    std::optional<LatencyHistogram::Snapshot> histogramSnapshot(const QString &name) const;
 
 private:
     struct Family {

@@ -14,18 +14,6 @@ namespace payonce::http {
 
 namespace {
 
-/// What callers meet: a forced mode decides whatever the failure rate says, so the desk
-/// sees "open" for forced_open and "closed" for forced_closed.
-core::BreakerState effectiveState(const core::BreakerSnapshot &snapshot)
-{
-    switch (snapshot.effectiveMode) {
-    case core::BreakerMode::ForcedOpen: return core::BreakerState::Open;
-    case core::BreakerMode::ForcedClosed: return core::BreakerState::Closed;
-    case core::BreakerMode::Auto: break;
-    }
-    return snapshot.state;
-}
-
 /// api.md's shape: {"name","state","mode","failure_rate","calls","changed_at","changed_by","reason","expires_at"}.
 QJsonObject toJson(const core::BreakerSnapshot &snapshot, qint64 nowMs)
 {
@@ -33,7 +21,7 @@ QJsonObject toJson(const core::BreakerSnapshot &snapshot, qint64 nowMs)
     const bool inForce = mode.effectiveAt(nowMs) != core::BreakerMode::Auto;
     return QJsonObject{
         {QStringLiteral("name"), snapshot.name},
-        {QStringLiteral("state"), core::breakerStateName(effectiveState(snapshot))},
+        {QStringLiteral("state"), core::breakerStateName(snapshot.effectiveState())},
         {QStringLiteral("mode"), core::breakerModeName(snapshot.effectiveMode)},
         {QStringLiteral("failure_rate"), snapshot.failureRate},
         {QStringLiteral("calls"), snapshot.calls},
@@ -46,7 +34,8 @@ QJsonObject toJson(const core::BreakerSnapshot &snapshot, qint64 nowMs)
 
 } // namespace
 
-void registerBreakerRoutes(HttpServer &server, core::BreakerRegistry &breakers, const core::Clock &clock)
+void registerBreakerRoutes(HttpServer &server, core::BreakerRegistry &breakers, const core::Clock &clock,
+                           EventPublisher publish)
 {
     server.route(Method::Get, QStringLiteral("/api/v1/breakers"), Role::Viewer, [&](const HttpRequest &) {
         QJsonArray list;
@@ -56,7 +45,7 @@ void registerBreakerRoutes(HttpServer &server, core::BreakerRegistry &breakers, 
         return HttpReply::json(list);
     });
 
-    server.route(Method::Post, QStringLiteral("/api/v1/breakers/<name>"), Role::Operator, [&](const HttpRequest &request) {
+    server.route(Method::Post, QStringLiteral("/api/v1/breakers/<name>"), Role::Operator, [&, publish](const HttpRequest &request) {
         const QString name = request.pathArgument(QStringLiteral("name"));
         if (!breakers.find(name))
             return errorReply(QStringLiteral("breaker_not_found"), QStringLiteral("no breaker named %1").arg(name));
@@ -84,6 +73,8 @@ void registerBreakerRoutes(HttpServer &server, core::BreakerRegistry &breakers, 
         auto set = breakers.setMode(name, *mode, actor, reason, std::chrono::seconds(seconds));
         if (!set)
             return errorReply(set.error());
+        if (publish)
+            publish({QStringLiteral("breaker.mode"), name, core::breakerModeName(*mode), actor, reason});
         return HttpReply::ok(toJson(breakers.find(name)->snapshot(), clock.nowMs()));
     });
 }

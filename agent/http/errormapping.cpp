@@ -43,6 +43,7 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"length_required", 411},
     ApiCodeStatus{u"payload_too_large", 413},
     ApiCodeStatus{u"idempotency_key_reused", 422},
+    ApiCodeStatus{u"upgrade_required", 426},
     ApiCodeStatus{u"too_many_requests", 429},
     ApiCodeStatus{u"header_too_large", 431},
     ApiCodeStatus{u"internal", 500},
@@ -151,6 +152,7 @@ QByteArray reasonPhrase(int status)
     case 411: return QByteArrayLiteral("Length Required");
     case 413: return QByteArrayLiteral("Payload Too Large");
     case 422: return QByteArrayLiteral("Unprocessable Entity");
+    case 426: return QByteArrayLiteral("Upgrade Required");
     case 429: return QByteArrayLiteral("Too Many Requests");
     case 431: return QByteArrayLiteral("Request Header Fields Too Large");
     case 500: return QByteArrayLiteral("Internal Server Error");

@@ -12,6 +12,7 @@
 #include <QPointer>
 #include <QRandomGenerator>
 #include <QTcpSocket>
+#include <QWebSocket>
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -22,6 +23,8 @@
 namespace payonce::http {
 
 namespace {
+
+constexpr int kWebSocketSendBuffer = 64 * 1024;
 
 struct Segment {
     QString text;       // literal text, or the placeholder's name
@@ -173,6 +176,9 @@ struct HttpServer::Private {
     std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
     std::shared_ptr<const EndpointMetrics> unmatchedMetrics;
     bool draining = false;
+    QString webSocketPath;
+    Role webSocketRole = Role::Viewer;
+    WebSocketHandler webSocketHandler;
 
     Private(const Options &o, Authenticator a)
         : options(o), authenticator(std::move(a)), limiter(o.authFailuresPerWindow, o.authFailureWindow)
@@ -180,6 +186,12 @@ struct HttpServer::Private {
     }
 
     void dispatch(const QHttpServerRequest &request, QTcpSocket *socket, QHttpServerResponder &&responder);
+    /// The token check of a route: nullopt when `authorization` names a principal of at
+    /// least minimumRole (set in *principal), else the refusal to send (429, 401 or 403).
+    std::optional<HttpReply> authorize(const HttpRequest &req, QByteArrayView authorization, Role minimumRole,
+                                       std::optional<Principal> *principal);
+    /// An upgrade request: true when the upgrade may go on; otherwise the refusal is written.
+    bool admitUpgrade(const QHttpServerRequest &request, QTcpSocket *socket);
 };
 
 /// QAbstractHttpServer gives us the parsed request and its socket; routing, auth and
@@ -191,20 +203,92 @@ public:
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
     {
+        // QtHttpServer 6.4 asks this for an upgrade too, before the handshake: true lets
+        // the WebSocket server take the socket, false makes it call missingHandler() and
+        // close. A refused upgrade has had its answer written here already.
+        if (request.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0) {
+            if (m_d->admitUpgrade(request, socket))
+                return true;
+            socket->setProperty(kAnsweredProperty, true);
+            return false;
+        }
         m_d->dispatch(request, socket, makeResponder(request, socket));
         return true;
     }
     void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override
     {
-        // Not reached: handleRequest() answers everything.
+        if (socket->property(kAnsweredProperty).toBool())
+            return; // a refused upgrade, answered in handleRequest()
+        // Otherwise not reached: handleRequest() answers everything.
         ReplyContext context;
         context.traceId = traceIdFor({});
         writeReply(socket, errorReply(QStringLiteral("not_found"), QStringLiteral("no such resource")), context, true);
     }
 
 private:
+    static constexpr const char *kAnsweredProperty = "payonce_upgrade_answered";
     HttpServer::Private *m_d;
 };
+
+std::optional<HttpReply> HttpServer::Private::authorize(const HttpRequest &req, QByteArrayView authorization,
+                                                        Role minimumRole, std::optional<Principal> *principal)
+{
+    int retryAfter = 0;
+    if (limiter.isBlocked(req.peerAddress, &retryAfter)) {
+        limiter.recordRefusal();
+        HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
+                                     QStringLiteral("too many failed authentications from your address"));
+        reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
+        return reply;
+    }
+    *principal = authenticator.authenticate(authorization);
+    if (!*principal) {
+        limiter.recordFailure(req.peerAddress);
+        qCInfo(lcHttp).noquote() << "unauthenticated request from" << req.peerAddress.toString() << "to" << req.path
+                                 << "trace" << req.traceId;
+        HttpReply reply = errorReply(QStringLiteral("unauthenticated"), QStringLiteral("a valid bearer token is required"));
+        reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
+        return reply;
+    }
+    if (int((*principal)->role) < int(minimumRole))
+        return errorReply(QStringLiteral("forbidden"),
+                          QStringLiteral("this needs the role %1; %2 has %3")
+                              .arg(roleName(minimumRole), (*principal)->name, roleName((*principal)->role)));
+    return std::nullopt;
+}
+
+bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    HttpRequest req;
+    req.peerAddress = request.remoteAddress();
+    req.path = request.url().path(QUrl::FullyDecoded);
+    req.traceId = traceIdFor(request.value(QByteArrayLiteral("traceparent")));
+    ReplyContext context;
+    context.traceId = req.traceId;
+    context.closeAfter = true;
+    if (!webSocketHandler || req.path != webSocketPath || request.method() != QHttpServerRequest::Method::Get) {
+        context.metrics = unmatchedMetrics;
+        writeReply(socket, errorReply(QStringLiteral("not_found"), QStringLiteral("no WebSocket at %1").arg(req.path)),
+                   context, true);
+        return false;
+    }
+    // Browsers cannot set headers on a WebSocket: the token may come in the query instead.
+    QByteArray authorization = request.value(QByteArrayLiteral("authorization"));
+    const QString queryToken = request.query().queryItemValue(QStringLiteral("access_token"), QUrl::FullyDecoded);
+    if (authorization.isEmpty() && !queryToken.isEmpty())
+        authorization = "Bearer " + queryToken.toUtf8();
+    std::optional<Principal> principal;
+    if (auto refusal = authorize(req, authorization, webSocketRole, &principal)) {
+        writeReply(socket, std::move(*refusal), context, true);
+        return false;
+    }
+    // A small kernel send buffer: a client that stops reading shows up as bytes waiting
+    // in Qt (what the stream's backpressure watches) instead of megabytes in the kernel.
+    socket->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, kWebSocketSendBuffer);
+    qCInfo(lcHttp).noquote() << "WebSocket" << req.path << "opened by" << principal->name << "from"
+                             << req.peerAddress.toString();
+    return true;
+}
 
 void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket *socket,
                                    QHttpServerResponder &&responder)
@@ -279,33 +363,9 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     context.metrics = matched->metrics;
 
     if (matched->options.minimumRole != Role::None) {
-        int retryAfter = 0;
-        if (limiter.isBlocked(req.peerAddress, &retryAfter)) {
-            limiter.recordRefusal();
-            HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
-                                         QStringLiteral("too many failed authentications from your address"));
-            reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
-            writeReply(socket, std::move(reply), context, true);
-            return;
-        }
-        const auto principal = authenticator.authenticate(req.header("authorization"));
-        if (!principal) {
-            limiter.recordFailure(req.peerAddress);
-            qCInfo(lcHttp).noquote() << "unauthenticated request from" << req.peerAddress.toString() << "to"
-                                     << req.path << "trace" << req.traceId;
-            HttpReply reply = errorReply(QStringLiteral("unauthenticated"),
-                                         QStringLiteral("a valid bearer token is required"));
-            reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
-            writeReply(socket, std::move(reply), context, true);
-            return;
-        }
-        if (int(principal->role) < int(matched->options.minimumRole)) {
-            writeReply(socket,
-                       errorReply(QStringLiteral("forbidden"),
-                                  QStringLiteral("this needs the role %1; %2 has %3")
-                                      .arg(roleName(matched->options.minimumRole), principal->name,
-                                           roleName(principal->role))),
-                       context, true);
+        std::optional<Principal> principal;
+        if (auto refusal = authorize(req, req.header("authorization"), matched->options.minimumRole, &principal)) {
+            writeReply(socket, std::move(*refusal), context, true);
             return;
         }
         req.principal = principal;
@@ -367,6 +427,25 @@ void HttpServer::route(Method method, const QString &pattern, const RouteOptions
     if (d->options.metrics)
         metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
     d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler), std::move(metrics)});
+}
+
+void HttpServer::webSocketRoute(const QString &path, Role minimumRole, WebSocketHandler handler)
+{
+    Q_ASSERT(handler && !d->webSocketHandler);
+    d->webSocketPath = path;
+    d->webSocketRole = minimumRole;
+    d->webSocketHandler = std::move(handler);
+    // A plain GET to the path (no upgrade) is told what to do.
+    route(Method::Get, path, Role::None, [](const HttpRequest &) {
+        return errorReply(QStringLiteral("upgrade_required"), QStringLiteral("this resource is a WebSocket"));
+    });
+    connect(d->backend, &QAbstractHttpServer::newWebSocketConnection, this, [this] {
+        while (d->backend->hasPendingWebSocketConnections()) {
+            std::unique_ptr<QWebSocket> socket = d->backend->nextPendingWebSocketConnection();
+            if (socket)
+                d->webSocketHandler(std::move(socket));
+        }
+    });
 }
 
 void HttpServer::addHealthRoutes(ReadinessCheck check)

@@ -5,6 +5,7 @@
 #include "httptypes.h"
 
 #include "core/result.h"
+#include "shared/streammessage.h"
 
 #include <QHostAddress>
 #include <QObject>
@@ -13,11 +14,17 @@
 #include <functional>
 #include <memory>
 
+class QWebSocket;
+
 namespace payonce::core {
 class MetricsRegistry;
 }
 
 namespace payonce::http {
+
+/// Where routes report what an operator did (breaker forced, callback mode changed) for
+/// the live stream; called on a worker thread; empty: nobody listens.
+using EventPublisher = std::function<void(const StreamEvent &)>;
 
 /// How a route is guarded and answered.
 struct RouteOptions {
@@ -83,6 +90,17 @@ public:
     /// A literal segment wins over a placeholder; the first registered wins among equals.
     void route(Method method, const QString &pattern, Role minimumRole, Handler handler);
     void route(Method method, const QString &pattern, const RouteOptions &options, Handler handler);
+
+    /// Receives an accepted WebSocket (on the event-loop thread) and takes ownership.
+    using WebSocketHandler = std::function<void(std::unique_ptr<QWebSocket>)>;
+
+    /// GET `path` upgraded to WebSocket on this server's port (notes/qthttpserver-6.4.md
+    /// item 4). The token comes as `Authorization: Bearer` or `?access_token=` and must have
+    /// at least minimumRole: otherwise the upgrade is refused right at the handshake — the
+    /// usual 401 / 403 / 429 reply is written instead of 101 and the connection closed, so
+    /// no WebSocket is ever made for it. A request to `path` that is not an upgrade gets
+    /// 426 upgrade_required; an upgrade to any other path, 404. One WebSocket path.
+    void webSocketRoute(const QString &path, Role minimumRole, WebSocketHandler handler);
 
     /// GET /healthz → 200 {"status":"up"} (on the event loop); GET /readyz → 200
     /// {"status":"ready","redis":"ok"|"degraded"} or 503 {"status":"unready","redis":…,

@@ -37,14 +37,14 @@ core::Result<QJsonObject> modeJson(core::CallbackModeStore &modes)
 } // namespace
 
 void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core::AuditWriter &audit,
-                        const core::Clock &clock)
+                        const core::Clock &clock, EventPublisher publish)
 {
     server.route(Method::Get, QStringLiteral("/api/v1/mode"), Role::Viewer, [&](const HttpRequest &) {
         auto json = modeJson(modes);
         return json ? HttpReply::ok(json.value()) : errorReply(json.error());
     });
 
-    server.route(Method::Put, QStringLiteral("/api/v1/mode"), Role::Operator, [&](const HttpRequest &request) {
+    server.route(Method::Put, QStringLiteral("/api/v1/mode"), Role::Operator, [&, publish](const HttpRequest &request) {
         auto body = parseJsonObject(request.body, {QStringLiteral("callbacks"), QStringLiteral("reason")});
         if (!body)
             return errorReply(QStringLiteral("invalid_request"), body.error().publicMessage);
@@ -68,6 +68,9 @@ void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core
                                      request.traceId});
         if (!audited)
             return errorReply(audited.error());
+        if (publish)
+            publish({QStringLiteral("callback.mode"), QStringLiteral("callbacks"), core::callbackModeName(*mode), actor,
+                     reason});
         return HttpReply::ok(after.value());
     });
 }

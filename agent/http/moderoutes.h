@@ -13,8 +13,9 @@ namespace payonce::http {
 /// The incident switch (api.md): GET /api/v1/mode (viewer) → {"callbacks":"normal"|
 /// "accept_only","accepted_waiting",...}; PUT /api/v1/mode (operator) {"callbacks",
 /// "reason"} — stored in the database, so every agent follows it, and audited with the
-/// caller as actor.
+/// caller as actor. A change is published as an event {"kind":"callback.mode",
+/// "subject":"callbacks","value":<mode>,"actor","reason"}.
 void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core::AuditWriter &audit,
-                        const core::Clock &clock);
+                        const core::Clock &clock, EventPublisher publish = {});
 
 } // namespace payonce::http

@@ -260,4 +260,16 @@ QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, cons
     return paymentNo;
 }
 
+std::map<QString, double> parseMetricSamples(const QByteArray &text)
+{
+    std::map<QString, double> samples;
+    for (const QByteArray &line : text.split('\n')) {
+        if (line.isEmpty() || line.startsWith('#'))
+            continue;
+        const qsizetype space = line.lastIndexOf(' ');
+        samples[QString::fromUtf8(line.left(space))] = line.mid(space + 1).toDouble();
+    }
+    return samples;
+}
+
 } // namespace payonce::testsupport

@@ -7,6 +7,7 @@
 #include <QProcess>
 #include <QString>
 
+#include <map>
 #include <memory>
 
 namespace payonce::testsupport {
@@ -91,6 +92,9 @@ private:
     int m_port = 0;
     int m_simPort = 0;
 };
+
+/// A Prometheus text scrape's "name{labels} value" lines, keyed by "name{labels}" as written.
+std::map<QString, double> parseMetricSamples(const QByteArray &text);
 
 HttpAnswer httpCall(int port, const QByteArray &method, const QString &path, const QByteArray &body,
                     const QList<QPair<QByteArray, QByteArray>> &headers);

@@ -22,19 +22,6 @@ namespace {
 
 using Samples = std::map<QString, double>;
 
-/// "name{labels} value" lines of a scrape, keyed by "name{labels}" as written.
-Samples parseSamples(const QByteArray &text)
-{
-    Samples samples;
-    for (const QByteArray &line : text.split('\n')) {
-        if (line.isEmpty() || line.startsWith('#'))
-            continue;
-        const qsizetype space = line.lastIndexOf(' ');
-        samples[QString::fromUtf8(line.left(space))] = line.mid(space + 1).toDouble();
-    }
-    return samples;
-}
-
 QString layerKey(const char *layer)
 {
     return QStringLiteral("payonce_duplicates_total{layer=\"%1\"}").arg(QLatin1String(layer));
@@ -94,7 +81,7 @@ private Q_SLOTS:
                                         "payonce_findings_open gauge"};
         for (const char *family : families)
             QVERIFY2(answer.body.contains(QByteArray(QByteArray("# TYPE ") + family + '\n')), family);
-        const Samples s = parseSamples(answer.body);
+        const Samples s = parseMetricSamples(answer.body);
         for (const char *layer : kLayers)
             QVERIFY2(s.count(layerKey(layer)), layer);
         QCOMPARE(s.at(QStringLiteral("payonce_breaker_state{name=\"gateway.wechat\"}")), 0.0);
@@ -214,7 +201,7 @@ private Q_SLOTS:
             QCOMPARE(answer.status, 200);
             const auto [code, output] = promtool({QStringLiteral("check"), QStringLiteral("metrics")}, answer.body);
             QVERIFY2(code == 0, QByteArray(output + "\n--- scrape ---\n" + answer.body).constData());
-            const Samples s = parseSamples(answer.body);
+            const Samples s = parseMetricSamples(answer.body);
             for (const auto &[key, value] : s) {
                 if (!key.startsWith(u"payonce_request_duration_seconds_count"))
                     continue;
@@ -228,7 +215,7 @@ private Q_SLOTS:
         stop = true;
         load.join();
         QVERIFY(sent.load() > 0);
-        const Samples s = parseSamples(m_agent->call("GET", QStringLiteral("/metrics")).body);
+        const Samples s = parseMetricSamples(m_agent->call("GET", QStringLiteral("/metrics")).body);
         QVERIFY(s.at(QStringLiteral("payonce_requests_total{endpoint=\"unmatched\",outcome=\"4xx\"}")) >= 1);
         QVERIFY(s.at(QStringLiteral("payonce_requests_total{endpoint=\"/healthz\",outcome=\"2xx\"}")) >= 1);
         QVERIFY(s.at(QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/orders/<order_no>\",outcome=\"4xx\"}"))
@@ -249,7 +236,7 @@ private:
         const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
         if (answer.status != 200)
             qWarning("scrape: %d %s", answer.status, answer.body.constData());
-        return parseSamples(answer.body);
+        return parseMetricSamples(answer.body);
     }
 
     /// How many callback answers were decided since `before` (every layer but side_effect).

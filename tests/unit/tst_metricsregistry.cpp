@@ -22,6 +22,8 @@ private Q_SLOTS:
     void renderWritesHelpTypeAndSeries();
     void readersRunAtScrape();
     void sameLabelsSameSeries();
+    void samplesOfOneFamily();
+    void histogramSeriesMerged();
 };
 
 void TestMetricsRegistry::countersFromManyThreadsSumExactly()
@@ -193,6 +195,45 @@ void TestMetricsRegistry::sameLabelsSameSeries()
     QCOMPARE(text.count("# TYPE r_total counter"), 1);
     QVERIFY(text.contains("r_total{o=\"2xx\"} 1\n"));
     QVERIFY(text.contains("r_total{o=\"5xx\"} 3\n"));
+}
+
+void TestMetricsRegistry::samplesOfOneFamily()
+{
+    MetricsRegistry registry;
+    registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("2xx")}}).add(3);
+    registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("5xx")}}).add(2);
+    int otherCalls = 0;
+    registry.addReader(QStringLiteral("other"), QStringLiteral("o"), MetricType::Gauge, [&] {
+        ++otherCalls;
+        return QList<MetricSample>{};
+    });
+    registry.addReader(QStringLiteral("g"), QStringLiteral("g"), MetricType::Gauge,
+                       [] { return QList<MetricSample>{{{}, 4.0}}; });
+    const QList<MetricSample> counters = registry.samples(QStringLiteral("r_total"));
+    QCOMPARE(counters.size(), 2);
+    QCOMPARE(counters.at(0).value + counters.at(1).value, 5.0);
+    const QList<MetricSample> gauge = registry.samples(QStringLiteral("g"));
+    QCOMPARE(gauge.size(), 1);
+    QCOMPARE(gauge.at(0).value, 4.0);
+    QVERIFY(registry.samples(QStringLiteral("nope")).isEmpty());
+    QCOMPARE(otherCalls, 0); // only the family asked for is read
+}
+
+void TestMetricsRegistry::histogramSeriesMerged()
+{
+    MetricsRegistry registry;
+    QVERIFY(!registry.histogramSnapshot(QStringLiteral("d")));
+    LatencyHistogram &a = registry.histogram(QStringLiteral("d"), QStringLiteral("d"), {{QStringLiteral("e"), QStringLiteral("a")}});
+    LatencyHistogram &b = registry.histogram(QStringLiteral("d"), QStringLiteral("d"), {{QStringLiteral("e"), QStringLiteral("b")}});
+    for (int i = 0; i < 98; ++i)
+        a.observeSeconds(0.002);
+    b.observeSeconds(5.0);
+    b.observeSeconds(5.0);
+    const auto merged = registry.histogramSnapshot(QStringLiteral("d"));
+    QVERIFY(merged);
+    QCOMPARE(merged->count, quint64(100));
+    QVERIFY(LatencyHistogram::quantile(*merged, 0.5) <= 0.005);
+    QVERIFY(LatencyHistogram::quantile(*merged, 0.995) > 2.5);
 }
 
 QTEST_GUILESS_MAIN(TestMetricsRegistry)

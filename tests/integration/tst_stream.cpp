@@ -1,0 +1,392 @@
+// GET /api/v1/stream on the real agent (with payonce-sim beside it), on each dialect:
+// refused at the upgrade without a valid token; a snapshot first, then metrics with seq
+// 1, 2, 3, …; the per-layer duplicate counts it shows move by exactly what a storm of
+// duplicate notifications recorded in callback_deliveries, and agree with GET /metrics;
+// a forced breaker and a callback-mode change arrive as events with actor and reason; a
+// client that never reads is coalesced or dropped while the agent keeps answering and
+// its memory stays bounded. The agent runs with stream.interval_ms = 5 (a test-only
+// interval; 250 ms by default) so 10 000 ticks take about a minute, not 40.
+
+#include "agentprocess.h"
+#include "storagefixture.h"
+
+#include "shared/streammessage.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QNetworkRequest>
+#include <QRandomGenerator>
+#include <QTcpSocket>
+#include <QTest>
+#include <QWebSocket>
+
+#include <map>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+constexpr int kIntervalMs = 5;
+constexpr int kTicks = 10000;
+constexpr qint64 kRssGrowthBoundKiB = 16 * 1024; // the slow client may cost the agent at most this (measured: about 1 MiB)
+
+using Samples = std::map<QString, double>;
+
+QString layerKey(Layer layer)
+{
+    return QStringLiteral("payonce_duplicates_total{layer=\"%1\"}").arg(layerName(layer));
+}
+
+/// VmRSS of a process in KiB, -1 when unreadable.
+qint64 rssKiB(qint64 pid)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    }
+    return -1;
+}
+
+/// The opening handshake written by hand, so a test controls the socket under it.
+QByteArray upgradeRequest(int port, const QByteArray &target, const QByteArray &authorization)
+{
+    quint32 key[4];
+    QRandomGenerator::global()->fillRange(key);
+    QByteArray out = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
+        + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
+        + QByteArray(reinterpret_cast<const char *>(key), sizeof key).toBase64() + "\r\n";
+    if (!authorization.isEmpty())
+        out += "Authorization: " + authorization + "\r\n";
+    return out + "\r\n";
+}
+
+/// A well-behaved client: decodes every message as it arrives.
+class StreamClient : public QObject {
+public:
+    QList<StreamMessage> messages;
+    QStringList errors;
+
+    StreamClient(int port, const QByteArray &token)
+    {
+        connect(&m_socket, &QWebSocket::textMessageReceived, this, [this](const QString &text) {
+            QString error;
+            auto decoded = decodeStreamMessage(text.toUtf8(), &error);
+            if (!decoded)
+                errors << error;
+            else
+                messages.append(*decoded);
+        });
+        QNetworkRequest request(QUrl(QStringLiteral("ws://127.0.0.1:%1/api/v1/stream").arg(port)));
+        request.setRawHeader("Authorization", "Bearer " + token);
+        m_socket.open(request);
+    }
+    const StreamMetrics *latestMetrics() const
+    {
+        for (auto it = messages.crbegin(); it != messages.crend(); ++it) {
+            if (const auto *m = std::get_if<StreamMetrics>(&it->body))
+                return m;
+        }
+        return nullptr;
+    }
+    qint64 lastSeq() const { return messages.isEmpty() ? 0 : messages.last().seq; }
+    QList<StreamEvent> events() const
+    {
+        QList<StreamEvent> out;
+        for (const StreamMessage &m : messages) {
+            if (const auto *e = std::get_if<StreamEvent>(&m.body))
+                out << *e;
+        }
+        return out;
+    }
+
+private:
+    QWebSocket m_socket;
+};
+
+} // namespace
+
+class TestStream : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        options.extraConfig = QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kIntervalMs}}}};
+        m_agent = AgentProcess::start(options, &error);
+        QVERIFY2(m_agent, qPrintable(error));
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+    }
+    void cleanupTestCase()
+    {
+        if (m_agent)
+            QCOMPARE(m_agent->stop(), 0);
+    }
+
+    // The refusal is the HTTP answer to the handshake itself: no 101, no WebSocket.
+    void upgradeNeedsAValidToken_data()
+    {
+        QTest::addColumn<QByteArray>("target");
+        QTest::addColumn<QByteArray>("authorization");
+        QTest::addColumn<QByteArray>("statusLine");
+        QTest::newRow("no token") << QByteArray("/api/v1/stream") << QByteArray() << QByteArray("HTTP/1.1 401");
+        QTest::newRow("unknown token") << QByteArray("/api/v1/stream") << QByteArray("Bearer nobody-token")
+                                       << QByteArray("HTTP/1.1 401");
+        QTest::newRow("unknown query token") << QByteArray("/api/v1/stream?access_token=nobody-token") << QByteArray()
+                                             << QByteArray("HTTP/1.1 401");
+        QTest::newRow("other path") << QByteArray("/api/v1/streams") << QByteArray("Bearer view-token")
+                                    << QByteArray("HTTP/1.1 404");
+        QTest::newRow("viewer in the query") << QByteArray("/api/v1/stream?access_token=view-token") << QByteArray()
+                                             << QByteArray("HTTP/1.1 101");
+        QTest::newRow("operator in the header") << QByteArray("/api/v1/stream") << QByteArray("Bearer desk-token")
+                                                << QByteArray("HTTP/1.1 101");
+    }
+    void upgradeNeedsAValidToken()
+    {
+        QFETCH(QByteArray, target);
+        QFETCH(QByteArray, authorization);
+        QFETCH(QByteArray, statusLine);
+        QTcpSocket socket;
+        socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(m_agent->port()));
+        QVERIFY(socket.waitForConnected(10000));
+        socket.write(upgradeRequest(m_agent->port(), target, authorization));
+        QByteArray head;
+        while (!head.contains("\r\n\r\n") && socket.waitForReadyRead(10000))
+            head += socket.readAll();
+        QVERIFY2(head.startsWith(statusLine), head.constData());
+        if (statusLine.endsWith("101"))
+            return;
+        QVERIFY2(!head.contains(" 101 "), head.constData());
+        // The server closes a refused upgrade.
+        while (socket.state() == QAbstractSocket::ConnectedState && socket.waitForReadyRead(10000))
+            socket.readAll();
+        QCOMPARE(socket.state(), QAbstractSocket::UnconnectedState);
+    }
+
+    void plainGetIsToldToUpgrade()
+    {
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/stream"), {},
+                                                {{"Authorization", "Bearer view-token"}});
+        QCOMPARE(answer.status, 426);
+        QCOMPARE(answer.errorCode(), QStringLiteral("upgrade_required"));
+    }
+
+    void snapshotFirstThenMetricsInSequence()
+    {
+        StreamClient client(m_agent->port(), "view-token");
+        QTRY_VERIFY_WITH_TIMEOUT(client.messages.size() >= 50, 30000);
+        QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
+        const auto *snapshot = std::get_if<StreamSnapshot>(&client.messages.first().body);
+        QVERIFY(snapshot);
+        QVERIFY(!snapshot->breakers.isEmpty());
+        QVERIFY(snapshot->metrics.breakerStates.contains(QStringLiteral("gateway.wechat")));
+        QCOMPARE(snapshot->metrics.duplicates.size(), qsizetype(allLayers.size()));
+        QVERIFY(snapshot->metrics.requests > 0); // this test's own calls, at least the agent's start-up checks
+        for (qsizetype i = 0; i < client.messages.size(); ++i) {
+            QCOMPARE(client.messages.at(i).seq, qint64(i + 1));
+            if (i > 0)
+                QVERIFY(std::holds_alternative<StreamMetrics>(client.messages.at(i).body));
+            QVERIFY(client.messages.at(i).at.isValid());
+            if (i > 0)
+                QVERIFY(client.messages.at(i).at >= client.messages.at(i - 1).at);
+        }
+        const StreamMetrics *latest = client.latestMetrics();
+        QVERIFY(latest->latencyP99Ms >= latest->latencyP50Ms);
+    }
+
+    void duplicateStormMovesTheStreamedCounts()
+    {
+        StreamClient client(m_agent->port(), "view-token");
+        QString error;
+        const QString orderNo = QStringLiteral("ORD-STREAM-STORM");
+        QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-STREAM-S"), &error),
+                 qPrintable(error));
+        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
+        QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
+        // Quiet now: the stream catches up with the scrape.
+        const Samples scraped = scrape();
+        QTRY_VERIFY_WITH_TIMEOUT(client.latestMetrics() && sameAsScrape(*client.latestMetrics(), scraped), 30000);
+        const StreamMetrics before = *client.latestMetrics();
+        const qsizetype firstStormMessage = client.messages.size();
+
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
+                 200);
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
+                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                     .status,
+                 200);
+        QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
+        QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
+                                 30000);
+        const qint64 deliveries = count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo);
+        QTRY_COMPARE_WITH_TIMEOUT(callbackDecisions(*client.latestMetrics(), before), deliveries, 30000);
+
+        const StreamMetrics after = *client.latestMetrics();
+        QCOMPARE(after.duplicates.value(Layer::None) - before.duplicates.value(Layer::None), qint64(1));
+        for (Layer layer : allLayers) {
+            if (layer == Layer::SideEffect)
+                continue;
+            const qint64 recorded =
+                countRows(*m_db.database,
+                          QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
+                          {QVariant(orderNo), QVariant(layerName(layer))});
+            const qint64 moved = after.duplicates.value(layer) - before.duplicates.value(layer);
+            QVERIFY2(moved == recorded, qPrintable(QStringLiteral("%1: stream moved by %2, %3 deliveries recorded")
+                                                       .arg(layerName(layer))
+                                                       .arg(moved)
+                                                       .arg(recorded)));
+            if (moved > 0) {
+                // A layer that moved had a positive rate in some message meanwhile.
+                bool sawRate = false;
+                for (qsizetype i = firstStormMessage; i < client.messages.size(); ++i) {
+                    if (const auto *m = std::get_if<StreamMetrics>(&client.messages.at(i).body))
+                        sawRate = sawRate || m->rates.value(layer) > 0;
+                }
+                QVERIFY2(sawRate, qPrintable(layerName(layer)));
+            }
+        }
+        QVERIFY(deliveries - 1 >= 4);
+        // And the stream says what /metrics says.
+        const Samples scrapedAfter = scrape();
+        QTRY_VERIFY_WITH_TIMEOUT(sameAsScrape(*client.latestMetrics(), scrapedAfter), 30000);
+        QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
+    }
+
+    void operatorChangesArriveAsEvents()
+    {
+        StreamClient client(m_agent->port(), "view-token");
+        QTRY_VERIFY_WITH_TIMEOUT(client.messages.size() >= 2, 30000);
+        const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
+                               "{\"mode\":\"forced_open\",\"reason\":\"stream test: platform incident\"}", desk)
+                     .status,
+                 200);
+        QTRY_VERIFY_WITH_TIMEOUT(!client.events().isEmpty(), 30000);
+        const StreamEvent forced = client.events().first();
+        QCOMPARE(forced.kind, QStringLiteral("breaker.mode"));
+        QCOMPARE(forced.subject, QStringLiteral("gateway.wechat"));
+        QCOMPARE(forced.value, QStringLiteral("forced_open"));
+        QCOMPARE(forced.actor, QStringLiteral("desk"));
+        QCOMPARE(forced.reason, QStringLiteral("stream test: platform incident"));
+        QTRY_COMPARE_WITH_TIMEOUT(client.latestMetrics()->breakerStates.value(QStringLiteral("gateway.wechat")),
+                                  QStringLiteral("open"), 30000);
+
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
+                               "{\"mode\":\"auto\",\"reason\":\"incident over\"}", desk)
+                     .status,
+                 200);
+        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
+                               "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: database migration\"}", desk)
+                     .status,
+                 200);
+        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
+                     .status,
+                 200);
+        QTRY_COMPARE_WITH_TIMEOUT(client.events().size(), qsizetype(4), 30000);
+        const QList<StreamEvent> events = client.events();
+        QCOMPARE(events.at(1).value, QStringLiteral("auto"));
+        QCOMPARE(events.at(2).kind, QStringLiteral("callback.mode"));
+        QCOMPARE(events.at(2).subject, QStringLiteral("callbacks"));
+        QCOMPARE(events.at(2).value, QStringLiteral("accept_only"));
+        QCOMPARE(events.at(2).actor, QStringLiteral("desk"));
+        QCOMPARE(events.at(2).reason, QStringLiteral("stream test: database migration"));
+        QCOMPARE(events.at(3).value, QStringLiteral("normal"));
+        for (qsizetype i = 1; i < client.messages.size(); ++i)
+            QCOMPARE(client.messages.at(i).seq, client.messages.at(i - 1).seq + 1);
+    }
+
+    // A client that completes the handshake and then never reads, behind a small receive
+    // buffer: the agent coalesces its metrics (or drops it) and keeps serving everyone else
+    // for 10 000 ticks, its memory bounded.
+    void clientThatNeverReadsCostsNothing()
+    {
+        const Samples before = scrape();
+        QTcpSocket slow;
+        slow.setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 4096);
+        slow.setReadBufferSize(4096);
+        slow.connectToHost(QStringLiteral("127.0.0.1"), quint16(m_agent->port()));
+        QVERIFY(slow.waitForConnected(10000));
+        slow.write(upgradeRequest(m_agent->port(), "/api/v1/stream", "Bearer view-token"));
+        QVERIFY(slow.waitForReadyRead(10000));
+        QVERIFY2(slow.peek(12) == "HTTP/1.1 101", slow.peek(200).constData());
+        // From here on nobody reads `slow`: its 4 KiB buffer fills and Qt stops reading.
+
+        StreamClient reader(m_agent->port(), "view-token");
+        QTRY_VERIFY_WITH_TIMEOUT(reader.messages.size() >= 10, 30000);
+        const qint64 rssStart = rssKiB(m_agent->pid());
+        QVERIFY(rssStart > 0);
+        qint64 rssMax = rssStart;
+        int healthChecks = 0;
+        // Failure guard only: 10 000 ticks of 5 ms take about a minute.
+        QDeadlineTimer guard(std::chrono::minutes(10));
+        while (reader.lastSeq() < kTicks && !guard.hasExpired()) {
+            QTest::qWait(500);
+            QCOMPARE(m_agent->call("GET", QStringLiteral("/healthz")).status, 200);
+            ++healthChecks;
+            rssMax = std::max(rssMax, rssKiB(m_agent->pid()));
+        }
+        QVERIFY2(reader.lastSeq() >= kTicks, qPrintable(QStringLiteral("reader at seq %1").arg(reader.lastSeq())));
+        QVERIFY(healthChecks > 0);
+        QVERIFY2(reader.errors.isEmpty(), qPrintable(reader.errors.join(u'\n')));
+        QVERIFY2(rssMax - rssStart < kRssGrowthBoundKiB,
+                 qPrintable(QStringLiteral("agent RSS grew from %1 KiB to %2 KiB").arg(rssStart).arg(rssMax)));
+
+        const Samples after = scrape();
+        const QString coalesced = QStringLiteral("payonce_stream_coalesced_total");
+        const QString dropped = QStringLiteral("payonce_stream_dropped_total");
+        QVERIFY2(after.count(coalesced) && after.count(dropped), "the stream counters are in /metrics");
+        const double moved = after.at(coalesced) - before.at(coalesced) + after.at(dropped) - before.at(dropped);
+        QVERIFY2(moved > 0, qPrintable(QStringLiteral("coalesced %1, dropped %2").arg(after.at(coalesced)).arg(after.at(dropped))));
+        qInfo("slow client: coalesced %g, dropped %g; agent RSS %lld -> max %lld KiB over %lld messages",
+              after.at(coalesced), after.at(dropped), rssStart, rssMax, reader.lastSeq());
+    }
+
+private:
+    Samples scrape()
+    {
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
+        if (answer.status != 200)
+            qWarning("scrape: %d %s", answer.status, answer.body.constData());
+        return parseMetricSamples(answer.body);
+    }
+
+    static bool sameAsScrape(const StreamMetrics &m, const Samples &scraped)
+    {
+        for (Layer layer : allLayers) {
+            const auto it = scraped.find(layerKey(layer));
+            if (it == scraped.end() || double(m.duplicates.value(layer)) != it->second)
+                return false;
+        }
+        return true;
+    }
+
+    /// Callback answers decided since `before` (every layer but side_effect).
+    static qint64 callbackDecisions(const StreamMetrics &now, const StreamMetrics &before)
+    {
+        qint64 sum = 0;
+        for (Layer layer : allLayers) {
+            if (layer != Layer::SideEffect)
+                sum += now.duplicates.value(layer) - before.duplicates.value(layer);
+        }
+        return sum;
+    }
+
+    qint64 count(const char *sql, const QString &bind)
+    {
+        return countRows(*m_db.database, QString::fromLatin1(sql), QVariantList{bind});
+    }
+
+    MigratedDatabase m_db;
+    std::unique_ptr<AgentProcess> m_agent;
+};
+
+QTEST_GUILESS_MAIN(TestStream)
+#include "tst_stream.moc"
