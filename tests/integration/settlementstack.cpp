@@ -44,13 +44,7 @@ qint64 SettlementStack::count(const QString &sql, const QVariantList &binds)
 
 QString SettlementStack::text(const QString &sql, const QVariantList &binds)
 {
-    auto read = database().read([&](sql::Session &session) -> Result<QString> {
-        auto q = session.exec(sql, binds);
-        if (!q)
-            return q.error();
-        return q.value().next() ? q.value().value(0).toString() : QString();
-    });
-    return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+    return firstValueText(database(), sql, binds);
 }
 
 bool SettlementStack::exec(const QString &sql, const QVariantList &binds)

@@ -86,6 +86,17 @@ qint64 countRows(sql::Database &database, const QString &sql, const QVariantList
     return counted.value();
 }
 
+QString firstValueText(sql::Database &database, const QString &sql, const QVariantList &binds)
+{
+    auto read = database.read([&](sql::Session &session) -> core::Result<QString> {
+        auto q = session.exec(sql, binds);
+        if (!q)
+            return q.error();
+        return q.value().next() ? q.value().value(0).toString() : QString();
+    });
+    return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+}
+
 core::Result<void> execSql(sql::Database &database, const QString &sql, const QVariantList &binds)
 {
     return database.write([&](sql::Session &session) -> core::Result<void> {

@@ -44,6 +44,10 @@ void runConcurrently(int threads, const std::function<void(int)> &body);
 qint64 countRows(sql::Database &database, const QString &sql, const QVariantList &binds = {},
                  QString *error = nullptr);
 
+/// The first column of the first row as text (empty when there is no row), on the calling
+/// thread; "<error: …>" on error, so the test fails on the comparison with the reason.
+QString firstValueText(sql::Database &database, const QString &sql, const QVariantList &binds = {});
+
 /// One write statement (test set-up by raw SQL) in its own transaction.
 core::Result<void> execSql(sql::Database &database, const QString &sql, const QVariantList &binds = {});
 

@@ -56,13 +56,7 @@ private:
 
     QString statusOf(const QString &orderNo)
     {
-        auto read = m_db.database->read([&](sql::Session &session) -> core::Result<QString> {
-            auto q = session.exec(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo});
-            if (!q)
-                return q.error();
-            return q.value().next() ? q.value().value(0).toString() : QString();
-        });
-        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+        return firstValueText(*m_db.database, QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo});
     }
 
     /// In one transaction, so the closer's timer never sees half of it: the order's payment

@@ -101,13 +101,7 @@ private:
 
     QString text(const QString &sql, const QVariantList &binds)
     {
-        auto read = m_db.database->read([&](sql::Session &session) -> core::Result<QString> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return q.value().next() ? q.value().value(0).toString() : QString();
-        });
-        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+        return firstValueText(*m_db.database, sql, binds);
     }
 
     QString orderStatus(const QString &orderNo)

@@ -141,13 +141,7 @@ private:
 
     QString text(const QString &sql, const QVariantList &binds)
     {
-        auto read = db().read([&](sql::Session &session) -> Result<QString> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return q.value().next() ? q.value().value(0).toString() : QString();
-        });
-        return read.ok() ? read.value() : QStringLiteral("<error: %1>").arg(read.error().internalMessage);
+        return firstValueText(db(), sql, binds);
     }
 
     void exec(const QString &sql, const QVariantList &binds = {})
