@@ -167,8 +167,19 @@ QByteArray encodeStreamMessage(const StreamMessage &message)
         out.insert(QStringLiteral("value"), event->value);
         out.insert(QStringLiteral("actor"), event->actor);
         out.insert(QStringLiteral("reason"), event->reason);
+        if (!event->detail.isEmpty())
+            out.insert(QStringLiteral("detail"), event->detail);
     }
     return QJsonDocument(out).toJson(QJsonDocument::Compact);
+}
+
+const QStringList &streamEventKinds()
+{
+    static const QStringList kinds{streamevent::BreakerMode,         streamevent::CallbackMode,
+                                   streamevent::CompensationProposed, streamevent::CompensationDecided,
+                                   streamevent::FindingRaised,       streamevent::ScenarioProgress,
+                                   streamevent::LockLost,            streamevent::FenceStaleRefused};
+    return kinds;
 }
 
 std::optional<StreamMessage> decodeStreamMessage(const QByteArray &json, QString *error)
@@ -236,8 +247,12 @@ std::optional<StreamMessage> decodeStreamMessage(const QByteArray &json, QString
         event.value = r.string(o, QStringLiteral("value"));
         event.actor = r.string(o, QStringLiteral("actor"));
         event.reason = r.string(o, QStringLiteral("reason"));
-        if (r.error.isEmpty() && event.kind.isEmpty())
-            r.fail(QStringLiteral("kind must not be empty"));
+        if (r.error.isEmpty() && !streamEventKinds().contains(event.kind))
+            r.fail(QStringLiteral("unknown event kind \"%1\"").arg(event.kind));
+        const QJsonValue detail = o.value(QStringLiteral("detail"));
+        if (!detail.isUndefined() && !detail.isObject())
+            r.fail(QStringLiteral("detail must be an object"));
+        event.detail = detail.toObject();
         message.body = event;
     } else {
         r.fail(QStringLiteral("unknown type %1").arg(type));

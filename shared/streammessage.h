@@ -4,9 +4,11 @@
 
 #include <QByteArray>
 #include <QDateTime>
+#include <QJsonObject>
 #include <QList>
 #include <QMap>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 #include <variant>
@@ -31,7 +33,8 @@ namespace payonce {
 /// A snapshot has the same fields plus "breakers" (a list of {"name","state","mode",
 /// "changed_by","reason"}) and, when known, "callbacks" (the callback mode). An event:
 /// {"type":"event","seq":…,"at":…,"kind":"breaker.mode","subject":"gateway.wechat",
-/// "value":"forced_open","actor":"desk","reason":"…"}.
+/// "value":"forced_open","actor":"desk","reason":"…"} with, for some kinds, "detail" (an
+/// object; absent when empty).
 
 /// The numbers of a metrics message (and of a snapshot).
 struct StreamMetrics {
@@ -65,14 +68,46 @@ struct StreamSnapshot {
     bool operator==(const StreamSnapshot &) const = default;
 };
 
-/// Something an operator or the agent did: kind "breaker.mode" (subject: the breaker,
-/// value: the mode) or "callback.mode" (subject "callbacks", value: the mode).
+/// The kinds of event, what their fields hold, and who publishes them. `actor` is the
+/// token's name where a person acted, else the agent part ("system:patrol", "system:<agent
+/// id>"); `reason` is the person's reason, or the agent's explanation.
+namespace streamevent {
+/// subject: the breaker; value: "auto" | "forced_open" | "forced_closed" (POST /api/v1/breakers/{name}).
+inline const QString BreakerMode = QStringLiteral("breaker.mode");
+/// subject "callbacks"; value "normal" | "accept_only" (PUT /api/v1/mode).
+inline const QString CallbackMode = QStringLiteral("callback.mode");
+/// subject "compensation:<id>"; value its kind ("refund", "freeze_coupon", …); actor the
+/// proposer; detail {"id","order_no","kind"}.
+inline const QString CompensationProposed = QStringLiteral("compensation.proposed");
+/// subject "compensation:<id>"; value "approved" | "rejected" | "executed"; actor the
+/// approver; detail {"id","order_no","kind"} (+ "result" when executed). An approval
+/// that executes publishes "approved", then "executed".
+inline const QString CompensationDecided = QStringLiteral("compensation.decided");
+/// subject: the finding's subject ("order:ORD1", …); value: its kind ("double_payment",
+/// …); detail {"order_no","pay_no","evidence"}. Published once per finding: when it is
+/// first raised (the patrol sees open findings again on every run).
+inline const QString FindingRaised = QStringLiteral("finding.raised");
+/// QA scenarios' progress (issue of the QA scenarios; kind reserved here).
+inline const QString ScenarioProgress = QStringLiteral("scenario.progress");
+/// subject: the lock key; value "lost"; actor the owner; reason why (renewal refused, lease
+/// ran out); detail {"fencing_token","fence_scope"}.
+inline const QString LockLost = QStringLiteral("lock.lost");
+/// subject: the order the stale token fenced; value the pay_no; actor "system:<agent id>";
+/// detail {"pay_no","fencing_token"}: a write under an older fencing token was refused.
+inline const QString FenceStaleRefused = QStringLiteral("fence.stale_refused");
+} // namespace streamevent
+
+/// Every kind above: what decodeStreamMessage() accepts.
+const QStringList &streamEventKinds();
+
+/// Something an operator or the agent did; the kinds are in namespace streamevent.
 struct StreamEvent {
     QString kind;
     QString subject;
     QString value;
     QString actor;
     QString reason;
+    QJsonObject detail = {}; ///< per kind (see streamevent); empty: not on the wire
 
     bool operator==(const StreamEvent &) const = default;
 };
@@ -93,7 +128,8 @@ QByteArray encodeStreamMessage(const StreamMessage &message);
 /// The inverse of encodeStreamMessage(). Refuses (nullopt, with a reason in *error when
 /// given) anything else: not a JSON object, an unknown type, seq < 1 or not an integer, an
 /// "at" that is not UTC ISO-8601 with milliseconds, a missing or mistyped field, an unknown
-/// layer, a negative count.
+/// layer, a negative count, an event kind not in streamEventKinds(), a detail that is not
+/// an object.
 std::optional<StreamMessage> decodeStreamMessage(const QByteArray &json, QString *error = nullptr);
 
 /// "2026-11-29T14:53:14.123Z".

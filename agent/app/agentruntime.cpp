@@ -1,6 +1,7 @@
 #include "agentruntime.h"
 
 #include "agentmetrics.h"
+#include "eventrelay.h"
 #include "outboxloops.h"
 #include "simlauncher.h"
 
@@ -100,6 +101,7 @@ struct AgentRuntime::Parts {
     config::Config config;
     core::SystemClock clock;
     core::MetricsRegistry metrics; // before everything that counts into it
+    EventRelay events;             // before everything that publishes into it
     std::unique_ptr<sql::Database> database;
     std::unique_ptr<sql::SqlFenceEpochSource> fenceEpochs;
     std::unique_ptr<core::KeyStore> keyStore;
@@ -198,6 +200,7 @@ core::Result<void> AgentRuntime::Parts::openStorage()
         return error;
     }
     keyStore = std::move(opened).value();
+    keyStore->setLockLostSink(events.sink());
     // Redis is an accelerator (design rule 5): down at start means degraded, not dead.
     if (auto pinged = keyStore->ping(); !pinged) {
         qCWarning(lcApp).noquote() << QStringLiteral("key store %1 unreachable, running degraded: %2")
@@ -286,6 +289,7 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
     options.agentId = config.instanceId;
     options.httpStatusOf = [](core::CallbackOutcomeCode code) { return http::httpStatus(code); };
     options.history = callbackHistory.get();
+    options.events = events.sink();
     // Crash tests: PAYONCE_TEST_PAUSE_AT=after_log_row_durable parks every delivery at that
     // point (forever), so a test can kill -9 the agent exactly there; after_lock_before_begin
     // parks it holding its pay lock (GET /api/v1/locks shows it). Only with qa.enabled.
@@ -321,6 +325,8 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
             return; // the previous run is still going
         QThreadPool::globalInstance()->start([this] {
             const core::CallbackWorker::Report report = callbackWorker->runOnce();
+            if (report.modeRead)
+                events.noteCallbackMode(report.acceptOnly ? QStringLiteral("accept_only") : QStringLiteral("normal"));
             if (report.finished > 0 || report.failed > 0)
                 qCInfo(lcApp) << "callback worker: finished" << report.finished << "accepted row(s)," << report.failed
                               << "failed";
@@ -363,7 +369,7 @@ core::Result<void> AgentRuntime::Parts::openOperations()
 
     // The patrol and the compensations it proposes; the runner lets one run go at a time.
     compensationStore = std::make_unique<sql::SqlCompensationStore>(*database);
-    compensations = std::make_unique<core::CompensationService>(*compensationStore, *audit);
+    compensations = std::make_unique<core::CompensationService>(*compensationStore, *audit, events.sink());
     // Refunds: recorded by an approved refund compensation, sent to the platform by the
     // service, settled by the platform's notification or the follow-up's query.
     refundStore = std::make_unique<sql::SqlRefundStore>(*database);
@@ -406,7 +412,8 @@ core::Result<void> AgentRuntime::Parts::openOperations()
     settlement.audit = audit.get();
     patrol = std::make_unique<core::Patrol>(
         *patrolStore, *compensations,
-        core::PatrolOptions{config.patrol.stuckPayingAfterMs, config.patrol.stuckAcceptedAfterMs}, settlement);
+        core::PatrolOptions{config.patrol.stuckPayingAfterMs, config.patrol.stuckAcceptedAfterMs}, settlement,
+        events.sink());
     patrolRunner = std::make_unique<core::PatrolRunner>(*patrol);
     findingReader = std::make_unique<sql::SqlFindingReader>(*database);
     auditReader = std::make_unique<sql::SqlAuditReader>(*database);
@@ -511,11 +518,17 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     streamOptions.interval = std::chrono::milliseconds(config.stream.intervalMs);
     streamHub = std::make_unique<stream::StreamHub>(
         streamOptions, [this] { return stream::readStreamMetrics(metrics, breakers.get()); },
-        [this] { return StreamSnapshot{{}, stream::streamBreakers(*breakers, clock.nowMs()), {}}; }, &metrics);
+        [this] { return StreamSnapshot{{}, stream::streamBreakers(*breakers, clock.nowMs()), events.callbackMode()}; },
+        &metrics);
+    // The mode other agents may have set before this one started; kept current by the
+    // callback worker's reads and this agent's own changes (EventRelay).
+    if (auto mode = callbackModes->mode(); mode.ok())
+        events.noteCallbackMode(core::callbackModeName(mode.value().mode));
     server->webSocketRoute(QStringLiteral("/api/v1/stream"), http::Role::Viewer,
                            [hub = streamHub.get()](std::unique_ptr<QWebSocket> socket) { hub->addClient(std::move(socket)); });
     streamHub->start();
-    const http::EventPublisher publish = [hub = streamHub.get()](const StreamEvent &event) { hub->publish(event); };
+    events.attach(streamHub.get());
+    const http::EventPublisher publish = events.sink();
     http::registerBreakerRoutes(*server, *breakers, clock, publish);
     http::registerCallbackRoutes(*server, *callbacks, clock, [this](const http::HttpRequest &request) {
         return refundCallbacks->interceptAlipay(request);
@@ -567,6 +580,7 @@ void AgentRuntime::Parts::stopBackgroundWork()
     }
     if (outboxLoops)
         outboxLoops->stop();
+    events.detach();
     if (streamHub)
         streamHub->stop();
 }

@@ -6,6 +6,7 @@
 #include "core/ports/idempotencycache.h"
 #include "core/ports/notificationverifier.h"
 #include "core/ports/paymentgateway.h"
+#include "core/streamevents.h"
 
 #include "logging/categories.h"
 
@@ -151,6 +152,18 @@ CallbackLayerSwitches CallbackPipeline::switches() const
     return m_switches;
 }
 
+QString CallbackPipeline::systemActor() const
+{
+    return QStringLiteral("system:") + (m_options.agentId.isEmpty() ? QStringLiteral("callbacks") : m_options.agentId);
+}
+
+void CallbackPipeline::publishFinding(const CallbackFinding &finding) const
+{
+    if (m_options.events)
+        m_options.events(findingRaisedEvent(finding.kind, finding.subject, finding.orderNo, finding.payNo,
+                                            finding.evidence, systemActor()));
+}
+
 void CallbackPipeline::event(const QString &name) const
 {
     if (m_options.onEvent)
@@ -219,6 +232,7 @@ CallbackOutcome CallbackPipeline::handle(const RawDelivery &delivery)
         record.httpStatus = m_options.httpStatusOf ? m_options.httpStatusOf(code) : 0;
         record.outcome = errorCodeName(error.code);
         record.agentId = m_options.agentId;
+        record.traceId = delivery.traceId;
         // Metadata only: an unverified body is not ours to keep, and never reaches
         // pay_callback_log or a business table.
         auto appended = m_store.appendDelivery(record);
@@ -337,6 +351,7 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         record.headers = ctx.raw.headers;
         record.rawBody = ctx.raw.body;
         record.agentId = m_options.agentId;
+        record.traceId = ctx.raw.traceId;
         auto appended = m_store.appendDelivery(record);
         if (!appended.ok())
             return unavailable(Layer::None, QStringLiteral("storage"), appended.error().internalMessage);
@@ -383,6 +398,8 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
             ctx.changes << QStringLiteral("findings: amount_mismatch %1 raised (or seen again)").arg(finding.subject);
         } else if (auto raised = m_store.raiseFinding(finding); !raised.ok()) {
             qCWarning(payonce::lcCore) << "callback: amount_mismatch finding not stored:" << raised.error().internalMessage;
+        } else if (raised.value()) {
+            publishFinding(finding);
         }
         return reject(Code::ContentMismatch, QStringLiteral("amount_mismatch"),
                       QStringLiteral("the notification's %1 does not match the order").arg(mismatch));
@@ -536,10 +553,12 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
 
     std::optional<CallbackOutcome> decided;
     bool staleFence = false;
+    QList<CallbackFinding> newFindings; // published once committed
     const Error rollback = Error::make(ErrorCode::Conflict, QStringLiteral("callback decided inside the transaction"));
     auto committed = m_store.inTransaction([&](CallbackTransaction &tx) -> Result<void> {
         decided.reset();
         staleFence = false;
+        newFindings.clear();
         event(QStringLiteral("begin"));
 
         Result<TransitionOutcome> moved = TransitionOutcome::Lost;
@@ -582,7 +601,7 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
                 // Money received twice (a second pay_no, or a payment for a CLOSED order):
                 // acknowledged, and a finding proposes the refund.
                 outcome = QStringLiteral("double_payment");
-                auto raised = tx.raiseFinding(CallbackFinding{
+                const CallbackFinding finding{
                     QStringLiteral("double_payment"), subjectOf(n.channel, n.payNo), orderNo, n.payNo,
                     QJsonObject{{QStringLiteral("order_status"), orderStatusName(current.status)},
                                 {QStringLiteral("paid_pay_no"), current.payNo},
@@ -590,9 +609,12 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
                                 {QStringLiteral("pay_no"), n.payNo},
                                 {QStringLiteral("channel"), channelName(n.channel)},
                                 {QStringLiteral("amount_fen"), n.amountFen},
-                                {QStringLiteral("proposal"), QStringLiteral("refund")}}});
+                                {QStringLiteral("proposal"), QStringLiteral("refund")}}};
+                auto raised = tx.raiseFinding(finding);
                 if (!raised.ok())
                     return raised.error();
+                if (raised.value())
+                    newFindings.append(finding);
             }
             if (ctx.durable) {
                 auto marked = tx.markProcessed(n.channel, n.payNo, outcome);
@@ -612,13 +634,16 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
             if (!taken.ok())
                 return taken.error();
             if (!taken.value()) {
-                auto raised = tx.raiseFinding(CallbackFinding{
+                const CallbackFinding finding{
                     QStringLiteral("oversold"), orderNo + QLatin1Char(':') + item.skuId, orderNo, n.payNo,
                     QJsonObject{{QStringLiteral("sku_id"), item.skuId},
                                 {QStringLiteral("qty"), item.qty},
-                                {QStringLiteral("proposal"), QStringLiteral("refund_or_backorder")}}});
+                                {QStringLiteral("proposal"), QStringLiteral("refund_or_backorder")}}};
+                auto raised = tx.raiseFinding(finding);
                 if (!raised.ok())
                     return raised.error();
+                if (raised.value())
+                    newFindings.append(finding);
                 continue;
             }
             auto logged = tx.insertStockLog(orderNo, item.skuId + key, item.qty, f);
@@ -652,7 +677,8 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
                                                     {QStringLiteral("pay_no"), n.payNo},
                                                     {QStringLiteral("channel"), channelName(n.channel)},
                                                     {QStringLiteral("amount_fen"), n.amountFen},
-                                                    {QStringLiteral("user_id"), order.userId}});
+                                                    {QStringLiteral("user_id"), order.userId}},
+                                        ctx.raw.traceId);
         if (!outboxed.ok())
             return outboxed.error();
         auto recorded = tx.markPaymentRecordPaid(n.paymentNo);
@@ -687,6 +713,12 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
     if (staleFence) {
         m_staleFence.fetch_add(1);
         qCWarning(payonce::lcCore) << "callback: stale fencing token refused for" << orderNo << "pay_no" << n.payNo;
+        if (m_options.events)
+            m_options.events(staleFenceRefusedEvent(orderNo, n.payNo, quint64(fence.value_or(0)), systemActor()));
+    }
+    if (committed.ok()) {
+        for (const CallbackFinding &finding : std::as_const(newFindings))
+            publishFinding(finding);
     }
     if (committed.ok() && m_seen && !ctx.sw.disableUniqueIndex)
         (void)m_seen->markProcessed(channelName(n.channel), n.payNo);
@@ -713,6 +745,7 @@ CallbackWorker::Report CallbackWorker::runOnce(int limit)
         qCWarning(payonce::lcCore) << "callback worker: mode not readable:" << mode.error().internalMessage;
         return report;
     }
+    report.modeRead = true;
     if (mode.value().mode == CallbackMode::AcceptOnly) {
         report.acceptOnly = true;
         return report;

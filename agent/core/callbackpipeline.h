@@ -4,6 +4,7 @@
 #include "core/paymentnotification.h"
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/callbackstore.h"
+#include "core/ports/eventsink.h"
 #include "shared/layer.h"
 
 #include <QString>
@@ -101,6 +102,9 @@ struct CallbackPipelineOptions {
     /// The reads replay() needs (newest stored delivery, log row status); without it
     /// replay() answers Misconfigured.
     CallbackHistory *history = nullptr;
+    /// After the fact is durable: finding.raised for a new finding (amount_mismatch,
+    /// double_payment, oversold) and fence.stale_refused, actor "system:<agentId>".
+    EventSink events;
 };
 
 /// What an operator's replay of a stored delivery did or, dry, would do.
@@ -194,6 +198,8 @@ private:
     CallbackOutcome finish(Context &ctx, CallbackOutcome outcome);
     bool hook(CallbackHookPoint point, const Context &ctx, LockHandle *lock = nullptr) const;
     void event(const QString &name) const;
+    void publishFinding(const CallbackFinding &finding) const;
+    QString systemActor() const;
 
     const NotificationVerifier &m_verifier;
     CallbackStore &m_store;
@@ -225,6 +231,7 @@ PaymentNotification confirmedByQuery(Channel channel, const QString &paymentNo, 
 class CallbackWorker {
 public:
     struct Report {
+        bool modeRead = false;  ///< the shared mode was read (acceptOnly says what it is)
         bool acceptOnly = false;
         int seen = 0;
         int finished = 0;

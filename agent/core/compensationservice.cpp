@@ -93,7 +93,23 @@ Result<ProposeOutcome> CompensationService::propose(const CompensationProposal &
     });
     if (!done)
         return done.error();
+    if (outcome.created)
+        publish(streamevent::CompensationProposed, outcome.compensation, compensationKindName(proposal.kind),
+                proposal.proposedBy, proposal.reason);
     return outcome;
+}
+
+void CompensationService::publish(const QString &kind, const Compensation &c, const QString &value,
+                                  const QString &actor, const QString &reason) const
+{
+    if (!m_events)
+        return;
+    QJsonObject detail{{QStringLiteral("id"), c.id},
+                       {QStringLiteral("order_no"), c.orderNo},
+                       {QStringLiteral("kind"), compensationKindName(c.kind)}};
+    if (value == u"executed")
+        detail.insert(QStringLiteral("result"), c.result);
+    m_events({kind, target(c.id), value, actor, reason, detail});
 }
 
 Result<DecisionOutcome> CompensationService::approve(qint64 id, const QString &approver, const QString &reason,
@@ -219,6 +235,12 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
     });
     if (!done)
         return done.error();
+    if (outcome.decidedNow) {
+        publish(streamevent::CompensationDecided, outcome.compensation,
+                approve ? QStringLiteral("approved") : QStringLiteral("rejected"), actor, reason);
+        if (outcome.compensation.status == u"executed")
+            publish(streamevent::CompensationDecided, outcome.compensation, QStringLiteral("executed"), actor, reason);
+    }
     return outcome;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/ports/auditwriter.h"
 #include "core/ports/compensationstore.h"
+#include "core/ports/eventsink.h"
 
 namespace payonce::core {
 
@@ -27,9 +28,14 @@ struct DecisionOutcome {
 /// order's own payment moves the order PAID → REFUNDING); the platform is asked after
 /// COMMIT by RefundService::submit with result["refund_no"], and the refund row, not the
 /// compensation, tracks it from there (a refund that fails marks the compensation failed).
+/// After each COMMIT that changed something, `events` gets compensation.proposed, or
+/// compensation.decided ("approved" then "executed", or "rejected") with the actor and reason.
 class CompensationService {
 public:
-    CompensationService(CompensationStore &store, AuditWriter &audit) : m_store(store), m_audit(audit) {}
+    CompensationService(CompensationStore &store, AuditWriter &audit, EventSink events = {})
+        : m_store(store), m_audit(audit), m_events(std::move(events))
+    {
+    }
 
     Result<ProposeOutcome> propose(const CompensationProposal &proposal, qint64 nowMs);
     Result<DecisionOutcome> approve(qint64 id, const QString &approver, const QString &reason, qint64 nowMs);
@@ -40,8 +46,12 @@ private:
     Result<DecisionOutcome> decide(qint64 id, bool approve, const QString &actor, const QString &reason,
                                    qint64 nowMs);
 
+    void publish(const QString &kind, const Compensation &c, const QString &value, const QString &actor,
+                 const QString &reason) const;
+
     CompensationStore &m_store;
     AuditWriter &m_audit;
+    EventSink m_events;
 };
 
 } // namespace payonce::core

@@ -370,7 +370,7 @@ PaymentOutcome ConfirmPipeline::callGatewayAndFinish(const ConfirmRequest &reque
                 request.channel == Channel::WeChat ? m_options.notifyUrlWeChat : m_options.notifyUrlAlipay;
             auto created = gateway->createOrder(GatewayOrderRequest{record.paymentNo, record.orderNo,
                                                                     record.amountFen, m_options.description,
-                                                                    notifyUrl, {}});
+                                                                    notifyUrl, request.traceParent});
             if (created.ok())
                 codeUrl = created.value().codeUrl;
             else

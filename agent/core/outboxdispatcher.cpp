@@ -3,6 +3,7 @@
 #include "core/ports/clock.h"
 #include "core/ports/outboxstore.h"
 #include "logging/categories.h"
+#include "logging/logging.h"
 
 #include <QRandomGenerator>
 
@@ -46,6 +47,10 @@ Result<DispatchStats> OutboxDispatcher::runOnce()
             outcomes.append(outcome);
             continue;
         }
+        // The lines logged while it is delivered name the trace that made the event.
+        std::optional<logging::ScopedFields> traced;
+        if (!event.traceId.isEmpty())
+            traced.emplace(QJsonObject{{QStringLiteral("trace_id"), event.traceId}});
         OutboxHandler *handler = m_handlers.handlerFor(event.eventType);
         const Result<void> result = handler
             ? handler->deliver(event)

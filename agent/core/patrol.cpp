@@ -3,6 +3,7 @@
 #include "core/callbackpipeline.h"
 #include "core/paymentrecord.h"
 #include "core/ports/auditwriter.h"
+#include "core/streamevents.h"
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/paymentgateway.h"
 
@@ -220,6 +221,13 @@ Result<QList<StoredFinding>> Patrol::runOnce(qint64 nowMs)
     auto resolved = m_store.resolveNotSeenSince(kinds, nowMs, nowMs);
     if (!resolved)
         return resolved.error();
+    // Open findings are seen again on every run: only a new one is news.
+    if (m_events) {
+        for (const StoredFinding &f : std::as_const(found)) {
+            if (f.seenCount == 1)
+                m_events(findingRaisedEvent(f.kind, f.subject, f.orderNo, f.payNo, f.evidence, kActor));
+        }
+    }
     return found;
 }
 

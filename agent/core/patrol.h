@@ -3,6 +3,7 @@
 #include "core/channel.h"
 #include "core/compensationservice.h"
 #include "core/finding.h"
+#include "core/ports/eventsink.h"
 #include "core/ports/patrolstore.h"
 
 #include <QList>
@@ -66,9 +67,11 @@ class Patrol {
 public:
     static constexpr int kPageSize = 200;
 
+    /// events gets finding.raised for each finding a run raises for the first time.
     Patrol(PatrolStore &store, CompensationService &compensations, PatrolOptions options = {},
-           PatrolSettlement settlement = {})
-        : m_store(store), m_compensations(compensations), m_options(options), m_settlement(std::move(settlement))
+           PatrolSettlement settlement = {}, EventSink events = {})
+        : m_store(store), m_compensations(compensations), m_options(options), m_settlement(std::move(settlement)),
+          m_events(std::move(events))
     {
     }
 
@@ -86,6 +89,7 @@ private:
     CompensationService &m_compensations;
     PatrolOptions m_options;
     PatrolSettlement m_settlement;
+    EventSink m_events;
 };
 
 } // namespace payonce::core

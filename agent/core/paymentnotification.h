@@ -17,6 +17,9 @@ struct RawDelivery {
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray body;          ///< the raw bytes the signature covers
     qint64 receivedAtMs = 0;
+    /// The W3C trace id of the request that brought it (callback_deliveries.trace_id);
+    /// what it causes — the order.paid outbox event — carries it on. May be empty.
+    QString traceId;
     QByteArray header(const QByteArray &name) const
     {
         for (const auto &[key, value] : headers) {

@@ -74,7 +74,7 @@ void registerBreakerRoutes(HttpServer &server, core::BreakerRegistry &breakers, 
         if (!set)
             return errorReply(set.error());
         if (publish)
-            publish({QStringLiteral("breaker.mode"), name, core::breakerModeName(*mode), actor, reason});
+            publish({streamevent::BreakerMode, name, core::breakerModeName(*mode), actor, reason});
         return HttpReply::ok(toJson(breakers.find(name)->snapshot(), clock.nowMs()));
     });
 }

@@ -3,6 +3,8 @@
 #include "errormapping.h"
 #include "core/metricsregistry.h"
 #include "logging/categories.h"
+#include "logging/logging.h"
+#include "shared/tracecontext.h"
 
 #include <QAbstractHttpServer>
 #include <QCoreApplication>
@@ -10,7 +12,6 @@
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
 #include <QPointer>
-#include <QRandomGenerator>
 #include <QTcpSocket>
 #include <QWebSocket>
 #include <QThreadPool>
@@ -93,24 +94,23 @@ std::optional<Method> toMethod(QHttpServerRequest::Method method)
     }
 }
 
-bool isLowerHex(QByteArrayView text)
+// W3C Trace Context: a well-formed traceparent continues its trace; anything else — absent
+// or malformed — starts a new one, never an error.
+TraceContext traceFor(const QByteArray &traceparent)
 {
-    return std::all_of(text.begin(), text.end(),
-                       [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); });
+    return TraceContext::parse(traceparent).value_or(TraceContext::fresh());
 }
 
-// W3C Trace Context: "00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>", trace-id not
-// all zeros. Anything else: a fresh trace id.
-QString traceIdFor(const QByteArray &traceparent)
+// The fields every log line written for a request carries (JSON lines: "trace_id").
+QJsonObject traceFields(const QString &traceId)
 {
-    const QList<QByteArray> parts = traceparent.trimmed().split('-');
-    if (parts.size() >= 4 && parts.at(0).size() == 2 && parts.at(1).size() == 32 && parts.at(2).size() == 16
-        && isLowerHex(parts.at(1)) && isLowerHex(parts.at(2)) && parts.at(1) != QByteArray(32, '0')
-        && parts.at(0) != "ff")
-        return QString::fromLatin1(parts.at(1));
-    quint32 words[4];
-    QRandomGenerator::system()->fillRange(words);
-    return QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex());
+    return QJsonObject{{QStringLiteral("trace_id"), traceId}};
+}
+
+void adoptTrace(HttpRequest &req, const TraceContext &trace)
+{
+    req.traceId = trace.traceId;
+    req.traceParent = trace.child().header();
 }
 
 HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
@@ -128,6 +128,7 @@ HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
 
 struct ReplyContext {
     QString traceId;
+    QString request; ///< "POST /api/v1/payments/confirm", for the access line
     QByteArray rejectionLayer;
     bool closeAfter = false;
     std::shared_ptr<const EndpointMetrics> metrics;
@@ -136,9 +137,14 @@ struct ReplyContext {
 
 void writeReply(QTcpSocket *socket, HttpReply reply, const ReplyContext &context, bool fromServer)
 {
+    const logging::ScopedFields traced(traceFields(context.traceId));
     // Counted even when the client has gone: the request was handled all the same.
     if (context.metrics)
         context.metrics->record(reply.status, context.started);
+    qCDebug(lcAccess).noquote() << context.request << reply.status
+                                << std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::steady_clock::now() - context.started).count()
+                                << "us";
     if (!socket || socket->state() != QAbstractSocket::ConnectedState)
         return;
     if (fromServer && !context.rejectionLayer.isEmpty() && reply.layer().isEmpty())
@@ -165,10 +171,31 @@ void writeReply(QTcpSocket *socket, HttpReply reply, const ReplyContext &context
 
 } // namespace
 
+// Failed authentications and the limiter's refusals, for /metrics (lock-free once made).
+struct AuthMetrics {
+    core::Counter *missingToken = nullptr;
+    core::Counter *unknownToken = nullptr;
+    core::Counter *refused = nullptr;
+
+    explicit AuthMetrics(core::MetricsRegistry &registry)
+    {
+        const QString failures = QStringLiteral("payonce_auth_failures_total");
+        const QString failuresHelp =
+            QStringLiteral("Requests that needed a token and came without one (missing_token) or with one that "
+                           "names no configured token (unknown_token)");
+        missingToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("missing_token")}});
+        unknownToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("unknown_token")}});
+        refused = &registry.counter(QStringLiteral("payonce_auth_refused_total"),
+                                    QStringLiteral("Requests refused with 429 because their address failed "
+                                                   "authentication too often within the window"));
+    }
+};
+
 struct HttpServer::Private {
     Options options;
     Authenticator authenticator;
     AuthFailureLimiter limiter;
+    std::optional<AuthMetrics> authMetrics;
     QList<Route> routes;
     QThreadPool pool;
     Backend *backend = nullptr;
@@ -221,7 +248,7 @@ protected:
             return; // a refused upgrade, answered in handleRequest()
         // Otherwise not reached: handleRequest() answers everything.
         ReplyContext context;
-        context.traceId = traceIdFor({});
+        context.traceId = TraceContext::fresh().traceId;
         writeReply(socket, errorReply(QStringLiteral("not_found"), QStringLiteral("no such resource")), context, true);
     }
 
@@ -236,6 +263,8 @@ std::optional<HttpReply> HttpServer::Private::authorize(const HttpRequest &req, 
     int retryAfter = 0;
     if (limiter.isBlocked(req.peerAddress, &retryAfter)) {
         limiter.recordRefusal();
+        if (authMetrics)
+            authMetrics->refused->add();
         HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
                                      QStringLiteral("too many failed authentications from your address"));
         reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
@@ -244,6 +273,8 @@ std::optional<HttpReply> HttpServer::Private::authorize(const HttpRequest &req, 
     *principal = authenticator.authenticate(authorization);
     if (!*principal) {
         limiter.recordFailure(req.peerAddress);
+        if (authMetrics)
+            (authorization.trimmed().isEmpty() ? authMetrics->missingToken : authMetrics->unknownToken)->add();
         qCInfo(lcHttp).noquote() << "unauthenticated request from" << req.peerAddress.toString() << "to" << req.path
                                  << "trace" << req.traceId;
         HttpReply reply = errorReply(QStringLiteral("unauthenticated"), QStringLiteral("a valid bearer token is required"));
@@ -262,9 +293,11 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
     HttpRequest req;
     req.peerAddress = request.remoteAddress();
     req.path = request.url().path(QUrl::FullyDecoded);
-    req.traceId = traceIdFor(request.value(QByteArrayLiteral("traceparent")));
+    adoptTrace(req, traceFor(request.value(QByteArrayLiteral("traceparent"))));
+    const logging::ScopedFields traced(traceFields(req.traceId));
     ReplyContext context;
     context.traceId = req.traceId;
+    context.request = QStringLiteral("UPGRADE ") + req.path;
     context.closeAfter = true;
     if (!webSocketHandler || req.path != webSocketPath || request.method() != QHttpServerRequest::Method::Get) {
         context.metrics = unmatchedMetrics;
@@ -302,14 +335,15 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     req.headers.reserve(headers.size());
     for (const auto &h : headers)
         req.headers.append({h.first.toLower(), h.second});
-    req.traceId = traceIdFor(req.header("traceparent"));
+    adoptTrace(req, traceFor(req.header("traceparent")));
+    const logging::ScopedFields traced(traceFields(req.traceId));
 
+    const std::optional<Method> method = toMethod(request.method());
     ReplyContext context;
     context.metrics = unmatchedMetrics;
     context.traceId = req.traceId;
+    context.request = (method ? methodName(*method) : QStringLiteral("OTHER")) + u' ' + req.path;
     context.closeAfter = draining || req.header("connection").compare("close", Qt::CaseInsensitive) == 0;
-
-    const std::optional<Method> method = toMethod(request.method());
 
     // Match segment by segment on the encoded path, so "%2F" stays inside one segment.
     const QStringList parts = request.url().path(QUrl::FullyEncoded).split(u'/', Qt::SkipEmptyParts);
@@ -384,7 +418,11 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         (inFlight->fetch_add(1), nullptr), [counter = inFlight](void *) { counter->fetch_sub(1); });
     QPointer<ConnectionGuard> guardPtr = guard;
     guard->requestStarted(socket);
-    QtConcurrent::run(&pool, [handler = matched->handler, req] { return invokeSafely(handler, req); })
+    QtConcurrent::run(&pool, [handler = matched->handler, req] {
+        // Every line the handler logs on this worker names the request's trace.
+        const logging::ScopedFields tracedOnWorker(traceFields(req.traceId));
+        return invokeSafely(handler, req);
+    })
         .then(socket, [responderPtr, inFlightToken, guardPtr, context](HttpReply reply) {
             QTcpSocket *s = responderPtr->socket();
             writeReply(s, std::move(reply), context, false);
@@ -400,8 +438,10 @@ HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObj
     d->pool.setObjectName(QStringLiteral("payonce-http-workers"));
     d->backend = new Backend(d.get());
     d->backend->setParent(this);
-    if (options.metrics)
+    if (options.metrics) {
         d->unmatchedMetrics = std::make_shared<EndpointMetrics>(*options.metrics, QStringLiteral("unmatched"));
+        d->authMetrics.emplace(*options.metrics);
+    }
 }
 
 HttpServer::~HttpServer()

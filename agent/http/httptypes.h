@@ -49,6 +49,9 @@ struct HttpRequest {
     QByteArray body;
     QHostAddress peerAddress;
     QString traceId;                           ///< 32 lower-case hex digits (W3C trace-id)
+    /// The W3C traceparent that calls made for this request send downstream (gateways):
+    /// this trace id with a span id of its own for this request.
+    QByteArray traceParent;
     std::optional<Principal> principal;        ///< set when the route needed a token
 
     /// The first header of that name (case-insensitive), or a null QByteArray.

@@ -69,7 +69,7 @@ void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core
         if (!audited)
             return errorReply(audited.error());
         if (publish)
-            publish({QStringLiteral("callback.mode"), QStringLiteral("callbacks"), core::callbackModeName(*mode), actor,
+            publish({streamevent::CallbackMode, QStringLiteral("callbacks"), core::callbackModeName(*mode), actor,
                      reason});
         return HttpReply::ok(after.value());
     });

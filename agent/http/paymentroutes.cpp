@@ -114,6 +114,7 @@ void registerPaymentRoutes(HttpServer &server, core::TokenIssuer &tokens, core::
         if (!channel)
             return rejected(QStringLiteral("invalid_request"), QStringLiteral("channel must be \"wechat\" or \"alipay\""));
         confirmRequest.channel = *channel;
+        confirmRequest.traceParent = QString::fromLatin1(request.traceParent);
         return replyFor(confirm.confirm(confirmRequest));
     });
 }

@@ -224,6 +224,7 @@ core::DistributedLock &EmbeddedKeyStore::locks() { return *d; }
 core::FencingTokens &EmbeddedKeyStore::fencing() { return *d; }
 core::IdempotencyCache &EmbeddedKeyStore::idempotency() { return *d; }
 const core::LockObserver &EmbeddedKeyStore::lockObserver() const { return d->watchdog->registry(); }
+void EmbeddedKeyStore::setLockLostSink(core::EventSink sink) { d->watchdog->setLostSink(std::move(sink)); }
 core::SeenProcessedSet &EmbeddedKeyStore::seenProcessed() { return *d; }
 
 QString EmbeddedKeyStore::instanceId() const

@@ -1,5 +1,6 @@
 #include "leasewatchdog.h"
 
+#include <QJsonObject>
 #include <QLoggingCategory>
 
 #include <algorithm>
@@ -83,6 +84,7 @@ void LeaseWatchdog::run()
                 continue; // a frozen holder's lease simply runs out
             if (lease->lost()) { // ran out before we got to it (store unreachable, thread starved)
                 qCWarning(lcWatchdog) << "lease ran out before it could be renewed";
+                reportLost(*lease, QStringLiteral("the lease ran out before it could be renewed"));
                 continue;
             }
             const auto sentAt = Clock::now();
@@ -92,6 +94,7 @@ void LeaseWatchdog::run()
                 if (lease->lost()) {
                     // Confirmed too late: the holder may have seen lost() meanwhile.
                     qCWarning(lcWatchdog) << "lease renewal confirmed after the lease had run out: lost";
+                    reportLost(*lease, QStringLiteral("the renewal was confirmed after the lease had run out"));
                     nextRenewal = Clock::time_point::max();
                 } else {
                     lease->confirmedUntil.store((sentAt + lease->ttl).time_since_epoch().count());
@@ -99,9 +102,12 @@ void LeaseWatchdog::run()
                     nextRenewal = Clock::now() + lease->ttl / 3;
                 }
             } else if (renewed.ok()) {
-                if (!lease->m_lost.load()) // not merely released while we were renewing
+                const bool releasedMeanwhile = lease->m_lost.load(); // by its holder, while we renewed
+                if (!releasedMeanwhile)
                     qCWarning(lcWatchdog) << "lease renewal refused: the lock is no longer ours";
                 lease->markLost();
+                if (!releasedMeanwhile)
+                    reportLost(*lease, QStringLiteral("the renewal was refused: the lock is no longer ours"));
                 nextRenewal = Clock::time_point::max();
             } else {
                 qCWarning(lcWatchdog).noquote() << "lease renewal failed:" << renewed.error().internalMessage;
@@ -124,6 +130,30 @@ void LeaseWatchdog::run()
                                       [](const auto &lease) { return lease->m_lost.load(); }),
                        m_leases.end());
     }
+}
+
+void LeaseWatchdog::setLostSink(core::EventSink sink)
+{
+    std::lock_guard guard(m_sinkMutex);
+    m_lostSink = std::move(sink);
+}
+
+void LeaseWatchdog::reportLost(const Lease &lease, const QString &why)
+{
+    core::EventSink sink;
+    {
+        std::lock_guard guard(m_sinkMutex);
+        sink = m_lostSink;
+    }
+    if (!sink || lease.released.load())
+        return;
+    const std::optional<core::LockView> view = m_registry.viewOf(lease);
+    if (!view)
+        return;
+    sink({streamevent::LockLost, view->key, QStringLiteral("lost"), view->owner, why,
+          QJsonObject{{QStringLiteral("fencing_token"), qint64(view->fencingToken)},
+                      {QStringLiteral("fence_scope"), view->fenceScope},
+                      {QStringLiteral("renewals"), view->renewals}}});
 }
 
 LeaseHandle::LeaseHandle(QString key, QString owner, quint64 fencingToken, const QString &fenceScope,

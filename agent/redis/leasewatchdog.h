@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/ports/distributedlock.h"
+#include "core/ports/eventsink.h"
 #include "lockregistry.h"
 
 #include <atomic>
@@ -61,9 +62,13 @@ public:
     void remove(const std::shared_ptr<Lease> &lease);
     /// Every lease this watchdog's store handed out (GET /api/v1/locks).
     LockRegistry &registry() { return m_registry; }
+    /// lock.lost for each lease found lost here (renewal refused, or ran out unrenewed),
+    /// called on the watchdog thread; see core::KeyStore::setLockLostSink.
+    void setLostSink(core::EventSink sink);
 
 private:
     void run();
+    void reportLost(const Lease &lease, const QString &why);
 
     std::mutex m_mutex;
     std::condition_variable m_wake;
@@ -71,6 +76,8 @@ private:
     bool m_stopping = false;
     std::thread m_thread;
     LockRegistry m_registry;
+    std::mutex m_sinkMutex;
+    core::EventSink m_lostSink;
 };
 
 /// The LockHandle both key stores hand out: the lease under the watchdog, and a release

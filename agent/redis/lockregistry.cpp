@@ -74,6 +74,21 @@ QList<core::LockView> LockRegistry::locks() const
     return held + lost;
 }
 
+std::optional<core::LockView> LockRegistry::viewOf(const Lease &lease) const
+{
+    std::lock_guard guard(m_mutex);
+    for (const Entry &entry : m_entries) {
+        if (entry.lease.get() != &lease)
+            continue;
+        core::LockView view = entry.view;
+        view.renewals = lease.renewals.load();
+        if (lease.lost())
+            view.state = core::LockView::State::Lost;
+        return view;
+    }
+    return std::nullopt;
+}
+
 QList<core::FenceView> LockRegistry::lastFencingTokens() const
 {
     std::lock_guard guard(m_mutex);

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace payonce::redis {
 
@@ -26,6 +27,8 @@ public:
                 const std::shared_ptr<const Lease> &lease);
 
     QList<core::LockView> locks() const override;
+    /// The recorded view of a lease (state Lost when it is), or nullopt when forgotten.
+    std::optional<core::LockView> viewOf(const Lease &lease) const;
     QList<core::FenceView> lastFencingTokens() const override;
 
 private:

@@ -832,6 +832,7 @@ core::DistributedLock &RedisKeyStore::locks() { return *d; }
 core::FencingTokens &RedisKeyStore::fencing() { return *d; }
 core::IdempotencyCache &RedisKeyStore::idempotency() { return *d; }
 const core::LockObserver &RedisKeyStore::lockObserver() const { return d->watchdog->registry(); }
+void RedisKeyStore::setLockLostSink(core::EventSink sink) { d->watchdog->setLostSink(std::move(sink)); }
 core::SeenProcessedSet &RedisKeyStore::seenProcessed() { return *d; }
 
 bool RedisKeyStore::degraded() const

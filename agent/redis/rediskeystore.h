@@ -44,6 +44,7 @@ public:
     core::IdempotencyCache &idempotency() override;
     core::SeenProcessedSet &seenProcessed() override;
     const core::LockObserver &lockObserver() const override;
+    void setLockLostSink(core::EventSink sink) override;
 
     bool degraded() const override;
     core::Result<void> ping() override;

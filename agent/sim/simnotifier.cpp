@@ -5,6 +5,7 @@
 #include "gateway/alipaysignature.h"
 #include "gateway/wechatsignature.h"
 #include "shared/money.h"
+#include "shared/tracecontext.h"
 
 #include <QJsonDocument>
 #include <QRandomGenerator>
@@ -361,6 +362,9 @@ QList<OutgoingPost> SimNotifier::buildPosts(Notification &n, QString *error)
         post.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
                         {"User-Agent", "Mozilla/4.0"}};
     }
+    // The notification continues the trace of the request that created the trade.
+    if (const auto trace = TraceContext::parse(n.trade.traceParent))
+        post.headers.append({"traceparent", trace->child().header()});
     QList<OutgoingPost> posts;
     for (const QString &target : std::as_const(n.targets)) {
         post.url = QUrl(target);

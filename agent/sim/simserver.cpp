@@ -114,6 +114,7 @@ QJsonObject tradeJson(const SimTrade &t, const QList<SimRefund> &refunds)
                   {QStringLiteral("state"), tradeStateName(t.state)},
                   {QStringLiteral("code_url"), t.codeUrl},
                   {QStringLiteral("notify_url"), t.notifyUrl},
+                  {QStringLiteral("traceparent"), QString::fromLatin1(t.traceParent)},
                   {QStringLiteral("created_at"), t.createdAt.toString(Qt::ISODateWithMs)}};
     if (!t.payNo.isEmpty()) {
         o.insert(QStringLiteral("pay_no"), t.payNo);
@@ -331,6 +332,7 @@ void SimServer::wechatNative(const QHttpServerRequest &request, ResponderPtr res
     proposed.notifyUrl = body.value(u"notify_url").toString();
     proposed.merchantId = body.value(u"mchid").toString();
     proposed.appId = body.value(u"appid").toString();
+    proposed.traceParent = request.value(QByteArrayLiteral("traceparent"));
     if (proposed.outTradeNo.isEmpty() || proposed.amountFen <= 0 || proposed.description.isEmpty())
         return deliver(Channel::WeChat, endpoint, responder,
                        wechatError(400, QStringLiteral("PARAM_ERROR"), QStringLiteral("out_trade_no, amount.total and description are required")));
@@ -538,6 +540,7 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
         proposed.description = biz.value(u"subject").toString();
         proposed.notifyUrl = QString::fromUtf8(param(params, "notify_url"));
         proposed.appId = QString::fromUtf8(param(params, "app_id"));
+        proposed.traceParent = request.value(QByteArrayLiteral("traceparent"));
         proposed.codeUrl = QStringLiteral("https://qr.alipay.com/") + randomToken(20).toLower();
         SimTrade trade;
         switch (m_state.create(proposed, &trade)) {

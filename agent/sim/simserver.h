@@ -77,7 +77,8 @@ namespace payonce::sim {
 ///   GET  /sim/faults, GET /sim/stats ({orders_created, requests, signature_failures,
 ///        refund_calls: verified refund requests, refunds_created: new out_refund_nos,
 ///        refunded_fen: money refunded — each per channel}),
-///   GET  /sim/trades/{out_trade_no} ({"trades":[{..., refunded_fen, refunds:[{out_refund_no,
+///   GET  /sim/trades/{out_trade_no} ({"trades":[{..., traceparent (of the create request,
+///        as received; its notifications continue that trace), refunded_fen, refunds:[{out_refund_no,
 ///        refund_id, amount_fen, state PROCESSING|SUCCESS|ABNORMAL, reason, notify_url,
 ///        created_at, finished_at}]}]}),
 ///   GET  /sim/platform-key {"serial","public_key_pem"}, POST /sim/reset (also forgets

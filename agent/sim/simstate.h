@@ -28,6 +28,10 @@ struct SimTrade {
     QString payNo;          ///< transaction_id / trade_no once paid
     QDateTime createdAt;
     QDateTime paidAt;
+    /// The W3C traceparent header of the create request, as received (empty: none). The
+    /// trade's notifications continue that trace — a real platform would not; the
+    /// simulator does so that one trace can be followed from the click to the webhook.
+    QByteArray traceParent;
     qint64 refundedFen = 0; ///< refunds processing or made (never above amountFen)
     QStringList refundNos;  ///< out_refund_no / out_request_no of its refunds, in order
 };

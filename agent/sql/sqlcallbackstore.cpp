@@ -130,16 +130,17 @@ public:
     }
 
     core::Result<bool> insertOutbox(const QString &eventId, const QString &eventType, const QString &aggregateId,
-                                    const QJsonObject &payload) override
+                                    const QJsonObject &payload, const QString &traceId) override
     {
         const qint64 now = nowMs();
         return insertIfAbsent(QStringLiteral("outbox"),
                               {QStringLiteral("event_id"), QStringLiteral("event_type"), QStringLiteral("aggregate_id"),
                                QStringLiteral("payload"), QStringLiteral("status"), QStringLiteral("attempts"),
-                               QStringLiteral("next_attempt_at"), QStringLiteral("created_at")},
+                               QStringLiteral("next_attempt_at"), QStringLiteral("created_at"),
+                               QStringLiteral("trace_id")},
                               {eventId, eventType, aggregateId,
                                QString::fromUtf8(QJsonDocument(payload).toJson(QJsonDocument::Compact)),
-                               QStringLiteral("pending"), 0, now, now});
+                               QStringLiteral("pending"), 0, now, now, textOrNull(traceId)});
     }
 
     core::Result<void> markPaymentRecordPaid(const QString &paymentNo) override
@@ -157,7 +158,7 @@ public:
         return m_log.markProcessed(m_session, core::channelName(channel), payNo, outcome);
     }
 
-    core::Result<void> raiseFinding(const core::CallbackFinding &finding) override
+    core::Result<bool> raiseFinding(const core::CallbackFinding &finding) override
     {
         return m_store.raiseFinding(finding); // joins this transaction (nested write)
     }
@@ -243,8 +244,8 @@ core::Result<qint64> SqlCallbackStore::appendDelivery(const core::DeliveryRecord
     return m_database.write([&](Session &session) -> core::Result<qint64> {
         const bool postgres = session.dialect() == Dialect::PostgreSql;
         const QString sql = QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, "
-                                           "verified, layer, http_status, error_code, headers, raw_body, agent_id) "
-                                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                                           "verified, layer, http_status, error_code, headers, raw_body, agent_id, "
+                                           "trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                             + (postgres ? QStringLiteral(" RETURNING id") : QString());
         auto query = session.exec(
             sql,
@@ -254,7 +255,7 @@ core::Result<qint64> SqlCallbackStore::appendDelivery(const core::DeliveryRecord
              keepBody ? QVariant(QString::fromUtf8(QJsonDocument(headers).toJson(QJsonDocument::Compact)))
                       : QVariant(QMetaType(QMetaType::QString)),
              keepBody ? QVariant(QString::fromUtf8(delivery.rawBody)) : QVariant(QMetaType(QMetaType::QString)),
-             textOrNull(delivery.agentId)},
+             textOrNull(delivery.agentId), textOrNull(delivery.traceId)},
             QStringLiteral("append callback delivery"));
         if (!query)
             return query.error();
@@ -280,7 +281,7 @@ core::Result<void> SqlCallbackStore::decideDelivery(qint64 id, Layer layer, int 
 core::Result<std::optional<core::RawDelivery>> SqlCallbackStore::rawDelivery(qint64 id)
 {
     return m_database.read([&](Session &session) -> core::Result<std::optional<core::RawDelivery>> {
-        auto query = session.exec(QStringLiteral("SELECT channel, headers, raw_body, received_at FROM callback_deliveries "
+        auto query = session.exec(QStringLiteral("SELECT channel, headers, raw_body, received_at, trace_id FROM callback_deliveries "
                                                  "WHERE id = ? AND verified = 1"),
                                   {id}, QStringLiteral("read stored delivery"));
         if (!query)
@@ -297,6 +298,7 @@ core::Result<std::optional<core::RawDelivery>> SqlCallbackStore::rawDelivery(qin
         }
         raw.body = q.value(2).toString().toUtf8();
         raw.receivedAtMs = q.value(3).toLongLong();
+        raw.traceId = q.value(4).toString();
         return std::optional<core::RawDelivery>(raw);
     });
 }
@@ -337,13 +339,14 @@ core::Result<QList<core::AcceptedCallback>> SqlCallbackStore::listAccepted(qint6
     });
 }
 
-core::Result<void> SqlCallbackStore::raiseFinding(const core::CallbackFinding &finding)
+core::Result<bool> SqlCallbackStore::raiseFinding(const core::CallbackFinding &finding)
 {
-    return m_database.write([&](Session &session) -> core::Result<void> {
-        auto id = upsertFinding(session, finding, nowMs());
+    return m_database.write([&](Session &session) -> core::Result<bool> {
+        bool inserted = false;
+        auto id = upsertFinding(session, finding, nowMs(), &inserted);
         if (!id)
             return id.error();
-        return {};
+        return inserted;
     });
 }
 

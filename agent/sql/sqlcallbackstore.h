@@ -23,7 +23,7 @@ public:
     core::Result<std::optional<core::RawDelivery>> rawDelivery(qint64 id) override;
     core::Result<core::LogInsert> insertAccepted(const core::AcceptedCallback &row) override;
     core::Result<QList<core::AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) override;
-    core::Result<void> raiseFinding(const core::CallbackFinding &finding) override;
+    core::Result<bool> raiseFinding(const core::CallbackFinding &finding) override;
     core::Result<void> inTransaction(const std::function<core::Result<void>(core::CallbackTransaction &)> &work) override;
 
 private:

@@ -34,7 +34,7 @@ QVariant textOrNull(const QString &text)
 }
 } // namespace
 
-core::Result<qint64> upsertFinding(Session &session, const core::Finding &finding, qint64 nowMs)
+core::Result<qint64> upsertFinding(Session &session, const core::Finding &finding, qint64 nowMs, bool *inserted)
 {
     const QString evidence = QString::fromUtf8(QJsonDocument(finding.evidence).toJson(QJsonDocument::Compact));
     static const QStringList columns{QStringLiteral("kind"),       QStringLiteral("subject"),
@@ -42,14 +42,16 @@ core::Result<qint64> upsertFinding(Session &session, const core::Finding &findin
                                      QStringLiteral("evidence"),   QStringLiteral("status"),
                                      QStringLiteral("seen_count"), QStringLiteral("first_seen_at"),
                                      QStringLiteral("last_seen_at")};
-    auto inserted = session.execAffected(
+    auto added = session.execAffected(
         insertIfAbsentSql(session.dialect(), QStringLiteral("findings"), columns, QStringLiteral("id")),
         {finding.kind, finding.subject, textOrNull(finding.orderNo), textOrNull(finding.payNo), evidence,
          QStringLiteral("open"), 1, nowMs, nowMs},
         QStringLiteral("insert finding"));
-    if (!inserted)
-        return inserted.error();
-    if (inserted.value() == 0) {
+    if (!added)
+        return added.error();
+    if (inserted)
+        *inserted = added.value() != 0;
+    if (added.value() == 0) {
         auto seen = session.execAffected(
             QStringLiteral("UPDATE findings SET seen_count = seen_count + 1, last_seen_at = ?, evidence = ?, "
                            "status = 'open', resolved_at = NULL WHERE kind = ? AND subject = ?"),

@@ -13,7 +13,8 @@ namespace payonce::sql {
 /// unit of work: insert-if-absent on (kind, subject); if the row was there, seen_count + 1,
 /// last_seen_at and evidence updated, and a resolved finding opened again (the condition
 /// is back). Answers the finding's id.
-core::Result<qint64> upsertFinding(Session &session, const core::Finding &finding, qint64 nowMs);
+core::Result<qint64> upsertFinding(Session &session, const core::Finding &finding, qint64 nowMs,
+                                   bool *inserted = nullptr);
 
 /// Open findings of these kinds not seen at or after `seenSinceMs` become resolved
 /// (resolved_at = nowMs). Answers how many.

@@ -2,6 +2,8 @@
 
 #include "core/circuitbreaker.h"
 #include "gateway/blockinghttp.h"
+#include "logging/categories.h"
+#include "shared/tracecontext.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -65,6 +67,9 @@ core::Result<void> WebhookHandler::post(const QUrl &url, const core::OutboxEvent
     request.headers = {{"Content-Type", "application/json"},
                        {"Idempotency-Key", event.eventId.toUtf8()},
                        {"X-Payonce-Event-Type", event.eventType.toUtf8()}};
+    // The receiver joins the trace of the request that made the event (W3C Trace Context).
+    if (const QByteArray traceParent = traceParentFor(event.traceId); !traceParent.isEmpty())
+        request.headers.append({"traceparent", traceParent});
     const gateway::HttpResponse response = gateway::sendBlocking(request);
 
     const bool completed = response.outcome == gateway::HttpResponse::Outcome::Completed;
@@ -78,6 +83,9 @@ core::Result<void> WebhookHandler::post(const QUrl &url, const core::OutboxEvent
     if (response.status < 200 || response.status > 299)
         return Error::make(ErrorCode::Unavailable,
                            QStringLiteral("webhook %1: HTTP %2").arg(url.toDisplayString()).arg(response.status));
+    // The event's own line (the dispatcher adds its trace id to it).
+    qCInfo(lcOutbox).noquote() << "webhook: event" << event.eventId << "delivered to" << url.toDisplayString() << "HTTP"
+                               << response.status;
     return {};
 }
 

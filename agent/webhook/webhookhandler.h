@@ -25,7 +25,9 @@ struct WebhookOptions {
 /// dispatcher retries with backoff.
 ///
 /// Body: {"event_id","event_type","aggregate_id","trace_id","payload"} with the payload
-/// embedded as JSON (as a string if it is not valid JSON).
+/// embedded as JSON (as a string if it is not valid JSON). An event with a trace id is
+/// sent with `traceparent: 00-<trace id>-<fresh span id>-01`, so the receiver joins the
+/// trace of the request that made the event.
 ///
 /// The breaker, if given, guards the receivers: while it is open no POST is made and the
 /// delivery fails at once (Unavailable). Timeouts, transport errors and 5xx/429 count as

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 
 namespace payonce::testsupport {
@@ -270,6 +271,27 @@ std::map<QString, double> parseMetricSamples(const QByteArray &text)
         samples[QString::fromUtf8(line.left(space))] = line.mid(space + 1).toDouble();
     }
     return samples;
+}
+
+int statusFrom(const QString &source, int port, const QByteArray &method, const QString &path, const QByteArray &body,
+               const QByteArray &token)
+{
+    QTcpSocket socket;
+    if (!socket.bind(QHostAddress(source)))
+        return -1;
+    socket.connectToHost(QHostAddress::LocalHost, quint16(port));
+    if (!socket.waitForConnected(10000))
+        return -2;
+    QByteArray request = method + ' ' + path.toUtf8() + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+    if (!token.isEmpty())
+        request += "Authorization: Bearer " + token + "\r\n";
+    request += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+    socket.write(request);
+    QByteArray answer;
+    while (!answer.contains("\r\n") && socket.waitForReadyRead(10000))
+        answer += socket.readAll();
+    const QList<QByteArray> statusLine = answer.left(answer.indexOf("\r\n")).split(' ');
+    return statusLine.size() >= 2 ? statusLine.at(1).toInt() : -3;
 }
 
 } // namespace payonce::testsupport

@@ -99,4 +99,12 @@ std::map<QString, double> parseMetricSamples(const QByteArray &text);
 HttpAnswer httpCall(int port, const QByteArray &method, const QString &path, const QByteArray &body,
                     const QList<QPair<QByteArray, QByteArray>> &headers);
 
+/// The status of one request to 127.0.0.1:port sent from the loopback address `source`
+/// (127.0.0.2, …), with `Authorization: Bearer token` unless token is empty; negative when
+/// it could not be sent or no status came. The agent limits failed authentications per
+/// peer address (10 a minute): a test that fails on purpose more often speaks from
+/// addresses of its own.
+int statusFrom(const QString &source, int port, const QByteArray &method, const QString &path,
+               const QByteArray &body, const QByteArray &token);
+
 } // namespace payonce::testsupport

@@ -29,6 +29,33 @@ using namespace std::chrono_literals;
 
 namespace {
 
+/// What a pipeline published through CallbackPipelineOptions::events, from any thread.
+struct PublishedEvents {
+    std::mutex mutex;
+    QList<StreamEvent> events;
+    EventSink sink()
+    {
+        return [this](const StreamEvent &event) {
+            std::lock_guard guard(mutex);
+            events.append(event);
+        };
+    }
+    QList<StreamEvent> ofKind(const QString &kind)
+    {
+        std::lock_guard guard(mutex);
+        QList<StreamEvent> out;
+        for (const StreamEvent &e : std::as_const(events)) {
+            if (e.kind == kind)
+                out.append(e);
+        }
+        return out;
+    }
+};
+
+} // namespace
+
+namespace {
+
 constexpr qint64 kUser = 10086;
 constexpr qint64 kAmount = 9900;
 const QString kMchId = QStringLiteral("1900000001");
@@ -435,8 +462,10 @@ private Q_SLOTS:
         const QString orderNo = newOrder(QStringLiteral("FENCE"), 100, 1);
         const QString payNo = QStringLiteral("4202") + QString::number(QDateTime::currentMSecsSinceEpoch());
         Signal paused, otherDone;
+        PublishedEvents published;
         CallbackPipelineOptions oa = options();
         oa.lockTtl = 300ms;
+        oa.events = published.sink();
         oa.testHook = [&](CallbackHookPoint point, const CallbackHookContext &ctx) {
             if (point == CallbackHookPoint::AfterLockBeforeBegin && ctx.lock) {
                 ctx.lock->stopRenewingForTest(); // SIGSTOP / a GC pause: the lease runs out
@@ -465,6 +494,13 @@ private Q_SLOTS:
         QVERIFY(report.finished >= 1);
         QVERIFY(agentA.staleFenceRefused() > 0);
         QCOMPARE(a.note, QStringLiteral("stale_fence"));
+        // The refusal is published for the live stream, once per refused write.
+        const QList<StreamEvent> stale = published.ofKind(streamevent::FenceStaleRefused);
+        QCOMPARE(stale.size(), qsizetype(agentA.staleFenceRefused()));
+        QCOMPARE(stale.first().subject, orderNo);
+        QCOMPARE(stale.first().value, payNo);
+        QCOMPARE(stale.first().actor, QStringLiteral("system:agent-a"));
+        QVERIFY(stale.first().detail.value(QStringLiteral("fencing_token")).toInteger() > 0);
         const Effects e = effectsOf(orderNo);
         QCOMPARE(e.paid, qint64(1));
         QCOMPARE(e.stockLog, qint64(1));
@@ -522,8 +558,10 @@ private Q_SLOTS:
     {
         auto keys = keyStore();
         QVERIFY(keys);
-        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
-                                  options());
+        PublishedEvents published;
+        CallbackPipelineOptions o = options();
+        o.events = published.sink();
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
         const QString stamp = QString::number(QDateTime::currentMSecsSinceEpoch());
 
         // A second, different pay_no for a PAID order.
@@ -534,6 +572,14 @@ private Q_SLOTS:
         QCOMPARE(labelOf(twice), QStringLiteral("success@state_machine(double_payment)"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND order_no = ?"), {paid}),
                  qint64(1));
+        // Published once it committed, with what an operator needs to act on it.
+        const QList<StreamEvent> raised = published.ofKind(streamevent::FindingRaised);
+        QCOMPARE(raised.size(), qsizetype(1));
+        QCOMPARE(raised.first().value, QStringLiteral("double_payment"));
+        QCOMPARE(raised.first().subject, QStringLiteral("wechat:P2-") + stamp);
+        QCOMPARE(raised.first().actor, QStringLiteral("system:agent-a"));
+        QCOMPARE(raised.first().detail.value(QStringLiteral("order_no")).toString(), paid);
+        QCOMPARE(raised.first().detail.value(QStringLiteral("pay_no")).toString(), QStringLiteral("P2-") + stamp);
         const Effects e = effectsOf(paid);
         QCOMPARE(e.coupons, qint64(1));
         QCOMPARE(e.stockLog, qint64(1));

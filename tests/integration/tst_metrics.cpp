@@ -78,7 +78,8 @@ private Q_SLOTS:
                                         "payonce_outbox_pending gauge", "payonce_outbox_dead_total counter",
                                         "payonce_compensations gauge", "payonce_stale_fence_refused_total counter",
                                         "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
-                                        "payonce_findings_open gauge"};
+                                        "payonce_findings_open gauge", "payonce_auth_failures_total counter",
+                                        "payonce_auth_refused_total counter"};
         for (const char *family : families)
             QVERIFY2(answer.body.contains(QByteArray(QByteArray("# TYPE ") + family + '\n')), family);
         const Samples s = parseMetricSamples(answer.body);
@@ -182,6 +183,39 @@ private Q_SLOTS:
 
     // Scrapes taken while a load runs on another thread: each passes promtool's checks,
     // and its histograms stay consistent (the +Inf bucket equals _count).
+    // Failed authentications by reason, and the limiter's 429 refusals apart: each moves
+    // by exactly the requests sent. Two addresses of their own (the limiter counts per
+    // address, 10 failures a minute).
+    void failedAuthenticationsAreCounted()
+    {
+        const QString missing = QStringLiteral("payonce_auth_failures_total{reason=\"missing_token\"}");
+        const QString unknown = QStringLiteral("payonce_auth_failures_total{reason=\"unknown_token\"}");
+        const QString refused = QStringLiteral("payonce_auth_refused_total");
+        const QString path = QStringLiteral("/api/v1/outbox");
+        const QString first = QStringLiteral("127.0.0.31");
+        const QString second = QStringLiteral("127.0.0.32");
+        const int port = m_agent->port();
+        const Samples before = scrape();
+
+        // Under the limit: 3 without a token, 4 with one nobody configured.
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(statusFrom(first, port, "GET", path, {}, {}), 401);
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(statusFrom(first, port, "GET", path, {}, "no-such-token"), 401);
+        QCOMPARE(statusFrom(first, port, "GET", path, {}, "view-token"), 200);
+        // Up to the limit, then refused — even with a valid token — while the window lasts.
+        for (int i = 0; i < 10; ++i)
+            QCOMPARE(statusFrom(second, port, "GET", path, {}, "no-such-token"), 401);
+        QCOMPARE(statusFrom(second, port, "GET", path, {}, "no-such-token"), 429);
+        QCOMPARE(statusFrom(second, port, "GET", path, {}, "view-token"), 429);
+        QCOMPARE(statusFrom(second, port, "GET", path, {}, {}), 429);
+
+        const Samples after = scrape();
+        QCOMPARE(after.at(missing) - before.at(missing), 3.0);
+        QCOMPARE(after.at(unknown) - before.at(unknown), 14.0);
+        QCOMPARE(after.at(refused) - before.at(refused), 3.0);
+    }
+
     void promtoolAcceptsScrapesUnderLoad()
     {
         std::atomic<bool> stop{false};

@@ -11,7 +11,6 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QTcpSocket>
 #include <QTest>
 
 #include <csignal>
@@ -65,30 +64,6 @@ const char *const kSnapshot[] = {
     "SELECT COUNT(*) FROM compensations",
     "SELECT COUNT(*) FROM audit_log",
 };
-
-/// The status of one request sent from the loopback address `source`: the agent limits
-/// failed authentications per peer address (10 a minute), and this table fails on purpose
-/// more often than that, so each row speaks from an address of its own.
-int statusFrom(const QString &source, int port, const QByteArray &method, const QString &path, const QByteArray &body,
-               const QByteArray &token)
-{
-    QTcpSocket socket;
-    if (!socket.bind(QHostAddress(source)))
-        return -1;
-    socket.connectToHost(QHostAddress::LocalHost, quint16(port));
-    if (!socket.waitForConnected(10000))
-        return -2;
-    QByteArray request = method + ' ' + path.toUtf8() + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-    if (!token.isEmpty())
-        request += "Authorization: Bearer " + token + "\r\n";
-    request += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
-    socket.write(request);
-    QByteArray answer;
-    while (!answer.contains("\r\n") && socket.waitForReadyRead(10000))
-        answer += socket.readAll();
-    const QList<QByteArray> statusLine = answer.left(answer.indexOf("\r\n")).split(' ');
-    return statusLine.size() >= 2 ? statusLine.at(1).toInt() : -3;
-}
 
 } // namespace
 

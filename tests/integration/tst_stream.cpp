@@ -92,6 +92,12 @@ public:
         }
         return nullptr;
     }
+    /// A copy of the latest metrics (empty before the first): what a test compares.
+    StreamMetrics latest() const
+    {
+        const StreamMetrics *m = latestMetrics();
+        return m ? *m : StreamMetrics{};
+    }
     qint64 lastSeq() const { return messages.isEmpty() ? 0 : messages.last().seq; }
     QList<StreamEvent> events() const
     {
@@ -99,6 +105,16 @@ public:
         for (const StreamMessage &m : messages) {
             if (const auto *e = std::get_if<StreamEvent>(&m.body))
                 out << *e;
+        }
+        return out;
+    }
+    /// The events of one kind about one subject, in arrival order.
+    QList<StreamEvent> events(const QString &kind, const QString &subject) const
+    {
+        QList<StreamEvent> out;
+        for (const StreamEvent &e : events()) {
+            if (e.kind == kind && e.subject == subject)
+                out << e;
         }
         return out;
     }
@@ -119,7 +135,9 @@ private Q_SLOTS:
         QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
         options.db = m_db.server->url();
-        options.extraConfig = QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kIntervalMs}}}};
+        // No patrol timer: the findings and compensations the stream shows are the tests' own.
+        options.extraConfig = QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kIntervalMs}}},
+                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
         m_agent = AgentProcess::start(options, &error);
         QVERIFY2(m_agent, qPrintable(error));
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
@@ -213,7 +231,7 @@ private Q_SLOTS:
         // Quiet now: the stream catches up with the scrape.
         const Samples scraped = scrape();
         QTRY_VERIFY_WITH_TIMEOUT(client.latestMetrics() && sameAsScrape(*client.latestMetrics(), scraped), 30000);
-        const StreamMetrics before = *client.latestMetrics();
+        const StreamMetrics before = client.latest();
         const qsizetype firstStormMessage = client.messages.size();
 
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
@@ -227,9 +245,9 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
                                  30000);
         const qint64 deliveries = count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo);
-        QTRY_COMPARE_WITH_TIMEOUT(callbackDecisions(*client.latestMetrics(), before), deliveries, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(callbackDecisions(client.latest(), before), deliveries, 30000);
 
-        const StreamMetrics after = *client.latestMetrics();
+        const StreamMetrics after = client.latest();
         QCOMPARE(after.duplicates.value(Layer::None) - before.duplicates.value(Layer::None), qint64(1));
         for (Layer layer : allLayers) {
             if (layer == Layer::SideEffect)
@@ -256,7 +274,7 @@ private Q_SLOTS:
         QVERIFY(deliveries - 1 >= 4);
         // And the stream says what /metrics says.
         const Samples scrapedAfter = scrape();
-        QTRY_VERIFY_WITH_TIMEOUT(sameAsScrape(*client.latestMetrics(), scrapedAfter), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(sameAsScrape(client.latest(), scrapedAfter), 30000);
         QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
     }
 
@@ -301,6 +319,125 @@ private Q_SLOTS:
         QCOMPARE(events.at(3).value, QStringLiteral("normal"));
         for (qsizetype i = 1; i < client.messages.size(); ++i)
             QCOMPARE(client.messages.at(i).seq, client.messages.at(i - 1).seq + 1);
+    }
+
+    // A snapshot names the callback mode as the agent knows it, changes included.
+    void snapshotCarriesTheCallbackMode()
+    {
+        const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
+        QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
+        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
+                               "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: snapshot\"}", desk)
+                     .status,
+                 200);
+        QCOMPARE(snapshotNow().callbackMode, QStringLiteral("accept_only"));
+        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
+                     .status,
+                 200);
+        QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
+    }
+
+    // Compensations proposed and decided — by hand and by the patrol — and the findings the
+    // patrol raises arrive as events, with the actor and the reason; a finding seen again by
+    // the next run is not news.
+    void compensationsAndFindingsArriveAsEvents()
+    {
+        const QString orderNo = QStringLiteral("ORD-STREAM-COMP");
+        const QString subject = QStringLiteral("order:") + orderNo;
+        const qint64 user = 61;
+        const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
+        const QList<QPair<QByteArray, QByteArray>> lead{{"Authorization", "Bearer lead-token"}};
+        QString error;
+        QVERIFY2(!m_agent->orderPaidAtSim(orderNo, user, QStringLiteral("12.00"), QStringLiteral("SKU-STREAM-COMP"), &error)
+                      .isEmpty(),
+                 qPrintable(error));
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo),
+                                  qint64(1), 30000);
+        StreamClient client(m_agent->port(), "view-token");
+        QTRY_VERIFY_WITH_TIMEOUT(client.messages.size() >= 1, 30000);
+
+        // An operator proposes; an approver rejects.
+        const HttpAnswer proposed = m_agent->call(
+            "POST", QStringLiteral("/api/v1/compensations"),
+            QStringLiteral("{\"kind\":\"restore_stock\",\"order_no\":\"%1\",\"reason\":\"stream test: by hand\"}")
+                .arg(orderNo)
+                .toUtf8(),
+            desk);
+        QVERIFY2(proposed.status == 201, proposed.body.constData());
+        const qint64 byHand = proposed.json().value(QStringLiteral("id")).toInteger();
+        const QString byHandSubject = QStringLiteral("compensation:%1").arg(byHand);
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/compensations/%1/reject").arg(byHand),
+                               "{\"reason\":\"stream test: not needed\"}", lead)
+                     .status,
+                 200);
+        QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::CompensationDecided, byHandSubject).size(), qsizetype(1), 30000);
+        const StreamEvent handProposed = client.events(streamevent::CompensationProposed, byHandSubject).value(0);
+        QCOMPARE(handProposed.value, QStringLiteral("restore_stock"));
+        QCOMPARE(handProposed.actor, QStringLiteral("desk"));
+        QCOMPARE(handProposed.reason, QStringLiteral("stream test: by hand"));
+        QCOMPARE(handProposed.detail.value(QStringLiteral("order_no")).toString(), orderNo);
+        const StreamEvent rejected = client.events(streamevent::CompensationDecided, byHandSubject).first();
+        QCOMPARE(rejected.value, QStringLiteral("rejected"));
+        QCOMPARE(rejected.actor, QStringLiteral("lead"));
+        QCOMPARE(rejected.reason, QStringLiteral("stream test: not needed"));
+
+        // An extra coupon, written past the side-effect keys: the patrol's run raises a
+        // finding and proposes its freeze; an approver approves, and it executes.
+        QVERIFY(execSql(*m_db.database,
+                        QStringLiteral("INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, "
+                                       "created_at, updated_at) VALUES (?, ?, 'WELCOME10-AGAIN', 'active', 1, 5, 5)"),
+                        {orderNo, user})
+                    .ok());
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: run\"}",
+                               desk)
+                     .status,
+                 200);
+        QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::FindingRaised, subject).size(), qsizetype(1), 30000);
+        const StreamEvent finding = client.events(streamevent::FindingRaised, subject).first();
+        QCOMPARE(finding.value, QStringLiteral("effect_mismatch"));
+        QCOMPARE(finding.actor, QStringLiteral("system:patrol"));
+        QCOMPARE(finding.detail.value(QStringLiteral("order_no")).toString(), orderNo);
+        QVERIFY(!finding.detail.value(QStringLiteral("evidence")).toObject().isEmpty());
+        StreamEvent patrolProposed;
+        const auto proposedByPatrol = [&] {
+            for (const StreamEvent &e : client.events()) {
+                if (e.kind == streamevent::CompensationProposed && e.actor == u"system:patrol"
+                    && e.detail.value(QStringLiteral("order_no")).toString() == orderNo) {
+                    patrolProposed = e;
+                    return true;
+                }
+            }
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(proposedByPatrol(), 30000);
+        QCOMPARE(patrolProposed.value, QStringLiteral("freeze_coupon"));
+        const qint64 byPatrol = patrolProposed.detail.value(QStringLiteral("id")).toInteger();
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/compensations/%1/approve").arg(byPatrol),
+                               "{\"reason\":\"stream test: freeze it\"}", lead)
+                     .status,
+                 200);
+        const QString byPatrolSubject = QStringLiteral("compensation:%1").arg(byPatrol);
+        QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::CompensationDecided, byPatrolSubject).size(), qsizetype(2),
+                                  30000);
+        const QList<StreamEvent> decided = client.events(streamevent::CompensationDecided, byPatrolSubject);
+        QCOMPARE(decided.at(0).value, QStringLiteral("approved"));
+        QCOMPARE(decided.at(1).value, QStringLiteral("executed"));
+        for (const StreamEvent &e : decided) {
+            QCOMPARE(e.actor, QStringLiteral("lead"));
+            QCOMPARE(e.reason, QStringLiteral("stream test: freeze it"));
+        }
+        QVERIFY(decided.at(1).detail.value(QStringLiteral("result")).toObject().contains(QStringLiteral("frozen_coupon_ids")));
+
+        // The next run sees nothing new for this order (the extra coupon is frozen; had it
+        // not been, the open finding would only be seen again).
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: again\"}",
+                               desk)
+                     .status,
+                 200);
+        const qint64 seqAfterRun = client.lastSeq();
+        QTRY_VERIFY_WITH_TIMEOUT(client.lastSeq() >= seqAfterRun + 3, 30000); // a few ticks later
+        QCOMPARE(client.events(streamevent::FindingRaised, subject).size(), qsizetype(1));
+        QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
     }
 
     // A client that completes the handshake and then never reads, behind a small receive
@@ -377,6 +514,16 @@ private:
                 sum += now.duplicates.value(layer) - before.duplicates.value(layer);
         }
         return sum;
+    }
+
+    /// The snapshot a client connecting now gets (empty when none came).
+    StreamSnapshot snapshotNow()
+    {
+        StreamClient client(m_agent->port(), "view-token");
+        if (!QTest::qWaitFor([&] { return !client.messages.isEmpty(); }, 30000))
+            return {};
+        const auto *snapshot = std::get_if<StreamSnapshot>(&client.messages.first().body);
+        return snapshot ? *snapshot : StreamSnapshot{};
     }
 
     qint64 count(const char *sql, const QString &bind)

@@ -87,6 +87,50 @@ private Q_SLOTS:
         QCOMPARE(calls.load(), 1);
         watchdog->remove(lease);
     }
+
+    // A lease the watchdog finds lost is published as lock.lost (once, with what the
+    // registry recorded); a lease released by its holder, or renewed, is not.
+    void lostLeaseIsPublished()
+    {
+        std::mutex mutex;
+        QList<payonce::StreamEvent> published;
+        auto watchdog = std::make_shared<LeaseWatchdog>();
+        watchdog->setLostSink([&](const payonce::StreamEvent &event) {
+            std::lock_guard guard(mutex);
+            published.append(event);
+        });
+        auto refused = std::make_shared<Lease>(600ms, []() -> Result<bool> { return false; }, Lease::Clock::now());
+        auto renewed = std::make_shared<Lease>(600ms, []() -> Result<bool> { return true; }, Lease::Clock::now());
+        auto released = std::make_shared<Lease>(600ms, []() -> Result<bool> { return false; }, Lease::Clock::now());
+        watchdog->registry().record(QStringLiteral("lock:pay:P1"), QStringLiteral("agent-a:1"), 41,
+                                    QStringLiteral("ORD1"), refused);
+        watchdog->registry().record(QStringLiteral("lock:pay:P2"), QStringLiteral("agent-a:2"), 42,
+                                    QStringLiteral("ORD2"), renewed);
+        watchdog->registry().record(QStringLiteral("lock:pay:P3"), QStringLiteral("agent-a:3"), 43,
+                                    QStringLiteral("ORD3"), released);
+        for (const auto &lease : {refused, renewed, released})
+            watchdog->add(lease);
+        // Released by its holder before the first renewal (200 ms).
+        watchdog->remove(released);
+        released->released.store(true);
+        released->markLost();
+
+        QTRY_VERIFY_WITH_TIMEOUT(refused->lost(), 2000);
+        QTest::qSleep(1000); // several renewals of the kept lease: nothing more is published
+        QVERIFY(!renewed->lost());
+        std::lock_guard guard(mutex);
+        QCOMPARE(published.size(), qsizetype(1));
+        const payonce::StreamEvent &event = published.first();
+        QCOMPARE(event.kind, payonce::streamevent::LockLost);
+        QCOMPARE(event.subject, QStringLiteral("lock:pay:P1"));
+        QCOMPARE(event.value, QStringLiteral("lost"));
+        QCOMPARE(event.actor, QStringLiteral("agent-a:1"));
+        QVERIFY2(event.reason.contains(QStringLiteral("refused")), qPrintable(event.reason));
+        QCOMPARE(event.detail.value(QStringLiteral("fencing_token")).toInteger(), 41);
+        QCOMPARE(event.detail.value(QStringLiteral("fence_scope")).toString(), QStringLiteral("ORD1"));
+        watchdog->remove(renewed);
+        watchdog->remove(refused);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLeaseWatchdog)

@@ -67,6 +67,21 @@ private Q_SLOTS:
                                                                      QStringLiteral("forced_open"), QStringLiteral("desk"),
                                                                      QStringLiteral("platform incident")}}
                                << QStringLiteral("event");
+        QTest::newRow("event with detail")
+            << StreamMessage{10, at(),
+                             StreamEvent{streamevent::CompensationDecided, QStringLiteral("compensation:7"),
+                                         QStringLiteral("executed"), QStringLiteral("lead"), QStringLiteral("double charge"),
+                                         QJsonObject{{QStringLiteral("id"), 7},
+                                                     {QStringLiteral("order_no"), QStringLiteral("ORD1")},
+                                                     {QStringLiteral("result"), QJsonObject{{QStringLiteral("refund_no"),
+                                                                                             QStringLiteral("RF7")}}}}}}
+            << QStringLiteral("event");
+        // Every kind the codec knows goes through it.
+        for (const QString &kind : streamEventKinds())
+            QTest::newRow(qPrintable(QStringLiteral("event kind ") + kind))
+                << StreamMessage{11, at(), StreamEvent{kind, QStringLiteral("s"), QStringLiteral("v"), QStringLiteral("a"),
+                                                       QStringLiteral("r")}}
+                << QStringLiteral("event");
     }
     void roundTrip()
     {
@@ -125,6 +140,10 @@ private Q_SLOTS:
                                   QStringLiteral("desk"), QStringLiteral("why")}});
         QTest::newRow("event without actor") << QByteArray(event).replace("\"actor\":\"desk\",", "");
         QTest::newRow("event with empty kind") << QByteArray(event).replace("\"kind\":\"breaker.mode\"", "\"kind\":\"\"");
+        QTest::newRow("event of an unknown kind")
+            << QByteArray(event).replace("\"kind\":\"breaker.mode\"", "\"kind\":\"breaker.moood\"");
+        QTest::newRow("event detail not an object")
+            << QByteArray(event).replace("\"kind\":", "\"detail\":[1],\"kind\":");
         const QByteArray snapshot = encodeStreamMessage({1, at(), StreamSnapshot{sampleMetrics(), {}, {}}});
         QTest::newRow("snapshot without breakers") << QByteArray(snapshot).replace(",\"breakers\":[]", "");
         QTest::newRow("snapshot breakers not array") << QByteArray(snapshot).replace("\"breakers\":[]", "\"breakers\":{}");

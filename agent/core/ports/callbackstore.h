@@ -50,6 +50,7 @@ struct DeliveryRecord {
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray rawBody;
     QString agentId;
+    QString traceId; ///< the receiving request's W3C trace id, may be empty
 };
 
 /// A pay_callback_log row (L4), keyed by (channel, pay_no).
@@ -97,13 +98,16 @@ public:
                                       qint64 fence) = 0;
     virtual Result<bool> insertPoints(const QString &orderNo, qint64 userId, const QString &pointType, qint64 delta,
                                       qint64 fence) = 0;
+    /// traceId: the trace the event belongs to (outbox.trace_id; its delivery sends it as
+    /// traceparent); may be empty.
     virtual Result<bool> insertOutbox(const QString &eventId, const QString &eventType, const QString &aggregateId,
-                                      const QJsonObject &payload) = 0;
+                                      const QJsonObject &payload, const QString &traceId) = 0;
     /// The confirm path's payment record for this payment_no becomes `paid` (if there is one).
     virtual Result<void> markPaymentRecordPaid(const QString &paymentNo) = 0;
     /// pay_callback_log accepted -> processed (CAS). true: this call changed it.
     virtual Result<bool> markProcessed(Channel channel, const QString &payNo, const QString &outcome) = 0;
-    virtual Result<void> raiseFinding(const CallbackFinding &finding) = 0;
+    /// true: the finding is new (not seen before).
+    virtual Result<bool> raiseFinding(const CallbackFinding &finding) = 0;
 };
 
 /// Storage of the callback path: callback_deliveries, pay_callback_log, the business
@@ -130,8 +134,8 @@ public:
     virtual Result<LogInsert> insertAccepted(const AcceptedCallback &row) = 0;
     /// Rows still `accepted` created at or before `createdBeforeMs`, oldest first.
     virtual Result<QList<AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) = 0;
-    /// A finding in its own transaction (or joining the caller's).
-    virtual Result<void> raiseFinding(const CallbackFinding &finding) = 0;
+    /// A finding in its own transaction (or joining the caller's); true: it is new.
+    virtual Result<bool> raiseFinding(const CallbackFinding &finding) = 0;
     virtual Result<void> inTransaction(const std::function<Result<void>(CallbackTransaction &)> &work) = 0;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/ports/distributedlock.h"
+#include "core/ports/eventsink.h"
 #include "core/ports/idempotencycache.h"
 #include "core/ports/lockobserver.h"
 #include "core/ports/tokenstore.h"
@@ -28,6 +29,10 @@ public:
     virtual SeenProcessedSet &seenProcessed() = 0;
     /// The locks this store handed out and their leases, as this process saw them.
     virtual const LockObserver &lockObserver() const = 0;
+    /// Receives lock.lost for every lease this store's watchdog finds lost (its renewal
+    /// refused: the key is no longer ours; or the lease ran out unrenewed), on the
+    /// watchdog's thread. Not for leases released by their holder. Replaces the previous sink.
+    virtual void setLockLostSink(EventSink sink) = 0;
 
     /// True while the last contact with the store failed (unreachable, timed out, refused
     /// our credentials, or answered with a refusal that means Unavailable: loading,
