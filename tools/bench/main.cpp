@@ -17,7 +17,7 @@ int main(int argc, char *argv[])
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("payonce-bench"));
     // The direct-SQL phase opens one connection per thread, each announced at info.
-    QLoggingCategory::setFilterRules(QStringLiteral("payonce.agent.sql.info=false"));
+    QLoggingCategory::setFilterRules(QStringLiteral("payonce.agent.sql.debug=false\npayonce.agent.sql.info=false"));
     const payonce::bench::BenchOptions options = payonce::bench::parseBenchOptions(app.arguments());
     if (options.memoryStorm.count() > 0)
         return payonce::bench::runMemoryStorm(options);
