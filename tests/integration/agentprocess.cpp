@@ -260,18 +260,6 @@ QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, cons
     return paymentNo;
 }
 
-qint64 residentKiB(qint64 pid)
-{
-    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!status.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : status.readAll().split('\n')) {
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
-    }
-    return -1;
-}
-
 std::map<QString, double> parseMetricSamples(const QByteArray &text)
 {
     std::map<QString, double> samples;

@@ -93,9 +93,6 @@ private:
     int m_simPort = 0;
 };
 
-/// VmRSS of a process in KiB (from /proc/<pid>/status), -1 when unreadable.
-qint64 residentKiB(qint64 pid);
-
 /// A Prometheus text scrape's "name{labels} value" lines, keyed by "name{labels}" as written.
 std::map<QString, double> parseMetricSamples(const QByteArray &text);
 

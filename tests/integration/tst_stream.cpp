@@ -38,6 +38,19 @@ QString layerKey(Layer layer)
     return QStringLiteral("payonce_duplicates_total{layer=\"%1\"}").arg(layerName(layer));
 }
 
+/// VmRSS of a process in KiB, -1 when unreadable.
+qint64 rssKiB(qint64 pid)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    }
+    return -1;
+}
+
 /// The opening handshake written by hand, so a test controls the socket under it.
 QByteArray upgradeRequest(int port, const QByteArray &target, const QByteArray &authorization)
 {
@@ -308,7 +321,7 @@ private Q_SLOTS:
 
         StreamClient reader(m_agent->port(), "view-token");
         QTRY_VERIFY_WITH_TIMEOUT(reader.messages.size() >= 10, 30000);
-        const qint64 rssStart = residentKiB(m_agent->pid());
+        const qint64 rssStart = rssKiB(m_agent->pid());
         QVERIFY(rssStart > 0);
         qint64 rssMax = rssStart;
         int healthChecks = 0;
@@ -318,7 +331,7 @@ private Q_SLOTS:
             QTest::qWait(500);
             QCOMPARE(m_agent->call("GET", QStringLiteral("/healthz")).status, 200);
             ++healthChecks;
-            rssMax = std::max(rssMax, residentKiB(m_agent->pid()));
+            rssMax = std::max(rssMax, rssKiB(m_agent->pid()));
         }
         QVERIFY2(reader.lastSeq() >= kTicks, qPrintable(QStringLiteral("reader at seq %1").arg(reader.lastSeq())));
         QVERIFY(healthChecks > 0);

@@ -2,6 +2,7 @@
 
 #include "benchenvironment.h"
 #include "directsqllimit.h"
+#include "httptestsupport.h"
 #include "processusage.h"
 #include "redislimit.h"
 #include "slowstreamclient.h"
@@ -177,7 +178,7 @@ void Runner::uniqueCallbacks()
     SlowStreamFigures slow;
     slow.intervalMs = m_options.streamIntervalMs;
     slow.rateWithout = rateOf(without);
-    slow.rssBeforeKiB = testsupport::residentKiB(m_env.agent().pid());
+    slow.rssBeforeKiB = testsupport::procStatusKb(m_env.agent().pid(), "VmRSS");
     SlowStreamClient client;
     QString error;
     if (!client.open(m_env.agent().port(), "view-token", &error)) {
@@ -192,7 +193,7 @@ void Runner::uniqueCallbacks()
                                       QStringLiteral("(a') unique callbacks, slow stream client"));
     slow.rateWith = rateOf(with);
     slow.secondsWithClient = with.seconds + 0.5;
-    slow.rssAfterKiB = testsupport::residentKiB(m_env.agent().pid());
+    slow.rssAfterKiB = testsupport::procStatusKb(m_env.agent().pid(), "VmRSS");
     const auto samples = testsupport::parseMetricSamples(m_env.agent().call("GET", QStringLiteral("/metrics")).body);
     auto sample = [&](const char *name) {
         const auto it = samples.find(QString::fromLatin1(name));

@@ -1,6 +1,7 @@
 #include "memorystorm.h"
 
 #include "benchenvironment.h"
+#include "httptestsupport.h"
 #include "loadclient.h"
 #include "processusage.h"
 #include "workloads.h"
@@ -69,7 +70,7 @@ int runMemoryStorm(const BenchOptions &options)
         std::unique_lock lock(mutex);
         while (!stopped.wait_for(lock, kSampleEvery, [&] { return done; })) {
             const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            const RssSample sample{at, testsupport::residentKiB(env->agent().pid())};
+            const RssSample sample{at, testsupport::procStatusKb(env->agent().pid(), "VmRSS")};
             std::fprintf(stderr, "payonce-bench: t=%6.0f s  agent VmRSS %lld KiB%s\n", at,
                          static_cast<long long>(sample.kib), at * 1000 < double(warmUp.count()) ? "  (warm-up)" : "");
             samples.push_back(sample);
