@@ -1,0 +1,17 @@
+#!/bin/sh
+# Issue 9's memory check, outside CI: the agent under a callback storm for MINUTES
+# (default 10) — fresh signed notifications for 2 000 confirmed payments, the first of
+# each paying its order, every later one a duplicate — with its VmRSS sampled every 5 s;
+# after a warm-up (a minute, or a fifth of a shorter storm) prints min / max / mean and
+# the largest deviation from the mean (target ±10%). Fractions work: 0.5 = 30 s.
+#
+#   scripts/bench-memory.sh [MINUTES] [payonce-bench options: --db postgresql --redis server ...]
+set -eu
+cd "$(dirname "$0")/.."
+minutes=${1:-10}
+[ $# -gt 0 ] && shift
+seconds=$(awk -v m="$minutes" 'BEGIN { s = int(m * 60); if (s < 1) s = 1; print s }')
+bench="${PAYONCE_BUILD_DIR:-build}/tools/bench/payonce-bench"
+# setup.sh installs what is missing and builds everything, the benchmark included.
+[ -x "$bench" ] || scripts/setup.sh
+exec "$bench" --memory-storm "$seconds" "$@"

@@ -1,0 +1,115 @@
+// payonce-bench end to end, small: on SQLite with a redis-server key store and the slow
+// stream client, 200 operations per phase on 8 connections. Proves the benchmark runs
+// every phase without an error and prints a table that parses with every figure
+// positive. Speeds are never asserted (machines are noisy): only that they were measured.
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+/// The table's data rows (not the header, not the separator), split into trimmed cells.
+QList<QStringList> tableRows(const QString &output)
+{
+    QList<QStringList> rows;
+    for (const QString &line : output.split(u'\n')) {
+        if (!line.startsWith(u'|') || line.startsWith(u"| phase") || line.startsWith(u"|---"))
+            continue;
+        QStringList cells = line.split(u'|');
+        cells.removeFirst();
+        cells.removeLast();
+        for (QString &c : cells)
+            c = c.trimmed();
+        rows << cells;
+    }
+    return rows;
+}
+
+} // namespace
+
+class TestBenchSmoke : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void everyPhaseRunsWithoutErrors();
+};
+
+void TestBenchSmoke::everyPhaseRunsWithoutErrors()
+{
+    QTemporaryDir dir;
+    const QString jsonPath = dir.filePath(QStringLiteral("bench.json"));
+    QProcess bench;
+    bench.setProcessChannelMode(QProcess::SeparateChannels);
+    bench.start(QStringLiteral(PAYONCE_BENCH_PATH),
+                {QStringLiteral("--db"), QStringLiteral("sqlite"), QStringLiteral("--redis"), QStringLiteral("server"),
+                 QStringLiteral("--connections"), QStringLiteral("8"), QStringLiteral("--requests"),
+                 QStringLiteral("200"), QStringLiteral("--slow-stream-client"), QStringLiteral("--json"), jsonPath});
+    QVERIFY(bench.waitForFinished(240000));
+    const QString output = QString::fromUtf8(bench.readAllStandardOutput());
+    const QString diagnostics = output + QString::fromUtf8(bench.readAllStandardError());
+    QVERIFY2(bench.exitStatus() == QProcess::NormalExit && bench.exitCode() == 0, qPrintable(diagnostics));
+    QVERIFY2(output.contains(u"\nOK: 0 errors"), qPrintable(diagnostics));
+
+    // Every phase, each once, in the order the benchmark runs them.
+    const QList<QStringList> rows = tableRows(output);
+    QStringList phases;
+    for (const QStringList &row : rows)
+        phases << row.value(0);
+    QCOMPARE(phases, (QStringList{QStringLiteral("(c) confirms (token + confirm)"),
+                                  QStringLiteral("(a) unique callbacks"),
+                                  QStringLiteral("(a') unique callbacks, slow stream client"),
+                                  QStringLiteral("(b) duplicate callbacks"), QStringLiteral("limit: GET /healthz"),
+                                  QStringLiteral("limit: callback SQL, direct, 8 threads"),
+                                  QStringLiteral("limit: callback SQL, direct, 8 threads"),
+                                  QStringLiteral("limit: Redis PING")}));
+    for (const QStringList &row : rows) {
+        QCOMPARE(row.size(), 11);
+        // ops, seconds, ops/s, p50, p99, max: measured, so positive; errors: none.
+        for (int column = 1; column <= 6; ++column) {
+            bool ok = false;
+            const double value = row[column].toDouble(&ok);
+            QVERIFY2(ok && value > 0, qPrintable(row.join(u" | ")));
+        }
+        QCOMPARE(row[7], QStringLiteral("0"));
+        QVERIFY2(row[8].endsWith(u'%') && row[8].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
+        // The agent's CPU moves in 10 ms ticks: positive over the agent phases (seconds
+        // long), possibly 0 over a limit phase that took a few milliseconds.
+        if (!row[0].startsWith(u"limit:"))
+            QVERIFY2(row[9].endsWith(u'%') && row[9].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
+        // The agent figures are ratios of their limits.
+        if (!row[0].startsWith(u"limit:"))
+            QVERIFY2(row[10].contains(u"% of ") && row[10].section(u'%', 0, 0).toDouble() > 0,
+                     qPrintable(row.join(u" | ")));
+    }
+    // 400 confirms (twice the count: the slow-stream comparison pays twice), then 200 +
+    // 200 unique callbacks, each paying its own order; the direct SQL repeats those 400
+    // (at 8 connections, then at the agent's 8 worker threads); 200 of each of the others.
+    QCOMPARE(rows[0][1], QStringLiteral("400"));
+    QCOMPARE(rows[1][1], QStringLiteral("200"));
+    QCOMPARE(rows[2][1], QStringLiteral("200"));
+    QCOMPARE(rows[3][1], QStringLiteral("200"));
+    QCOMPARE(rows[4][1], QStringLiteral("200"));
+    QCOMPARE(rows[5][1], QStringLiteral("400"));
+    QCOMPARE(rows[6][1], QStringLiteral("400"));
+    QCOMPARE(rows[7][1], QStringLiteral("200"));
+    QVERIFY2(output.contains(u"unique callbacks >= 50% of direct SQL"), qPrintable(output));
+    QVERIFY2(output.contains(u"duplicates p99 <= 10 ms"), qPrintable(output));
+
+    // The JSON says the same, and carries issue 8's comparison.
+    QFile jsonFile(jsonPath);
+    QVERIFY(jsonFile.open(QIODevice::ReadOnly));
+    const QJsonObject json = QJsonDocument::fromJson(jsonFile.readAll()).object();
+    QCOMPARE(json.value(QStringLiteral("errors")).toInt(-1), 0);
+    QCOMPARE(json.value(QStringLiteral("phases")).toArray().size(), rows.size());
+    const QJsonObject slow = json.value(QStringLiteral("slow_stream")).toObject();
+    for (const char *key : {"rate_without", "rate_with", "rss_before_kib", "rss_after_kib"})
+        QVERIFY2(slow.value(QLatin1String(key)).toDouble() > 0, key);
+    for (const char *key : {"coalesced_total", "dropped_total"})
+        QVERIFY2(slow.value(QLatin1String(key)).toDouble(-1) >= 0, key);
+}
+
+QTEST_GUILESS_MAIN(TestBenchSmoke)
+#include "tst_benchsmoke.moc"

@@ -1,0 +1,36 @@
+#pragma once
+
+#include "support/serverharness.h"
+
+#include <QString>
+
+#include <chrono>
+#include <optional>
+
+namespace payonce::bench {
+
+/// payonce-bench's command line (--help lists it).
+struct BenchOptions {
+    testsupport::Dialect dialect = testsupport::Dialect::Sqlite;
+    int connections = 64;
+    int clientThreads = 2;
+    /// Each timed phase runs this long …
+    std::chrono::milliseconds duration{std::chrono::seconds(20)};
+    /// … or, when set, exactly this many operations (then duration is unused).
+    std::optional<qint64> requests;
+    bool redisServer = false;
+    bool slowStreamClient = false;
+    int streamIntervalMs = 5;
+    QString jsonPath;
+    /// --memory-storm S: instead of the phases, a callback storm of S seconds with the
+    /// agent's RSS sampled (scripts/bench-memory.sh). Zero: not asked.
+    std::chrono::seconds memoryStorm{0};
+
+    /// Operations a count-bound phase runs, or -1 for a time-bound one.
+    qint64 fixedCount() const { return requests ? *requests : -1; }
+};
+
+/// Parses the arguments; on a bad one prints why and exits 2 (--help exits 0).
+BenchOptions parseBenchOptions(const QStringList &arguments);
+
+} // namespace payonce::bench

@@ -1,0 +1,165 @@
+#include "benchreport.h"
+
+#include <QJsonArray>
+
+#include <cmath>
+
+namespace payonce::bench {
+
+namespace {
+
+/// Issue 9's targets: unique callbacks against the direct-SQL limit (50% on SQLite, 70%
+/// on the servers); duplicates against bare HTTP, with their p99.
+constexpr double kUniqueTargetSqlite = 0.5;
+constexpr double kUniqueTargetServers = 0.7;
+constexpr double kDuplicateTarget = 0.25;
+constexpr double kDuplicateP99TargetMs = 10.0;
+
+QString verdict(bool met)
+{
+    return met ? QStringLiteral("met") : QStringLiteral("NOT met");
+}
+
+QByteArray cell(double value, int decimals)
+{
+    return QByteArray::number(value, 'f', decimals);
+}
+
+} // namespace
+
+double PhaseFigures::latencyMs(double quantile) const
+{
+    const auto &l = load.latenciesNs;
+    if (l.empty())
+        return 0;
+    // Nearest rank: the smallest sample with at least `quantile` of them at or below it.
+    const std::size_t rank = std::size_t(std::ceil(quantile * double(l.size())));
+    return double(l[std::min(l.size() - 1, rank == 0 ? 0 : rank - 1)]) / 1e6;
+}
+
+const PhaseFigures *BenchReport::phase(const QString &key) const
+{
+    for (const PhaseFigures &figures : phases) {
+        if (figures.key == key)
+            return &figures;
+    }
+    return nullptr;
+}
+
+std::optional<double> BenchReport::ratioToLimit(const PhaseFigures &figures) const
+{
+    const PhaseFigures *limit = figures.limitKey.isEmpty() ? nullptr : phase(figures.limitKey);
+    if (!limit || limit->rate() <= 0)
+        return std::nullopt;
+    return figures.rate() / limit->rate();
+}
+
+qint64 BenchReport::totalErrors() const
+{
+    qint64 errors = 0;
+    for (const PhaseFigures &figures : phases)
+        errors += figures.load.failed;
+    return errors;
+}
+
+void BenchReport::print(std::FILE *out) const
+{
+    std::fprintf(out, "payonce-bench: %s, key store %s, %d connections (%d client threads), %d cores, "
+                      "load average %.2f before, %.2f after\n\n",
+                 qPrintable(dialect), qPrintable(keyStore), connections, clientThreads, cores, loadAverageBefore,
+                 loadAverageAfter);
+    std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | bench CPU | agent CPU | of limit |\n");
+    std::fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const PhaseFigures &f : phases) {
+        const std::optional<double> ratio = ratioToLimit(f);
+        const QByteArray ratioCell = ratio ? cell(*ratio * 100, 1) + "% of " + f.limitKey.toUtf8() : QByteArray("limit");
+        const QByteArray agentCell = f.agentCores < 0 ? QByteArray("-") : cell(f.agentCores * 100, 0) + "%";
+        std::fprintf(out, "| %s | %lld | %s | %s | %s | %s | %s | %lld | %s%% | %s | %s |\n", qPrintable(f.title),
+                     static_cast<long long>(f.load.completed), cell(f.load.seconds, 3).constData(),
+                     cell(f.rate(), 0).constData(), cell(f.latencyMs(0.5), 3).constData(),
+                     cell(f.latencyMs(0.99), 3).constData(), cell(f.latencyMs(1.0), 3).constData(),
+                     static_cast<long long>(f.load.failed), cell(f.benchCpuShare * 100, 1).constData(),
+                     agentCell.constData(), ratioCell.constData());
+    }
+    std::fprintf(out, "\nbench CPU: the benchmark's CPU time over wall time x %d cores; agent CPU: the agent's CPU "
+                      "time over wall time (100%% = one core).\n",
+                 cores);
+
+    std::fprintf(out, "\nTargets (issue 9; reported, never asserted):\n");
+    if (const PhaseFigures *unique = phase(QStringLiteral("unique_callbacks")); unique && ratioToLimit(*unique)) {
+        const double target = dialect == u"sqlite" ? kUniqueTargetSqlite : kUniqueTargetServers;
+        std::fprintf(out, "- unique callbacks >= %.0f%% of direct SQL: %.1f%% -> %s\n", target * 100,
+                     *ratioToLimit(*unique) * 100, qPrintable(verdict(*ratioToLimit(*unique) >= target)));
+    }
+    if (const PhaseFigures *dups = phase(QStringLiteral("duplicate_callbacks")); dups && ratioToLimit(*dups)) {
+        std::fprintf(out, "- duplicates >= %.0f%% of bare HTTP: %.1f%% -> %s\n", kDuplicateTarget * 100,
+                     *ratioToLimit(*dups) * 100, qPrintable(verdict(*ratioToLimit(*dups) >= kDuplicateTarget)));
+        std::fprintf(out, "- duplicates p99 <= %.0f ms at %d connections: %.2f ms -> %s\n", kDuplicateP99TargetMs,
+                     connections, dups->latencyMs(0.99), qPrintable(verdict(dups->latencyMs(0.99) <= kDuplicateP99TargetMs)));
+    }
+
+    if (slowStream) {
+        const SlowStreamFigures &s = *slowStream;
+        std::fprintf(out, "\nSlow stream client (issue 8): unique callbacks without / with a client on /api/v1/stream "
+                          "that never reads (stream.interval_ms %d, %.1f s with the client, ~%.0f ticks):\n",
+                     s.intervalMs, s.secondsWithClient, s.intervalMs > 0 ? s.secondsWithClient * 1000 / s.intervalMs : 0);
+        std::fprintf(out, "- without: %.0f/s, with: %.0f/s, ratio %.3f\n", s.rateWithout, s.rateWith,
+                     s.rateWithout > 0 ? s.rateWith / s.rateWithout : 0);
+        std::fprintf(out, "- agent RSS before %lld KiB, after %lld KiB (%+lld KiB)\n", static_cast<long long>(s.rssBeforeKiB),
+                     static_cast<long long>(s.rssAfterKiB), static_cast<long long>(s.rssAfterKiB - s.rssBeforeKiB));
+        std::fprintf(out, "- payonce_stream_coalesced_total %.0f, payonce_stream_dropped_total %.0f\n", s.coalesced,
+                     s.dropped);
+    }
+
+    for (const PhaseFigures &f : phases) {
+        for (const QString &failure : f.load.failureSamples)
+            std::fprintf(out, "\nERROR in %s: %s", qPrintable(f.key), qPrintable(failure));
+    }
+    for (const QString &problem : problems)
+        std::fprintf(out, "\nERROR: %s", qPrintable(problem));
+    std::fprintf(out, "\n%s: %lld errors\n", succeeded() ? "OK" : "FAILED", static_cast<long long>(totalErrors()));
+}
+
+QJsonObject BenchReport::toJson() const
+{
+    QJsonArray phaseArray;
+    for (const PhaseFigures &f : phases) {
+        QJsonObject o{{QStringLiteral("phase"), f.key},
+                      {QStringLiteral("ops"), f.load.completed},
+                      {QStringLiteral("seconds"), f.load.seconds},
+                      {QStringLiteral("ops_per_second"), f.rate()},
+                      {QStringLiteral("p50_ms"), f.latencyMs(0.5)},
+                      {QStringLiteral("p99_ms"), f.latencyMs(0.99)},
+                      {QStringLiteral("max_ms"), f.latencyMs(1.0)},
+                      {QStringLiteral("errors"), f.load.failed},
+                      {QStringLiteral("bench_cpu_share"), f.benchCpuShare},
+                      {QStringLiteral("agent_cpu_cores"), f.agentCores}};
+        if (const std::optional<double> ratio = ratioToLimit(f)) {
+            o.insert(QStringLiteral("limit"), f.limitKey);
+            o.insert(QStringLiteral("ratio_to_limit"), *ratio);
+        }
+        phaseArray.append(o);
+    }
+    QJsonObject root{{QStringLiteral("dialect"), dialect},
+                     {QStringLiteral("key_store"), keyStore},
+                     {QStringLiteral("connections"), connections},
+                     {QStringLiteral("cores"), cores},
+                     {QStringLiteral("load_average_before"), loadAverageBefore},
+                     {QStringLiteral("load_average_after"), loadAverageAfter},
+                     {QStringLiteral("phases"), phaseArray},
+                     {QStringLiteral("errors"), totalErrors()},
+                     {QStringLiteral("problems"), QJsonArray::fromStringList(problems)}};
+    if (slowStream) {
+        root.insert(QStringLiteral("slow_stream"),
+                    QJsonObject{{QStringLiteral("rate_without"), slowStream->rateWithout},
+                                {QStringLiteral("rate_with"), slowStream->rateWith},
+                                {QStringLiteral("rss_before_kib"), slowStream->rssBeforeKiB},
+                                {QStringLiteral("rss_after_kib"), slowStream->rssAfterKiB},
+                                {QStringLiteral("coalesced_total"), slowStream->coalesced},
+                                {QStringLiteral("dropped_total"), slowStream->dropped},
+                                {QStringLiteral("interval_ms"), slowStream->intervalMs}});
+    }
+    return root;
+}
+
+} // namespace payonce::bench

@@ -1,0 +1,65 @@
+#pragma once
+
+#include "loadclient.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <cstdio>
+#include <optional>
+
+namespace payonce::bench {
+
+/// One measured phase: what ran, what it did, and what it cost in CPU.
+struct PhaseFigures {
+    QString key;           ///< machine name: "unique_callbacks", "direct_sql", …
+    QString title;         ///< what the table prints
+    LoadResult load;
+    double benchCpuShare = 0; ///< the benchmark's CPU over wall × cores
+    double agentCores = -1;   ///< the agent's CPU over wall (cores); -1 unknown
+    QString limitKey;         ///< the phase this one is a ratio of, empty for limits themselves
+
+    double rate() const { return load.seconds > 0 ? double(load.completed) / load.seconds : 0; }
+    /// Latency quantile (0..1) in milliseconds; 0 without samples.
+    double latencyMs(double quantile) const;
+};
+
+/// Issue 8's comparison: unique callbacks without and with a stream client that never reads.
+struct SlowStreamFigures {
+    double rateWithout = 0;
+    double rateWith = 0;
+    qint64 rssBeforeKiB = -1;
+    qint64 rssAfterKiB = -1;
+    double coalesced = -1; ///< payonce_stream_coalesced_total after the phase
+    double dropped = -1;   ///< payonce_stream_dropped_total after the phase
+    int intervalMs = 0;
+    double secondsWithClient = 0;
+};
+
+/// Everything a run printed, in the order it ran.
+struct BenchReport {
+    QString dialect;
+    QString keyStore;
+    int connections = 0;
+    int clientThreads = 0;
+    int cores = 0;
+    double loadAverageBefore = -1;
+    double loadAverageAfter = -1;
+    QList<PhaseFigures> phases;
+    std::optional<SlowStreamFigures> slowStream;
+    QStringList problems; ///< anything that makes the exit code non-zero, besides phase errors
+
+    const PhaseFigures *phase(const QString &key) const;
+    /// The agent figure over its limit's rate, or nullopt when either is missing.
+    std::optional<double> ratioToLimit(const PhaseFigures &figures) const;
+    qint64 totalErrors() const;
+    bool succeeded() const { return totalErrors() == 0 && problems.isEmpty(); }
+
+    /// The table, the targets of issue 9 (met / not met) and the slow-stream comparison.
+    void print(std::FILE *out) const;
+    QJsonObject toJson() const;
+};
+
+} // namespace payonce::bench

@@ -1,0 +1,305 @@
+#include "benchrun.h"
+
+#include "benchenvironment.h"
+#include "directsqllimit.h"
+#include "httptestsupport.h"
+#include "processusage.h"
+#include "redislimit.h"
+#include "slowstreamclient.h"
+#include "workloads.h"
+
+#include <QDateTime>
+#include <QMutex>
+#include <QThread>
+
+#include <atomic>
+#include <thread>
+
+namespace payonce::bench {
+
+namespace {
+
+/// The agent's worker_threads (its default; the benchmark leaves it): how many threads
+/// of the agent run database work at once.
+constexpr int kAgentWorkerThreads = 8;
+
+double rateOf(const LoadResult &result)
+{
+    return result.seconds > 0 ? double(result.completed) / result.seconds : 0;
+}
+
+/// A prefix unique to this run, so order numbers never meet an earlier run's.
+QString runPrefix()
+{
+    return QStringLiteral("B") + QString::number(QDateTime::currentMSecsSinceEpoch() % 100000000);
+}
+
+class Runner {
+public:
+    Runner(const BenchOptions &options, BenchEnvironment &env, BenchReport &report)
+        : m_options(options), m_env(env), m_report(report), m_prefix(runPrefix())
+    {
+    }
+
+    void run();
+
+private:
+    /// The time or count bound of a timed phase, over the load client.
+    LoadOptions loadOptions(bool timeBound) const
+    {
+        LoadOptions load;
+        load.port = m_env.agent().port();
+        load.connections = m_options.connections;
+        load.threads = m_options.clientThreads;
+        if (timeBound && !m_options.requests)
+            load.duration = m_options.duration;
+        return load;
+    }
+    /// Runs a phase and records it (with its CPU) unless `record` is false.
+    LoadResult measure(const QString &key, const QString &title, const QString &limitKey,
+                       const std::function<LoadResult()> &phase, bool record = true)
+    {
+        std::fprintf(stderr, "payonce-bench: %s ...\n", qPrintable(title));
+        CpuWindow cpu(m_env.agent().pid());
+        cpu.start();
+        LoadResult result = phase();
+        cpu.stop(result.seconds);
+        (void)m_env.agent().output(); // drain the agent's pipe between phases
+        if (record) {
+            m_report.phases.append(
+                PhaseFigures{key, title, result, cpu.benchShareOfMachine(), cpu.agentCores(), limitKey});
+        }
+        std::fprintf(stderr, "payonce-bench:   %lld ops in %.2f s, %lld errors\n",
+                     static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed));
+        return result;
+    }
+    BenchOrder orderAt(qint64 index) const
+    {
+        return BenchOrder{m_prefix + QStringLiteral("-") + QString::number(index), 1000 + index, {}};
+    }
+    bool prepareOrders();
+    bool signNotifications();
+    void uniqueCallbacks();
+    std::vector<const QByteArray *> sent() const;
+
+    const BenchOptions &m_options;
+    BenchEnvironment &m_env;
+    BenchReport &m_report;
+    const QString m_prefix;
+    std::vector<BenchOrder> m_orders;
+    std::vector<QByteArray> m_notifications; ///< one per confirmed order, in order
+    qint64 m_sentUnique = 0;                  ///< how many of them the unique phases sent
+    qint64 m_paidUnique = 0;
+};
+
+bool Runner::prepareOrders()
+{
+    QString error;
+    if (!putBenchSku(m_env.agent().port(), &error)) {
+        m_report.problems << error;
+        return false;
+    }
+    // A count-bound run needs one order per confirm; a time-bound one as many as the
+    // agent creates in one phase's time (creating is cheaper than confirming).
+    const qint64 wanted = m_options.requests ? *m_options.requests * (m_options.slowStreamClient ? 2 : 1)
+                                             : std::numeric_limits<qint64>::max();
+    IndexedWorkload create(wanted, false, [this](qint64 i) { return createOrderExchange(orderAt(i)); });
+    const LoadResult created = measure(QStringLiteral("create_orders"), QStringLiteral("create orders (preparation)"),
+                                       {}, [&] { return runLoad(loadOptions(true), create); }, false);
+    if (created.failed > 0) {
+        m_report.problems << QStringLiteral("creating orders failed %1 times: %2")
+                                 .arg(created.failed)
+                                 .arg(created.failureSamples.join(QStringLiteral("; ")));
+        return false;
+    }
+    m_orders.reserve(std::size_t(created.completed));
+    for (qint64 i = 0; i < created.completed; ++i)
+        m_orders.push_back(orderAt(i));
+    return true;
+}
+
+bool Runner::signNotifications()
+{
+    std::vector<const BenchOrder *> confirmed;
+    for (const BenchOrder &order : m_orders) {
+        if (!order.paymentNo.isEmpty())
+            confirmed.push_back(&order);
+    }
+    m_notifications.assign(confirmed.size(), {});
+    std::atomic<std::size_t> next{0};
+    QMutex mutex;
+    QStringList failures;
+    std::vector<std::thread> signers;
+    for (int t = 0; t < coreCount(); ++t) {
+        signers.emplace_back([&] {
+            for (std::size_t i = next++; i < confirmed.size(); i = next++) {
+                auto request = m_env.notifier().paidRequest(confirmed[i]->paymentNo,
+                                                            QStringLiteral("4200") + m_prefix + QString::number(i),
+                                                            kOrderAmountFen);
+                if (request.ok()) {
+                    m_notifications[i] = std::move(request).value();
+                } else {
+                    QMutexLocker locker(&mutex);
+                    failures << request.error().internalMessage;
+                }
+            }
+        });
+    }
+    for (std::thread &signer : signers)
+        signer.join();
+    if (!failures.isEmpty()) {
+        m_report.problems << QStringLiteral("signing notifications failed: ") + failures.constFirst();
+        return false;
+    }
+    return !m_notifications.empty();
+}
+
+void Runner::uniqueCallbacks()
+{
+    const qint64 total = qint64(m_notifications.size());
+    const qint64 firstPart = m_options.slowStreamClient ? total / 2 : total;
+    auto sendRange = [&](qint64 from, qint64 count, const QString &key, const QString &title) {
+        IndexedWorkload unique(count, false, [this, from](qint64 i) {
+            return notificationExchange(m_notifications[std::size_t(from + i)], NotificationExpectation::FirstTime);
+        });
+        const LoadResult result = measure(key, title, QStringLiteral("direct_sql"),
+                                          [&] { return runLoad(loadOptions(true), unique); });
+        const qint64 sentNow = std::min(count, result.completed + result.failed);
+        // The notifications are sent in index order, so the first sentNow of the range went out.
+        return std::pair<LoadResult, qint64>(result, sentNow);
+    };
+    auto [without, sentWithout] = sendRange(0, firstPart, QStringLiteral("unique_callbacks"),
+                                            QStringLiteral("(a) unique callbacks"));
+    m_sentUnique = sentWithout;
+    m_paidUnique = without.completed;
+    if (!m_options.slowStreamClient)
+        return;
+
+    SlowStreamFigures slow;
+    slow.intervalMs = m_options.streamIntervalMs;
+    slow.rateWithout = rateOf(without);
+    slow.rssBeforeKiB = testsupport::procStatusKb(m_env.agent().pid(), "VmRSS");
+    SlowStreamClient client;
+    QString error;
+    if (!client.open(m_env.agent().port(), "view-token", &error)) {
+        m_report.problems << error;
+        return;
+    }
+    QThread::msleep(500); // the upgrade answered and the first messages queued
+    // The second half: sent after the first so the duplicate phase can use both ranges.
+    std::vector<QByteArray> rest(m_notifications.begin() + firstPart, m_notifications.end());
+    std::vector<QByteArray> firstSent(m_notifications.begin(), m_notifications.begin() + sentWithout);
+    auto [with, sentWith] = sendRange(firstPart, total - firstPart, QStringLiteral("unique_callbacks_slow_stream"),
+                                      QStringLiteral("(a') unique callbacks, slow stream client"));
+    slow.rateWith = rateOf(with);
+    slow.secondsWithClient = with.seconds + 0.5;
+    slow.rssAfterKiB = testsupport::procStatusKb(m_env.agent().pid(), "VmRSS");
+    const auto samples = testsupport::parseMetricSamples(m_env.agent().call("GET", QStringLiteral("/metrics")).body);
+    auto sample = [&](const char *name) {
+        const auto it = samples.find(QString::fromLatin1(name));
+        return it == samples.end() ? 0.0 : it->second;
+    };
+    slow.coalesced = sample("payonce_stream_coalesced_total");
+    slow.dropped = sample("payonce_stream_dropped_total");
+    m_report.slowStream = slow;
+    // Keep the sent notifications contiguous for the duplicate phase.
+    firstSent.insert(firstSent.end(), rest.begin(), rest.begin() + sentWith);
+    m_notifications = std::move(firstSent);
+    m_sentUnique = sentWithout + sentWith;
+    m_paidUnique += with.completed;
+}
+
+void Runner::run()
+{
+    if (!prepareOrders())
+        return;
+
+    const qint64 confirmCount = qint64(m_orders.size());
+    IndexedWorkload confirms(confirmCount, false, [this](qint64 i) { return confirmExchange(&m_orders[std::size_t(i)]); });
+    measure(QStringLiteral("confirms"), QStringLiteral("(c) confirms (token + confirm)"), QStringLiteral("healthz"),
+            [&] { return runLoad(loadOptions(true), confirms); });
+
+    std::fprintf(stderr, "payonce-bench: signing the notifications ...\n");
+    if (!signNotifications()) {
+        m_report.problems << QStringLiteral("no confirmed payment to notify");
+        return;
+    }
+    uniqueCallbacks();
+    if (m_sentUnique == 0)
+        return;
+
+    // Every re-send: any layer but "none" may stop it, never a second processing. Count-
+    // bound: the sent ones in turn until the count; time-bound: cycling until the time is up.
+    const qint64 sentCount = m_sentUnique;
+    IndexedWorkload duplicates(m_options.requests.value_or(sentCount), !m_options.requests.has_value(),
+                               [this, sentCount](qint64 i) {
+                                   return notificationExchange(m_notifications[std::size_t(i % sentCount)],
+                                                              NotificationExpectation::Duplicate);
+                               });
+    measure(QStringLiteral("duplicate_callbacks"), QStringLiteral("(b) duplicate callbacks"), QStringLiteral("healthz"),
+            [&] { return runLoad(loadOptions(true), duplicates); });
+
+    IndexedWorkload healthz(m_options.requests ? *m_options.requests : 1, !m_options.requests.has_value(),
+                            [](qint64) { return healthzExchange(); });
+    measure(QStringLiteral("healthz"), QStringLiteral("limit: GET /healthz"), {},
+            [&] { return runLoad(loadOptions(true), healthz); });
+
+    // The direct SQL twice: at the benchmark's concurrency (one thread per connection), and
+    // at the agent's own (its worker_threads, the only threads that touch its database).
+    // Many threads queueing on the one SKU row and on SQLite's single writer can do less
+    // than a few, so the limit the unique callbacks are compared with is the faster one.
+    DirectSqlOptions sql;
+    sql.databaseUrl = m_env.databaseUrl();
+    sql.count = std::max<qint64>(m_paidUnique, 1);
+    sql.sampleRequest = m_notifications.front();
+    sql.threads = m_options.connections;
+    sql.prefix = m_prefix + QStringLiteral("S");
+    const QString wide = QStringLiteral("direct_sql");
+    const QString narrow = QStringLiteral("direct_sql_%1").arg(kAgentWorkerThreads);
+    const double wideRate = rateOf(measure(wide, QStringLiteral("limit: callback SQL, direct, %1 threads").arg(sql.threads),
+                                           {}, [&] { return runDirectSqlLimit(sql); }));
+    sql.threads = kAgentWorkerThreads;
+    sql.prefix = m_prefix + QStringLiteral("W");
+    const double narrowRate = rateOf(measure(narrow, QStringLiteral("limit: callback SQL, direct, %1 threads").arg(sql.threads),
+                                             {}, [&] { return runDirectSqlLimit(sql); }));
+    for (PhaseFigures &figures : m_report.phases) {
+        if (figures.key.startsWith(QStringLiteral("unique_callbacks")))
+            figures.limitKey = narrowRate > wideRate ? narrow : wide;
+    }
+
+    if (m_env.redisPort() > 0) {
+        measure(QStringLiteral("redis_ping"), QStringLiteral("limit: Redis PING"), {}, [&] {
+            return runRedisLimit(m_env.redisPort(), m_env.redisPassword(), m_options.connections,
+                                 m_options.requests ? std::chrono::milliseconds(0) : m_options.duration,
+                                 m_options.requests.value_or(0));
+        });
+    }
+}
+
+} // namespace
+
+BenchReport runBenchmark(const BenchOptions &options)
+{
+    BenchReport report;
+    report.dialect = testsupport::dialectName(options.dialect);
+    report.keyStore = options.redisServer ? QStringLiteral("redis-server") : QStringLiteral("embedded");
+    report.connections = options.connections;
+    report.clientThreads = options.clientThreads;
+    report.cores = coreCount();
+    report.loadAverageBefore = loadAverage();
+    BenchEnvironment::Options envOptions;
+    envOptions.dialect = options.dialect;
+    envOptions.redisServer = options.redisServer;
+    envOptions.streamIntervalMs = options.slowStreamClient ? options.streamIntervalMs : 0;
+    QString error;
+    std::unique_ptr<BenchEnvironment> env = BenchEnvironment::start(envOptions, &error);
+    if (!env) {
+        report.problems << QStringLiteral("the environment did not start: ") + error;
+        return report;
+    }
+    Runner(options, *env, report).run();
+    report.loadAverageAfter = loadAverage();
+    return report;
+}
+
+} // namespace payonce::bench

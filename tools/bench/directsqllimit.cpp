@@ -1,0 +1,207 @@
+#include "directsqllimit.h"
+
+#include "sql/database.h"
+#include "sql/sqlcallbackstore.h"
+#include "sql/sqlorderrepository.h"
+#include "sql/sqlpaymentstore.h"
+
+#include <QDateTime>
+#include <QMutex>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace payonce::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using core::Result;
+
+QString orderNoOf(const DirectSqlOptions &options, qint64 i)
+{
+    return options.prefix + QStringLiteral("-O") + QString::number(i);
+}
+QString paymentNoOf(const DirectSqlOptions &options, qint64 i)
+{
+    return options.prefix + QStringLiteral("-P") + QString::number(i);
+}
+
+/// What a confirm leaves behind: the order PAYING, its payment record pending.
+Result<void> prepareOrder(sql::SqlOrderRepository &orders, sql::SqlPaymentStore &payments,
+                          const DirectSqlOptions &options, qint64 i)
+{
+    core::OrderDraft draft;
+    draft.orderNo = orderNoOf(options, i);
+    draft.userId = 500000 + i;
+    draft.amountFen = 100;
+    draft.items = {core::OrderItem{QStringLiteral("BENCH-SKU"), 1}};
+    draft.rewardCouponTemplate = QStringLiteral("WELCOME10");
+    draft.rewardPoints = 100;
+    if (auto created = orders.createOrder(draft); !created.ok())
+        return created.error();
+    return payments.inTransaction([&](core::ConfirmTransaction &tx) -> Result<void> {
+        const core::PaymentRecord record{paymentNoOf(options, i), draft.orderNo, core::Channel::WeChat,
+                                         core::PaymentRecordStatus::Creating, 1, draft.amountFen, {}, {}};
+        if (auto inserted = tx.insertRecordIfAbsent(record); !inserted.ok())
+            return inserted.error();
+        if (auto moved = tx.transition(draft.orderNo, core::OrderStatus::Pending, core::OrderStatus::Paying, 1);
+            !moved.ok())
+            return moved.error();
+        if (auto pending = tx.markRecordPending(record.paymentNo, QStringLiteral("weixin://bench")); !pending.ok())
+            return pending.error();
+        return {};
+    });
+}
+
+/// One first-time notification's statements, in the order the callback pipeline issues them.
+Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options,
+                     const QList<QPair<QByteArray, QByteArray>> &headers, const QByteArray &body, qint64 i)
+{
+    const QString paymentNo = paymentNoOf(options, i);
+    const QString payNo = options.prefix + QStringLiteral("-T") + QString::number(i);
+    auto found = store.findOrderForPayment(paymentNo);
+    if (!found.ok())
+        return found.error();
+    if (!*found)
+        return core::Error::make(core::ErrorCode::NotFound, QStringLiteral("no order for ") + paymentNo);
+    const core::CallbackOrder order = **found;
+    core::DeliveryRecord delivery;
+    delivery.channel = core::Channel::WeChat;
+    delivery.payNo = payNo;
+    delivery.orderNo = order.orderNo;
+    delivery.receivedAtMs = QDateTime::currentMSecsSinceEpoch();
+    delivery.verified = true;
+    delivery.headers = headers;
+    delivery.rawBody = body;
+    delivery.agentId = QStringLiteral("bench");
+    auto appended = store.appendDelivery(delivery);
+    if (!appended.ok())
+        return appended.error();
+    auto accepted = store.insertAccepted(core::AcceptedCallback{core::Channel::WeChat, payNo, order.orderNo,
+                                                                order.amountFen, *appended,
+                                                                QDateTime::currentMSecsSinceEpoch()});
+    if (!accepted.ok())
+        return accepted.error();
+    const qint64 fence = 2; // above the confirm's 1, as a later lock holder's token would be
+    auto committed = store.inTransaction([&](core::CallbackTransaction &tx) -> Result<void> {
+        auto moved = tx.markPaid(order.orderNo, payNo, core::Channel::WeChat, fence);
+        if (!moved.ok())
+            return moved.error();
+        if (moved.value() != core::TransitionOutcome::Transitioned)
+            return core::Error::make(core::ErrorCode::Conflict, QStringLiteral("CAS lost for ") + order.orderNo);
+        for (const core::CallbackOrder::Item &item : order.items) {
+            if (auto taken = tx.takeStock(item.skuId, item.qty); !taken.ok())
+                return taken.error();
+            if (auto logged = tx.insertStockLog(order.orderNo, item.skuId, item.qty, fence); !logged.ok())
+                return logged.error();
+        }
+        if (auto coupon = tx.insertCoupon(order.orderNo, order.userId, order.rewardCouponTemplate, fence); !coupon.ok())
+            return coupon.error();
+        if (auto points = tx.insertPoints(order.orderNo, order.userId, QStringLiteral("reward"), order.rewardPoints,
+                                          fence);
+            !points.ok())
+            return points.error();
+        auto outboxed = tx.insertOutbox(QStringLiteral("order.paid:") + order.orderNo, QStringLiteral("order.paid"),
+                                        order.orderNo,
+                                        QJsonObject{{QStringLiteral("order_no"), order.orderNo},
+                                                    {QStringLiteral("pay_no"), payNo},
+                                                    {QStringLiteral("channel"), QStringLiteral("wechat")},
+                                                    {QStringLiteral("amount_fen"), order.amountFen},
+                                                    {QStringLiteral("user_id"), order.userId}});
+        if (!outboxed.ok())
+            return outboxed.error();
+        if (auto paid = tx.markPaymentRecordPaid(paymentNo); !paid.ok())
+            return paid.error();
+        if (auto processed = tx.markProcessed(core::Channel::WeChat, payNo, QStringLiteral("processed")); !processed.ok())
+            return processed.error();
+        return {};
+    });
+    if (!committed.ok())
+        return committed.error();
+    return store.decideDelivery(*appended, Layer::None, 200, QStringLiteral("processed"));
+}
+
+/// Runs work(i) for i in [0, count) on `threads` threads; the failures' first messages kept.
+template<typename Work>
+LoadResult onThreads(int threads, qint64 count, Work work)
+{
+    std::atomic<qint64> next{0};
+    QMutex mutex;
+    LoadResult result;
+    const Clock::time_point start = Clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::max(threads, 1); ++t) {
+        pool.emplace_back([&] {
+            std::vector<qint64> latencies;
+            qint64 failed = 0;
+            QStringList failures;
+            for (qint64 i = next.fetch_add(1); i < count; i = next.fetch_add(1)) {
+                const Clock::time_point began = Clock::now();
+                const Result<void> done = work(i);
+                if (done.ok()) {
+                    latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count());
+                } else {
+                    ++failed;
+                    if (failures.size() < 10)
+                        failures << done.error().internalMessage;
+                }
+            }
+            QMutexLocker locker(&mutex);
+            mergeShare(result, latencies, failed, failures);
+        });
+    }
+    for (std::thread &thread : pool)
+        thread.join();
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    std::sort(result.latenciesNs.begin(), result.latenciesNs.end());
+    return result;
+}
+
+/// The request bytes split into header pairs and body, as the agent stores a delivery.
+void splitRequest(const QByteArray &request, QList<QPair<QByteArray, QByteArray>> *headers, QByteArray *body)
+{
+    const qsizetype headEnd = request.indexOf("\r\n\r\n");
+    const QList<QByteArray> lines = request.left(headEnd).split('\n');
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const qsizetype colon = lines[i].indexOf(':');
+        if (colon > 0)
+            headers->append({lines[i].left(colon).trimmed(), lines[i].mid(colon + 1).trimmed()});
+    }
+    *body = request.mid(headEnd + 4);
+}
+
+} // namespace
+
+LoadResult runDirectSqlLimit(const DirectSqlOptions &options)
+{
+    auto url = config::DatabaseUrl::parse(options.databaseUrl);
+    if (!url.ok()) {
+        LoadResult failed;
+        failed.failureSamples << url.error().internalMessage;
+        return failed;
+    }
+    sql::Database database(sql::DatabaseOptions{*url});
+    sql::SqlOrderRepository orders(database);
+    sql::SqlPaymentStore payments(database);
+    sql::SqlCallbackStore callbacks(database);
+
+    const LoadResult prepared = onThreads(options.threads, options.count, [&](qint64 i) {
+        return prepareOrder(orders, payments, options, i);
+    });
+    if (prepared.failed > 0) {
+        LoadResult failed;
+        failed.failed = prepared.failed;
+        failed.failureSamples = prepared.failureSamples;
+        failed.failureSamples.prepend(QStringLiteral("preparing the direct-SQL orders:"));
+        return failed;
+    }
+    QList<QPair<QByteArray, QByteArray>> headers;
+    QByteArray body;
+    splitRequest(options.sampleRequest, &headers, &body);
+    return onThreads(options.threads, options.count, [&](qint64 i) { return payOnce(callbacks, options, headers, body, i); });
+}
+
+} // namespace payonce::bench
