@@ -67,6 +67,8 @@ struct StreamSnapshot {
 
 /// Something an operator or the agent did: kind "breaker.mode" (subject: the breaker,
 /// value: the mode) or "callback.mode" (subject "callbacks", value: the mode).
+/// Kind "scenario.progress": a QA scenario moved on (subject: the scenario_id, value: its
+/// progress as compact JSON text {"phase",…}, actor and reason: who started it, why).
 struct StreamEvent {
     QString kind;
     QString subject;
