@@ -125,14 +125,15 @@ report = run.get("report") or {}
 progress = run.get("progress") or {}
 print()
 print("Duplicates intercepted, by layer")
-print("  %-16s %12s %12s" % ("layer", "callbacks", "confirms"))
+print("  %-22s %10s %10s" % ("layer", "callbacks", "confirms"))
 callbacks = report.get("by_layer", {})
 confirms = report.get("confirm_layers", progress.get("confirm_layers", {}))
 order = ["none", "idempotency_key", "token", "lock", "unique_index", "state_machine", "side_effect", "rejected"]
-for layer in order + sorted(set(callbacks) | set(confirms) - set(order)):
+for layer in order + sorted((set(callbacks) | set(confirms)) - set(order)):
     if layer in callbacks or layer in confirms:
-        print("  %-16s %12s %12s" % (layer, callbacks.get(layer, "-"), confirms.get(layer, "-")))
-print("  (none = processed for the first time; confirms answered 503 while the gateway timed out count under rejected or no layer)")
+        print("  %-22s %10s %10s" % (layer, callbacks.get(layer, "-"), confirms.get(layer, "-")))
+print("  none = processed for the first time; <layer>/<status> = a confirm answered other than 200")
+print("  (none/503: the gateway timed out; idempotency_key/503: that answer replayed from the L1 record)")
 print()
 print("Invariant report (SQL over the scenario's orders)")
 rows = [("orders", report.get("orders")), ("notifications delivered", report.get("deliveries")),

@@ -54,7 +54,7 @@ struct ScenarioReport {
     qint64 lost = 0;            ///< orders the platform was paid for and that are not PAID
     qint64 outboxPending = 0;   ///< order.paid events not yet delivered (0 once drained)
     QMap<QString, qint64> byLayer;        ///< callback deliveries by deciding layer
-    QMap<QString, qint64> confirmLayers;  ///< confirms by X-Payonce-Layer, as the runner saw them
+    QMap<QString, qint64> confirmLayers;  ///< confirms by X-Payonce-Layer ("/<status>" unless 200), as the runner saw them
 
     bool passed() const
     {

@@ -179,9 +179,14 @@ struct ScenarioRunner::Private {
         return driver.agent(target, method, path, body.isEmpty() ? QByteArray() : compact(body), headers);
     }
 
+    /// Confirms by the layer that decided them; an answer other than 200 is counted as
+    /// "<layer>/<status>" ("none/503": the gateway failed; "idempotency_key/503": the
+    /// stored failure replayed), no answer at all as "no_answer".
     void countLayer(Run &run, const DriverAnswer &answer)
     {
-        const QString layer = answer.layer.isEmpty() ? QStringLiteral("no_answer") : QString::fromLatin1(answer.layer);
+        QString layer = answer.layer.isEmpty() ? QStringLiteral("no_answer") : QString::fromLatin1(answer.layer);
+        if (answer.status != 200 && answer.status != 0)
+            layer += QStringLiteral("/%1").arg(answer.status);
         std::lock_guard guard(run.layersMutex);
         ++run.confirmLayers[layer];
     }
@@ -418,10 +423,12 @@ QString ScenarioRunner::Private::runGatewayReplay(Run &run, Group &group)
     if (error.isEmpty()) {
         error = forEach(int(group.orderNos.size()), run.params.concurrency, [&](int i) -> QString {
             const QString key = group.orderNos.at(i) + QStringLiteral("-timeout");
-            const DriverAnswer first = confirmOnce(run, i, group.orderNos.at(i), group.userIds.at(i), key);
+            QString token;
+            const DriverAnswer first = confirmOnce(run, i, group.orderNos.at(i), group.userIds.at(i), key, &token);
             if (first.status == 200)
                 return QStringLiteral("confirm %1 succeeded through a failing gateway").arg(group.orderNos.at(i));
-            confirmOnce(run, i, group.orderNos.at(i), group.userIds.at(i), key); // the replay
+            // The client replays the very same request (key, token, body) after the timeout.
+            confirmWithKey(run, i, group.orderNos.at(i), group.userIds.at(i), key, token);
             return {};
         });
     }

@@ -249,6 +249,31 @@ private Q_SLOTS:
                  qint64(24));
     }
 
+    // The other two kinds, through mixed: a confirm replayed after a gateway timeout and an
+    // order.paid event delivered twice.
+    void mixedPassesEveryInvariant()
+    {
+        QString id;
+        QJsonObject run;
+        runToPassed(R"({"kind":"mixed","orders":16,"duplicates":3,"concurrency":4})", 16, &id, &run);
+        if (QTest::currentTestFailed())
+            return;
+        const QJsonObject progress = run.value(QStringLiteral("progress")).toObject();
+        // 4 orders each: the queue delivered their order.paid events a second time …
+        QCOMPARE(progress.value(QStringLiteral("outbox_redelivered")).toInteger(), 4);
+        // … and the gateway-replay orders saw a 504 from the platform (the confirm failed,
+        // 503), the replay of that confirm answered from L1, the successful confirm and its
+        // replay from L1 — one payment record each all the same (checked by the report).
+        const QJsonObject confirms = run.value(QStringLiteral("report")).toObject().value(QStringLiteral("confirm_layers")).toObject();
+        qInfo("confirm layers: %s", QJsonDocument(confirms).toJson(QJsonDocument::Compact).constData());
+        QCOMPARE(confirms.value(QStringLiteral("none/503")).toInteger(), 4);
+        QCOMPARE(confirms.value(QStringLiteral("idempotency_key/503")).toInteger(), 4);
+        QCOMPARE(confirms.value(QStringLiteral("idempotency_key")).toInteger(), 4);
+        QCOMPARE(confirms.value(QStringLiteral("none")).toInteger(), 16);
+        QCOMPARE(count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))),
+                 qint64(16));
+    }
+
     void routesAbsentWithoutQaEnabled()
     {
         QTemporaryDir dir;
