@@ -104,7 +104,7 @@ scenario="{\"kind\":\"mixed\",\"orders\":$orders,\"duplicates\":5,\"concurrency\
 started="$(curl -sf -XPOST "$base/api/v1/qa/scenarios" "${auth[@]}" -d "$scenario")"
 id="$(python3 -c 'import json, sys; print(json.load(sys.stdin)["scenario_id"])' <<<"$started")"
 echo >&2
-echo "demo: QA scenario $id: mixed, $orders orders, each notification 5 times (burst, storm), " \
+echo "demo: QA scenario $id: mixed, $orders orders: each notification 5 times (burst, storm)," \
      "order.paid delivered twice, confirms replayed after a gateway timeout" >&2
 last_phase=""
 while :; do
