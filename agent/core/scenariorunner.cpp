@@ -366,6 +366,7 @@ QString ScenarioRunner::Private::runStorm(Run &run, Group &group)
         });
         if (!error.isEmpty())
             return error;
+        setPhase(run, run.phase); // the same phase, the counts of this round
     }
     return {};
 }
