@@ -87,7 +87,8 @@ inline const QString CompensationDecided = QStringLiteral("compensation.decided"
 /// …); detail {"order_no","pay_no","evidence"}. Published once per finding: when it is
 /// first raised (the patrol sees open findings again on every run).
 inline const QString FindingRaised = QStringLiteral("finding.raised");
-/// QA scenarios' progress (issue of the QA scenarios; kind reserved here).
+/// A QA scenario moved on: subject the scenario_id; value its progress as compact JSON
+/// text {"phase",…}; actor and reason: who started it and why.
 inline const QString ScenarioProgress = QStringLiteral("scenario.progress");
 /// subject: the lock key; value "lost"; actor the owner; reason why (renewal refused, lease
 /// ran out); detail {"fencing_token","fence_scope"}.

@@ -19,6 +19,8 @@
 #include "core/ports/clock.h"
 #include "core/ports/keystore.h"
 #include "core/resilientgateway.h"
+#include "core/scenariorunner.h"
+#include "core/scenarioswitches.h"
 #include "core/setupservice.h"
 #include "core/tokenissuer.h"
 #include "gateway/gatewayfactory.h"
@@ -37,6 +39,7 @@
 #include "http/outboxroutes.h"
 #include "http/refundroutes.h"
 #include "http/paymentroutes.h"
+#include "http/qaroutes.h"
 #include "http/reconciliationroutes.h"
 #include "http/setuproutes.h"
 #include "logging/categories.h"
@@ -59,8 +62,10 @@
 #include "sql/sqlorderrepository.h"
 #include "sql/sqloutboxstore.h"
 #include "sql/sqlpatrolstore.h"
+#include "sql/sqlqarunstore.h"
 #include "sql/sqlrefundstore.h"
 #include "sql/sqlpaymentstore.h"
+#include "qa/httpscenariodriver.h"
 #include "webhook/webhookhandler.h"
 
 #include <QHostAddress>
@@ -93,6 +98,8 @@ constexpr qint64 kRefundFollowUpAfterMs = 60 * 1000;
 constexpr int kRefundFollowUpIntervalMs = 15 * 1000;
 // A webhook POST never takes longer than this (and stays inside the dispatcher's lease margin).
 constexpr int kWebhookTimeoutMs = 5000;
+// One HTTP exchange of a QA scenario (a target's set-up or confirm, the simulator's control).
+constexpr int kQaHttpTimeoutMs = 15000;
 } // namespace
 
 /// Declared in the order they must be built; destroyed in reverse, so nothing outlives
@@ -123,6 +130,9 @@ struct AgentRuntime::Parts {
     QList<gateway::ExtraPlatformKey> extraPlatformKeys;
     std::unique_ptr<core::NotificationVerifier> verifier;
     std::unique_ptr<core::RefundNotificationVerifier> refundVerifier;
+    // qa.enabled only: qa_runs, and the running scenarios' disable_layers the pipeline asks.
+    std::unique_ptr<sql::SqlQaRunStore> qaRuns;
+    std::unique_ptr<core::ScenarioSwitches> scenarioSwitches;
     std::unique_ptr<core::CallbackPipeline> callbacks;
     std::unique_ptr<core::CallbackWorker> callbackWorker;
     std::unique_ptr<QTimer> callbackWorkerTimer;
@@ -149,6 +159,9 @@ struct AgentRuntime::Parts {
     std::unique_ptr<sql::SqlOperationalCounts> operationalCounts;
     std::unique_ptr<http::HttpServer> server;
     std::unique_ptr<stream::StreamHub> streamHub; // after the server: its clients go first
+    // QA scenarios (qa.enabled only): the runner goes before the hub it publishes to.
+    std::unique_ptr<qa::HttpScenarioDriver> qaDriver;
+    std::unique_ptr<core::ScenarioRunner> qaRunner;
     std::unique_ptr<QTimer> purgeTimer;
     quint16 port = 0;
 
@@ -158,6 +171,7 @@ struct AgentRuntime::Parts {
     core::Result<void> openCallbacks();
     core::Result<void> openOperations();
     core::Result<void> startHttp();
+    void registerQa(const http::EventPublisher &publish);
     void stopBackgroundWork();
 };
 
@@ -286,6 +300,11 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
     options.alipaySellerId = config.alipay.sellerId;
     options.alipayAppId = config.alipay.appId;
     options.qaEnabled = config.qa.enabled;
+    if (config.qa.enabled) {
+        qaRuns = std::make_unique<sql::SqlQaRunStore>(*database);
+        scenarioSwitches = std::make_unique<core::ScenarioSwitches>(*qaRuns, clock);
+        options.scenarioSwitches = [this](const QString &orderNo) { return scenarioSwitches->forOrder(orderNo); };
+    }
     options.agentId = config.instanceId;
     options.httpStatusOf = [](core::CallbackOutcomeCode code) { return http::httpStatus(code); };
     options.history = callbackHistory.get();
@@ -545,6 +564,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     http::registerCallbackOpsRoutes(*server, *callbackHistory, *callbacks, *audit);
     http::registerIdempotencyRoutes(*server, *idempotency, *audit, clock, idempotency->inFlightTimeoutMs());
     http::registerLockRoutes(*server, keyStore->lockObserver(), [this] { return callbacks->staleFenceRefused(); });
+    if (config.qa.enabled)
+        registerQa(publish);
 
     const QHostAddress address(config.listen.host == u"localhost" ? QStringLiteral("127.0.0.1") : config.listen.host);
     if (address.isNull())
@@ -567,6 +588,24 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     return {};
 }
 
+/// QA scenarios (issue 9): the runner drives the targets' HTTP API and the simulator
+/// (this agent's child with sim.enabled, else the payonce-sim at wechat.base_url).
+void AgentRuntime::Parts::registerQa(const http::EventPublisher &publish)
+{
+    const QString simBaseUrl = sim ? sim->platform().baseUrl : config.wechat.baseUrl;
+    QString selfHost = config.listen.host;
+    if (selfHost == u"0.0.0.0" || selfHost == u"localhost")
+        selfHost = QStringLiteral("127.0.0.1");
+    const QString selfBaseUrl = QStringLiteral("http://%1:%2").arg(selfHost).arg(config.listen.port);
+    qaDriver = std::make_unique<qa::HttpScenarioDriver>(simBaseUrl, kQaHttpTimeoutMs);
+    core::ScenarioRunnerOptions options;
+    options.publish = publish;
+    qaRunner = std::make_unique<core::ScenarioRunner>(*qaRuns, *qaDriver, *audit, clock, options);
+    http::registerQaRoutes(*server, *qaRunner, *qaRuns, selfBaseUrl);
+    qCWarning(lcApp).noquote() << QStringLiteral("qa.enabled: POST /api/v1/qa/scenarios is open to operators, "
+                                                 "scenarios drive the simulator at %1").arg(simBaseUrl);
+}
+
 AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
 
 /// Timers stop first (no new background work), then the outbox loops finish their round
@@ -583,6 +622,8 @@ void AgentRuntime::Parts::stopBackgroundWork()
     events.detach();
     if (streamHub)
         streamHub->stop();
+    if (qaRunner)
+        qaRunner->requestStop();
 }
 
 AgentRuntime::~AgentRuntime()

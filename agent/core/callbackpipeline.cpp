@@ -69,6 +69,17 @@ Result<CallbackLayerSwitches> CallbackLayerSwitches::fromNames(const QStringList
     return out;
 }
 
+CallbackLayerSwitches CallbackLayerSwitches::with(const CallbackLayerSwitches &other) const
+{
+    CallbackLayerSwitches out = *this;
+    out.disableLock = disableLock || other.disableLock;
+    out.disableUniqueIndex = disableUniqueIndex || other.disableUniqueIndex;
+    out.disableStateMachine = disableStateMachine || other.disableStateMachine;
+    out.disableSideEffect = disableSideEffect || other.disableSideEffect;
+    out.unlockBeforeCommit = unlockBeforeCommit || other.unlockBeforeCommit;
+    return out;
+}
+
 namespace {
 
 CallbackOutcome make(Code code, Layer layer, const QString &note, const QString &message, bool durable = false)
@@ -368,6 +379,11 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         return reject(Code::UnknownOrder, QStringLiteral("unknown_order"),
                       QStringLiteral("no order for %1").arg(n.paymentNo));
     ctx.order = *found.value();
+    // A running QA scenario's disable_layers, for its own orders only (qa.enabled only).
+    if (m_options.qaEnabled && m_options.scenarioSwitches) {
+        if (const auto scenario = m_options.scenarioSwitches(ctx.order.orderNo))
+            ctx.sw = ctx.sw.with(*scenario);
+    }
     if (!n.paid)
         return reject(Code::InvalidNotification, QStringLiteral("not_paid"),
                       QStringLiteral("trade state %1 does not pay").arg(n.tradeState));

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <mutex>
 
 namespace payonce::core {
@@ -64,6 +65,8 @@ struct CallbackLayerSwitches {
 
     /// From api.md's disable_layers names; unknown names are refused (InvalidInput).
     static Result<CallbackLayerSwitches> fromNames(const QStringList &disableLayers);
+    /// Every layer disabled in either.
+    CallbackLayerSwitches with(const CallbackLayerSwitches &other) const;
 };
 
 /// Named points where a test hook may pause the pipeline or stop it (as if the process
@@ -87,8 +90,11 @@ struct CallbackPipelineOptions {
     QString alipaySellerId;
     QString alipayAppId;
     QString currency = QStringLiteral("CNY");
-    /// config qa.enabled: only then setSwitches() is accepted.
+    /// config qa.enabled: only then setSwitches() is accepted and scenarioSwitches asked.
     bool qaEnabled = false;
+    /// QA scenarios' disable_layers for their own orders (core::ScenarioSwitches), asked
+    /// with the order_no once the order is known; added to the pipeline's own switches.
+    std::function<std::optional<CallbackLayerSwitches>(const QString &orderNo)> scenarioSwitches;
     /// How long a read of the shared mode is reused (0: read it for every delivery).
     qint64 modeCacheMs = 1000;
     QString agentId;

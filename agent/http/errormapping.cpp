@@ -40,6 +40,8 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"stale_fence", 409},
     ApiCodeStatus{u"patrol_running", 409},
     ApiCodeStatus{u"close_running", 409},
+    ApiCodeStatus{u"scenario_running", 409},
+    ApiCodeStatus{u"scenario_not_found", 404},
     ApiCodeStatus{u"length_required", 411},
     ApiCodeStatus{u"payload_too_large", 413},
     ApiCodeStatus{u"idempotency_key_reused", 422},

@@ -1,0 +1,66 @@
+#pragma once
+
+#include "core/result.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+namespace payonce::core {
+
+/// What a QA scenario does to the payments it makes (api.md "QA scenarios", design.md
+/// "The simulated platform"): retry_storm (the platform's re-delivery schedule, scaled),
+/// concurrent_burst (every notification several times at one instant, across the
+/// targets), gateway_replay (a confirm replayed after a gateway timeout), mq_redelivery
+/// (an outbox event delivered twice), mixed (the orders split among the four).
+enum class ScenarioKind { RetryStorm, ConcurrentBurst, GatewayReplay, MqRedelivery, Mixed };
+
+QString scenarioKindName(ScenarioKind kind);
+
+/// A scenario's parameters as POSTed, validated. Limits keep one run bounded on a
+/// developer machine: orders 1..10000, duplicates 1..100, concurrency 1..64,
+/// time_scale in (0, 10], 1..16 http:// targets (agent base URLs), disable_layers from
+/// "lock", "unique_index", "state_machine", "side_effect".
+struct ScenarioParams {
+    static constexpr int kMaxOrders = 10000;
+    static constexpr int kMaxDuplicates = 100;
+    static constexpr int kMaxConcurrency = 64;
+    static constexpr int kMaxTargets = 16;
+
+    ScenarioKind kind = ScenarioKind::Mixed;
+    int orders = 100;
+    int duplicates = 5;
+    int concurrency = 16;
+    double timeScale = 0.001; ///< a ratio of durations, not money
+    QStringList targets;      ///< base URLs without a trailing slash
+    QStringList disableLayers;
+
+    /// The body of POST /api/v1/qa/scenarios. Absent fields take the defaults above;
+    /// absent or empty targets become {defaultTarget}. A bad field is InvalidInput whose
+    /// public message names it ("orders must be a whole number in 1..10000").
+    static Result<ScenarioParams> fromJson(const QJsonObject &body, const QString &defaultTarget);
+    QJsonObject toJson() const;
+};
+
+/// The invariant report, computed by SQL over one scenario's orders (the order_no prefix).
+struct ScenarioReport {
+    qint64 orders = 0;
+    qint64 deliveries = 0;      ///< callback_deliveries rows for the scenario's orders
+    qint64 paidOnce = 0;        ///< PAID with exactly one successful payment record
+    qint64 doubleEffects = 0;   ///< orders with any stock, coupon or points effect more than owed
+    qint64 missingEffects = 0;  ///< PAID orders lacking an effect they are owed
+    qint64 lost = 0;            ///< orders the platform was paid for and that are not PAID
+    qint64 outboxPending = 0;   ///< order.paid events not yet delivered (0 once drained)
+    QMap<QString, qint64> byLayer;        ///< callback deliveries by deciding layer
+    QMap<QString, qint64> confirmLayers;  ///< confirms by X-Payonce-Layer ("/<status>" unless 200), as the runner saw them
+
+    bool passed() const
+    {
+        return orders > 0 && paidOnce == orders && doubleEffects == 0 && missingEffects == 0 && lost == 0;
+    }
+    QJsonObject toJson() const;
+};
+
+} // namespace payonce::core

@@ -1,0 +1,380 @@
+// QA scenarios end to end (issue 9), on each dialect: the agent binary with qa.enabled and
+// payonce-sim beside it. A concurrent burst and a retry storm run through the agent's own
+// HTTP API and the simulator, and the invariant report — computed by SQL — passes with
+// every invariant; the counts are checked again here by independent SQL. Then one extra
+// points row injected by raw SQL turns the same report to failed with double_effects 1.
+// Bad requests are 400 naming the field with nothing written; without qa.enabled the
+// routes do not exist.
+
+#include "agentprocess.h"
+#include "storagefixture.h"
+
+#include "shared/streammessage.h"
+#include "sql/sqlqarunstore.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QNetworkRequest>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWebSocket>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+const Headers kDesk{{"Authorization", "Bearer desk-token"}};
+const Headers kView{{"Authorization", "Bearer view-token"}};
+
+/// The scenario.progress events of the live stream, as a console would see them.
+class ProgressListener : public QObject {
+public:
+    QList<StreamEvent> progress;
+
+    explicit ProgressListener(int port)
+    {
+        connect(&m_socket, &QWebSocket::textMessageReceived, this, [this](const QString &text) {
+            const auto message = decodeStreamMessage(text.toUtf8());
+            const auto *event = message ? std::get_if<StreamEvent>(&message->body) : nullptr;
+            if (event && event->kind == u"scenario.progress")
+                progress.append(*event);
+        });
+        m_socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/api/v1/stream?access_token=view-token").arg(port)));
+    }
+    bool connected() const { return m_socket.state() == QAbstractSocket::ConnectedState; }
+    QStringList phasesOf(const QString &scenarioId) const
+    {
+        QStringList phases;
+        for (const StreamEvent &event : progress) {
+            if (event.subject == scenarioId)
+                phases << QJsonDocument::fromJson(event.value.toUtf8()).object().value(QStringLiteral("phase")).toString();
+        }
+        return phases;
+    }
+
+private:
+    QWebSocket m_socket;
+};
+
+} // namespace
+
+class TestQaScenarios : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        options.extraConfig = QJsonObject{{QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}}};
+        m_agent = AgentProcess::start(options, &error);
+        QVERIFY2(m_agent, qPrintable(error));
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+    }
+    void cleanupTestCase()
+    {
+        if (m_agent)
+            QCOMPARE(m_agent->stop(), 0);
+    }
+
+    void badRequestsWriteNothing_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("not json") << QByteArray("{") << QStringLiteral("JSON");
+        QTest::newRow("no kind") << QByteArray(R"({"orders":5})") << QStringLiteral("kind");
+        QTest::newRow("unknown kind") << QByteArray(R"({"kind":"storm"})") << QStringLiteral("kind");
+        QTest::newRow("orders 0") << QByteArray(R"({"kind":"mixed","orders":0})") << QStringLiteral("orders");
+        QTest::newRow("orders over the limit") << QByteArray(R"({"kind":"mixed","orders":10001})") << QStringLiteral("orders");
+        QTest::newRow("orders fractional") << QByteArray(R"({"kind":"mixed","orders":2.5})") << QStringLiteral("orders");
+        QTest::newRow("orders string") << QByteArray(R"({"kind":"mixed","orders":"5"})") << QStringLiteral("orders");
+        QTest::newRow("duplicates 0") << QByteArray(R"({"kind":"mixed","duplicates":0})") << QStringLiteral("duplicates");
+        QTest::newRow("duplicates 101") << QByteArray(R"({"kind":"mixed","duplicates":101})") << QStringLiteral("duplicates");
+        QTest::newRow("concurrency 65") << QByteArray(R"({"kind":"mixed","concurrency":65})") << QStringLiteral("concurrency");
+        QTest::newRow("time_scale 0") << QByteArray(R"({"kind":"mixed","time_scale":0})") << QStringLiteral("time_scale");
+        QTest::newRow("time_scale text") << QByteArray(R"({"kind":"mixed","time_scale":"fast"})") << QStringLiteral("time_scale");
+        QTest::newRow("targets not a list") << QByteArray("{\"kind\":\"mixed\",\"targets\":\"http://127.0.0.1:1\"}") << QStringLiteral("targets");
+        QTest::newRow("target https") << QByteArray("{\"kind\":\"mixed\",\"targets\":[\"https://127.0.0.1:1\"]}") << QStringLiteral("targets");
+        QTest::newRow("target with a path") << QByteArray("{\"kind\":\"mixed\",\"targets\":[\"http://127.0.0.1:1/api\"]}") << QStringLiteral("targets");
+        QTest::newRow("unknown layer") << QByteArray(R"({"kind":"mixed","disable_layers":["firewall"]})") << QStringLiteral("disable_layers");
+        QTest::newRow("layer not a string") << QByteArray(R"({"kind":"mixed","disable_layers":[1]})") << QStringLiteral("disable_layers");
+        QTest::newRow("empty reason") << QByteArray(R"({"kind":"mixed","reason":" "})") << QStringLiteral("reason");
+    }
+    void badRequestsWriteNothing()
+    {
+        QFETCH(QByteArray, body);
+        QFETCH(QString, field);
+        const qint64 runsBefore = count("SELECT COUNT(*) FROM qa_runs");
+        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"), body, kDesk);
+        QCOMPARE(answer.status, 400);
+        QCOMPARE(answer.errorCode(), QStringLiteral("invalid_request"));
+        const QString message = answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(field), qPrintable(message));
+        QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
+    }
+
+    void rolesAreChecked()
+    {
+        const QByteArray body = R"({"kind":"mixed","orders":1})";
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"), body).status, 401);
+        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"), body, kView).status, 403);
+        QCOMPARE(m_agent->call("GET", QStringLiteral("/api/v1/qa/scenarios")).status, 401);
+        QCOMPARE(m_agent->call("GET", QStringLiteral("/api/v1/qa/scenarios"), {}, kView).status, 200);
+        const HttpAnswer unknown = m_agent->call("GET", QStringLiteral("/api/v1/qa/scenarios/qa-00000000"), {}, kView);
+        QCOMPARE(unknown.status, 404);
+        QCOMPARE(unknown.errorCode(), QStringLiteral("scenario_not_found"));
+    }
+
+    void concurrentBurstPassesEveryInvariant()
+    {
+        ProgressListener listener(m_agent->port());
+        QTRY_VERIFY_WITH_TIMEOUT(listener.connected(), 10000);
+        QString id;
+        QJsonObject run;
+        runToPassed(R"({"kind":"concurrent_burst","orders":24,"duplicates":5,"concurrency":8,)"
+                    R"("reason":"burst on every dialect"})", 24, &id, &run);
+        if (QTest::currentTestFailed())
+            return;
+        const QJsonObject report = run.value(QStringLiteral("report")).toObject();
+        // Every notification arrived as 5 simultaneous copies: at least 5 per order, and
+        // all but the one that paid were caught by a layer.
+        QVERIFY2(report.value(QStringLiteral("deliveries")).toInteger() >= 24 * 5,
+                 QJsonDocument(report).toJson().constData());
+        qint64 caught = 0;
+        const QJsonObject byLayer = report.value(QStringLiteral("by_layer")).toObject();
+        for (auto it = byLayer.begin(); it != byLayer.end(); ++it) {
+            if (it.key() != u"none")
+                caught += it.value().toInteger();
+        }
+        QVERIFY2(caught >= 24 * 4, QJsonDocument(report).toJson().constData());
+        // The stream told the story: set-up, the burst, settling, passed.
+        QTRY_VERIFY_WITH_TIMEOUT(listener.phasesOf(id).contains(QStringLiteral("passed")), 10000);
+        QCOMPARE(listener.phasesOf(id).first(), QStringLiteral("setup"));
+        QVERIFY(listener.phasesOf(id).contains(QStringLiteral("concurrent_burst")));
+        for (const StreamEvent &event : std::as_const(listener.progress)) {
+            QCOMPARE(event.actor, QStringLiteral("desk"));
+            QCOMPARE(event.reason, QStringLiteral("burst on every dialect"));
+        }
+        // Audited with actor and reason; listed.
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'qa.scenario.start' AND actor = 'desk' "
+                       "AND target = ? AND reason = 'burst on every dialect'",
+                       QString(QStringLiteral("scenario:") + id)),
+                 qint64(1));
+        const QJsonArray listed = QJsonDocument::fromJson(
+                                      m_agent->call("GET", QStringLiteral("/api/v1/qa/scenarios"), {}, kView).body)
+                                      .array();
+        QVERIFY(!listed.isEmpty());
+        QCOMPARE(listed.first().toObject().value(QStringLiteral("scenario_id")).toString(), id);
+        m_burstId = id;
+    }
+
+    void retryStormPassesEveryInvariant()
+    {
+        QString id;
+        QJsonObject run;
+        runToPassed(R"({"kind":"retry_storm","orders":12,"duplicates":4,"concurrency":6,)"
+                    R"("time_scale":0.001})", 12, &id, &run);
+        if (QTest::currentTestFailed())
+            return;
+        const QJsonObject report = run.value(QStringLiteral("report")).toObject();
+        // The first delivery and 4 re-sends of each notification reached the agent.
+        QCOMPARE(run.value(QStringLiteral("progress")).toObject().value(QStringLiteral("redeliveries")).toInteger(), 12 * 4);
+        QVERIFY2(report.value(QStringLiteral("deliveries")).toInteger() >= 12 * 5,
+                 QJsonDocument(report).toJson().constData());
+    }
+
+    void injectedExtraEffectFailsTheReport()
+    {
+        QVERIFY(!m_burstId.isEmpty());
+        const QString prefix = m_burstId + QLatin1Char('-');
+        sql::SqlQaRunStore store(*m_db.database);
+        auto before = store.report(prefix);
+        QVERIFY2(before.ok(), qPrintable(before.ok() ? QString() : before.error().internalMessage));
+        QVERIFY(before.value().passed());
+        const QString orderNo = firstValueText(*m_db.database,
+                                               QStringLiteral("SELECT MIN(order_no) FROM orders WHERE order_no LIKE ?"),
+                                               {QVariant(prefix + QStringLiteral("%"))});
+        QVERIFY(orderNo.startsWith(prefix));
+        // A second points grant for one order, as a bug without the side-effect key would write.
+        auto injected = execSql(*m_db.database,
+                                QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, "
+                                               "created_at) SELECT order_no, user_id, 'injected', 10, 0, 0 FROM orders "
+                                               "WHERE order_no = ?"),
+                                {QVariant(orderNo)});
+        QVERIFY2(injected.ok(), qPrintable(injected.ok() ? QString() : injected.error().internalMessage));
+        auto after = store.report(prefix);
+        QVERIFY(after.ok());
+        QCOMPARE(after.value().doubleEffects, qint64(1));
+        QCOMPARE(after.value().missingEffects, qint64(0));
+        QCOMPARE(after.value().paidOnce, qint64(24));
+        QVERIFY(!after.value().passed());
+        QCOMPARE(after.value().toJson().value(QStringLiteral("passed")).toBool(), false);
+    }
+
+    // disable_layers reach the callback path through qa_runs, for that scenario's orders only.
+    void lockDisabledStormStillPasses()
+    {
+        QString id;
+        QJsonObject run;
+        runToPassed(R"({"kind":"retry_storm","orders":10,"duplicates":3,"concurrency":5,)"
+                    R"("disable_layers":["lock"]})", 10, &id, &run);
+        if (QTest::currentTestFailed())
+            return;
+        const QJsonObject report = run.value(QStringLiteral("report")).toObject();
+        const QJsonObject byLayer = report.value(QStringLiteral("by_layer")).toObject();
+        // What the lock would have caught, the unique index (log row, seen-processed) did.
+        QVERIFY2(byLayer.value(QStringLiteral("unique_index")).toInteger() > 0, QJsonDocument(report).toJson().constData());
+        QCOMPARE(byLayer.value(QStringLiteral("lock")).toInteger(), 0);
+    }
+
+    void lockAndUniqueIndexDisabledBurstCaughtByTheStateMachine()
+    {
+        QString id;
+        QJsonObject run;
+        runToPassed(R"({"kind":"concurrent_burst","orders":12,"duplicates":5,"concurrency":6,)"
+                    R"("disable_layers":["lock","unique_index"]})", 12, &id, &run);
+        if (QTest::currentTestFailed())
+            return;
+        const QJsonObject report = run.value(QStringLiteral("report")).toObject();
+        const QJsonObject byLayer = report.value(QStringLiteral("by_layer")).toObject();
+        QVERIFY2(byLayer.value(QStringLiteral("state_machine")).toInteger() > 0, QJsonDocument(report).toJson().constData());
+        QCOMPARE(byLayer.value(QStringLiteral("unique_index")).toInteger(), 0);
+        // unique_index off skips the callback-log insert — for this scenario only.
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))), qint64(0));
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?", QString(m_burstId + QStringLiteral("-%"))),
+                 qint64(24));
+    }
+
+    // The other two kinds, through mixed: a confirm replayed after a gateway timeout and an
+    // order.paid event delivered twice.
+    void mixedPassesEveryInvariant()
+    {
+        QString id;
+        QJsonObject run;
+        runToPassed(R"({"kind":"mixed","orders":16,"duplicates":3,"concurrency":4})", 16, &id, &run);
+        if (QTest::currentTestFailed())
+            return;
+        const QJsonObject progress = run.value(QStringLiteral("progress")).toObject();
+        // 4 orders each: the queue delivered their order.paid events a second time …
+        QCOMPARE(progress.value(QStringLiteral("outbox_redelivered")).toInteger(), 4);
+        // … and the gateway-replay orders saw a 504 from the platform (the confirm failed,
+        // 503), the replay of that confirm answered from L1, the successful confirm and its
+        // replay from L1 — one payment record each all the same (checked by the report).
+        const QJsonObject confirms = run.value(QStringLiteral("report")).toObject().value(QStringLiteral("confirm_layers")).toObject();
+        qInfo("confirm layers: %s", QJsonDocument(confirms).toJson(QJsonDocument::Compact).constData());
+        QCOMPARE(confirms.value(QStringLiteral("none/503")).toInteger(), 4);
+        QCOMPARE(confirms.value(QStringLiteral("idempotency_key/503")).toInteger(), 4);
+        QCOMPARE(confirms.value(QStringLiteral("idempotency_key")).toInteger(), 4);
+        QCOMPARE(confirms.value(QStringLiteral("none")).toInteger(), 16);
+        QCOMPARE(count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))),
+                 qint64(16));
+    }
+
+    void routesAbsentWithoutQaEnabled()
+    {
+        QTemporaryDir dir;
+        QString error;
+        AgentProcess::Options options;
+        options.db = QStringLiteral("sqlite:") + dir.filePath(QStringLiteral("off.db"));
+        options.sim = false;
+        auto agent = AgentProcess::start(options, &error);
+        QVERIFY2(agent, qPrintable(error));
+        const HttpAnswer posted = agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"),
+                                              R"({"kind":"mixed","orders":1})", kDesk);
+        QCOMPARE(posted.status, 404);
+        QCOMPARE(posted.errorCode(), QStringLiteral("not_found"));
+        QCOMPARE(agent->call("GET", QStringLiteral("/api/v1/qa/scenarios"), {}, kView).status, 404);
+        QCOMPARE(agent->stop(), 0);
+    }
+
+private:
+    qint64 count(const char *sql, const QVariant &bind = {})
+    {
+        QString error;
+        const qint64 n = countRows(*m_db.database, QString::fromUtf8(sql),
+                                   bind.isValid() ? QVariantList{bind} : QVariantList{}, &error);
+        if (n < 0)
+            qWarning("%s", qPrintable(error));
+        return n;
+    }
+
+    QString startScenario(const QByteArray &body)
+    {
+        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"), body, kDesk);
+        if (answer.status != 202) {
+            qWarning("POST scenario: %d %s", answer.status, answer.body.constData());
+            return {};
+        }
+        return answer.json().value(QStringLiteral("scenario_id")).toString();
+    }
+
+    QJsonObject waitForEnd(const QString &id)
+    {
+        QJsonObject run;
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 240000) {
+            run = m_agent->call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, kView).json();
+            if (run.value(QStringLiteral("status")).toString() != u"running")
+                break;
+            QTest::qWait(200);
+        }
+        if (run.value(QStringLiteral("status")).toString() != u"passed")
+            qWarning("%s\n%s", QJsonDocument(run).toJson().constData(), qPrintable(m_agent->output().right(3000)));
+        return run;
+    }
+
+    /// Starts a scenario, waits for its end and checks it passed with every invariant.
+    void runToPassed(const QByteArray &body, int orders, QString *id, QJsonObject *run)
+    {
+        *id = startScenario(body);
+        QVERIFY(!id->isEmpty());
+        *run = waitForEnd(*id);
+        QCOMPARE(run->value(QStringLiteral("status")).toString(), QStringLiteral("passed"));
+        checkPassedReport(run->value(QStringLiteral("report")).toObject(), *id, orders);
+    }
+
+    /// The report's claims, and the same counts by independent SQL.
+    void checkPassedReport(const QJsonObject &report, const QString &id, int orders)
+    {
+        const QString like = QString(id + QStringLiteral("-%"));
+        QCOMPARE(report.value(QStringLiteral("orders")).toInteger(), orders);
+        QCOMPARE(report.value(QStringLiteral("paid_once")).toInteger(), orders);
+        QCOMPARE(report.value(QStringLiteral("double_effects")).toInteger(), 0);
+        QCOMPARE(report.value(QStringLiteral("missing_effects")).toInteger(), 0);
+        QCOMPARE(report.value(QStringLiteral("lost")).toInteger(), 0);
+        QCOMPARE(report.value(QStringLiteral("passed")).toBool(), true);
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND status = 'PAID'", like), qint64(orders));
+        QCOMPARE(count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ? AND status = 'paid'", like), qint64(orders));
+        QCOMPARE(count("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE ?", like), qint64(orders));
+        QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no LIKE ?", like), qint64(orders));
+        QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no LIKE ?", like), qint64(orders));
+        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE aggregate_id LIKE ? AND status = 'delivered'", like), qint64(orders));
+        // The SKU's stock went down by exactly one per order.
+        QCOMPARE(firstValueText(*m_db.database, QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+                                {QVariant(id + QStringLiteral("-SKU"))}), QStringLiteral("0"));
+        // by_layer is every recorded delivery, exactly one of them processed per order.
+        qint64 sum = 0;
+        const QJsonObject byLayer = report.value(QStringLiteral("by_layer")).toObject();
+        for (auto it = byLayer.begin(); it != byLayer.end(); ++it)
+            sum += it.value().toInteger();
+        QCOMPARE(sum, report.value(QStringLiteral("deliveries")).toInteger());
+        QCOMPARE(sum, count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ?", like));
+        // One delivery per order processed (layer none, 200); a none with 500 is a retryable
+        // failure the platform re-sends, never a second processing.
+        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND layer = 'none' "
+                       "AND http_status = 200", like),
+                 qint64(orders));
+    }
+
+    MigratedDatabase m_db;
+    std::unique_ptr<AgentProcess> m_agent;
+    QString m_burstId;
+};
+
+QTEST_GUILESS_MAIN(TestQaScenarios)
+#include "tst_qascenarios.moc"
