@@ -32,7 +32,7 @@ struct ConfirmRequest {
     Channel channel = Channel::WeChat;
     /// W3C traceparent the gateway call carries (the request's trace); may be empty. Not
     /// part of the fingerprint: a retry with the same body is the same request.
-    QString traceParent;
+    QString traceParent = {};
 };
 
 /// The L1 fingerprint of a confirm: SHA-256 (hex) over order_no, channel and token —
