@@ -4,6 +4,7 @@
 #include "sql/sqlcallbackstore.h"
 #include "sql/sqlorderrepository.h"
 #include "sql/sqlpaymentstore.h"
+#include "shared/tracecontext.h"
 
 #include <QDateTime>
 #include <QMutex>
@@ -77,6 +78,9 @@ Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options
     delivery.headers = headers;
     delivery.rawBody = body;
     delivery.agentId = QStringLiteral("bench");
+    // The agent stores the receiving request's trace id with the delivery and its order.paid
+    // event; the same column values here keep the statements the same.
+    delivery.traceId = randomTraceHex(16);
     auto appended = store.appendDelivery(delivery);
     if (!appended.ok())
         return appended.error();
@@ -110,7 +114,8 @@ Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options
                                                     {QStringLiteral("pay_no"), payNo},
                                                     {QStringLiteral("channel"), QStringLiteral("wechat")},
                                                     {QStringLiteral("amount_fen"), order.amountFen},
-                                                    {QStringLiteral("user_id"), order.userId}});
+                                                    {QStringLiteral("user_id"), order.userId}},
+                                        delivery.traceId);
         if (!outboxed.ok())
             return outboxed.error();
         if (auto paid = tx.markPaymentRecordPaid(paymentNo); !paid.ok())
