@@ -59,6 +59,7 @@ DashboardView::DashboardView(AgentClient *client, QWidget *parent)
     splitter->addWidget(m_totalsPanel);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
+    splitter->setSizes({800, 400});
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(m_figureRow);

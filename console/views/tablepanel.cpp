@@ -14,6 +14,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace payonce::console {
 
 TablePanel::TablePanel(const QString &name, QAbstractItemModel *model, QWidget *parent)
@@ -30,7 +32,11 @@ TablePanel::TablePanel(const QString &name, QAbstractItemModel *model, QWidget *
     m_proxy->setObjectName(name + QStringLiteral("Proxy"));
     m_table->setObjectName(name + QStringLiteral("Table"));
     m_table->setModel(m_proxy);
+    // The agent's own order (newest first, or the layers' order of defence) until the
+    // operator clicks a header.
+    m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     m_table->setSortingEnabled(true);
+    m_table->setWordWrap(false);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->horizontalHeader()->setStretchLastSection(true);
@@ -39,6 +45,8 @@ TablePanel::TablePanel(const QString &name, QAbstractItemModel *model, QWidget *
     m_filter->setPlaceholderText(tr("Filter…"));
     m_filter->setClearButtonEnabled(true);
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_proxy, &QAbstractItemModel::modelReset, this, &TablePanel::fitColumns);
+    fitColumns();
     auto *exportButton = new QPushButton(tr("Export CSV…"), this);
     exportButton->setObjectName(name + QStringLiteral("Export"));
     connect(exportButton, &QPushButton::clicked, this, &TablePanel::exportWithDialog);
@@ -50,6 +58,15 @@ TablePanel::TablePanel(const QString &name, QAbstractItemModel *model, QWidget *
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(bar);
     layout->addWidget(m_table, 1);
+}
+
+void TablePanel::fitColumns()
+{
+    // Wide enough for what is shown, never so wide that one JSON cell hides the others.
+    constexpr int kWidestColumn = 320;
+    m_table->resizeColumnsToContents();
+    for (int column = 0; column < m_proxy->columnCount(); ++column)
+        m_table->setColumnWidth(column, std::min(m_table->columnWidth(column), kWidestColumn));
 }
 
 int TablePanel::currentSourceRow() const

@@ -31,6 +31,8 @@ public:
 public Q_SLOTS:
     /// Asks for a file name and exports.
     void exportWithDialog();
+    /// Column widths to the contents (bounded); done on every fresh list.
+    void fitColumns();
 
 private:
     QTableView *m_table;
