@@ -96,9 +96,10 @@ void StreamClient::scheduleReconnect()
 {
     if (m_reconnectTimer.isActive())
         return;
-    setState(State::WaitingToReconnect);
-    m_reconnectTimer.start(m_delayMs);
+    m_waitMs = m_delayMs;
     m_delayMs = std::min(m_delayMs * 2, kLongestDelayMs);
+    m_reconnectTimer.start(m_waitMs);
+    setState(State::WaitingToReconnect);
 }
 
 void StreamClient::setState(State state)

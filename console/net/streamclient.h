@@ -29,8 +29,9 @@ public:
     void close();
 
     State state() const { return m_state; }
-    /// The delay before the next reconnect attempt.
-    int reconnectDelayMs() const { return m_delayMs; }
+    /// While waiting to reconnect: the length of this wait; otherwise the wait that a loss
+    /// would start now (the shortest again once a connection opened).
+    int reconnectDelayMs() const { return m_state == State::WaitingToReconnect ? m_waitMs : m_delayMs; }
     static QUrl streamUrl(const QUrl &agentUrl);
 
 Q_SIGNALS:
@@ -49,7 +50,8 @@ private:
     QUrl m_agentUrl;
     QByteArray m_token;
     State m_state = State::Closed;
-    int m_delayMs = 0;
+    int m_delayMs = 0; ///< the next wait
+    int m_waitMs = 0;  ///< the wait in progress
     bool m_wanted = false;
 };
 

@@ -28,6 +28,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QApplication>
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -223,7 +224,10 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(otherBreakers->rowOf(QStringLiteral("gateway.wechat")) >= 0, kAgentTimeoutMs);
         QCOMPARE(breakerField(*otherBreakers, "mode"), QStringLiteral("auto"));
 
-        child<QAction>(desk.get(), "showView3")->trigger();
+        // The keyboard: Ctrl+3 is the breakers view.
+        QApplication::setActiveWindow(desk.get());
+        QTest::keyClick(desk.get(), Qt::Key_3, Qt::ControlModifier);
+        QTRY_COMPARE(desk->views()->currentWidget(), desk->breakers());
         QVERIFY(selectSourceRow(child<TablePanel>(desk.get(), "breakersPanel"),
                                 deskBreakers->rowOf(QStringLiteral("gateway.wechat"))));
         QTest::mouseClick(child<QPushButton>(desk.get(), "forceOpenButton"), Qt::LeftButton);

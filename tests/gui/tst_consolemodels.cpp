@@ -18,6 +18,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QBuffer>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QImage>
@@ -110,6 +111,18 @@ private Q_SLOTS:
         compensationPanel.filter()->setText(QStringLiteral("PROPOSED"));
         QCOMPARE(compensationPanel.proxy()->rowCount(), 1);
         QCOMPARE(compensationPanel.proxy()->index(0, 0).data().toString(), QStringLiteral("3"));
+        // The export writes what the panel shows: the header and the one row left.
+        QTemporaryDir dir;
+        QString error;
+        const QString csv = dir.filePath(QStringLiteral("compensations.csv"));
+        QVERIFY2(compensationPanel.exportCsv(csv, &error), qPrintable(error));
+        QFile written(csv);
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = written.readAll().split('\n');
+        QCOMPARE(lines.size(), 3); // two CRLF-ended lines
+        QVERIFY(lines.at(0).startsWith("Id,Kind,order_no,Status,"));
+        QVERIFY(lines.at(1).startsWith("3,refund,,proposed,"));
+        QVERIFY(!compensationPanel.exportCsv(dir.filePath(QStringLiteral("no/such/folder.csv")), &error));
 
         for (JsonTableModel *model : models)
             model->setRows(QJsonArray{});
@@ -123,6 +136,9 @@ private Q_SLOTS:
         TablePanel panel(QStringLiteral("layers"), &totals);
         QAbstractItemModelTester proxyTester(panel.proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(totals.rowCount(), int(allLayers.size()));
+        // Unsorted until asked: the layers in the order of the defence.
+        QCOMPARE(panel.proxy()->index(0, 0).data().toString(), QStringLiteral("none"));
+        QCOMPARE(panel.proxy()->index(int(allLayers.size()) - 1, 0).data().toString(), QStringLiteral("rejected"));
         totals.setMetrics(metricsWith(10, 0.5));
         QCOMPARE(totals.total(Layer::UniqueIndex), qint64(10 + int(Layer::UniqueIndex)));
         QCOMPARE(totals.index(int(Layer::Lock), LayerTotalsModel::LayerColumn).data().toString(), QStringLiteral("lock"));
