@@ -12,6 +12,7 @@
 
 #include "agentprocess.h"
 
+#include "console/app/connectiondialog.h"
 #include "console/app/mainwindow.h"
 #include "console/models/breakersmodel.h"
 #include "console/models/callbackdeliveriesmodel.h"
@@ -30,16 +31,20 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace payonce;
@@ -318,6 +323,37 @@ private Q_SLOTS:
         QCOMPARE(agentBreaker(QStringLiteral("gateway.alipay")).value(QStringLiteral("mode")).toString(), QStringLiteral("auto"));
     }
 
+    // The connection dialog: the URL is remembered for next time, the token is not.
+    void connectionDialogRemembersTheUrlOnly()
+    {
+        MainWindow window;
+        window.show();
+        window.askConnection();
+        QDialog *dialog = nullptr;
+        QTRY_VERIFY((dialog = window.findChild<QDialog *>(QStringLiteral("connectionDialog"))) && dialog->isVisible());
+        const QString url = QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port());
+        auto *urlBox = child<QComboBox>(dialog, "agentUrl");
+        urlBox->setCurrentText(url);
+        QTest::keyClicks(child<QLineEdit>(dialog, "agentToken"), QStringLiteral("view-token"));
+        QCOMPARE(child<QLineEdit>(dialog, "agentToken")->echoMode(), QLineEdit::Password);
+        dialog->accept();
+        QTRY_COMPARE_WITH_TIMEOUT(window.stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(window.breakers()->breakers()->rowCount() > 0, kAgentTimeoutMs);
+        QSettings settings;
+        settings.sync();
+        QVERIFY(settings.fileName().startsWith(QDir::tempPath()));
+        QCOMPARE(ConnectionDialog::rememberedUrls(), QStringList{url});
+        QFile stored(settings.fileName());
+        QVERIFY2(stored.open(QIODevice::ReadOnly), qPrintable(settings.fileName()));
+        const QByteArray text = stored.readAll();
+        QVERIFY(text.contains(url.toUtf8()));
+        QVERIFY(!text.contains("view-token"));
+        // A second dialog offers the remembered URL first.
+        ConnectionDialog again;
+        QCOMPARE(again.agentUrl(), QUrl(url));
+        QVERIFY(again.token().isEmpty());
+    }
+
     void refusedTokenShowsTheBanner()
     {
         auto window = openConsole("nobody-token");
@@ -414,5 +450,16 @@ private:
     std::unique_ptr<AgentProcess> m_agent;
 };
 
-QTEST_MAIN(TestConsole)
+int main(int argc, char *argv[])
+{
+    QApplication app(argc, argv);
+    // The console's QSettings go to a folder of this run, never a user's settings.
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    QApplication::setOrganizationName(QStringLiteral("payonce-tests"));
+    QApplication::setApplicationName(QStringLiteral("tst_console"));
+    TestConsole test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
 #include "tst_console.moc"
