@@ -323,6 +323,21 @@ private Q_SLOTS:
         QCOMPARE(agentBreaker(QStringLiteral("gateway.alipay")).value(QStringLiteral("mode")).toString(), QStringLiteral("auto"));
     }
 
+    // Nothing listens at the URL: the banner says unreachable, the status bar that the
+    // stream is waiting to reconnect.
+    void unreachableAgentShowsTheBanner()
+    {
+        MainWindow window;
+        window.show();
+        window.connectTo(QUrl(QStringLiteral("http://127.0.0.1:%1").arg(freeLoopbackPort())), "view-token");
+        QLabel *banner = child<QLabel>(&window, "connectionBanner");
+        QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kAgentTimeoutMs);
+        QVERIFY2(banner->text().contains(u"unreachable"), qPrintable(banner->text()));
+        QTRY_COMPARE_WITH_TIMEOUT(window.stream()->state(), StreamClient::State::WaitingToReconnect, kAgentTimeoutMs);
+        QVERIFY2(child<QLabel>(&window, "connectionState")->text().contains(u"reconnecting"),
+                 qPrintable(child<QLabel>(&window, "connectionState")->text()));
+    }
+
     // The connection dialog: the URL is remembered for next time, the token is not.
     void connectionDialogRemembersTheUrlOnly()
     {
