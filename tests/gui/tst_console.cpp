@@ -11,12 +11,14 @@
 // authentications and every request of this test comes from 127.0.0.1.
 
 #include "agentprocess.h"
+#include "storagefixture.h"
 
 #include "console/app/connectiondialog.h"
 #include "console/app/mainwindow.h"
 #include "console/models/breakersmodel.h"
 #include "console/models/callbackdeliveriesmodel.h"
 #include "console/models/compensationsmodel.h"
+#include "console/models/findingsmodel.h"
 #include "console/models/layertotalsmodel.h"
 #include "console/views/breakersview.h"
 #include "console/views/callbacksview.h"
@@ -122,10 +124,10 @@ private Q_SLOTS:
     void initTestCase()
     {
         QString error;
-        m_db = TestDatabase::start(Dialect::Sqlite, &error);
+        m_db = MigratedDatabase::start(Dialect::Sqlite, &error);
         QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db->url();
+        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
             {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
             // No patrol or closer: every finding and compensation is this test's doing.
@@ -306,6 +308,51 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(rowWithId(queue, byDesk) >= 0 && rowWithId(queue, byLead) < 0, kAgentTimeoutMs);
     }
 
+    // Extras written behind the side-effect keys' back (raw SQL), found by a reconciliation
+    // run: the console lists the open finding with its evidence and the patrol's proposal.
+    void findingsShowTheirEvidence()
+    {
+        const QString orderNo = QStringLiteral("ORD-CON-FIND");
+        payWithDuplicates(orderNo, QStringLiteral("SKU-CON-FIND"), 0);
+        const auto injected = execSql(*m_db.database,
+                                      QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, "
+                                                     "created_at) VALUES (?, 42, 'reward-replayed', 100, 1, 5)"),
+                                      {orderNo});
+        QVERIFY2(injected.ok(), injected.ok() ? "" : qPrintable(injected.error().internalMessage));
+        const QJsonObject body{{QStringLiteral("reason"), QStringLiteral("points complaint")}};
+        const HttpAnswer run = m_agent->call("POST", QStringLiteral("/api/v1/reconciliation/run"),
+                                             QJsonDocument(body).toJson(QJsonDocument::Compact), bearer("desk-token"));
+        QVERIFY2(run.status == 200, run.body.constData());
+
+        auto viewer = openConsole("view-token");
+        child<QAction>(viewer.get(), "showView4")->trigger();
+        QTest::mouseClick(child<QPushButton>(viewer.get(), "refreshCompensations"), Qt::LeftButton);
+        FindingsModel *findings = viewer->compensations()->findings();
+        const auto findingRow = [&] {
+            for (int row = 0; row < findings->rowCount(); ++row) {
+                if (findings->rowObject(row).value(QStringLiteral("order_no")).toString() == orderNo)
+                    return row;
+            }
+            return -1;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(findingRow() >= 0, kAgentTimeoutMs);
+        const int row = findingRow();
+        QCOMPARE(findings->index(row, findings->columnOf(QStringLiteral("kind"))).data().toString(),
+                 QStringLiteral("effect_mismatch"));
+        const QString evidence = findings->index(row, findings->columnOf(QStringLiteral("evidence"))).data().toString();
+        QVERIFY2(evidence.contains(u"points") && evidence.contains(u"\"found\":200"), qPrintable(evidence));
+        // The patrol's proposal waits in the queue for an approver.
+        CompensationsModel *queue = viewer->compensations()->compensations();
+        bool proposedByPatrol = false;
+        for (int r = 0; r < queue->rowCount(); ++r) {
+            const QJsonObject c = queue->rowObject(r);
+            proposedByPatrol = proposedByPatrol
+                || (c.value(QStringLiteral("order_no")).toString() == orderNo
+                    && c.value(QStringLiteral("proposed_by")).toString() == u"system:patrol");
+        }
+        QVERIFY(proposedByPatrol);
+    }
+
     void roleTooLowShowsTheBannerNamingTheRole()
     {
         auto viewer = openConsole("view-token");
@@ -461,7 +508,7 @@ private:
         return QJsonDocument::fromJson(answer.body).array();
     }
 
-    std::unique_ptr<TestDatabase> m_db;
+    MigratedDatabase m_db;
     std::unique_ptr<AgentProcess> m_agent;
 };
 
