@@ -98,6 +98,8 @@ void MainWindow::buildMenus()
 void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
 {
     m_banner->hide();
+    if (agentUrl != m_client->agentUrl())
+        m_dashboard->clearHistory();
     m_client->setEndpoint(agentUrl, token);
     m_stream->open(agentUrl, token);
     m_state->setText(tr("Connecting to %1…").arg(agentUrl.toString()));

@@ -150,6 +150,12 @@ void DashboardView::redrawChart()
     m_chart->showHistory(m_history);
 }
 
+void DashboardView::clearHistory()
+{
+    m_history.clear();
+    redrawChart();
+}
+
 bool DashboardView::saveChartPng(const QString &fileName)
 {
     redrawChart();

@@ -32,6 +32,8 @@ public:
     void applyMessage(const payonce::StreamMessage &message);
     /// Plots the history now instead of at the next redraw tick.
     void redrawChart();
+    /// Forgets the plotted history (another agent: its rates are not this one's).
+    void clearHistory();
     bool saveChartPng(const QString &fileName);
 
     const RateHistory &history() const { return m_history; }

@@ -242,6 +242,9 @@ private Q_SLOTS:
         const QString png = dir.filePath(QStringLiteral("chart.png"));
         QVERIFY(dashboard.saveChartPng(png));
         QVERIFY(QImage(png).width() > 100);
+        dashboard.clearHistory();
+        QCOMPARE(dashboard.history().size(), 0);
+        QCOMPARE(dashboard.chart()->plottedPoints(Layer::None), 0);
     }
 
     void csvQuotesWhatNeedsIt()
