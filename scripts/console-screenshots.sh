@@ -4,7 +4,8 @@
 # temporary folder on free ports so it never meets a running demo — and payonce-console
 # under Xvfb, then runs a small scenario while the console watches: orders paid with the
 # platform re-sending each notification 2-6 times, a replay, the Alipay breaker forced
-# open, compensations proposed by two people and one approved by the other. The console
+# open, compensations proposed by two people and one approved by the other, extra points
+# written behind the agent's back and found by a reconciliation run. The console
 # (--screenshot) saves dashboard.png, callbacks.png, breakers.png and compensations.png.
 # Usage: scripts/console-screenshots.sh [OUT_DIR]   (default: build/console-screenshots)
 set -euo pipefail
@@ -96,6 +97,16 @@ proposed="$(api POST /api/v1/compensations "$desk" '{"kind":"freeze_coupon","ord
 api POST /api/v1/compensations "$lead" '{"kind":"reverse_points","order_no":"ORD-SHOT-2","reason":"points granted twice?"}' >/dev/null
 api POST /api/v1/compensations "$desk" '{"kind":"restore_stock","order_no":"ORD-SHOT-4","reason":"stock deducted twice?"}' >/dev/null
 [[ -n "$proposed" ]] && api POST "/api/v1/compensations/$proposed/approve" "$lead" '{"reason":"checked the coupon ledger"}' >/dev/null
+# A bug's trace for the patrol to find: points granted a second time by a path that went
+# around the side-effect keys (written straight into the demo's SQLite file).
+python3 - "$work/data/payonce.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
+           "VALUES ('ORD-SHOT-5', 10085, 'reward-replayed', 100, 1, 5)")
+db.commit()
+PY
+api POST /api/v1/reconciliation/run "$desk" '{"reason":"points complaint from user 10085"}' >/dev/null
 
 status=0
 wait "$console_pid" || status=$?
