@@ -1,0 +1,56 @@
+// payonce-console: the ops console. `payonce-console [--url URL]`; the token is asked for
+// (or read from PAYONCE_CONSOLE_TOKEN, so a script never puts it on a command line).
+// `--screenshot DIR` saves a picture of each main view and quits (scripts/console-screenshots.sh).
+
+#include "mainwindow.h"
+#include "screenshotdriver.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+int main(int argc, char *argv[])
+{
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("payonce"));
+    QApplication::setApplicationName(QStringLiteral("payonce-console"));
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("The payonce operations console"));
+    parser.addHelpOption();
+    const QCommandLineOption urlOption(QStringLiteral("url"), QStringLiteral("The agent's URL, e.g. http://127.0.0.1:8080"),
+                                       QStringLiteral("URL"));
+    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
+                                              QStringLiteral("Save a PNG of each main view into DIR, then quit "
+                                                             "(needs --url and PAYONCE_CONSOLE_TOKEN)"),
+                                              QStringLiteral("DIR"));
+    const QCommandLineOption orderOption(QStringLiteral("screenshot-order"),
+                                         QStringLiteral("With --screenshot: the order the callbacks view shows"),
+                                         QStringLiteral("ORDER_NO"));
+    const QCommandLineOption warmUpOption(QStringLiteral("screenshot-after"),
+                                          QStringLiteral("With --screenshot: seconds of live data first (default 20)"),
+                                          QStringLiteral("SECONDS"), QStringLiteral("20"));
+    parser.addOptions({urlOption, screenshotOption, orderOption, warmUpOption});
+    parser.process(app);
+
+    payonce::console::MainWindow window;
+    window.show();
+    const QByteArray token = qgetenv("PAYONCE_CONSOLE_TOKEN");
+    const bool canConnect = parser.isSet(urlOption) && !token.isEmpty();
+    if (canConnect)
+        window.connectTo(QUrl::fromUserInput(parser.value(urlOption)), token);
+    if (parser.isSet(screenshotOption)) {
+        if (!canConnect) {
+            std::fprintf(stderr, "payonce-console: --screenshot needs --url and PAYONCE_CONSOLE_TOKEN\n");
+            return 2;
+        }
+        auto *driver = new payonce::console::ScreenshotDriver(&window, parser.value(screenshotOption),
+                                                              parser.value(orderOption),
+                                                              qBound(0, parser.value(warmUpOption).toInt(), 600), &app);
+        QObject::connect(driver, &payonce::console::ScreenshotDriver::finished, &app, &QCoreApplication::exit);
+        driver->start();
+    } else if (!canConnect) {
+        window.askConnection();
+    }
+    return app.exec();
+}

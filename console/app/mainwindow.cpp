@@ -1,0 +1,161 @@
+#include "mainwindow.h"
+
+#include "connectiondialog.h"
+
+#include "console/net/agentclient.h"
+#include "console/views/breakersview.h"
+#include "console/views/callbacksview.h"
+#include "console/views/compensationsview.h"
+#include "console/views/dashboardview.h"
+
+#include <QAction>
+#include <QFileDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+namespace payonce::console {
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent)
+    , m_client(new AgentClient(this))
+    , m_stream(new StreamClient(this))
+    , m_views(new QTabWidget(this))
+    , m_banner(new QLabel(this))
+    , m_state(new QLabel(this))
+{
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowTitle(tr("payonce console"));
+    m_dashboard = new DashboardView(m_client, m_views);
+    m_callbacks = new CallbacksView(m_client, m_views);
+    m_breakers = new BreakersView(m_client, m_views);
+    m_compensations = new CompensationsView(m_client, m_views);
+    m_views->setObjectName(QStringLiteral("views"));
+    m_views->addTab(m_dashboard, tr("&Dashboard"));
+    m_views->addTab(m_callbacks, tr("&Callbacks"));
+    m_views->addTab(m_breakers, tr("&Breakers"));
+    m_views->addTab(m_compensations, tr("Co&mpensations"));
+
+    m_banner->setObjectName(QStringLiteral("connectionBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setStyleSheet(QStringLiteral("background: #d62728; color: white; padding: 6px; font-weight: bold"));
+    m_banner->hide();
+    m_state->setObjectName(QStringLiteral("connectionState"));
+    m_state->setText(tr("Not connected"));
+    statusBar()->addPermanentWidget(m_state);
+
+    auto *central = new QWidget(this);
+    auto *layout = new QVBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_banner);
+    layout->addWidget(m_views, 1);
+    setCentralWidget(central);
+    buildMenus();
+
+    connect(m_client, &AgentClient::connectionProblem, this, &MainWindow::showProblem);
+    connect(m_client, &AgentClient::agentAnswered, this, [this] {
+        // The agent answered and took the token: a banner about reaching it or about the
+        // token is out of date. A "role too low" banner stays until the next action.
+        if (m_banner->property("problemKind").toInt() != int(ApiError::Kind::Forbidden))
+            m_banner->hide();
+    });
+    connect(m_stream, &StreamClient::stateChanged, this, &MainWindow::showStreamState);
+    connect(m_stream, &StreamClient::messageReceived, m_dashboard, &DashboardView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_breakers, &BreakersView::applyMessage);
+    resize(1200, 800);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *connectAction = file->addAction(tr("&Connect…"), this, &MainWindow::askConnection);
+    connectAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+    QAction *saveChart = file->addAction(tr("&Save chart as PNG…"), this, &MainWindow::saveChartWithDialog);
+    saveChart->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < m_views->count(); ++i) {
+        QAction *show = view->addAction(m_views->tabText(i).remove(u'&'), this, [this, i] { m_views->setCurrentIndex(i); });
+        show->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+        show->setObjectName(QStringLiteral("showView%1").arg(i + 1));
+    }
+    QAction *refresh = view->addAction(tr("&Refresh"), this, [this] {
+        m_breakers->refresh();
+        m_compensations->refresh();
+        m_dashboard->refreshOutbox();
+    });
+    refresh->setShortcut(QKeySequence::Refresh);
+}
+
+void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
+{
+    m_banner->hide();
+    if (agentUrl != m_client->agentUrl())
+        m_dashboard->clearHistory();
+    m_client->setEndpoint(agentUrl, token);
+    m_stream->open(agentUrl, token);
+    m_state->setText(tr("Connecting to %1…").arg(agentUrl.toString()));
+    // The first answers tell at once whether the token is accepted (the stream's refused
+    // upgrade carries no reason the socket reports).
+    m_breakers->refresh();
+    m_compensations->refresh();
+    m_dashboard->refreshOutbox();
+}
+
+void MainWindow::askConnection()
+{
+    auto *dialog = new ConnectionDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        ConnectionDialog::rememberUrl(dialog->agentUrl());
+        connectTo(dialog->agentUrl(), dialog->token());
+    });
+    dialog->open();
+}
+
+void MainWindow::saveChartWithDialog()
+{
+    const QString fileName = QFileDialog::getSaveFileName(this, tr("Save chart"), QStringLiteral("payonce-interception.png"),
+                                                          tr("PNG images (*.png)"));
+    if (!fileName.isEmpty() && !m_dashboard->saveChartPng(fileName))
+        QMessageBox::warning(this, tr("Save failed"), tr("Could not write %1.").arg(fileName));
+}
+
+void MainWindow::showProblem(const ApiError &error)
+{
+    m_banner->setText(error.describe());
+    m_banner->setProperty("problemKind", int(error.kind));
+    m_banner->show();
+}
+
+void MainWindow::showStreamState(StreamClient::State state)
+{
+    const QString agent = m_client->agentUrl().toString();
+    switch (state) {
+    case StreamClient::State::Closed:
+        m_state->setText(tr("Not connected"));
+        break;
+    case StreamClient::State::Connecting:
+        m_state->setText(tr("Connecting to %1…").arg(agent));
+        break;
+    case StreamClient::State::Live:
+        m_state->setText(tr("Live: %1").arg(agent));
+        break;
+    case StreamClient::State::WaitingToReconnect:
+        m_state->setText(tr("Stream lost: reconnecting to %1 in %2 s")
+                             .arg(agent)
+                             .arg(double(m_stream->reconnectDelayMs()) / 1000.0, 0, 'f', 1));
+        break;
+    }
+    m_state->setProperty("streamState", int(state));
+}
+
+} // namespace payonce::console

@@ -1,0 +1,60 @@
+#pragma once
+
+#include "console/net/streamclient.h"
+
+#include <QMainWindow>
+
+class QLabel;
+class QTabWidget;
+
+namespace payonce::console {
+
+class AgentClient;
+struct ApiError;
+class BreakersView;
+class CallbacksView;
+class CompensationsView;
+class DashboardView;
+
+/// The console's window: a banner for connection problems (unreachable, token refused,
+/// role too low — naming the role needed), the views as tabs (Ctrl+1…4), and the
+/// connection state in the status bar at all times. Object names: "connectionBanner",
+/// "connectionState", "views".
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    /// Connects REST and stream to the agent with the token (kept in memory only).
+    void connectTo(const QUrl &agentUrl, const QByteArray &token);
+
+    AgentClient *client() const { return m_client; }
+    StreamClient *stream() const { return m_stream; }
+    DashboardView *dashboard() const { return m_dashboard; }
+    CallbacksView *callbacks() const { return m_callbacks; }
+    BreakersView *breakers() const { return m_breakers; }
+    CompensationsView *compensations() const { return m_compensations; }
+    QTabWidget *views() const { return m_views; }
+
+public Q_SLOTS:
+    void askConnection();
+    void saveChartWithDialog();
+
+private:
+    void showProblem(const payonce::console::ApiError &error);
+    void showStreamState(payonce::console::StreamClient::State state);
+    void buildMenus();
+
+    AgentClient *m_client;
+    StreamClient *m_stream;
+    QTabWidget *m_views;
+    DashboardView *m_dashboard;
+    CallbacksView *m_callbacks;
+    BreakersView *m_breakers;
+    CompensationsView *m_compensations;
+    QLabel *m_banner;
+    QLabel *m_state;
+};
+
+} // namespace payonce::console

@@ -1,0 +1,90 @@
+#include "screenshotdriver.h"
+
+#include "mainwindow.h"
+
+#include "console/views/breakersview.h"
+#include "console/views/callbacksview.h"
+#include "console/views/compensationsview.h"
+#include "console/views/dashboardview.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QLineEdit>
+#include <QPixmap>
+#include <QTabWidget>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace payonce::console {
+
+namespace {
+
+// Time for a view's fetches to come back before its picture is taken.
+constexpr int kSettleMs = 2500;
+
+} // namespace
+
+ScreenshotDriver::ScreenshotDriver(MainWindow *window, const QString &directory, const QString &orderNo,
+                                   int warmUpSeconds, QObject *parent)
+    : QObject(parent)
+    , m_window(window)
+    , m_directory(directory)
+    , m_orderNo(orderNo)
+    , m_warmUpSeconds(warmUpSeconds)
+{
+}
+
+void ScreenshotDriver::start()
+{
+    QDir().mkpath(m_directory);
+    QTimer::singleShot(m_warmUpSeconds * 1000, this, [this] { shoot(0); });
+}
+
+void ScreenshotDriver::shoot(int step)
+{
+    QTabWidget *views = m_window->views();
+    switch (step) {
+    case 0:
+        views->setCurrentWidget(m_window->dashboard());
+        break;
+    case 1:
+        save(QStringLiteral("dashboard.png"));
+        views->setCurrentWidget(m_window->callbacks());
+        if (!m_orderNo.isEmpty()) {
+            m_window->findChild<QComboBox *>(QStringLiteral("callbackQueryKind"))->setCurrentText(QStringLiteral("order_no"));
+            m_window->findChild<QLineEdit *>(QStringLiteral("callbackQuery"))->setText(m_orderNo);
+            m_window->callbacks()->search();
+        }
+        break;
+    case 2:
+        save(QStringLiteral("callbacks.png"));
+        views->setCurrentWidget(m_window->breakers());
+        m_window->breakers()->refresh();
+        break;
+    case 3: {
+        save(QStringLiteral("breakers.png"));
+        views->setCurrentWidget(m_window->compensations());
+        auto *status = m_window->findChild<QComboBox *>(QStringLiteral("compensationStatus"));
+        status->setCurrentIndex(status->findData(QString()));
+        m_window->compensations()->refresh();
+        break;
+    }
+    default:
+        save(QStringLiteral("compensations.png"));
+        Q_EMIT finished(m_failed ? 1 : 0);
+        return;
+    }
+    QTimer::singleShot(step == 0 ? 500 : kSettleMs, this, [this, step] { shoot(step + 1); });
+}
+
+bool ScreenshotDriver::save(const QString &name)
+{
+    const QString path = QDir(m_directory).filePath(name);
+    const bool saved = m_window->grab().save(path);
+    std::fprintf(stderr, "payonce-console: %s %s\n", saved ? "saved" : "could not write", qPrintable(path));
+    m_failed = m_failed || !saved;
+    return saved;
+}
+
+} // namespace payonce::console

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+namespace payonce::console {
+
+class MainWindow;
+
+/// `payonce-console --screenshot DIR`: lets the dashboard fill for a while, then shows each
+/// main view in turn and saves the window as DIR/dashboard.png, callbacks.png (searched
+/// for an order when one is given), breakers.png and compensations.png (every status),
+/// then quits. For scripts/console-screenshots.sh under Xvfb.
+class ScreenshotDriver : public QObject {
+    Q_OBJECT
+public:
+    ScreenshotDriver(MainWindow *window, const QString &directory, const QString &orderNo, int warmUpSeconds,
+                     QObject *parent = nullptr);
+    void start();
+
+Q_SIGNALS:
+    /// 0 when every picture was written.
+    void finished(int exitCode);
+
+private:
+    void shoot(int step);
+    bool save(const QString &name);
+
+    MainWindow *m_window;
+    QString m_directory;
+    QString m_orderNo;
+    int m_warmUpSeconds;
+    bool m_failed = false;
+};
+
+} // namespace payonce::console
