@@ -135,6 +135,13 @@ QList<CapturedRequest> AgentCluster::paidOrders(const QString &prefix, int count
     makers.join();
     if (!failures.isEmpty()) {
         *error = failures.join(u'\n');
+        // What the agents said about it: their last warnings.
+        for (int i = 0; i < size(); ++i) {
+            if (!isRunning(i))
+                continue;
+            const QStringList warnings = agent(i).output().split(u'\n').filter(QStringLiteral(" warning "));
+            *error += QStringLiteral("\nagent-%1's last warnings:\n  ").arg(i + 1) + warnings.mid(warnings.size() - 10).join(QStringLiteral("\n  "));
+        }
         return {};
     }
     // Paid one by one at the simulator, the relay taking each notification as it comes.

@@ -15,8 +15,10 @@
 #include <QRegularExpression>
 #include <QTest>
 
+#include <atomic>
 #include <csignal>
 #include <functional>
+#include <mutex>
 
 using namespace payonce;
 using namespace payonce::testsupport;
@@ -216,6 +218,30 @@ private Q_SLOTS:
         const PaidOnceReport report = settledReport(prefix, kChaosOrders);
         QVERIFY2(report.holds(), qPrintable(report.describe()));
         QCOMPARE(m_cluster->stockLeft(prefix), qint64(10));
+
+        // Every worker thread of every agent reopened its connection: more concurrent
+        // reads than an agent has workers, each answered.
+        for (int i = 0; i < kAgents; ++i) {
+            std::atomic<int> answered{0};
+            QString failures;
+            std::mutex mutex;
+            runConcurrently(24, [&](int) {
+                const HttpAnswer answer = m_cluster->agent(i).call("GET", QStringLiteral("/api/v1/orders/DBDOWN-0000"), {},
+                                                                   {{"Authorization", "Bearer view-token"}});
+                if (answer.status == 200) {
+                    ++answered;
+                } else {
+                    std::lock_guard guard(mutex);
+                    failures += QStringLiteral("%1 %2\n").arg(answer.status).arg(QString::fromUtf8(answer.body));
+                }
+            });
+            QTest::qWait(200); // the agent's output pipe read meanwhile
+            const QStringList warnings = m_cluster->agent(i).output().split(u'\n').filter(
+                QRegularExpression(QStringLiteral(" (warning|critical|error) ")));
+            QVERIFY2(answered == 24, qPrintable(QStringLiteral("agent-%1: %2 warnings:\n%3")
+                                                    .arg(i + 1)
+                                                    .arg(failures, warnings.mid(warnings.size() - 12).join(u'\n'))));
+        }
     }
 
     // agent-3 holds pay locks (PAYONCE_TEST_PAUSE_AT=after_lock_until_lost) and is frozen by
