@@ -175,6 +175,12 @@ qint64 AgentCluster::stockLeft(const QString &prefix)
                      {QVariant(QStringLiteral("SKU-") + prefix)});
 }
 
+bool AgentCluster::startNginx(QString *error)
+{
+    m_nginx = NginxFront::start(m_ports, QStringLiteral(PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf"), error);
+    return m_nginx != nullptr;
+}
+
 double AgentCluster::metric(int i, const QString &name)
 {
     if (!isRunning(i))

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "agentprocess.h"
+#include "httptestsupport.h"
 #include "notificationrelay.h"
 #include "simprocess.h"
 #include "storagefixture.h"
@@ -50,6 +51,11 @@ public:
     /// The stock left of the SKU paidOrders() made for `prefix`, by SQL; -1 on error.
     qint64 stockLeft(const QString &prefix);
 
+    /// nginx with the shipped resources/nginx/payonce.conf in front of every agent (TLS,
+    /// a certificate of its own: nginx()->certificatePath()). false and *error on failure.
+    bool startNginx(QString *error);
+    NginxFront *nginx() const { return m_nginx.get(); }
+
     /// `name` from agent i's /metrics (the exact "name{labels}" as written), or -1.
     double metric(int i, const QString &name);
 
@@ -63,6 +69,7 @@ private:
     std::unique_ptr<NotificationRelay> m_relay;
     QList<int> m_ports;
     std::vector<std::unique_ptr<AgentProcess>> m_agents;
+    std::unique_ptr<NginxFront> m_nginx;
 };
 
 } // namespace payonce::testsupport

@@ -37,8 +37,8 @@ QString CallbackStorm::Report::describe() const
         .arg(answers);
 }
 
-CallbackStorm::CallbackStorm(QList<CapturedRequest> notifications, QList<int> agentPorts, Options options)
-    : m_notifications(std::move(notifications)), m_agentPorts(std::move(agentPorts)), m_options(options)
+CallbackStorm::CallbackStorm(QList<CapturedRequest> notifications, QList<int> targets, Options options)
+    : m_notifications(std::move(notifications)), m_targets(std::move(targets)), m_options(std::move(options))
 {
 }
 
@@ -79,8 +79,10 @@ bool CallbackStorm::deliverCopies(int index)
     const QByteArray request = replayOf(m_notifications.at(index));
     std::atomic<bool> acknowledged{false};
     runConcurrently(m_options.copies, [&](int copy) {
-        const int port = m_agentPorts.at((index + copy) % m_agentPorts.size());
-        const QByteArray response = httpExchange(port, request, m_options.requestTimeoutMs);
+        const int port = m_targets.at((index + copy) % m_targets.size());
+        const QByteArray response = m_options.tlsPorts.contains(port)
+                                        ? httpsExchange(port, m_options.caCertificate, request, m_options.requestTimeoutMs)
+                                        : httpExchange(port, request, m_options.requestTimeoutMs);
         if (acknowledgedByWeChatRules(response))
             acknowledged = true;
         m_postsAnswered.fetch_add(1);

@@ -20,7 +20,8 @@ namespace payonce::testsupport {
 /// notifications at a time. As the platform does, a notification no copy of which was
 /// acknowledged (200 with code SUCCESS) is sent again, all copies, on WeChat's schedule ×
 /// timeScale, until acknowledged or the deadline. A dead agent (refused connection) or a
-/// frozen one (timeout) is just an unacknowledged copy.
+/// frozen one (timeout) is just an unacknowledged copy. A target may also be nginx in front
+/// of the agents (Options::tlsPorts).
 ///
 /// run() blocks; start() runs it on a thread of its own and wait() joins it. The counters
 /// may be read from any thread while it runs (the chaos is timed on postsAnswered()).
@@ -32,6 +33,9 @@ public:
         int requestTimeoutMs = 10000;
         double timeScale = 0.01;
         int deadlineMs = 180000;
+        /// Targets that speak TLS (nginx in front of the agents), and the CA to trust.
+        QList<int> tlsPorts;
+        QString caCertificate;
     };
     struct Report {
         int notifications = 0;
@@ -43,7 +47,9 @@ public:
         QString describe() const;
     };
 
-    CallbackStorm(QList<CapturedRequest> notifications, QList<int> agentPorts, Options options);
+    /// `targets`: the agents' ports (and nginx's, if any), copy k of notification i to
+    /// targets[(i + k) mod targets].
+    CallbackStorm(QList<CapturedRequest> notifications, QList<int> targets, Options options);
     ~CallbackStorm();
 
     void start();
@@ -66,7 +72,7 @@ private:
     bool deliverCopies(int index);
 
     const QList<CapturedRequest> m_notifications;
-    const QList<int> m_agentPorts;
+    const QList<int> m_targets;
     const Options m_options;
     std::atomic<qint64> m_postsAnswered{0};
     std::atomic<bool> m_finished{false};
