@@ -17,6 +17,7 @@
 #include "core/patrolrunner.h"
 #include "core/refundservice.h"
 #include "core/ports/clock.h"
+#include "core/ports/distributedlock.h"
 #include "core/ports/keystore.h"
 #include "core/resilientgateway.h"
 #include "core/scenariorunner.h"
@@ -311,18 +312,37 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
     options.events = events.sink();
     // Crash tests: PAYONCE_TEST_PAUSE_AT=after_log_row_durable parks every delivery at that
     // point (forever), so a test can kill -9 the agent exactly there; after_lock_before_begin
-    // parks it holding its pay lock (GET /api/v1/locks shows it). Only with qa.enabled.
+    // parks it holding its pay lock (GET /api/v1/locks shows it); after_lock_until_lost
+    // holds the lock until the lease is lost and then goes on to write with its fencing
+    // token — the late writer of a holder paused past its lease (SIGSTOP), whose writes
+    // the database must refuse. Only with qa.enabled.
     const QString pauseAt = qEnvironmentVariable("PAYONCE_TEST_PAUSE_AT");
     if (!pauseAt.isEmpty() && config.qa.enabled) {
-        const auto pausePoint = pauseAt == u"after_log_row_durable"   ? core::CallbackHookPoint::AfterLogRowDurable
-                                : pauseAt == u"after_lock_before_begin" ? core::CallbackHookPoint::AfterLockBeforeBegin
-                                                                        : std::optional<core::CallbackHookPoint>();
+        const bool untilLost = pauseAt == u"after_lock_until_lost";
+        const auto pausePoint = pauseAt == u"after_log_row_durable" ? core::CallbackHookPoint::AfterLogRowDurable
+                                : pauseAt == u"after_lock_before_begin" || untilLost
+                                    ? core::CallbackHookPoint::AfterLockBeforeBegin
+                                    : std::optional<core::CallbackHookPoint>();
         if (!pausePoint)
             return Error::make(ErrorCode::Misconfigured,
-                               QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable and "
-                                              "after_lock_before_begin exist").arg(pauseAt));
+                               QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable, "
+                                              "after_lock_before_begin and after_lock_until_lost exist").arg(pauseAt));
         qCWarning(lcApp).noquote() << "test hook: callbacks pause at" << pauseAt;
-        options.testHook = [point = *pausePoint](core::CallbackHookPoint at, const core::CallbackHookContext &context) {
+        options.testHook = [point = *pausePoint, untilLost](core::CallbackHookPoint at,
+                                                            const core::CallbackHookContext &context) {
+            if (at == point && untilLost) {
+                if (!context.lock)
+                    return core::CallbackHookAction::Continue; // no lock (key store down): nothing to outlive
+                qCWarning(lcApp).noquote()
+                    << QStringLiteral("test hook: holding the lock of %1 until it is lost").arg(context.payNo);
+                while (!context.lock->lost())
+                    QThread::msleep(10);
+                qCWarning(lcApp).noquote()
+                    << QStringLiteral("test hook: lock of %1 lost, writing with fencing token %2")
+                           .arg(context.payNo)
+                           .arg(context.lock->fencingToken());
+                return core::CallbackHookAction::Continue;
+            }
             if (at == point) {
                 qCWarning(lcApp).noquote() << QStringLiteral("test hook: paused %1 of %2")
                                                   .arg(at == core::CallbackHookPoint::AfterLogRowDurable

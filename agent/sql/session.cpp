@@ -24,6 +24,15 @@ core::Result<QSqlQuery> Session::exec(const QString &sql, const QVariantList &bi
             ok = query.exec();
         }
     }
+    if (!ok && !m_db.isOpen()) {
+        // The driver gave up on the connection (QPSQL: PQstatus no longer OK after the server
+        // went away): every later statement fails with "database not open" and no error
+        // code at all. That is a lost connection, to be reopened, not an internal error.
+        m_broken = true;
+        return core::Error::make(core::ErrorCode::Unavailable,
+                                 (what.isEmpty() ? sql.left(80) : what) + QStringLiteral(": the connection is closed"),
+                                 QStringLiteral("the database is unavailable"));
+    }
     if (!ok) {
         const QSqlError error = query.lastError();
         if (classifySqlError(m_dialect, error) == SqlErrorKind::ConnectionLost)

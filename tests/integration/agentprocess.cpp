@@ -186,12 +186,24 @@ HttpAnswer AgentProcess::simCall(const QByteArray &method, const QString &path, 
 bool AgentProcess::createOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
                                QString *error) const
 {
-    const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
-    const HttpAnswer sku = call("PUT", QStringLiteral("/api/v1/skus/") + skuId, R"({"stock": 100})", desk);
+    return putSku(skuId, 100, error) && postOrder(orderNo, userId, amount, skuId, error);
+}
+
+bool AgentProcess::putSku(const QString &skuId, qint64 stock, QString *error) const
+{
+    const HttpAnswer sku = call("PUT", QStringLiteral("/api/v1/skus/") + skuId,
+                                QJsonDocument(QJsonObject{{QStringLiteral("stock"), stock}}).toJson(QJsonDocument::Compact),
+                                {{"Authorization", "Bearer desk-token"}});
     if (sku.status != 200) {
         *error = QStringLiteral("PUT sku: %1 %2").arg(sku.status).arg(QString::fromUtf8(sku.body));
         return false;
     }
+    return true;
+}
+
+bool AgentProcess::postOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                             QString *error) const
+{
     const QJsonObject order{{QStringLiteral("order_no"), orderNo},
                             {QStringLiteral("user_id"), userId},
                             {QStringLiteral("amount"), amount},
@@ -200,7 +212,8 @@ bool AgentProcess::createOrder(const QString &orderNo, qint64 userId, const QStr
                             {QStringLiteral("reward_coupon_template"), QStringLiteral("WELCOME10")},
                             {QStringLiteral("reward_points"), 100}};
     const HttpAnswer created = call("POST", QStringLiteral("/api/v1/orders"),
-                                    QJsonDocument(order).toJson(QJsonDocument::Compact), desk);
+                                    QJsonDocument(order).toJson(QJsonDocument::Compact),
+                                    {{"Authorization", "Bearer desk-token"}});
     if (created.status != 201) {
         *error = QStringLiteral("POST order: %1 %2").arg(created.status).arg(QString::fromUtf8(created.body));
         return false;

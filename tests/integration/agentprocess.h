@@ -71,6 +71,12 @@ public:
     /// Set-up through the operator API: a SKU with stock, and an order of one unit of it.
     bool createOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
                      QString *error) const;
+    /// PUT /api/v1/skus/{skuId} with that stock (operator).
+    bool putSku(const QString &skuId, qint64 stock, QString *error) const;
+    /// POST /api/v1/orders (operator): one unit of skuId, reward coupon WELCOME10 and 100
+    /// points — one of each effect for the callback path to make.
+    bool postOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                   QString *error) const;
     /// POST /api/v1/payments/token for the user; the token or empty.
     QString issueToken(qint64 userId, const QString &orderNo) const;
     /// A token, then POST /api/v1/payments/confirm on the channel with the order_no as

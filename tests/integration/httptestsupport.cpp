@@ -7,6 +7,9 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QThread>
 
@@ -96,6 +99,12 @@ bool writeWholeFile(const QString &path, const QByteArray &content)
 
 std::unique_ptr<NginxFront> NginxFront::start(int upstreamPort, const QString &sharedConf, QString *error)
 {
+    return start(QList<int>{upstreamPort}, sharedConf, error);
+}
+
+std::unique_ptr<NginxFront> NginxFront::start(const QList<int> &upstreamPorts, const QString &sharedConf,
+                                              QString *error)
+{
     std::unique_ptr<NginxFront> front(new NginxFront);
     if (!front->m_dir.isValid()) {
         *error = QStringLiteral("no temporary folder for nginx");
@@ -116,9 +125,11 @@ std::unique_ptr<NginxFront> NginxFront::start(int upstreamPort, const QString &s
     }
     front->m_port = freeLoopbackPort();
     const QByteArray d = dir.toUtf8();
+    QByteArray upstreams;
+    for (const int port : upstreamPorts)
+        upstreams += "server 127.0.0.1:" + QByteArray::number(port) + " max_fails=3 fail_timeout=10s;\n";
     const bool written =
-        writeWholeFile(dir + QStringLiteral("/payonce-upstreams.conf"),
-                       "server 127.0.0.1:" + QByteArray::number(upstreamPort) + " max_fails=3 fail_timeout=10s;\n")
+        writeWholeFile(dir + QStringLiteral("/payonce-upstreams.conf"), upstreams)
         && writeWholeFile(dir + QStringLiteral("/payonce-site.conf"),
                           "listen 127.0.0.1:" + QByteArray::number(front->m_port) + " ssl;\nserver_name localhost;\n"
                           "ssl_certificate " + d + "/cert.pem;\nssl_certificate_key " + d + "/key.pem;\n")
@@ -188,13 +199,11 @@ bool NginxFront::stop(int timeoutMs)
     return !loopbackPortAcceptsConnections(m_port);
 }
 
-QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs)
+namespace {
+// One response (head + Content-Length body, interim 100 Continue skipped) or what came
+// until the peer closed or the time ran out.
+QByteArray readOneResponse(QTcpSocket &socket, int timeoutMs)
 {
-    QTcpSocket socket;
-    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(port));
-    if (!socket.waitForConnected(timeoutMs))
-        return {};
-    socket.write(request);
     QByteArray response;
     QDeadlineTimer deadline(timeoutMs);
     while (!deadline.hasExpired()) {
@@ -216,6 +225,30 @@ QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs)
             break;
     }
     return response;
+}
+} // namespace
+
+QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs)
+{
+    QTcpSocket socket;
+    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(port));
+    if (!socket.waitForConnected(timeoutMs))
+        return {};
+    socket.write(request);
+    return readOneResponse(socket, timeoutMs);
+}
+
+QByteArray httpsExchange(int port, const QString &caPath, const QByteArray &request, int timeoutMs)
+{
+    QSslSocket socket;
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setCaCertificates(QSslCertificate::fromPath(caPath));
+    socket.setSslConfiguration(tls);
+    socket.connectToHostEncrypted(QStringLiteral("127.0.0.1"), quint16(port));
+    if (!socket.waitForEncrypted(timeoutMs))
+        return {};
+    socket.write(request);
+    return readOneResponse(socket, timeoutMs);
 }
 
 int httpStatusOf(const QByteArray &response)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QList>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
@@ -46,6 +47,9 @@ class NginxFront {
 public:
     /// Null and *error set (with nginx's log) when it did not accept connections in time.
     static std::unique_ptr<NginxFront> start(int upstreamPort, const QString &sharedConf, QString *error);
+    /// The same in front of several upstreams (one server line each, as for several agents).
+    static std::unique_ptr<NginxFront> start(const QList<int> &upstreamPorts, const QString &sharedConf,
+                                             QString *error);
     ~NginxFront();
 
     int port() const { return m_port; }
@@ -66,6 +70,8 @@ private:
 /// Sends request bytes to 127.0.0.1:port and reads one response (head + Content-Length
 /// body) or until the server closes; empty on a connection failure or timeout.
 QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs = 10000);
+/// httpExchange() over TLS, trusting the certificate in caPath (NginxFront's).
+QByteArray httpsExchange(int port, const QString &caPath, const QByteArray &request, int timeoutMs = 10000);
 /// The status code of a raw response ("HTTP/1.1 413 …" → 413), 0 if none.
 int httpStatusOf(const QByteArray &response);
 /// The value of a header (case-insensitive) in a raw response.

@@ -1,0 +1,420 @@
+// Several agents on one database and one Redis, with one payonce-sim that outlives them
+// (design.md, "Scale-out"), on PostgreSQL and MariaDB: every notification delivered as 5
+// simultaneous copies spread over 3 agents (and once also through nginx with the shipped
+// config), then the same storm with an agent killed, Redis killed and restarted empty,
+// the database stopped for 5 s, and an agent frozen past its lock lease. After each, the
+// invariants are read by SQL (PaidOnceReport): every order the platform settled is PAID
+// exactly once, with one of each effect, nothing lost, the outbox drained with nothing
+// dead.
+
+#include "agentcluster.h"
+#include "callbackstorm.h"
+#include "paidonceinvariants.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QRegularExpression>
+#include <QTest>
+
+#include <atomic>
+#include <csignal>
+#include <functional>
+#include <mutex>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+constexpr int kAgents = 3;
+constexpr int kStormOrders = 1000;  // issue 9: 3 agents, 1 000 orders, 5 copies each
+constexpr int kChaosOrders = 200;   // mid-storm chaos needs a storm, not a long one
+constexpr int kSettleMs = 90000;    // lock lease (10 s) + worker age (5 s) + outbox, with room
+
+qint64 epochOf(qint64 fence)
+{
+    return fence >> 32;
+}
+
+} // namespace
+
+class TestMultiAgent : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        QElapsedTimer started;
+        started.start();
+        m_cluster = AgentCluster::start(dialectUnderTest(), kAgents, &error);
+        QVERIFY2(m_cluster, qPrintable(error));
+        qInfo("%d agents, payonce-sim, redis-server and %s up in %lld ms", kAgents,
+              qPrintable(dialectName(dialectUnderTest())), started.elapsed());
+    }
+
+    // The check itself: it holds on a clean run and names the order of an effect injected
+    // by raw SQL (an extra points entry, an extra coupon), and only that order.
+    void invariantCheckCatchesAnInjectedEffect()
+    {
+        const QString prefix = QStringLiteral("INV-");
+        const auto notifications = paidOrders(prefix, 10);
+        QCOMPARE(notifications.size(), 10);
+        CallbackStorm storm(notifications, m_cluster->agentPorts(), {});
+        const CallbackStorm::Report delivered = storm.runProcessingEvents();
+        QVERIFY2(delivered.acknowledged == 10, qPrintable(delivered.describe()));
+        QVERIFY(waitSettled(prefix, 10));
+        const PaidOnceReport clean = checkPaidOnce(m_cluster->database(), prefix, 10);
+        QVERIFY2(clean.holds(), qPrintable(clean.describe()));
+
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        QVERIFY(execSql(m_cluster->database(),
+                        QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
+                                       "VALUES (?, 5003, 'reward-injected', 100, 0, ?)"),
+                        {QStringLiteral("INV-0003"), now})
+                    .ok());
+        QVERIFY(execSql(m_cluster->database(),
+                        QStringLiteral("INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, "
+                                       "updated_at) VALUES (?, 5007, 'INJECTED', 'active', 0, ?, ?)"),
+                        {QStringLiteral("INV-0007"), now, now})
+                    .ok());
+        const PaidOnceReport broken = checkPaidOnce(m_cluster->database(), prefix, 10);
+        qInfo("%s", qPrintable(broken.describe()));
+        QVERIFY(!broken.holds());
+        QCOMPARE(broken.violations,
+                 QStringList({QStringLiteral("INV-0003: 2 point_log rows, owed exactly 1"),
+                              QStringLiteral("INV-0007: 2 user_coupon rows, owed exactly 1")}));
+        // A settled order the database never stored is lost too.
+        QVERIFY(!checkPaidOnce(m_cluster->database(), prefix, 11).holds());
+    }
+
+    void thousandOrdersFiveCopiesAcrossThreeAgents()
+    {
+        const QString prefix = QStringLiteral("STORM-");
+        QElapsedTimer made;
+        made.start();
+        const auto notifications = paidOrders(prefix, kStormOrders);
+        QCOMPARE(notifications.size(), kStormOrders);
+        qInfo("%d orders made, confirmed and paid at the simulator in %lld ms", kStormOrders, made.elapsed());
+
+        CallbackStorm storm(notifications, m_cluster->agentPorts(), {});
+        const CallbackStorm::Report delivered = storm.runProcessingEvents();
+        qInfo("storm: %s", qPrintable(delivered.describe()));
+        QVERIFY2(delivered.acknowledged == kStormOrders, qPrintable(delivered.describe()));
+        const PaidOnceReport report = settledReport(prefix, kStormOrders);
+        QVERIFY2(report.holds(), qPrintable(report.describe()));
+        // Every copy reached an agent and was recorded with the layer that decided it.
+        QCOMPARE(report.deliveries, delivered.posts);
+        QCOMPARE(m_cluster->stockLeft(prefix), qint64(10));
+        printPerAgent(prefix);
+    }
+
+    // The same storm with nginx (the shipped config, TLS) as a fourth target in front of
+    // the three agents: copies through nginx and straight to the agents at one instant.
+    void stormThroughNginxAndDirect()
+    {
+        QString error;
+        QVERIFY2(m_cluster->startNginx(&error), qPrintable(error));
+        const QString prefix = QStringLiteral("NGINX-");
+        const auto notifications = paidOrders(prefix, kChaosOrders);
+        QCOMPARE(notifications.size(), kChaosOrders);
+        CallbackStorm::Options options;
+        options.tlsPorts = {m_cluster->nginx()->port()};
+        options.caCertificate = m_cluster->nginx()->certificatePath();
+        CallbackStorm storm(notifications, m_cluster->agentPorts() << m_cluster->nginx()->port(), options);
+        const CallbackStorm::Report delivered = storm.runProcessingEvents();
+        qInfo("storm: %s", qPrintable(delivered.describe()));
+        QVERIFY2(delivered.acknowledged == kChaosOrders && delivered.answersByStatus.value(200) == delivered.posts,
+                 qPrintable(delivered.describe() + u'\n' + QString::fromUtf8(m_cluster->nginx()->logText().right(2000))));
+        const PaidOnceReport report = settledReport(prefix, kChaosOrders);
+        QVERIFY2(report.holds(), qPrintable(report.describe()));
+        QCOMPARE(report.deliveries, delivered.posts);
+        QCOMPARE(m_cluster->stockLeft(prefix), qint64(10));
+    }
+
+    // agent-3 holds pay locks (PAYONCE_TEST_PAUSE_AT=after_lock_until_lost) and is frozen by
+    // SIGSTOP; its leases run out, the other agents' workers pay those orders under newer
+    // fencing tokens; thawed, its late writes carry the old tokens and the database refuses
+    // them (payonce_stale_fence_refused_total > 0 on agent-3).
+    void agentPausedPastItsLease()
+    {
+        const QString prefix = QStringLiteral("PAUSE-");
+        constexpr int kOrders = 60;
+        QString error;
+        QVERIFY2(m_cluster->startAgent(2, {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_lock_until_lost")}, &error),
+                 qPrintable(error));
+        const auto notifications = paidOrders(prefix, kOrders);
+        QCOMPARE(notifications.size(), kOrders);
+        CallbackStorm::Options options;
+        options.requestTimeoutMs = 2000; // a frozen agent answers nothing: the platform gives up on that POST
+        options.concurrentNotifications = 12;
+        CallbackStorm storm(notifications, m_cluster->agentPorts(), options);
+        storm.start();
+        AgentProcess &frozen = m_cluster->agent(2);
+        QTRY_VERIFY2_WITH_TIMEOUT(frozen.output().contains(u"holding the lock of"), qPrintable(frozen.output()), 60000);
+        QCOMPARE(::kill(pid_t(frozen.pid()), SIGSTOP), 0);
+        QElapsedTimer frozenFor;
+        frozenFor.start();
+        // The frozen agent's orders are paid by the others once its leases have run out.
+        QTRY_COMPARE_WITH_TIMEOUT(checkPaidOnce(m_cluster->database(), prefix, kOrders).paid, qint64(kOrders), kSettleMs);
+        const CallbackStorm::Report delivered = storm.waitProcessingEvents();
+        qInfo("storm: %s", qPrintable(delivered.describe()));
+        QVERIFY2(delivered.acknowledged == kOrders, qPrintable(delivered.describe()));
+        QCOMPARE(::kill(pid_t(frozen.pid()), SIGCONT), 0);
+        qInfo("agent-3 frozen for %lld ms (lock lease 10 s)", frozenFor.elapsed());
+
+        QTRY_VERIFY2_WITH_TIMEOUT(m_cluster->metric(2, QStringLiteral("payonce_stale_fence_refused_total")) > 0,
+                                  qPrintable(frozen.output().split(u'\n').filter(QStringLiteral("test hook")).join(u'\n')),
+                                  30000);
+        // The refusals' log lines, read from agent-3's output pipe as they come.
+        QTRY_VERIFY2_WITH_TIMEOUT(frozen.output().contains(u"stale fencing token refused"), qPrintable(frozen.output()),
+                                  10000);
+        // Every write refused as stale came from a late holder whose token is older than
+        // the one its order was paid under. (A holder that took its lock after the order
+        // was paid — a worker finishing a row already done — has the newer token: the
+        // state machine, not the fence, answers it.)
+        const QString output = frozen.output();
+        static const QRegularExpression lateWrite(QStringLiteral("lock of (\\S+) lost, writing with fencing token (\\d+)"));
+        static const QRegularExpression refused(QStringLiteral("stale fencing token refused for \\S+ pay_no \"?([^\"\\s]+)"));
+        QHash<QString, qint64> lateTokens;
+        for (auto it = lateWrite.globalMatch(output); it.hasNext();) {
+            const auto match = it.next();
+            lateTokens.insert(match.captured(1), match.captured(2).toLongLong());
+        }
+        int refusals = 0;
+        for (auto it = refused.globalMatch(output); it.hasNext(); ++refusals) {
+            const QString payNo = it.next().captured(1);
+            QVERIFY2(lateTokens.contains(payNo), qPrintable(payNo + QStringLiteral(" refused, not a late holder")));
+            const qint64 paidUnder = countRows(m_cluster->database(),
+                                               QStringLiteral("SELECT o.fence FROM orders o JOIN pay_callback_log l "
+                                                              "ON l.order_no = o.order_no WHERE l.pay_no = ?"),
+                                               {payNo});
+            QVERIFY2(paidUnder > lateTokens.value(payNo), qPrintable(QStringLiteral("%1 paid under %2, late token %3")
+                                                                         .arg(payNo)
+                                                                         .arg(paidUnder)
+                                                                         .arg(lateTokens.value(payNo))));
+        }
+        QVERIFY2(refusals > 0, qPrintable(output));
+        qInfo("%lld late holder(s) after the thaw, %d refused by the fence; payonce_stale_fence_refused_total on "
+              "agent-3: %g",
+              qint64(lateTokens.size()), refusals, m_cluster->metric(2, QStringLiteral("payonce_stale_fence_refused_total")));
+        const PaidOnceReport report = settledReport(prefix, kOrders);
+        QVERIFY2(report.holds(), qPrintable(report.describe()));
+        QVERIFY2(m_cluster->startAgent(2, {}, &error), qPrintable(error));
+    }
+
+    // kill -9 of one agent at 30% of the storm, started again at 60%: the others take its
+    // copies, the platform's retries reach it again, and the workers finish the rows it
+    // left `accepted`.
+    void agentKilledMidStorm()
+    {
+        const QString prefix = QStringLiteral("KILL-");
+        const auto notifications = paidOrders(prefix, kChaosOrders);
+        QCOMPARE(notifications.size(), kChaosOrders);
+        CallbackStorm storm(notifications, m_cluster->agentPorts(), {});
+        storm.start();
+        QVERIFY(waitForProgress(storm, 0.3));
+        m_cluster->killAgent(1);
+        qInfo("agent-2 killed after %lld POSTs; %lld rows accepted and not processed at that moment",
+              storm.postsAnswered(),
+              count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ? AND status = 'accepted'", prefix));
+        QVERIFY(waitForProgress(storm, 0.6));
+        QString error;
+        QVERIFY2(m_cluster->startAgent(1, {}, &error), qPrintable(error));
+        const CallbackStorm::Report delivered = storm.waitProcessingEvents();
+        qInfo("storm: %s", qPrintable(delivered.describe()));
+        QVERIFY2(delivered.acknowledged == kChaosOrders, qPrintable(delivered.describe()));
+        QVERIFY2(delivered.answersByStatus.value(0) > 0, "no copy met the dead agent: the kill was not mid-storm");
+        const PaidOnceReport report = settledReport(prefix, kChaosOrders);
+        QVERIFY2(report.holds(), qPrintable(report.describe()));
+        QCOMPARE(m_cluster->stockLeft(prefix), qint64(10));
+    }
+
+    // Redis SIGKILLed at 30% of the storm and started again, empty, at 60%: the locks,
+    // seen-sets and fence counters are gone; the database layers hold meanwhile; a fresh
+    // storm after the agents see the new Redis is fenced with a new, larger epoch.
+    void redisRestartedEmptyMidStorm()
+    {
+        const QString prefix = QStringLiteral("REDIS-");
+        const QString after = QStringLiteral("REDISB-");
+        const qint64 epochBefore = count("SELECT MAX(epoch) FROM fence_epochs");
+        const auto notifications = paidOrders(prefix, kChaosOrders);
+        QCOMPARE(notifications.size(), kChaosOrders);
+        CallbackStorm storm(notifications, m_cluster->agentPorts(), {});
+        storm.start();
+        QVERIFY(waitForProgress(storm, 0.3));
+        QVERIFY(m_cluster->redis().kill());
+        const qint64 fenceBefore = count("SELECT MAX(fence) FROM orders WHERE order_no LIKE ?", prefix);
+        qInfo("redis killed after %lld POSTs; highest fence so far %lld (epoch %lld)", storm.postsAnswered(),
+              fenceBefore, epochOf(fenceBefore));
+        QVERIFY(waitForProgress(storm, 0.6));
+        QString error;
+        QVERIFY2(m_cluster->redis().startAgain(&error), qPrintable(error));
+        const CallbackStorm::Report delivered = storm.waitProcessingEvents();
+        qInfo("storm: %s", qPrintable(delivered.describe()));
+        QVERIFY2(delivered.acknowledged == kChaosOrders, qPrintable(delivered.describe()));
+        PaidOnceReport report = settledReport(prefix, kChaosOrders);
+        QVERIFY2(report.holds(), qPrintable(report.describe()));
+        // Paid while Redis was dead: no lock, no token (effects written with fence 0; the
+        // order keeps its confirm's token) — L4, L5 and the effect keys alone held.
+        const qint64 unfenced = count("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE ? AND fence = 0", prefix);
+        qInfo("%lld orders paid with no lock and no fencing token while Redis was down", unfenced);
+        QVERIFY2(unfenced > 0, "no order was paid while Redis was down: the kill was not mid-storm");
+
+        // A fresh storm: each agent's next key-store call reconnects to the new Redis.
+        const auto more = paidOrders(after, 20);
+        QCOMPARE(more.size(), 20);
+        CallbackStorm secondStorm(more, m_cluster->agentPorts(), {});
+        const CallbackStorm::Report second = secondStorm.runProcessingEvents();
+        QVERIFY2(second.acknowledged == 20, qPrintable(second.describe()));
+        report = settledReport(after, 20);
+        QVERIFY2(report.holds(), qPrintable(report.describe()));
+
+        // The new Redis has a new run_id, so a new epoch; tokens kept growing per order.
+        const qint64 epochAfter = count("SELECT MAX(epoch) FROM fence_epochs");
+        QVERIFY2(epochAfter > epochBefore, qPrintable(QStringLiteral("epoch %1 then %2").arg(epochBefore).arg(epochAfter)));
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND fence > ?", after, fenceBefore), qint64(20));
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND fence >= ?", after, epochAfter << 32),
+                 qint64(20));
+        // Each fenced effect carries the token of the write that made it: its order's.
+        for (const char *table : {"stock_log", "user_coupon", "point_log"}) {
+            QCOMPARE(count(qPrintable(QStringLiteral("SELECT COUNT(*) FROM %1 e JOIN orders o ON o.order_no = e.order_no "
+                                                     "WHERE o.order_no LIKE ? AND e.fence <> 0 AND e.fence <> o.fence")
+                                          .arg(QLatin1String(table))),
+                           QStringLiteral("REDIS")),
+                     qint64(0));
+        }
+        qInfo("fence epochs %lld -> %lld; highest fence before the kill %lld, after the restart %lld", epochBefore,
+              epochAfter, fenceBefore, count("SELECT MAX(fence) FROM orders WHERE order_no LIKE ?", after));
+    }
+
+    // The database stopped for 5 s at 30% of the storm: the copies meanwhile are answered
+    // FAIL (nothing durable, rule 8), the platform tries again, every order ends PAID once.
+    void databaseStoppedMidStorm()
+    {
+        const QString prefix = QStringLiteral("DBDOWN-");
+        const auto notifications = paidOrders(prefix, kChaosOrders);
+        QCOMPARE(notifications.size(), kChaosOrders);
+        CallbackStorm storm(notifications, m_cluster->agentPorts(), {});
+        storm.start();
+        QVERIFY(waitForProgress(storm, 0.3));
+        QVERIFY(m_cluster->databaseServer().stop());
+        const qint64 stoppedAt = storm.postsAnswered();
+        QTest::qWait(5000); // the outage itself
+        QString error;
+        QVERIFY2(m_cluster->databaseServer().startAgain(&error), qPrintable(error));
+        qInfo("database down for 5 s from POST %lld to %lld", stoppedAt, storm.postsAnswered());
+        const CallbackStorm::Report delivered = storm.waitProcessingEvents();
+        qInfo("storm: %s", qPrintable(delivered.describe()));
+        QVERIFY2(delivered.acknowledged == kChaosOrders, qPrintable(delivered.describe()));
+        QVERIFY2(delivered.answersByStatus.value(500) + delivered.answersByStatus.value(503) > 0,
+                 "no copy was answered FAIL while the database was down");
+        QVERIFY2(delivered.rounds > 1, "nothing needed the platform's retry");
+        const PaidOnceReport report = settledReport(prefix, kChaosOrders);
+        QVERIFY2(report.holds(), qPrintable(report.describe()));
+        QCOMPARE(m_cluster->stockLeft(prefix), qint64(10));
+
+        // Every worker thread of every agent reopened its connection: more concurrent
+        // reads than an agent has workers, each answered.
+        for (int i = 0; i < kAgents; ++i) {
+            std::atomic<int> answered{0};
+            QString failures;
+            std::mutex mutex;
+            runConcurrently(24, [&](int) {
+                const HttpAnswer answer = m_cluster->agent(i).call("GET", QStringLiteral("/api/v1/orders/DBDOWN-0000"), {},
+                                                                   {{"Authorization", "Bearer view-token"}});
+                if (answer.status == 200) {
+                    ++answered;
+                } else {
+                    std::lock_guard guard(mutex);
+                    failures += QStringLiteral("%1 %2\n").arg(answer.status).arg(QString::fromUtf8(answer.body));
+                }
+            });
+            QTest::qWait(200); // the agent's output pipe read meanwhile
+            const QStringList warnings = m_cluster->agent(i).output().split(u'\n').filter(
+                QRegularExpression(QStringLiteral(" (warning|critical|error) ")));
+            QVERIFY2(answered == 24, qPrintable(QStringLiteral("agent-%1: %2 warnings:\n%3")
+                                                    .arg(i + 1)
+                                                    .arg(failures, warnings.mid(warnings.size() - 12).join(u'\n'))));
+        }
+    }
+
+private:
+    QList<CapturedRequest> paidOrders(const QString &prefix, int n)
+    {
+        QString error;
+        const auto notifications = m_cluster->paidOrders(prefix, n, &error);
+        if (notifications.isEmpty())
+            qWarning("%s", qPrintable(error));
+        return notifications;
+    }
+
+    qint64 count(const char *sql, const QVariant &a = {}, const QVariant &b = {})
+    {
+        QVariantList binds;
+        // A string bind names a run: the order_no prefix of a LIKE.
+        for (const QVariant &bind : {a, b}) {
+            if (bind.isValid())
+                binds << (bind.typeId() == QMetaType::QString ? QVariant(bind.toString() + u'%') : bind);
+        }
+        return countRows(m_cluster->database(), QString::fromLatin1(sql), binds);
+    }
+
+    /// Polls `done` (the event loop running in between) until it holds or the time is up.
+    static bool pollUntil(const std::function<bool()> &done, int timeoutMs, int stepMs)
+    {
+        QElapsedTimer waited;
+        waited.start();
+        while (!done()) {
+            if (waited.elapsed() > timeoutMs)
+                return false;
+            QTest::qWait(stepMs);
+        }
+        return true;
+    }
+
+    bool waitForProgress(const CallbackStorm &storm, double share)
+    {
+        const qint64 posts = qint64(double(storm.firstRoundPosts()) * share);
+        if (pollUntil([&] { return storm.postsAnswered() >= posts; }, 180000, 10))
+            return true;
+        qWarning("the storm stalled at %lld POSTs", storm.postsAnswered());
+        return false;
+    }
+
+    bool waitSettled(const QString &prefix, qint64 orders)
+    {
+        return pollUntil([&] { return checkPaidOnce(m_cluster->database(), prefix, orders).settled(); }, kSettleMs, 200);
+    }
+
+    /// Waits until nothing is in motion for the run, then reads and prints its report.
+    PaidOnceReport settledReport(const QString &prefix, qint64 orders)
+    {
+        QElapsedTimer waited;
+        waited.start();
+        const bool settled = waitSettled(prefix, orders);
+        const PaidOnceReport report = checkPaidOnce(m_cluster->database(), prefix, orders);
+        qInfo("%s%s (settled %lld ms after the storm)", settled ? "" : "NOT SETTLED: ", qPrintable(report.describe()),
+              waited.elapsed());
+        return report;
+    }
+
+    void printPerAgent(const QString &prefix)
+    {
+        for (int i = 1; i <= kAgents; ++i) {
+            const QString agent = QStringLiteral("agent-%1").arg(i);
+            qInfo("%s: %lld deliveries, %lld processed first", qPrintable(agent),
+                  countRows(m_cluster->database(),
+                            QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND agent_id = ?"),
+                            {QVariant(prefix + u'%'), agent}),
+                  countRows(m_cluster->database(),
+                            QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND agent_id = ? "
+                                           "AND error_code = 'processed'"),
+                            {QVariant(prefix + u'%'), agent}));
+        }
+    }
+
+    std::unique_ptr<AgentCluster> m_cluster;
+};
+
+QTEST_GUILESS_MAIN(TestMultiAgent)
+#include "tst_multiagent.moc"
