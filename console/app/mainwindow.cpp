@@ -7,6 +7,7 @@
 #include "console/views/callbacksview.h"
 #include "console/views/compensationsview.h"
 #include "console/views/dashboardview.h"
+#include "console/views/qaview.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -33,11 +34,13 @@ MainWindow::MainWindow(QWidget *parent)
     m_callbacks = new CallbacksView(m_client, m_views);
     m_breakers = new BreakersView(m_client, m_views);
     m_compensations = new CompensationsView(m_client, m_views);
+    m_qa = new QaView(m_client, m_views);
     m_views->setObjectName(QStringLiteral("views"));
     m_views->addTab(m_dashboard, tr("&Dashboard"));
     m_views->addTab(m_callbacks, tr("&Callbacks"));
     m_views->addTab(m_breakers, tr("&Breakers"));
     m_views->addTab(m_compensations, tr("Co&mpensations"));
+    m_views->addTab(m_qa, tr("&QA"));
 
     m_banner->setObjectName(QStringLiteral("connectionBanner"));
     m_banner->setWordWrap(true);
@@ -65,6 +68,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_stream, &StreamClient::stateChanged, this, &MainWindow::showStreamState);
     connect(m_stream, &StreamClient::messageReceived, m_dashboard, &DashboardView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_breakers, &BreakersView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_qa, &QaView::applyMessage);
     resize(1200, 800);
 }
 
@@ -91,6 +95,7 @@ void MainWindow::buildMenus()
         m_breakers->refresh();
         m_compensations->refresh();
         m_dashboard->refreshOutbox();
+        m_qa->refresh();
     });
     refresh->setShortcut(QKeySequence::Refresh);
 }
@@ -108,6 +113,7 @@ void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
     m_breakers->refresh();
     m_compensations->refresh();
     m_dashboard->refreshOutbox();
+    m_qa->refresh();
 }
 
 void MainWindow::askConnection()

@@ -15,9 +15,10 @@ class BreakersView;
 class CallbacksView;
 class CompensationsView;
 class DashboardView;
+class QaView;
 
 /// The console's window: a banner for connection problems (unreachable, token refused,
-/// role too low — naming the role needed), the views as tabs (Ctrl+1…4), and the
+/// role too low — naming the role needed), the views as tabs (Ctrl+1…5), and the
 /// connection state in the status bar at all times. Object names: "connectionBanner",
 /// "connectionState", "views".
 class MainWindow : public QMainWindow {
@@ -35,6 +36,7 @@ public:
     CallbacksView *callbacks() const { return m_callbacks; }
     BreakersView *breakers() const { return m_breakers; }
     CompensationsView *compensations() const { return m_compensations; }
+    QaView *qa() const { return m_qa; }
     QTabWidget *views() const { return m_views; }
 
 public Q_SLOTS:
@@ -53,6 +55,7 @@ private:
     CallbacksView *m_callbacks;
     BreakersView *m_breakers;
     CompensationsView *m_compensations;
+    QaView *m_qa;
     QLabel *m_banner;
     QLabel *m_state;
 };

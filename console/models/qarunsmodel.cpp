@@ -1,0 +1,98 @@
+#include "qarunsmodel.h"
+
+#include <QColor>
+
+namespace payonce::console {
+
+namespace {
+
+// Phases a run ends in (agent/core/scenariorunner.cpp): the status then equals the phase.
+bool isFinalPhase(const QString &phase)
+{
+    return phase == u"passed" || phase == u"failed" || phase == u"error";
+}
+
+} // namespace
+
+QaRunsModel::QaRunsModel(QObject *parent)
+    : JsonTableModel({{QStringLiteral("scenario_id"), tr("Scenario")},
+                      {QStringLiteral("kind"), tr("Kind")},
+                      {QStringLiteral("status"), tr("Status")},
+                      {QStringLiteral("phase"), tr("Phase")},
+                      {QStringLiteral("orders"), tr("Orders")},
+                      {QStringLiteral("duplicates"), tr("Duplicates")},
+                      {QStringLiteral("concurrency"), tr("Concurrency")},
+                      {QStringLiteral("disable_layers"), tr("Layers off")},
+                      {QStringLiteral("started_by"), tr("Started by")},
+                      {QStringLiteral("started_at"), tr("Started")},
+                      {QStringLiteral("finished_at"), tr("Finished")}},
+                     parent)
+{
+}
+
+QJsonObject QaRunsModel::flattened(const QJsonObject &run)
+{
+    QJsonObject row = run;
+    const QJsonObject params = run.value(QStringLiteral("params")).toObject();
+    for (const char *key : {"orders", "duplicates", "concurrency", "time_scale"})
+        row.insert(QLatin1String(key), params.value(QLatin1String(key)));
+    const QStringList layers = params.value(QStringLiteral("disable_layers")).toVariant().toStringList();
+    row.insert(QStringLiteral("disable_layers"), layers.isEmpty() ? QStringLiteral("none") : layers.join(u", "));
+    row.insert(QStringLiteral("phase"), run.value(QStringLiteral("progress")).toObject().value(QStringLiteral("phase")));
+    return row;
+}
+
+void QaRunsModel::setRuns(const QJsonArray &runs)
+{
+    QList<QJsonObject> rows;
+    rows.reserve(runs.size());
+    for (const QJsonValue &run : runs) {
+        if (run.isObject())
+            rows.append(flattened(run.toObject()));
+    }
+    setRows(rows);
+}
+
+int QaRunsModel::rowOf(const QString &scenarioId) const
+{
+    for (int row = 0; row < rowCount(); ++row) {
+        if (rowObject(row).value(QStringLiteral("scenario_id")).toString() == scenarioId)
+            return row;
+    }
+    return -1;
+}
+
+bool QaRunsModel::applyProgress(const QString &scenarioId, const QJsonObject &progress)
+{
+    const int row = rowOf(scenarioId);
+    if (row < 0)
+        return false;
+    QJsonObject object = rowObject(row);
+    const QString phase = progress.value(QStringLiteral("phase")).toString();
+    object.insert(QStringLiteral("phase"), phase);
+    object.insert(QStringLiteral("progress"), progress);
+    if (isFinalPhase(phase))
+        object.insert(QStringLiteral("status"), phase);
+    replaceRow(row, object);
+    return true;
+}
+
+QVariant QaRunsModel::cellRole(const QJsonObject &row, const QString &key, int role) const
+{
+    if (key == u"status" && role == Qt::DecorationRole)
+        return scenarioStatusColor(row.value(key).toString());
+    return {};
+}
+
+QColor scenarioStatusColor(const QString &status)
+{
+    if (status == u"passed")
+        return QColor(0x2c, 0xa0, 0x2c);
+    if (status == u"failed" || status == u"error")
+        return QColor(0xd6, 0x27, 0x28);
+    if (status == u"running")
+        return QColor(0xff, 0xa5, 0x00);
+    return QColor(Qt::gray);
+}
+
+} // namespace payonce::console

@@ -1,0 +1,189 @@
+// payonce-console's QA view, audit trail and wall screen against a real payonce-agent with
+// qa.enabled (SQLite, payonce-sim beside it; tokens view / desk (operator) / lead
+// (approver)), driven through the widgets on the offscreen platform: a retry storm with the
+// lock switched off, started from the form, ends with PASS and "0 double effects" shown
+// while the unique index / state machine caught what the lock would have — in the report's
+// hits by layer and in the dashboard's live totals. Every model and proxy of every window
+// runs under QAbstractItemModelTester meanwhile.
+
+#include "agentprocess.h"
+#include "storagefixture.h"
+
+#include "console/app/mainwindow.h"
+#include "console/models/layercolors.h"
+#include "console/models/layertotalsmodel.h"
+#include "console/models/qarunsmodel.h"
+#include "console/models/scenarioreportmodel.h"
+#include "console/views/dashboardview.h"
+#include "console/views/qaview.h"
+#include "console/views/tablepanel.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace payonce;
+using namespace payonce::console;
+using namespace payonce::testsupport;
+
+namespace {
+
+constexpr int kAgentTimeoutMs = 30000;
+// A whole scenario: set-up, the storm on the platform's (scaled) schedule, the drain.
+constexpr int kScenarioTimeoutMs = 240000;
+
+template <typename T>
+T *child(QObject *parent, const char *name)
+{
+    return parent->findChild<T *>(QLatin1String(name));
+}
+
+/// The count a TablePanel's table shows for a layer (what the operator reads).
+qint64 shownCount(QTableView *table, const QString &layer, int column)
+{
+    for (int row = 0; row < table->model()->rowCount(); ++row) {
+        if (table->model()->index(row, 0).data().toString() == layer)
+            return table->model()->index(row, column).data().toLongLong();
+    }
+    return -1;
+}
+
+} // namespace
+
+class TestConsoleQa : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        m_db = MigratedDatabase::start(Dialect::Sqlite, &error);
+        QVERIFY2(m_db, qPrintable(error));
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        options.extraConfig = QJsonObject{
+            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
+            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
+            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+        };
+        m_agent = AgentProcess::start(options, &error);
+        QVERIFY2(m_agent, qPrintable(error));
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+    }
+    void cleanupTestCase()
+    {
+        if (m_agent)
+            QCOMPARE(m_agent->stop(), 0);
+    }
+
+    void lockDisabledStormFromTheUiPasses()
+    {
+        auto window = openConsole("desk-token");
+        QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
+        LayerTotalsModel *totals = window->dashboard()->layerTotals();
+        QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(window.get(), "requestsValue")->text() != u"–", kAgentTimeoutMs);
+        const qint64 caughtBefore = totals->total(Layer::UniqueIndex) + totals->total(Layer::StateMachine);
+
+        QApplication::setActiveWindow(window.get());
+        QTest::keyClick(window.get(), Qt::Key_5, Qt::ControlModifier);
+        QTRY_COMPARE(window->views()->currentWidget(), window->qa());
+        // The target defaults to the connected agent.
+        QCOMPARE(child<QLineEdit>(window.get(), "scenarioTargets")->text(), agentUrl());
+        child<QComboBox>(window.get(), "scenarioKind")->setCurrentText(QStringLiteral("retry_storm"));
+        child<QSpinBox>(window.get(), "scenarioOrders")->setValue(10);
+        child<QSpinBox>(window.get(), "scenarioDuplicates")->setValue(3);
+        child<QSpinBox>(window.get(), "scenarioConcurrency")->setValue(5);
+        auto *start = child<QPushButton>(window.get(), "startScenario");
+        QVERIFY(!start->isEnabled()); // no reason yet
+        QTest::mouseClick(child<QCheckBox>(window.get(), "disableLayer_lock"), Qt::LeftButton);
+        QTest::keyClicks(child<QLineEdit>(window.get(), "scenarioReason"), QStringLiteral("QA-12 storm without the lock"));
+        const QString plan = child<QLabel>(window.get(), "scenarioPlan")->text();
+        QVERIFY2(plan.contains(u"retry_storm") && plan.contains(u"switched off for its orders: lock"), qPrintable(plan));
+        QVERIFY(start->isEnabled());
+        QTest::mouseClick(start, Qt::LeftButton);
+
+        QLabel *result = child<QLabel>(window.get(), "scenarioResult");
+        QTRY_VERIFY_WITH_TIMEOUT(result->text().startsWith(u"Started"), kAgentTimeoutMs);
+        const QString id = window->qa()->shownScenario();
+        QVERIFY2(result->text().contains(id), qPrintable(result->text()));
+        // Live progress from the stream's scenario.progress events.
+        QLabel *progress = child<QLabel>(window.get(), "scenarioProgress");
+        QTRY_VERIFY_WITH_TIMEOUT(progress->text().contains(u"retry_storm:"), kScenarioTimeoutMs);
+
+        QLabel *verdict = child<QLabel>(window.get(), "scenarioVerdict");
+        QTRY_VERIFY_WITH_TIMEOUT(!verdict->text().isEmpty(), kScenarioTimeoutMs);
+        QVERIFY2(verdict->text().startsWith(u"PASS") && verdict->text().contains(u"0 double effects"),
+                 qPrintable(verdict->text() + u'\n' + child<QLabel>(window.get(), "scenarioDetails")->text()));
+        QCOMPARE(window->qa()->shownScenario(), id);
+        qInfo("%s; by layer %s", qPrintable(verdict->text()),
+              QJsonDocument(window->qa()->report()->report().value(QStringLiteral("by_layer")).toObject())
+                  .toJson(QJsonDocument::Compact)
+                  .constData());
+
+        // What the lock would have caught, the unique index and the state machine did:
+        // in the report as the table shows it, in the layer's colour …
+        ScenarioReportModel *report = window->qa()->report();
+        auto *reportTable = child<QTableView>(window.get(), "scenarioReportTable");
+        const qint64 caught = shownCount(reportTable, QStringLiteral("unique_index"), ScenarioReportModel::DeliveriesColumn)
+            + shownCount(reportTable, QStringLiteral("state_machine"), ScenarioReportModel::DeliveriesColumn);
+        QVERIFY2(caught > 0, QJsonDocument(report->report()).toJson().constData());
+        QCOMPARE(shownCount(reportTable, QStringLiteral("lock"), ScenarioReportModel::DeliveriesColumn), 0);
+        QCOMPARE(report->index(report->rowOf(QStringLiteral("unique_index")), ScenarioReportModel::LayerColumn)
+                     .data(Qt::DecorationRole)
+                     .value<QColor>(),
+                 layerColor(Layer::UniqueIndex));
+        // … and in the dashboard's live totals.
+        QTRY_VERIFY_WITH_TIMEOUT(totals->total(Layer::UniqueIndex) + totals->total(Layer::StateMachine) >= caughtBefore + caught,
+                                 kAgentTimeoutMs);
+
+        // The past runs list it, passed, with the lock off.
+        QaRunsModel *runs = window->qa()->runs();
+        QTRY_VERIFY_WITH_TIMEOUT(runs->rowOf(id) >= 0
+                                     && runs->rowObject(runs->rowOf(id)).value(QStringLiteral("status")).toString() == u"passed",
+                                 kAgentTimeoutMs);
+        QCOMPARE(runs->index(runs->rowOf(id), runs->columnOf(QStringLiteral("disable_layers"))).data().toString(),
+                 QStringLiteral("lock"));
+        QCOMPARE(runs->rowObject(runs->rowOf(id)).value(QStringLiteral("started_by")).toString(), QStringLiteral("desk"));
+    }
+
+private:
+    std::unique_ptr<MainWindow> openConsole(const QByteArray &token)
+    {
+        auto window = std::make_unique<MainWindow>();
+        for (QAbstractItemModel *model : window->findChildren<QAbstractItemModel *>())
+            new QAbstractItemModelTester(model, QAbstractItemModelTester::FailureReportingMode::QtTest, model);
+        window->show();
+        window->connectTo(QUrl(agentUrl()), token);
+        return window;
+    }
+
+    QString agentUrl() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port()); }
+
+    MigratedDatabase m_db;
+    std::unique_ptr<AgentProcess> m_agent;
+};
+
+int main(int argc, char *argv[])
+{
+    QApplication app(argc, argv);
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    QApplication::setOrganizationName(QStringLiteral("payonce-tests"));
+    QApplication::setApplicationName(QStringLiteral("tst_consoleqa"));
+    TestConsoleQa test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_consoleqa.moc"
