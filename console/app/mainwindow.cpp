@@ -3,6 +3,7 @@
 #include "connectiondialog.h"
 
 #include "console/net/agentclient.h"
+#include "console/views/auditview.h"
 #include "console/views/breakersview.h"
 #include "console/views/callbacksview.h"
 #include "console/views/compensationsview.h"
@@ -35,12 +36,14 @@ MainWindow::MainWindow(QWidget *parent)
     m_breakers = new BreakersView(m_client, m_views);
     m_compensations = new CompensationsView(m_client, m_views);
     m_qa = new QaView(m_client, m_views);
+    m_audit = new AuditView(m_client, m_views);
     m_views->setObjectName(QStringLiteral("views"));
     m_views->addTab(m_dashboard, tr("&Dashboard"));
     m_views->addTab(m_callbacks, tr("&Callbacks"));
     m_views->addTab(m_breakers, tr("&Breakers"));
     m_views->addTab(m_compensations, tr("Co&mpensations"));
     m_views->addTab(m_qa, tr("&QA"));
+    m_views->addTab(m_audit, tr("&Audit"));
 
     m_banner->setObjectName(QStringLiteral("connectionBanner"));
     m_banner->setWordWrap(true);
@@ -69,6 +72,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_stream, &StreamClient::messageReceived, m_dashboard, &DashboardView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_breakers, &BreakersView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_qa, &QaView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_audit, &AuditView::applyMessage);
     resize(1200, 800);
 }
 
@@ -96,6 +100,7 @@ void MainWindow::buildMenus()
         m_compensations->refresh();
         m_dashboard->refreshOutbox();
         m_qa->refresh();
+        m_audit->refresh();
     });
     refresh->setShortcut(QKeySequence::Refresh);
 }
@@ -114,6 +119,7 @@ void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
     m_compensations->refresh();
     m_dashboard->refreshOutbox();
     m_qa->refresh();
+    m_audit->refresh();
 }
 
 void MainWindow::askConnection()

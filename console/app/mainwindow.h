@@ -10,6 +10,7 @@ class QTabWidget;
 namespace payonce::console {
 
 class AgentClient;
+class AuditView;
 struct ApiError;
 class BreakersView;
 class CallbacksView;
@@ -18,7 +19,7 @@ class DashboardView;
 class QaView;
 
 /// The console's window: a banner for connection problems (unreachable, token refused,
-/// role too low — naming the role needed), the views as tabs (Ctrl+1…5), and the
+/// role too low — naming the role needed), the views as tabs (Ctrl+1…6), and the
 /// connection state in the status bar at all times. Object names: "connectionBanner",
 /// "connectionState", "views".
 class MainWindow : public QMainWindow {
@@ -37,6 +38,7 @@ public:
     BreakersView *breakers() const { return m_breakers; }
     CompensationsView *compensations() const { return m_compensations; }
     QaView *qa() const { return m_qa; }
+    AuditView *audit() const { return m_audit; }
     QTabWidget *views() const { return m_views; }
 
 public Q_SLOTS:
@@ -56,6 +58,7 @@ private:
     BreakersView *m_breakers;
     CompensationsView *m_compensations;
     QaView *m_qa;
+    AuditView *m_audit;
     QLabel *m_banner;
     QLabel *m_state;
 };

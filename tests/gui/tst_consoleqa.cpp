@@ -10,10 +10,13 @@
 #include "storagefixture.h"
 
 #include "console/app/mainwindow.h"
+#include "console/models/auditfilterproxy.h"
+#include "console/models/auditmodel.h"
 #include "console/models/layercolors.h"
 #include "console/models/layertotalsmodel.h"
 #include "console/models/qarunsmodel.h"
 #include "console/models/scenarioreportmodel.h"
+#include "console/views/auditview.h"
 #include "console/views/dashboardview.h"
 #include "console/views/qaview.h"
 #include "console/views/tablepanel.h"
@@ -22,6 +25,8 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QDateTimeEdit>
+#include <QFile>
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -158,7 +163,89 @@ private Q_SLOTS:
         QCOMPARE(runs->rowObject(runs->rowOf(id)).value(QStringLiteral("started_by")).toString(), QStringLiteral("desk"));
     }
 
+    // The audit trail lists the scenario's start (desk) and a breaker flip (lead) with their
+    // actors and reasons; the actor filter (the API's) and the target and end-of-range
+    // filters (the proxy's) narrow it; the CSV holds what is shown.
+    void auditListsTheActionsWithTheirActors()
+    {
+        QCOMPARE(flipBreaker("forced_open", QStringLiteral("audit drill INC-4")), 200);
+        QCOMPARE(flipBreaker("auto", QStringLiteral("drill over")), 200);
+
+        auto window = openConsole("view-token");
+        QApplication::setActiveWindow(window.get());
+        QTest::keyClick(window.get(), Qt::Key_6, Qt::ControlModifier);
+        QTRY_COMPARE(window->views()->currentWidget(), window->audit());
+        AuditModel *audit = window->audit()->audit();
+        QTRY_VERIFY_WITH_TIMEOUT(shownRow(*window, u"qa.scenario.start", u"desk") >= 0, kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(shownRow(*window, u"breaker.mode", u"lead") >= 0, kAgentTimeoutMs);
+        auto *table = child<QTableView>(window.get(), "auditTable");
+        const int reasonColumn = audit->columnOf(QStringLiteral("reason"));
+        QCOMPARE(table->model()->index(shownRow(*window, u"qa.scenario.start", u"desk"), reasonColumn).data().toString(),
+                 QStringLiteral("QA-12 storm without the lock"));
+        const int everything = table->model()->rowCount();
+
+        // By actor: the API answers with lead's lines only.
+        auto *actor = child<QComboBox>(window.get(), "auditActor");
+        QVERIFY(actor->findText(QStringLiteral("lead")) >= 0); // offered from what arrived
+        actor->setEditText(QStringLiteral("lead"));
+        QTest::mouseClick(child<QPushButton>(window.get(), "auditApply"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(table->model()->rowCount() > 0 && shownRow(*window, u"qa.scenario.start", u"desk") < 0,
+                                 kAgentTimeoutMs);
+        QCOMPARE(table->model()->rowCount(), 2);
+        for (int row = 0; row < table->model()->rowCount(); ++row)
+            QCOMPARE(table->model()->index(row, audit->columnOf(QStringLiteral("actor"))).data().toString(),
+                     QStringLiteral("lead"));
+        QVERIFY(table->model()->rowCount() < everything);
+
+        // A part of the target, filtered in the console (the API matches targets exactly).
+        QTest::keyClicks(child<QLineEdit>(window.get(), "auditTarget"), QStringLiteral("ALIPAY"));
+        QCOMPARE(table->model()->rowCount(), 2);
+        child<QLineEdit>(window.get(), "auditTarget")->setText(QStringLiteral("wechat"));
+        QCOMPARE(table->model()->rowCount(), 0);
+        child<QLineEdit>(window.get(), "auditTarget")->clear();
+        // An end of the range before every line hides them all.
+        child<QDateTimeEdit>(window.get(), "auditUntil")->setDateTime(QDateTime::currentDateTimeUtc().addDays(-1));
+        QTest::mouseClick(child<QCheckBox>(window.get(), "auditUntilEnabled"), Qt::LeftButton);
+        QCOMPARE(table->model()->rowCount(), 0);
+        QTest::mouseClick(child<QCheckBox>(window.get(), "auditUntilEnabled"), Qt::LeftButton);
+        QCOMPARE(table->model()->rowCount(), 2);
+
+        QTemporaryDir dir;
+        QString error;
+        const QString csv = dir.filePath(QStringLiteral("audit.csv"));
+        QVERIFY2(window->audit()->panel()->exportCsv(csv, &error), qPrintable(error));
+        QFile file(csv);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray text = file.readAll();
+        QVERIFY2(text.contains("breaker:gateway.alipay") && text.contains("audit drill INC-4") && !text.contains("qa.scenario"),
+                 text.constData());
+    }
+
 private:
+    int flipBreaker(const char *mode, const QString &reason) const
+    {
+        QJsonObject body{{QStringLiteral("mode"), QLatin1String(mode)}, {QStringLiteral("reason"), reason}};
+        if (qstrcmp(mode, "auto") != 0)
+            body.insert(QStringLiteral("expires_in"), 600);
+        return m_agent
+            ->call("POST", QStringLiteral("/api/v1/breakers/gateway.alipay"), QJsonDocument(body).toJson(QJsonDocument::Compact),
+                   {{"Authorization", "Bearer lead-token"}})
+            .status;
+    }
+
+    /// The shown row of the audit table with that action and actor, -1 when none.
+    static int shownRow(const MainWindow &window, QStringView action, QStringView actor)
+    {
+        const AuditModel *audit = window.audit()->audit();
+        const QAbstractItemModel *shown = child<QTableView>(const_cast<MainWindow *>(&window), "auditTable")->model();
+        for (int row = 0; row < shown->rowCount(); ++row) {
+            if (shown->index(row, audit->columnOf(QStringLiteral("action"))).data().toString() == action
+                && shown->index(row, audit->columnOf(QStringLiteral("actor"))).data().toString() == actor)
+                return row;
+        }
+        return -1;
+    }
+
     std::unique_ptr<MainWindow> openConsole(const QByteArray &token)
     {
         auto window = std::make_unique<MainWindow>();
