@@ -9,6 +9,7 @@
 #include "console/views/compensationsview.h"
 #include "console/views/dashboardview.h"
 #include "console/views/qaview.h"
+#include "console/views/wallscreen.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -37,6 +38,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_compensations = new CompensationsView(m_client, m_views);
     m_qa = new QaView(m_client, m_views);
     m_audit = new AuditView(m_client, m_views);
+    m_wall = new WallScreen(&m_dashboard->history(), this);
     m_views->setObjectName(QStringLiteral("views"));
     m_views->addTab(m_dashboard, tr("&Dashboard"));
     m_views->addTab(m_callbacks, tr("&Callbacks"));
@@ -73,6 +75,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_stream, &StreamClient::messageReceived, m_breakers, &BreakersView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_qa, &QaView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_audit, &AuditView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_wall, &WallScreen::applyMessage);
+    connect(m_wall, &WallScreen::left, this, [this] { activateWindow(); });
     resize(1200, 800);
 }
 
@@ -95,6 +99,9 @@ void MainWindow::buildMenus()
         show->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
         show->setObjectName(QStringLiteral("showView%1").arg(i + 1));
     }
+    QAction *wall = view->addAction(tr("&Wall screen"), m_wall, &WallScreen::toggle);
+    wall->setShortcut(QKeySequence(Qt::Key_F11));
+    wall->setObjectName(QStringLiteral("showWallScreen"));
     QAction *refresh = view->addAction(tr("&Refresh"), this, [this] {
         m_breakers->refresh();
         m_compensations->refresh();

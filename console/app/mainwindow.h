@@ -17,9 +17,10 @@ class CallbacksView;
 class CompensationsView;
 class DashboardView;
 class QaView;
+class WallScreen;
 
 /// The console's window: a banner for connection problems (unreachable, token refused,
-/// role too low — naming the role needed), the views as tabs (Ctrl+1…6), and the
+/// role too low — naming the role needed), the views as tabs (Ctrl+1…6), the wall screen (F11), and the
 /// connection state in the status bar at all times. Object names: "connectionBanner",
 /// "connectionState", "views".
 class MainWindow : public QMainWindow {
@@ -39,6 +40,7 @@ public:
     CompensationsView *compensations() const { return m_compensations; }
     QaView *qa() const { return m_qa; }
     AuditView *audit() const { return m_audit; }
+    WallScreen *wall() const { return m_wall; }
     QTabWidget *views() const { return m_views; }
 
 public Q_SLOTS:
@@ -59,6 +61,7 @@ private:
     CompensationsView *m_compensations;
     QaView *m_qa;
     AuditView *m_audit;
+    WallScreen *m_wall;
     QLabel *m_banner;
     QLabel *m_state;
 };

@@ -19,6 +19,8 @@
 #include "console/views/auditview.h"
 #include "console/views/dashboardview.h"
 #include "console/views/qaview.h"
+#include "console/views/ratechart.h"
+#include "console/views/wallscreen.h"
 #include "console/views/tablepanel.h"
 
 #include <QAbstractItemModelTester>
@@ -27,6 +29,7 @@
 #include <QCheckBox>
 #include <QDateTimeEdit>
 #include <QFile>
+#include <QFontInfo>
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -219,6 +222,47 @@ private Q_SLOTS:
         const QByteArray text = file.readAll();
         QVERIFY2(text.contains("breaker:gateway.alipay") && text.contains("audit drill INC-4") && !text.contains("qa.scenario"),
                  text.constData());
+    }
+
+    // F11 enters the wall screen full screen, its figures at 48 pt or more showing the
+    // stream's numbers and the chart plotting the dashboard's history over most of the
+    // screen; Esc leaves, and F11 leaves too.
+    void wallScreenEntersAndLeavesWithItsKey()
+    {
+        auto window = openConsole("view-token");
+        QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
+        WallScreen *wall = window->wall();
+        QVERIFY(!wall->isVisible());
+        QApplication::setActiveWindow(window.get());
+        QTest::keyClick(window.get(), Qt::Key_F11);
+        QTRY_VERIFY(wall->isVisible());
+        QVERIFY(wall->windowState().testFlag(Qt::WindowFullScreen));
+        QVERIFY(!wall->figures().isEmpty());
+        for (QLabel *figure : wall->figures()) {
+            QVERIFY2(figure->font().pointSizeF() >= 48.0, qPrintable(figure->objectName()));
+            QVERIFY2(QFontInfo(figure->font()).pointSizeF() >= 48.0, qPrintable(figure->objectName()));
+        }
+        // The same numbers as the dashboard, live.
+        auto *requests = child<QLabel>(wall, "wallRequests");
+        QTRY_VERIFY_WITH_TIMEOUT(requests->text().toLongLong() > 0, kAgentTimeoutMs);
+        const qint64 uniqueIndex = window->dashboard()->layerTotals()->total(Layer::UniqueIndex);
+        QVERIFY(uniqueIndex > 0); // the storm of the first slot
+        QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(wall, "wallLayer_unique_index")->text().toLongLong(), uniqueIndex,
+                                  kAgentTimeoutMs);
+        QCOMPARE(child<QLabel>(wall, "wallLayer_unique_index")->palette().color(QPalette::WindowText),
+                 layerColor(Layer::UniqueIndex));
+        // The plot fills the screen: most of its height and width.
+        QTRY_VERIFY_WITH_TIMEOUT(wall->chart()->plottedPoints(Layer::UniqueIndex) > 0, kAgentTimeoutMs);
+        QVERIFY2(wall->chart()->height() > wall->height() / 2 && wall->chart()->width() > wall->width() / 2,
+                 qPrintable(QStringLiteral("%1x%2 of %3x%4").arg(wall->chart()->width()).arg(wall->chart()->height())
+                                .arg(wall->width()).arg(wall->height())));
+
+        QTest::keyClick(wall, Qt::Key_Escape);
+        QTRY_VERIFY(!wall->isVisible());
+        QTest::keyClick(window.get(), Qt::Key_F11);
+        QTRY_VERIFY(wall->isVisible());
+        QTest::keyClick(wall, Qt::Key_F11);
+        QTRY_VERIFY(!wall->isVisible());
     }
 
 private:
