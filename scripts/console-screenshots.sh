@@ -5,8 +5,10 @@
 # under Xvfb, then runs a small scenario while the console watches: orders paid with the
 # platform re-sending each notification 2-6 times, a replay, the Alipay breaker forced
 # open, compensations proposed by two people and one approved by the other, extra points
-# written behind the agent's back and found by a reconciliation run. The console
-# (--screenshot) saves dashboard.png, callbacks.png, breakers.png and compensations.png.
+# written behind the agent's back and found by a reconciliation run, then a QA retry storm
+# of 40 orders with the lock switched off (qa.enabled). The console (--screenshot) saves
+# dashboard.png, callbacks.png, breakers.png, compensations.png, qa.png (the storm's
+# report), audit.png (everything above with its actors) and wall.png (the wall screen).
 # Usage: scripts/console-screenshots.sh [OUT_DIR]   (default: build/console-screenshots)
 set -euo pipefail
 
@@ -42,7 +44,7 @@ sha() { printf %s "$1" | sha256sum | cut -c1-64; }
 desk="$(new_token desk)"
 lead="$(new_token lead)"
 export PAYONCE_AUTH_TOKENS="[{\"name\":\"desk\",\"role\":\"operator\",\"sha256\":\"$(sha "$desk")\"},{\"name\":\"lead\",\"role\":\"approver\",\"sha256\":\"$(sha "$lead")\"}]"
-export PAYONCE_SIM_ENABLED=true PAYONCE_SIM_LISTEN="127.0.0.1:$sim_port"
+export PAYONCE_SIM_ENABLED=true PAYONCE_QA_ENABLED=true PAYONCE_SIM_LISTEN="127.0.0.1:$sim_port"
 export PAYONCE_LISTEN="127.0.0.1:$port" PAYONCE_DATA_DIR="$work/data"
 
 "$agent" >"$work/agent.log" 2>&1 &
@@ -65,7 +67,7 @@ api PUT /api/v1/skus/SKU-SHOT "$desk" '{"stock":1000}' >/dev/null
 
 echo "screenshots: console under Xvfb, pictures in $out" >&2
 PAYONCE_CONSOLE_TOKEN="$lead" xvfb-run -a -s "-screen 0 1280x860x24" \
-  "$console" --url "$base" --screenshot "$out" --screenshot-order ORD-SHOT-3 --screenshot-after 30 \
+  "$console" --url "$base" --screenshot "$out" --screenshot-order ORD-SHOT-3 --screenshot-after 40 \
   >"$work/console.log" 2>&1 &
 console_pid=$!
 
@@ -107,6 +109,10 @@ db.execute("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, 
 db.commit()
 PY
 api POST /api/v1/reconciliation/run "$desk" '{"reason":"points complaint from user 10085"}' >/dev/null
+# QA storms the agent with the lock switched off for the scenario's orders: the unique index
+# catches what the lock would have (the QA view's report, the dashboard and the wall).
+api POST /api/v1/qa/scenarios "$desk" \
+  '{"kind":"retry_storm","orders":40,"duplicates":4,"concurrency":8,"time_scale":0.001,"disable_layers":["lock"],"reason":"release 2.3 QA: storm without the lock"}' >/dev/null
 
 status=0
 wait "$console_pid" || status=$?
@@ -116,4 +122,5 @@ if [[ $status -ne 0 ]]; then
   echo "screenshots: payonce-console failed ($status)" >&2
   exit "$status"
 fi
-ls -l "$out"/dashboard.png "$out"/callbacks.png "$out"/breakers.png "$out"/compensations.png
+ls -l "$out"/dashboard.png "$out"/callbacks.png "$out"/breakers.png "$out"/compensations.png \
+  "$out"/qa.png "$out"/audit.png "$out"/wall.png

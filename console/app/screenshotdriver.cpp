@@ -2,10 +2,14 @@
 
 #include "mainwindow.h"
 
+#include "console/models/qarunsmodel.h"
+#include "console/views/auditview.h"
 #include "console/views/breakersview.h"
 #include "console/views/callbacksview.h"
 #include "console/views/compensationsview.h"
 #include "console/views/dashboardview.h"
+#include "console/views/qaview.h"
+#include "console/views/wallscreen.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -70,18 +74,41 @@ void ScreenshotDriver::shoot(int step)
         m_window->compensations()->refresh();
         break;
     }
-    default:
+    case 4: {
         save(QStringLiteral("compensations.png"));
+        views->setCurrentWidget(m_window->qa());
+        // The scenario the stream showed it, else the newest run.
+        QaView *qa = m_window->qa();
+        const QString newest = qa->runs()->rowObject(0).value(QStringLiteral("scenario_id")).toString();
+        const QString scenario = qa->shownScenario().isEmpty() ? newest : qa->shownScenario();
+        qa->refresh();
+        if (!scenario.isEmpty())
+            qa->showScenario(scenario);
+        break;
+    }
+    case 5:
+        save(QStringLiteral("qa.png"));
+        views->setCurrentWidget(m_window->audit());
+        m_window->audit()->refresh();
+        break;
+    case 6:
+        save(QStringLiteral("audit.png"));
+        views->setCurrentWidget(m_window->dashboard());
+        m_window->wall()->enter();
+        break;
+    default:
+        save(QStringLiteral("wall.png"), m_window->wall());
+        m_window->wall()->leave();
         Q_EMIT finished(m_failed ? 1 : 0);
         return;
     }
     QTimer::singleShot(step == 0 ? 500 : kSettleMs, this, [this, step] { shoot(step + 1); });
 }
 
-bool ScreenshotDriver::save(const QString &name)
+bool ScreenshotDriver::save(const QString &name, QWidget *widget)
 {
     const QString path = QDir(m_directory).filePath(name);
-    const bool saved = m_window->grab().save(path);
+    const bool saved = (widget ? widget : m_window)->grab().save(path);
     std::fprintf(stderr, "payonce-console: %s %s\n", saved ? "saved" : "could not write", qPrintable(path));
     m_failed = m_failed || !saved;
     return saved;

@@ -3,14 +3,17 @@
 #include <QObject>
 #include <QString>
 
+class QWidget;
+
 namespace payonce::console {
 
 class MainWindow;
 
 /// `payonce-console --screenshot DIR`: lets the dashboard fill for a while, then shows each
 /// main view in turn and saves the window as DIR/dashboard.png, callbacks.png (searched
-/// for an order when one is given), breakers.png and compensations.png (every status),
-/// then quits. For scripts/console-screenshots.sh under Xvfb.
+/// for an order when one is given), breakers.png, compensations.png (every status),
+/// qa.png (the scenario the stream showed, else the newest run, with its report),
+/// audit.png and wall.png (the wall screen, full screen), then quits. For scripts/console-screenshots.sh under Xvfb.
 class ScreenshotDriver : public QObject {
     Q_OBJECT
 public:
@@ -24,7 +27,8 @@ Q_SIGNALS:
 
 private:
     void shoot(int step);
-    bool save(const QString &name);
+    /// Saves a picture of `widget`, the main window when null.
+    bool save(const QString &name, QWidget *widget = nullptr);
 
     MainWindow *m_window;
     QString m_directory;

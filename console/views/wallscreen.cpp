@@ -6,9 +6,10 @@
 #include "console/models/layercolors.h"
 #include "console/models/ratehistory.h"
 
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QScreen>
 #include <QVBoxLayout>
 
 namespace payonce::console {
@@ -46,27 +47,26 @@ WallScreen::WallScreen(const RateHistory *history, QWidget *parent)
     }
     plot->legend->setFont(axisFont);
 
-    auto *top = new QHBoxLayout;
+    // Figures above (the totals first, then the layers four to a row), the chart below
+    // across the whole width: on a 1280×860 screen it keeps well over half the height.
+    auto *figures = new QGridLayout;
+    constexpr int kPerRow = 4;
     const QColor text = palette().color(QPalette::WindowText);
-    addFigure(QStringLiteral("wallRequests"), tr("requests"), text, this);
-    addFigure(QStringLiteral("wallP99"), tr("p99"), text, this);
-    addFigure(QStringLiteral("wallCaught"), tr("duplicates caught"), text, this);
-    for (const QString &name : {QStringLiteral("wallRequests"), QStringLiteral("wallP99"), QStringLiteral("wallCaught")})
-        top->addWidget(m_figures.value(name)->parentWidget(), 1);
+    int cell = 0;
+    const auto place = [&](QLabel *figure) {
+        figures->addWidget(figure->parentWidget(), cell / kPerRow, cell % kPerRow);
+        ++cell;
+    };
+    place(addFigure(QStringLiteral("wallRequests"), tr("requests"), text, this));
+    place(addFigure(QStringLiteral("wallP99"), tr("p99"), text, this));
+    place(addFigure(QStringLiteral("wallCaught"), tr("duplicates caught"), text, this));
+    cell = kPerRow;
+    for (Layer layer : allLayers)
+        place(addFigure(QStringLiteral("wallLayer_") + layerName(layer), layerName(layer), layerColor(layer), this));
 
-    auto *layers = new QVBoxLayout;
-    for (Layer layer : allLayers) {
-        QLabel *figure = addFigure(QStringLiteral("wallLayer_") + layerName(layer), layerName(layer), layerColor(layer), this);
-        layers->addWidget(figure->parentWidget());
-    }
-    layers->addStretch(1);
-
-    auto *middle = new QHBoxLayout;
-    middle->addWidget(m_chart, 1);
-    middle->addLayout(layers);
     auto *layout = new QVBoxLayout(this);
-    layout->addLayout(top);
-    layout->addLayout(middle, 1);
+    layout->addLayout(figures);
+    layout->addWidget(m_chart, 1);
     auto *hint = new QLabel(tr("F11 or Esc leaves"), this);
     hint->setAlignment(Qt::AlignRight);
     layout->addWidget(hint);
@@ -130,6 +130,13 @@ void WallScreen::enter()
     m_chart->showHistory(*m_history);
     m_redrawTimer.start();
     showFullScreen();
+    // Without a window manager (Xvfb, a kiosk X server) nobody applies the full-screen
+    // state: then the window takes the screen's geometry itself.
+    QTimer::singleShot(0, this, [this] {
+        const QScreen *shown = screen();
+        if (isVisible() && shown && geometry() != shown->geometry())
+            setGeometry(shown->geometry());
+    });
     raise();
     activateWindow();
 }

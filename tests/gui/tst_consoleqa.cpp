@@ -30,6 +30,7 @@
 #include <QDateTimeEdit>
 #include <QFile>
 #include <QFontInfo>
+#include <QScreen>
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -237,6 +238,8 @@ private Q_SLOTS:
         QTest::keyClick(window.get(), Qt::Key_F11);
         QTRY_VERIFY(wall->isVisible());
         QVERIFY(wall->windowState().testFlag(Qt::WindowFullScreen));
+        QCOMPARE(wall->screen()->geometry(), QRect(0, 0, 1920, 1080));
+        QTRY_COMPARE(wall->geometry(), wall->screen()->geometry());
         QVERIFY(!wall->figures().isEmpty());
         for (QLabel *figure : wall->figures()) {
             QVERIFY2(figure->font().pointSizeF() >= 48.0, qPrintable(figure->objectName()));
@@ -259,6 +262,7 @@ private Q_SLOTS:
 
         QTest::keyClick(wall, Qt::Key_Escape);
         QTRY_VERIFY(!wall->isVisible());
+        QTRY_VERIFY(window->isActiveWindow()); // back to the console
         QTest::keyClick(window.get(), Qt::Key_F11);
         QTRY_VERIFY(wall->isVisible());
         QTest::keyClick(wall, Qt::Key_F11);
@@ -308,6 +312,18 @@ private:
 
 int main(int argc, char *argv[])
 {
+    // The wall screen is for a war room's display: the offscreen platform's one screen is
+    // 1920×1080 here instead of its default 800×600.
+    QTemporaryDir screenDir;
+    const QString screenConfig = screenDir.filePath(QStringLiteral("screen.json"));
+    QFile screenFile(screenConfig);
+    if (!screenFile.open(QIODevice::WriteOnly)
+        || screenFile.write("{\"screens\":[{\"name\":\"wall\",\"x\":0,\"y\":0,\"width\":1920,\"height\":1080,"
+                            "\"logicalDpi\":96,\"logicalBaseDpi\":96,\"dpr\":1}]}")
+            < 0)
+        return 2;
+    screenFile.close();
+    qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + screenConfig.toLocal8Bit());
     QApplication app(argc, argv);
     QTemporaryDir settingsDir;
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
