@@ -220,7 +220,9 @@ void QaView::refresh()
         return;
     if (m_targets->text().trimmed().isEmpty())
         m_targets->setText(m_client->agentUrl().toString(QUrl::StripTrailingSlash));
+    m_listInFlight = true;
     m_client->get(QStringLiteral("/api/v1/qa/scenarios?limit=%1").arg(kRunsShown), this, [this](const ApiResult &result) {
+        m_listInFlight = false;
         if (!result.ok())
             return;
         m_runs->setRuns(result.json.array());
@@ -262,8 +264,10 @@ void QaView::applyMessage(const StreamMessage &message)
     if (!event || event->kind != streamevent::ScenarioProgress)
         return;
     const QJsonObject progress = QJsonDocument::fromJson(event->value.toUtf8()).object();
-    if (!m_runs->applyProgress(event->subject, progress))
-        refresh(); // a run started elsewhere (another console, a script)
+    // A run started elsewhere (another console, a script): one fetch lists it, however
+    // many of its events arrive before the answer.
+    if (!m_runs->applyProgress(event->subject, progress) && !m_listInFlight)
+        refresh();
     // A run started elsewhere is followed too, unless the one shown is still running.
     const bool shownRunning = !m_shown.isEmpty() && m_report->report().isEmpty()
         && m_runs->rowObject(m_runs->rowOf(m_shown)).value(QStringLiteral("status")).toString() == u"running";
@@ -307,9 +311,7 @@ void QaView::showRun(const QJsonObject &run)
                                                                                                 : QStringLiteral("failed"))
                                                                  .name()));
     m_details->setText(verdict.details);
-    const int row = m_runs->rowOf(m_shown);
-    if (row >= 0)
-        m_runs->applyProgress(m_shown, run.value(QStringLiteral("progress")).toObject());
+    m_runs->applyProgress(m_shown, run.value(QStringLiteral("progress")).toObject());
 }
 
 void QaView::showProgress(const QJsonObject &progress)

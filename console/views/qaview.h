@@ -79,6 +79,7 @@ private:
     QLabel *m_verdict = nullptr;
     QLabel *m_details = nullptr;
     QString m_shown;
+    bool m_listInFlight = false;
 };
 
 } // namespace payonce::console
