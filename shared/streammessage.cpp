@@ -32,6 +32,10 @@ void putMetrics(QJsonObject &out, const StreamMetrics &m)
         states.insert(it.key(), it.value());
     out.insert(QStringLiteral("breaker_states"), states);
     out.insert(QStringLiteral("redis_degraded"), m.redisDegraded);
+    if (m.outboxPending)
+        out.insert(QStringLiteral("outbox_pending"), double(*m.outboxPending));
+    if (m.outboxDead)
+        out.insert(QStringLiteral("outbox_dead"), double(*m.outboxDead));
 }
 
 /// Reads fields and remembers the first thing wrong.
@@ -73,6 +77,14 @@ public:
         if (error.isEmpty() && (d != std::floor(d) || d > 9007199254740992.0))
             fail(QStringLiteral("%1 must be a whole number").arg(name));
         return qint64(d);
+    }
+    /// A count the sender leaves out while it does not know it.
+    std::optional<qint64> optionalCount(const QJsonObject &o, const QString &name)
+    {
+        const QJsonValue v = o.value(name);
+        if (v.isUndefined())
+            return std::nullopt;
+        return count(v, name);
     }
     QJsonObject object(const QJsonObject &o, const QString &name)
     {
@@ -122,6 +134,8 @@ public:
         if (!degraded.isUndefined() && !degraded.isBool())
             fail(QStringLiteral("redis_degraded must be a boolean"));
         m.redisDegraded = degraded.toBool();
+        m.outboxPending = optionalCount(o, QStringLiteral("outbox_pending"));
+        m.outboxDead = optionalCount(o, QStringLiteral("outbox_dead"));
         return m;
     }
 };

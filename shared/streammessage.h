@@ -45,6 +45,11 @@ struct StreamMetrics {
     double latencyP99Ms = 0.0;
     QMap<QString, QString> breakerStates; ///< name -> "closed" | "half_open" | "open"
     bool redisDegraded = false;
+    /// Outbox events waiting and given up, as the agent last read them from the database
+    /// (a background read about once a second, never on the stream's tick); absent until
+    /// the first read succeeds, or while the database cannot be read.
+    std::optional<qint64> outboxPending = {};
+    std::optional<qint64> outboxDead = {};
 
     bool operator==(const StreamMetrics &) const = default;
 };

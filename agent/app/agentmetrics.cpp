@@ -5,11 +5,8 @@
 #include "core/confirmpipeline.h"
 #include "core/metricsregistry.h"
 #include "core/ports/keystore.h"
-#include "core/ports/operationalcounts.h"
-#include "logging/categories.h"
+#include "operationalcountscache.h"
 
-#include <memory>
-#include <mutex>
 
 namespace payonce::app {
 
@@ -35,37 +32,6 @@ QList<MetricSample> byLabel(const QString &label, const QList<QPair<QString, qin
         samples.append({{{label, value}}, double(count)});
     return samples;
 }
-
-/// One database read per scrape shared by the four families that show it: the first
-/// family's reader reads, the others take the same result (a scrape renders families in
-/// order, and the next scrape reads afresh).
-class CountsPerScrape {
-public:
-    explicit CountsPerScrape(core::OperationalCountsReader &reader) : m_reader(reader) {}
-    std::optional<core::OperationalCounts> fresh()
-    {
-        std::lock_guard lock(m_mutex);
-        auto read = m_reader.read();
-        if (!read) {
-            qCWarning(lcApp).noquote() << "metrics: cannot read the outbox and finding counts:"
-                                       << read.error().internalMessage;
-            m_last.reset();
-        } else {
-            m_last = read.value();
-        }
-        return m_last;
-    }
-    std::optional<core::OperationalCounts> last()
-    {
-        std::lock_guard lock(m_mutex);
-        return m_last;
-    }
-
-private:
-    core::OperationalCountsReader &m_reader;
-    std::mutex m_mutex;
-    std::optional<core::OperationalCounts> m_last;
-};
 
 } // namespace
 
@@ -119,10 +85,13 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        });
     if (!sources.counts)
         return;
-    auto counts = std::make_shared<CountsPerScrape>(*sources.counts);
+    // One database read per scrape shared by the four families that show it: the first
+    // family's reader reads, the others take the same result (a scrape renders families in
+    // order, and the next scrape reads afresh).
+    OperationalCountsCache *counts = sources.counts;
     registry.addReader(QStringLiteral("payonce_outbox_pending"), QStringLiteral("Outbox events waiting for delivery"),
                        MetricType::Gauge, [counts] {
-                           const auto c = counts->fresh();
+                           const auto c = counts->readNow();
                            return c ? QList<MetricSample>{{{}, double(c->outboxPending)}} : QList<MetricSample>{};
                        });
     registry.addReader(QStringLiteral("payonce_outbox_dead_total"),

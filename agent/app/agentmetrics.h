@@ -6,10 +6,11 @@ class CallbackPipeline;
 class ConfirmPipeline;
 class KeyStore;
 class MetricsRegistry;
-class OperationalCountsReader;
 } // namespace payonce::core
 
 namespace payonce::app {
+
+class OperationalCountsCache;
 
 /// What the agent's scrape-time metrics read. All must outlive the registry's scrapes.
 struct MetricsSources {
@@ -17,7 +18,7 @@ struct MetricsSources {
     core::CallbackPipeline *callbacks = nullptr;
     core::BreakerRegistry *breakers = nullptr;
     core::KeyStore *keyStore = nullptr;
-    core::OperationalCountsReader *counts = nullptr;
+    OperationalCountsCache *counts = nullptr;
 };
 
 /// Registers the families that GET /metrics shows beside the HTTP server's own request

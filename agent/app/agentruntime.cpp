@@ -1,6 +1,7 @@
 #include "agentruntime.h"
 
 #include "agentmetrics.h"
+#include "operationalcountscache.h"
 #include "eventrelay.h"
 #include "outboxloops.h"
 #include "simlauncher.h"
@@ -99,6 +100,8 @@ constexpr qint64 kRefundFollowUpAfterMs = 60 * 1000;
 constexpr int kRefundFollowUpIntervalMs = 15 * 1000;
 // A webhook POST never takes longer than this (and stays inside the dispatcher's lease margin).
 constexpr int kWebhookTimeoutMs = 5000;
+/// How old the stream's outbox pending/dead figures may be.
+constexpr int kOutboxCountsRefreshMs = 1000;
 // One HTTP exchange of a QA scenario (a target's set-up or confirm, the simulator's control).
 constexpr int kQaHttpTimeoutMs = 15000;
 } // namespace
@@ -158,6 +161,8 @@ struct AgentRuntime::Parts {
     std::unique_ptr<sql::SqlFindingReader> findingReader;
     std::unique_ptr<sql::SqlAuditReader> auditReader;
     std::unique_ptr<sql::SqlOperationalCounts> operationalCounts;
+    std::unique_ptr<OperationalCountsCache> countsCache; // after its reader: goes first
+    std::unique_ptr<QTimer> countsTimer;
     std::unique_ptr<http::HttpServer> server;
     std::unique_ptr<stream::StreamHub> streamHub; // after the server: its clients go first
     // QA scenarios (qa.enabled only): the runner goes before the hub it publishes to.
@@ -535,7 +540,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     options.metrics = &metrics;
     server = std::make_unique<http::HttpServer>(options, http::Authenticator(config.authTokens));
     operationalCounts = std::make_unique<sql::SqlOperationalCounts>(*database);
-    registerAgentMetrics(metrics, {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), operationalCounts.get()});
+    countsCache = std::make_unique<OperationalCountsCache>(*operationalCounts);
+    registerAgentMetrics(metrics, {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), countsCache.get()});
     server->route(http::Method::Get, QStringLiteral("/metrics"), http::Role::None, [this](const http::HttpRequest &) {
         http::HttpReply reply = http::HttpReply::text(metrics.render());
         reply.contentType = core::prometheus::contentType;
@@ -556,7 +562,15 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     stream::StreamHub::Options streamOptions;
     streamOptions.interval = std::chrono::milliseconds(config.stream.intervalMs);
     streamHub = std::make_unique<stream::StreamHub>(
-        streamOptions, [this] { return stream::readStreamMetrics(metrics, breakers.get()); },
+        streamOptions,
+        [this] {
+            StreamMetrics m = stream::readStreamMetrics(metrics, breakers.get());
+            if (const auto counts = countsCache->last()) {
+                m.outboxPending = counts->outboxPending;
+                m.outboxDead = counts->outboxDead;
+            }
+            return m;
+        },
         [this] { return StreamSnapshot{{}, stream::streamBreakers(*breakers, clock.nowMs()), events.callbackMode()}; },
         &metrics);
     // The mode other agents may have set before this one started; kept current by the
@@ -566,6 +580,12 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     server->webSocketRoute(QStringLiteral("/api/v1/stream"), http::Role::Viewer,
                            [hub = streamHub.get()](std::unique_ptr<QWebSocket> socket) { hub->addClient(std::move(socket)); });
     streamHub->start();
+    // The stream's outbox figures (api.md: metrics messages carry outbox pending/dead): read
+    // off the event loop about once a second, whatever the stream's own interval.
+    countsTimer = std::make_unique<QTimer>();
+    QObject::connect(countsTimer.get(), &QTimer::timeout, [this] { countsCache->refreshInBackground(); });
+    countsTimer->start(kOutboxCountsRefreshMs);
+    countsCache->refreshInBackground();
     events.attach(streamHub.get());
     const http::EventPublisher publish = events.sink();
     http::registerBreakerRoutes(*server, *breakers, clock, publish);
@@ -633,7 +653,7 @@ AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
 void AgentRuntime::Parts::stopBackgroundWork()
 {
     for (QTimer *timer : {purgeTimer.get(), callbackWorkerTimer.get(), patrolTimer.get(), refundFollowUpTimer.get(),
-                          closerTimer.get()}) {
+                          closerTimer.get(), countsTimer.get()}) {
         if (timer)
             timer->stop();
     }
@@ -644,6 +664,8 @@ void AgentRuntime::Parts::stopBackgroundWork()
         streamHub->stop();
     if (qaRunner)
         qaRunner->requestStop();
+    if (countsCache)
+        countsCache->stop();
 }
 
 AgentRuntime::~AgentRuntime()

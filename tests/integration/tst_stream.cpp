@@ -278,6 +278,39 @@ private Q_SLOTS:
         QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
     }
 
+    /// api.md: metrics messages carry outbox pending/dead. The agent reads them in the
+    /// background about once a second; the stream follows what the database says.
+    void outboxCountsFollowTheDatabase()
+    {
+        StreamClient client(m_agent->port(), "view-token");
+        const QString aggregate = QStringLiteral("ORD-STREAM-OUTBOX");
+        const auto deadInDatabase = [this] { return count("SELECT COUNT(*) FROM outbox WHERE status = ?", QStringLiteral("dead")); };
+        const auto pendingInDatabase = [this] {
+            return count("SELECT COUNT(*) FROM outbox WHERE status = ?", QStringLiteral("pending"));
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(client.latest().outboxDead.has_value() && client.latest().outboxPending.has_value(),
+                                 30000);
+        const qint64 deadBefore = deadInDatabase();
+        QTRY_COMPARE_WITH_TIMEOUT(client.latest().outboxDead.value_or(-1), deadBefore, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(client.latest().outboxPending.value_or(-1), pendingInDatabase(), 30000);
+
+        // Two events given up on, written behind the agent's back: the stream shows them.
+        for (int i = 1; i <= 2; ++i) {
+            QVERIFY(execSql(*m_db.database,
+                            QStringLiteral("INSERT INTO outbox (event_id, event_type, aggregate_id, payload, status, "
+                                           "attempts, next_attempt_at, last_error, created_at) "
+                                           "VALUES (?, 'order.paid', ?, '{}', 'dead', 10, 0, 'webhook refused', 5)"),
+                            {QStringLiteral("stream-test-dead-%1").arg(i), aggregate})
+                        .ok());
+        }
+        QCOMPARE(deadInDatabase(), deadBefore + 2);
+        QTRY_COMPARE_WITH_TIMEOUT(client.latest().outboxDead.value_or(-1), deadBefore + 2, 30000);
+        // And forgets them when they are gone.
+        QVERIFY(execSql(*m_db.database, QStringLiteral("DELETE FROM outbox WHERE aggregate_id = ?"), {aggregate}).ok());
+        QTRY_COMPARE_WITH_TIMEOUT(client.latest().outboxDead.value_or(-1), deadBefore, 30000);
+        QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
+    }
+
     void operatorChangesArriveAsEvents()
     {
         StreamClient client(m_agent->port(), "view-token");

@@ -63,6 +63,10 @@ private Q_SLOTS:
         QTest::newRow("metrics, empty breakers") << StreamMessage{3, at(), StreamMetrics{sampleMetrics().duplicates,
                                                                                          sampleMetrics().rates, 0, 0, 0, {}, false}}
                                                  << QStringLiteral("metrics");
+        StreamMetrics withOutbox = sampleMetrics();
+        withOutbox.outboxPending = 12;
+        withOutbox.outboxDead = 0;
+        QTest::newRow("metrics with outbox counts") << StreamMessage{4, at(), withOutbox} << QStringLiteral("metrics");
         QTest::newRow("event") << StreamMessage{9, at(), StreamEvent{QStringLiteral("breaker.mode"), QStringLiteral("gateway.wechat"),
                                                                      QStringLiteral("forced_open"), QStringLiteral("desk"),
                                                                      QStringLiteral("platform incident")}}
@@ -111,6 +115,14 @@ private Q_SLOTS:
         QVERIFY2(json.contains("\"breaker_states\":{\"gateway.wechat\":\"open\",\"redis\":\"closed\"}"), json.constData());
         QVERIFY2(json.contains("\"redis_degraded\":true"), json.constData());
         QVERIFY2(json.contains("\"seq\":5"), json.constData());
+        // Outbox counts are left out while the agent has not read them.
+        QVERIFY2(!json.contains("outbox_"), json.constData());
+        StreamMetrics known = sampleMetrics();
+        known.outboxPending = 3;
+        known.outboxDead = 1;
+        const QByteArray withCounts = encodeStreamMessage({6, at(), known});
+        QVERIFY2(withCounts.contains("\"outbox_pending\":3"), withCounts.constData());
+        QVERIFY2(withCounts.contains("\"outbox_dead\":1"), withCounts.constData());
     }
 
     void refusesMalformed_data()
@@ -134,6 +146,9 @@ private Q_SLOTS:
         QTest::newRow("no requests") << metricsJson("\"requests\":1234,", "");
         QTest::newRow("latency not object") << metricsJson("\"latency_ms\":{\"p50\":1.5,\"p99\":42.125}", "\"latency_ms\":3");
         QTest::newRow("degraded not bool") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":1");
+        QTest::newRow("outbox pending negative") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_pending\":-1");
+        QTest::newRow("outbox dead fractional") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_dead\":0.5");
+        QTest::newRow("outbox pending as string") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_pending\":\"2\"");
         QTest::newRow("breaker state not string") << metricsJson("\"redis\":\"closed\"", "\"redis\":0");
         const QByteArray event = encodeStreamMessage(
             {1, at(), StreamEvent{QStringLiteral("breaker.mode"), QStringLiteral("x"), QStringLiteral("auto"),
