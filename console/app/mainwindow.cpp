@@ -7,6 +7,10 @@
 #include "console/views/callbacksview.h"
 #include "console/views/compensationsview.h"
 #include "console/views/dashboardview.h"
+#include "console/views/incidentview.h"
+#include "console/views/keysview.h"
+#include "console/views/locksview.h"
+#include "console/views/outboxview.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -38,6 +42,14 @@ MainWindow::MainWindow(QWidget *parent)
     m_views->addTab(m_callbacks, tr("&Callbacks"));
     m_views->addTab(m_breakers, tr("&Breakers"));
     m_views->addTab(m_compensations, tr("Co&mpensations"));
+    m_keys = new KeysView(m_client, m_views);
+    m_views->addTab(m_keys, tr("&Keys"));
+    m_locks = new LocksView(m_client, m_views);
+    m_views->addTab(m_locks, tr("&Locks"));
+    m_outbox = new OutboxView(m_client, m_views);
+    m_views->addTab(m_outbox, tr("&Outbox"));
+    m_incident = new IncidentView(m_client, m_views);
+    m_views->addTab(m_incident, tr("&Incident"));
 
     m_banner->setObjectName(QStringLiteral("connectionBanner"));
     m_banner->setWordWrap(true);
@@ -65,6 +77,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_stream, &StreamClient::stateChanged, this, &MainWindow::showStreamState);
     connect(m_stream, &StreamClient::messageReceived, m_dashboard, &DashboardView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_breakers, &BreakersView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_locks, &LocksView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_incident, &IncidentView::applyMessage);
     resize(1200, 800);
 }
 
@@ -91,6 +105,9 @@ void MainWindow::buildMenus()
         m_breakers->refresh();
         m_compensations->refresh();
         m_dashboard->refreshOutbox();
+        m_locks->refresh();
+        m_outbox->refresh();
+        m_incident->refresh();
     });
     refresh->setShortcut(QKeySequence::Refresh);
 }
@@ -108,6 +125,7 @@ void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
     m_breakers->refresh();
     m_compensations->refresh();
     m_dashboard->refreshOutbox();
+    m_incident->refresh();
 }
 
 void MainWindow::askConnection()

@@ -15,9 +15,13 @@ class BreakersView;
 class CallbacksView;
 class CompensationsView;
 class DashboardView;
+class IncidentView;
+class KeysView;
+class LocksView;
+class OutboxView;
 
 /// The console's window: a banner for connection problems (unreachable, token refused,
-/// role too low — naming the role needed), the views as tabs (Ctrl+1…4), and the
+/// role too low — naming the role needed), the views as tabs (Ctrl+1…8), and the
 /// connection state in the status bar at all times. Object names: "connectionBanner",
 /// "connectionState", "views".
 class MainWindow : public QMainWindow {
@@ -35,6 +39,10 @@ public:
     CallbacksView *callbacks() const { return m_callbacks; }
     BreakersView *breakers() const { return m_breakers; }
     CompensationsView *compensations() const { return m_compensations; }
+    KeysView *keys() const { return m_keys; }
+    LocksView *locks() const { return m_locks; }
+    OutboxView *outbox() const { return m_outbox; }
+    IncidentView *incident() const { return m_incident; }
     QTabWidget *views() const { return m_views; }
 
 public Q_SLOTS:
@@ -53,6 +61,10 @@ private:
     CallbacksView *m_callbacks;
     BreakersView *m_breakers;
     CompensationsView *m_compensations;
+    KeysView *m_keys;
+    LocksView *m_locks;
+    OutboxView *m_outbox;
+    IncidentView *m_incident;
     QLabel *m_banner;
     QLabel *m_state;
 };
