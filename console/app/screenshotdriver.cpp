@@ -6,6 +6,10 @@
 #include "console/views/callbacksview.h"
 #include "console/views/compensationsview.h"
 #include "console/views/dashboardview.h"
+#include "console/views/incidentview.h"
+#include "console/views/keysview.h"
+#include "console/views/locksview.h"
+#include "console/views/outboxview.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -26,11 +30,12 @@ constexpr int kSettleMs = 2500;
 } // namespace
 
 ScreenshotDriver::ScreenshotDriver(MainWindow *window, const QString &directory, const QString &orderNo,
-                                   int warmUpSeconds, QObject *parent)
+                                   const QString &userKey, int warmUpSeconds, QObject *parent)
     : QObject(parent)
     , m_window(window)
     , m_directory(directory)
     , m_orderNo(orderNo)
+    , m_userKey(userKey)
     , m_warmUpSeconds(warmUpSeconds)
 {
 }
@@ -70,8 +75,29 @@ void ScreenshotDriver::shoot(int step)
         m_window->compensations()->refresh();
         break;
     }
-    default:
+    case 4: {
         save(QStringLiteral("compensations.png"));
+        views->setCurrentWidget(m_window->keys());
+        const qsizetype colon = m_userKey.indexOf(u':');
+        if (colon > 0)
+            m_window->keys()->lookUp(m_userKey.left(colon), m_userKey.mid(colon + 1));
+        break;
+    }
+    case 5:
+        save(QStringLiteral("keys.png"));
+        views->setCurrentWidget(m_window->locks()); // fetched when shown
+        break;
+    case 6:
+        save(QStringLiteral("locks.png"));
+        views->setCurrentWidget(m_window->outbox()); // fetched when shown
+        break;
+    case 7:
+        save(QStringLiteral("outbox.png"));
+        views->setCurrentWidget(m_window->incident());
+        m_window->incident()->refresh();
+        break;
+    default:
+        save(QStringLiteral("incident.png"));
         Q_EMIT finished(m_failed ? 1 : 0);
         return;
     }
