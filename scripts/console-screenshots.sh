@@ -5,10 +5,14 @@
 # under Xvfb, then runs a small scenario while the console watches: orders paid with the
 # platform re-sending each notification 2-6 times, a replay, the Alipay breaker forced
 # open, compensations proposed by two people and one approved by the other, extra points
-# written behind the agent's back and found by a reconciliation run, then a QA retry storm
-# of 40 orders with the lock switched off (qa.enabled). The console (--screenshot) saves
-# dashboard.png, callbacks.png, breakers.png, compensations.png, qa.png (the storm's
-# report), audit.png (everything above with its actors) and wall.png (the wall screen).
+# written behind the agent's back and found by a reconciliation run, a QA retry storm of 40
+# orders with the lock switched off (qa.enabled); the order.paid webhook pointed at a
+# receiver that is down (every event dead after 4 attempts, one re-driven), an idempotency
+# record left in_flight by a request that died 10 minutes ago, and accept-only switched on
+# with three paid callbacks waiting. The console (--screenshot) saves dashboard.png,
+# callbacks.png, breakers.png, compensations.png, qa.png (the storm's report), audit.png
+# (everything above with its actors), keys.png, locks.png, outbox.png, incident.png and
+# wall.png (the wall screen).
 # Usage: scripts/console-screenshots.sh [OUT_DIR]   (default: build/console-screenshots)
 set -euo pipefail
 
@@ -35,6 +39,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port="$(free_port)"
 sim_port="$(free_port)"
+webhook_port="$(free_port)" # nothing listens there: the receiver is down
 base="http://127.0.0.1:$port"
 
 # Two people for this run only (the agent stores SHA-256s, never tokens): desk proposes
@@ -46,6 +51,7 @@ lead="$(new_token lead)"
 export PAYONCE_AUTH_TOKENS="[{\"name\":\"desk\",\"role\":\"operator\",\"sha256\":\"$(sha "$desk")\"},{\"name\":\"lead\",\"role\":\"approver\",\"sha256\":\"$(sha "$lead")\"}]"
 export PAYONCE_SIM_ENABLED=true PAYONCE_QA_ENABLED=true PAYONCE_SIM_LISTEN="127.0.0.1:$sim_port"
 export PAYONCE_LISTEN="127.0.0.1:$port" PAYONCE_DATA_DIR="$work/data"
+export PAYONCE_OUTBOX_WEBHOOK_URLS="[\"http://127.0.0.1:$webhook_port/hooks/paid\"]" PAYONCE_OUTBOX_MAX_ATTEMPTS=4
 
 "$agent" >"$work/agent.log" 2>&1 &
 agent_pid=$!
@@ -67,7 +73,8 @@ api PUT /api/v1/skus/SKU-SHOT "$desk" '{"stock":1000}' >/dev/null
 
 echo "screenshots: console under Xvfb, pictures in $out" >&2
 PAYONCE_CONSOLE_TOKEN="$lead" xvfb-run -a -s "-screen 0 1280x860x24" \
-  "$console" --url "$base" --screenshot "$out" --screenshot-order ORD-SHOT-3 --screenshot-after 40 \
+  "$console" --url "$base" --screenshot "$out" --screenshot-order ORD-SHOT-3 \
+  --screenshot-key 10089:click-ORD-SHOT-9 --screenshot-after 40 \
   >"$work/console.log" 2>&1 &
 console_pid=$!
 
@@ -106,6 +113,12 @@ import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
            "VALUES ('ORD-SHOT-5', 10085, 'reward-replayed', 100, 1, 5)")
+# A payment request that died holding its idempotency record ten minutes ago.
+import hashlib, time
+stuck = int(time.time() * 1000) - 600000
+db.execute("INSERT INTO idempotency_keys (user_id, idem_key, fingerprint, status, locked_at, created_at) "
+           "VALUES (10089, 'click-ORD-SHOT-9', ?, 'in_flight', ?, ?)",
+           (hashlib.sha256(b"ORD-SHOT-9").hexdigest(), stuck, stuck))
 db.commit()
 PY
 api POST /api/v1/reconciliation/run "$desk" '{"reason":"points complaint from user 10085"}' >/dev/null
@@ -113,6 +126,23 @@ api POST /api/v1/reconciliation/run "$desk" '{"reason":"points complaint from us
 # catches what the lock would have (the QA view's report, the dashboard and the wall).
 api POST /api/v1/qa/scenarios "$desk" \
   '{"kind":"retry_storm","orders":40,"duplicates":4,"concurrency":8,"time_scale":0.001,"disable_layers":["lock"],"reason":"release 2.3 QA: storm without the lock"}' >/dev/null
+
+# The webhook receiver is down: once an event is dead, one is re-driven (and dies again).
+dead_id=""
+for _ in $(seq 1 40); do
+  dead_id="$(api GET "/api/v1/outbox?status=dead&limit=1" "$desk" | field id | head -1)"
+  [[ -n "$dead_id" ]] && break
+  sleep 0.5
+done
+[[ -n "$dead_id" ]] && api POST "/api/v1/outbox/$dead_id/redrive" "$desk" '{"reason":"receiver restarted?, INC-43"}' >/dev/null
+
+# An incident downstream: accept-only on, and three paid callbacks wait for the drain.
+api PUT /api/v1/mode "$desk" '{"callbacks":"accept_only","reason":"points database failing over, INC-44"}' >/dev/null
+sleep 1.5 # the agents' cached read of the mode expires
+for i in 10 11 12; do
+  pay "ORD-SHOT-$i" "$((10080 + i))" 0
+  sleep 0.5
+done
 
 status=0
 wait "$console_pid" || status=$?
@@ -123,4 +153,5 @@ if [[ $status -ne 0 ]]; then
   exit "$status"
 fi
 ls -l "$out"/dashboard.png "$out"/callbacks.png "$out"/breakers.png "$out"/compensations.png \
-  "$out"/qa.png "$out"/audit.png "$out"/wall.png
+  "$out"/qa.png "$out"/audit.png "$out"/keys.png "$out"/locks.png "$out"/outbox.png \
+  "$out"/incident.png "$out"/wall.png

@@ -27,10 +27,13 @@ int main(int argc, char *argv[])
     const QCommandLineOption orderOption(QStringLiteral("screenshot-order"),
                                          QStringLiteral("With --screenshot: the order the callbacks view shows"),
                                          QStringLiteral("ORDER_NO"));
+    const QCommandLineOption keyOption(QStringLiteral("screenshot-key"),
+                                       QStringLiteral("With --screenshot: the idempotency key the keys view shows"),
+                                       QStringLiteral("USER_ID:KEY"));
     const QCommandLineOption warmUpOption(QStringLiteral("screenshot-after"),
                                           QStringLiteral("With --screenshot: seconds of live data first (default 20)"),
                                           QStringLiteral("SECONDS"), QStringLiteral("20"));
-    parser.addOptions({urlOption, screenshotOption, orderOption, warmUpOption});
+    parser.addOptions({urlOption, screenshotOption, orderOption, keyOption, warmUpOption});
     parser.process(app);
 
     payonce::console::MainWindow window;
@@ -45,7 +48,7 @@ int main(int argc, char *argv[])
             return 2;
         }
         auto *driver = new payonce::console::ScreenshotDriver(&window, parser.value(screenshotOption),
-                                                              parser.value(orderOption),
+                                                              parser.value(orderOption), parser.value(keyOption),
                                                               qBound(0, parser.value(warmUpOption).toInt(), 600), &app);
         QObject::connect(driver, &payonce::console::ScreenshotDriver::finished, &app, &QCoreApplication::exit);
         driver->start();

@@ -10,6 +10,10 @@
 #include "console/views/dashboardview.h"
 #include "console/views/qaview.h"
 #include "console/views/wallscreen.h"
+#include "console/views/incidentview.h"
+#include "console/views/keysview.h"
+#include "console/views/locksview.h"
+#include "console/views/outboxview.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -46,6 +50,14 @@ MainWindow::MainWindow(QWidget *parent)
     m_views->addTab(m_compensations, tr("Co&mpensations"));
     m_views->addTab(m_qa, tr("&QA"));
     m_views->addTab(m_audit, tr("&Audit"));
+    m_keys = new KeysView(m_client, m_views);
+    m_views->addTab(m_keys, tr("&Keys"));
+    m_locks = new LocksView(m_client, m_views);
+    m_views->addTab(m_locks, tr("&Locks"));
+    m_outbox = new OutboxView(m_client, m_views);
+    m_views->addTab(m_outbox, tr("&Outbox"));
+    m_incident = new IncidentView(m_client, m_views);
+    m_views->addTab(m_incident, tr("&Incident"));
 
     m_banner->setObjectName(QStringLiteral("connectionBanner"));
     m_banner->setWordWrap(true);
@@ -77,6 +89,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_stream, &StreamClient::messageReceived, m_audit, &AuditView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_wall, &WallScreen::applyMessage);
     connect(m_wall, &WallScreen::left, this, [this] { activateWindow(); });
+    connect(m_stream, &StreamClient::messageReceived, m_locks, &LocksView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_incident, &IncidentView::applyMessage);
     resize(1200, 800);
 }
 
@@ -96,7 +110,11 @@ void MainWindow::buildMenus()
     QMenu *view = menuBar()->addMenu(tr("&View"));
     for (int i = 0; i < m_views->count(); ++i) {
         QAction *show = view->addAction(m_views->tabText(i).remove(u'&'), this, [this, i] { m_views->setCurrentIndex(i); });
-        show->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+        // Ctrl+1 … Ctrl+9, then Ctrl+0 for the tenth view, as the digits lie on the keyboard.
+        if (i < 9)
+            show->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+        else if (i == 9)
+            show->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
         show->setObjectName(QStringLiteral("showView%1").arg(i + 1));
     }
     QAction *wall = view->addAction(tr("&Wall screen"), m_wall, &WallScreen::toggle);
@@ -108,6 +126,9 @@ void MainWindow::buildMenus()
         m_dashboard->refreshOutbox();
         m_qa->refresh();
         m_audit->refresh();
+        m_locks->refresh();
+        m_outbox->refresh();
+        m_incident->refresh();
     });
     refresh->setShortcut(QKeySequence::Refresh);
 }
@@ -127,6 +148,7 @@ void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
     m_dashboard->refreshOutbox();
     m_qa->refresh();
     m_audit->refresh();
+    m_incident->refresh();
 }
 
 void MainWindow::askConnection()

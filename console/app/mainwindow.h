@@ -18,9 +18,13 @@ class CompensationsView;
 class DashboardView;
 class QaView;
 class WallScreen;
+class IncidentView;
+class KeysView;
+class LocksView;
+class OutboxView;
 
 /// The console's window: a banner for connection problems (unreachable, token refused,
-/// role too low — naming the role needed), the views as tabs (Ctrl+1…6), the wall screen (F11), and the
+/// role too low — naming the role needed), the views as tabs (Ctrl+1…9, Ctrl+0), the wall screen (F11), and the
 /// connection state in the status bar at all times. Object names: "connectionBanner",
 /// "connectionState", "views".
 class MainWindow : public QMainWindow {
@@ -41,6 +45,10 @@ public:
     QaView *qa() const { return m_qa; }
     AuditView *audit() const { return m_audit; }
     WallScreen *wall() const { return m_wall; }
+    KeysView *keys() const { return m_keys; }
+    LocksView *locks() const { return m_locks; }
+    OutboxView *outbox() const { return m_outbox; }
+    IncidentView *incident() const { return m_incident; }
     QTabWidget *views() const { return m_views; }
 
 public Q_SLOTS:
@@ -62,6 +70,10 @@ private:
     QaView *m_qa;
     AuditView *m_audit;
     WallScreen *m_wall;
+    KeysView *m_keys;
+    LocksView *m_locks;
+    OutboxView *m_outbox;
+    IncidentView *m_incident;
     QLabel *m_banner;
     QLabel *m_state;
 };

@@ -10,6 +10,10 @@
 #include "console/views/dashboardview.h"
 #include "console/views/qaview.h"
 #include "console/views/wallscreen.h"
+#include "console/views/incidentview.h"
+#include "console/views/keysview.h"
+#include "console/views/locksview.h"
+#include "console/views/outboxview.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -30,11 +34,12 @@ constexpr int kSettleMs = 2500;
 } // namespace
 
 ScreenshotDriver::ScreenshotDriver(MainWindow *window, const QString &directory, const QString &orderNo,
-                                   int warmUpSeconds, QObject *parent)
+                                   const QString &userKey, int warmUpSeconds, QObject *parent)
     : QObject(parent)
     , m_window(window)
     , m_directory(directory)
     , m_orderNo(orderNo)
+    , m_userKey(userKey)
     , m_warmUpSeconds(warmUpSeconds)
 {
 }
@@ -91,8 +96,29 @@ void ScreenshotDriver::shoot(int step)
         views->setCurrentWidget(m_window->audit());
         m_window->audit()->refresh();
         break;
-    case 6:
+    case 6: {
         save(QStringLiteral("audit.png"));
+        views->setCurrentWidget(m_window->keys());
+        const qsizetype colon = m_userKey.indexOf(u':');
+        if (colon > 0)
+            m_window->keys()->lookUp(m_userKey.left(colon), m_userKey.mid(colon + 1));
+        break;
+    }
+    case 7:
+        save(QStringLiteral("keys.png"));
+        views->setCurrentWidget(m_window->locks()); // fetched when shown
+        break;
+    case 8:
+        save(QStringLiteral("locks.png"));
+        views->setCurrentWidget(m_window->outbox()); // fetched when shown
+        break;
+    case 9:
+        save(QStringLiteral("outbox.png"));
+        views->setCurrentWidget(m_window->incident());
+        m_window->incident()->refresh();
+        break;
+    case 10:
+        save(QStringLiteral("incident.png"));
         views->setCurrentWidget(m_window->dashboard());
         m_window->wall()->enter();
         break;

@@ -13,12 +13,15 @@ class MainWindow;
 /// main view in turn and saves the window as DIR/dashboard.png, callbacks.png (searched
 /// for an order when one is given), breakers.png, compensations.png (every status),
 /// qa.png (the scenario the stream showed, else the newest run, with its report),
-/// audit.png and wall.png (the wall screen, full screen), then quits. For scripts/console-screenshots.sh under Xvfb.
+/// audit.png, keys.png (a key looked up when one is given), locks.png, outbox.png,
+/// incident.png and wall.png (the wall screen, full screen), then quits. For
+/// scripts/console-screenshots.sh under Xvfb.
 class ScreenshotDriver : public QObject {
     Q_OBJECT
 public:
-    ScreenshotDriver(MainWindow *window, const QString &directory, const QString &orderNo, int warmUpSeconds,
-                     QObject *parent = nullptr);
+    /// `userKey`: "USER_ID:KEY" for the keys view, or empty.
+    ScreenshotDriver(MainWindow *window, const QString &directory, const QString &orderNo, const QString &userKey,
+                     int warmUpSeconds, QObject *parent = nullptr);
     void start();
 
 Q_SIGNALS:
@@ -33,6 +36,7 @@ private:
     MainWindow *m_window;
     QString m_directory;
     QString m_orderNo;
+    QString m_userKey;
     int m_warmUpSeconds;
     bool m_failed = false;
 };

@@ -111,4 +111,16 @@ void JsonTableModel::replaceRow(int row, const QJsonObject &object)
     Q_EMIT dataChanged(index(row, 0), index(row, int(m_columns.size()) - 1));
 }
 
+void JsonTableModel::prependRow(const QJsonObject &object, int maxRows)
+{
+    beginInsertRows({}, 0, 0);
+    m_rows.prepend(object);
+    endInsertRows();
+    if (maxRows > 0 && m_rows.size() > maxRows) {
+        beginRemoveRows({}, maxRows, int(m_rows.size()) - 1);
+        m_rows.resize(maxRows);
+        endRemoveRows();
+    }
+}
+
 } // namespace payonce::console

@@ -41,6 +41,8 @@ protected:
     /// Colours and other roles for one cell; the default has none.
     virtual QVariant cellRole(const QJsonObject &row, const QString &key, int role) const;
     void replaceRow(int row, const QJsonObject &object);
+    /// Adds one row at the top (newest first) and drops the oldest beyond `maxRows`.
+    void prependRow(const QJsonObject &object, int maxRows);
 
 private:
     QList<Column> m_columns;

@@ -11,6 +11,7 @@
 // authentications and every request of this test comes from 127.0.0.1.
 
 #include "agentprocess.h"
+#include "consoletestsupport.h"
 #include "storagefixture.h"
 
 #include "console/app/connectiondialog.h"
@@ -55,57 +56,7 @@ using namespace payonce::testsupport;
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
 constexpr int kAgentTimeoutMs = 30000;
-
-Headers bearer(const QByteArray &token)
-{
-    return {{"Authorization", "Bearer " + token}};
-}
-
-template <typename T>
-T *child(QObject *parent, const char *name)
-{
-    return parent->findChild<T *>(QLatin1String(name));
-}
-
-/// Selects the row of a TablePanel whose source row is `sourceRow`, as a click would.
-bool selectSourceRow(TablePanel *panel, int sourceRow)
-{
-    return panel->selectSourceRow(sourceRow) && panel->currentSourceRow() == sourceRow;
-}
-
-/// The reason dialog on screen (one answered before may still await its deferred delete).
-QDialog *shownReasonDialog(QWidget *window)
-{
-    for (QDialog *dialog : window->findChildren<QDialog *>(QStringLiteral("reasonDialog"))) {
-        if (dialog->isVisible())
-            return dialog;
-    }
-    return nullptr;
-}
-
-bool reasonDialogShown(QWidget *window)
-{
-    return shownReasonDialog(window) != nullptr;
-}
-
-/// The open reason dialog of a window: types the reason (and the expiry) and presses OK.
-bool answerReasonDialog(QWidget *window, const QString &reason, int expiryMinutes = 0)
-{
-    QDialog *dialog = shownReasonDialog(window);
-    if (!dialog)
-        return false;
-    QTest::keyClicks(child<QLineEdit>(dialog, "reasonEdit"), reason);
-    if (expiryMinutes > 0)
-        child<QSpinBox>(dialog, "expiryMinutes")->setValue(expiryMinutes);
-    auto *ok = child<QPushButton>(dialog, "reasonOk");
-    if (!ok->isEnabled())
-        return false;
-    QTest::mouseClick(ok, Qt::LeftButton);
-    return true;
-}
 
 int rowWithId(const JsonTableModel *model, qint64 id)
 {
@@ -429,16 +380,7 @@ private Q_SLOTS:
     }
 
 private:
-    std::unique_ptr<MainWindow> openConsole(const QByteArray &token)
-    {
-        auto window = std::make_unique<MainWindow>();
-        // Every model and proxy of the window, checked on every change it makes.
-        for (QAbstractItemModel *model : window->findChildren<QAbstractItemModel *>())
-            new QAbstractItemModelTester(model, QAbstractItemModelTester::FailureReportingMode::QtTest, model);
-        window->show();
-        window->connectTo(QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port())), token);
-        return window;
-    }
+    std::unique_ptr<MainWindow> openConsole(const QByteArray &token) { return openTestedConsole(m_agent->port(), token); }
 
     /// A paid order whose notification the simulator sends `duplicates` extra times.
     void payWithDuplicates(const QString &orderNo, const QString &skuId, int duplicates)
@@ -514,14 +456,6 @@ private:
 
 int main(int argc, char *argv[])
 {
-    QApplication app(argc, argv);
-    // The console's QSettings go to a folder of this run, never a user's settings.
-    QTemporaryDir settingsDir;
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
-    QApplication::setOrganizationName(QStringLiteral("payonce-tests"));
-    QApplication::setApplicationName(QStringLiteral("tst_console"));
-    TestConsole test;
-    QTEST_SET_MAIN_SOURCE_PATH
-    return QTest::qExec(&test, argc, argv);
+    return runConsoleTest<TestConsole>(argc, argv, QStringLiteral("tst_console"));
 }
 #include "tst_console.moc"
