@@ -2,11 +2,13 @@
 # Pictures of payonce-console with realistic data. Starts the demo stack — payonce-agent
 # with the simulated WeChat Pay / Alipay (sim.enabled), as scripts/demo.sh does, but in a
 # temporary folder on free ports so it never meets a running demo — and payonce-console
-# under Xvfb, then runs a small scenario while the console watches: orders paid with the
-# platform re-sending each notification 2-6 times, a replay, the Alipay breaker forced
-# open, compensations proposed by two people and one approved by the other, extra points
-# written behind the agent's back and found by a reconciliation run, a QA retry storm of 40
-# orders with the lock switched off (qa.enabled); the order.paid webhook pointed at a
+# under Xvfb, with QA scenarios on (qa.enabled). While the console watches, the agent runs
+# a mixed QA scenario (POST /api/v1/qa/scenarios: a concurrent burst, a retry storm, a
+# queue redelivery, confirms replayed after a gateway timeout — the interception of real
+# duplicate traffic), then by hand on the scenario's orders: a replay, the Alipay breaker
+# forced open, compensations proposed by two people and one approved by the other, extra
+# points written behind the agent's back and found by a reconciliation run; then a QA retry
+# storm of 40 orders with the lock switched off, the order.paid webhook pointed at a
 # receiver that is down (every event dead after 4 attempts, one re-driven), an idempotency
 # record left in_flight by a request that died 10 minutes ago, and accept-only switched on
 # with three paid callbacks waiting. The console (--screenshot) saves dashboard.png,
@@ -49,7 +51,7 @@ sha() { printf %s "$1" | sha256sum | cut -c1-64; }
 desk="$(new_token desk)"
 lead="$(new_token lead)"
 export PAYONCE_AUTH_TOKENS="[{\"name\":\"desk\",\"role\":\"operator\",\"sha256\":\"$(sha "$desk")\"},{\"name\":\"lead\",\"role\":\"approver\",\"sha256\":\"$(sha "$lead")\"}]"
-export PAYONCE_SIM_ENABLED=true PAYONCE_QA_ENABLED=true PAYONCE_SIM_LISTEN="127.0.0.1:$sim_port"
+export PAYONCE_SIM_ENABLED=true PAYONCE_SIM_LISTEN="127.0.0.1:$sim_port" PAYONCE_QA_ENABLED=true
 export PAYONCE_LISTEN="127.0.0.1:$port" PAYONCE_DATA_DIR="$work/data"
 export PAYONCE_OUTBOX_WEBHOOK_URLS="[\"http://127.0.0.1:$webhook_port/hooks/paid\"]" PAYONCE_OUTBOX_MAX_ATTEMPTS=4
 
@@ -70,14 +72,6 @@ field() { sed -n "s/.*\"$1\":\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p"; }
 
 sim /sim/notify-config '{"time_scale":0.001}'
 api PUT /api/v1/skus/SKU-SHOT "$desk" '{"stock":1000}' >/dev/null
-
-echo "screenshots: console under Xvfb, pictures in $out" >&2
-PAYONCE_CONSOLE_TOKEN="$lead" xvfb-run -a -s "-screen 0 1280x860x24" \
-  "$console" --url "$base" --screenshot "$out" --screenshot-order ORD-SHOT-3 \
-  --screenshot-key 10089:click-ORD-SHOT-9 --screenshot-after 40 \
-  >"$work/console.log" 2>&1 &
-console_pid=$!
-
 pay() { # ORDER_NO USER DUPLICATES
   api POST /api/v1/orders "$desk" \
     "{\"order_no\":\"$1\",\"user_id\":$2,\"amount\":\"99.00\",\"items\":[{\"sku_id\":\"SKU-SHOT\",\"qty\":1}]}" >/dev/null
@@ -91,28 +85,44 @@ pay() { # ORDER_NO USER DUPLICATES
   sim /sim/pay "{\"channel\":\"wechat\",\"out_trade_no\":\"$payment\"}"
 }
 
-sleep 3 # the console connects and its chart starts
-for i in 1 2 3 4 5 6 7 8; do
-  pay "ORD-SHOT-$i" "$((10080 + i))" "$((2 + i % 5))"
-  sleep 1.5
-done
-sim /sim/faults '{"channel":"wechat"}'
+# The scenario first, so its order numbers are known when the console starts. Its orders
+# are <id>-<b|r|m|g>-NNNNN, dealt out in turn: b-00001 a burst order (5 copies at once),
+# r-00002 a storm order, m-00003 a queue-redelivery order, g-00004 a gateway-replay order.
+orders=48
+scenario="{\"kind\":\"mixed\",\"orders\":$orders,\"duplicates\":5,\"concurrency\":4,\"time_scale\":0.01,\"reason\":\"QA run for the console pictures\"}"
+id="$(api POST /api/v1/qa/scenarios "$desk" "$scenario" | field scenario_id)"
+[[ -n "$id" ]] || { echo "screenshots: the QA scenario did not start" >&2; exit 1; }
+echo "screenshots: QA scenario $id (mixed, $orders orders); console under Xvfb, pictures in $out" >&2
+PAYONCE_CONSOLE_TOKEN="$lead" xvfb-run -a -s "-screen 0 1280x860x24" \
+  "$console" --url "$base" --screenshot "$out" --screenshot-order "$id-b-00001" \
+  --screenshot-key 10089:click-ORD-SHOT-9 --screenshot-after 40 \
+  >"$work/console.log" 2>&1 &
+console_pid=$!
 
-pay_no="$(api GET "/api/v1/callbacks?order_no=ORD-SHOT-3" "$desk" | field pay_no | head -1)"
+status=""
+for _ in $(seq 1 240); do
+  status="$(api GET "/api/v1/qa/scenarios/$id" "$desk" | field status)"
+  [[ "$status" != running ]] && break
+  sleep 0.5
+done
+echo "screenshots: QA scenario $id $status" >&2
+[[ "$status" == passed ]] || { api GET "/api/v1/qa/scenarios/$id" "$desk" >&2; exit 1; }
+
+pay_no="$(api GET "/api/v1/callbacks?order_no=$id-b-00001" "$desk" | field pay_no | head -1)"
 [[ -n "$pay_no" ]] && api POST "/api/v1/callbacks/wechat/$pay_no/replay" "$desk" '{"reason":"platform asked to confirm, ticket 4711"}' >/dev/null
 api POST /api/v1/breakers/gateway.alipay "$desk" \
   '{"mode":"forced_open","reason":"Alipay timeouts since 14:05, INC-42","expires_in":1800}' >/dev/null
-proposed="$(api POST /api/v1/compensations "$desk" '{"kind":"freeze_coupon","order_no":"ORD-SHOT-1","reason":"coupon granted twice, INC-42"}' | field id)"
-api POST /api/v1/compensations "$lead" '{"kind":"reverse_points","order_no":"ORD-SHOT-2","reason":"points granted twice?"}' >/dev/null
-api POST /api/v1/compensations "$desk" '{"kind":"restore_stock","order_no":"ORD-SHOT-4","reason":"stock deducted twice?"}' >/dev/null
+proposed="$(api POST /api/v1/compensations "$desk" "{\"kind\":\"freeze_coupon\",\"order_no\":\"$id-r-00002\",\"reason\":\"coupon granted twice, INC-42\"}" | field id)"
+api POST /api/v1/compensations "$lead" "{\"kind\":\"reverse_points\",\"order_no\":\"$id-m-00003\",\"reason\":\"points granted twice?\"}" >/dev/null
+api POST /api/v1/compensations "$desk" "{\"kind\":\"restore_stock\",\"order_no\":\"$id-g-00004\",\"reason\":\"stock deducted twice?\"}" >/dev/null
 [[ -n "$proposed" ]] && api POST "/api/v1/compensations/$proposed/approve" "$lead" '{"reason":"checked the coupon ledger"}' >/dev/null
 # A bug's trace for the patrol to find: points granted a second time by a path that went
 # around the side-effect keys (written straight into the demo's SQLite file).
-python3 - "$work/data/payonce.db" <<'PY'
+python3 - "$work/data/payonce.db" "$id-b-00005" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
-           "VALUES ('ORD-SHOT-5', 10085, 'reward-replayed', 100, 1, 5)")
+           "SELECT order_no, user_id, 'reward-replayed', 100, 1, 5 FROM orders WHERE order_no = ?", (sys.argv[2],))
 # A payment request that died holding its idempotency record ten minutes ago.
 import hashlib, time
 stuck = int(time.time() * 1000) - 600000
@@ -121,11 +131,17 @@ db.execute("INSERT INTO idempotency_keys (user_id, idem_key, fingerprint, status
            (hashlib.sha256(b"ORD-SHOT-9").hexdigest(), stuck, stuck))
 db.commit()
 PY
-api POST /api/v1/reconciliation/run "$desk" '{"reason":"points complaint from user 10085"}' >/dev/null
+api POST /api/v1/reconciliation/run "$desk" '{"reason":"points complaint from user 700004"}' >/dev/null
 # QA storms the agent with the lock switched off for the scenario's orders: the unique index
 # catches what the lock would have (the QA view's report, the dashboard and the wall).
-api POST /api/v1/qa/scenarios "$desk" \
-  '{"kind":"retry_storm","orders":40,"duplicates":4,"concurrency":8,"time_scale":0.001,"disable_layers":["lock"],"reason":"release 2.3 QA: storm without the lock"}' >/dev/null
+storm="$(api POST /api/v1/qa/scenarios "$desk" \
+  '{"kind":"retry_storm","orders":40,"duplicates":4,"concurrency":8,"time_scale":0.001,"disable_layers":["lock"],"reason":"release 2.3 QA: storm without the lock"}' |
+  field scenario_id)"
+# It ends before accept-only below would hold its orders back.
+for _ in $(seq 1 240); do
+  [[ -n "$storm" && "$(api GET "/api/v1/qa/scenarios/$storm" "$desk" | field status)" != running ]] && break
+  sleep 0.5
+done
 
 # The webhook receiver is down: once an event is dead, one is re-driven (and dies again).
 dead_id=""

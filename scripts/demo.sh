@@ -6,7 +6,11 @@
 # QA scenario (a concurrent burst, a retry storm, a queue redelivery and a confirm
 # replayed after a gateway timeout), prints how many duplicates each layer intercepted and
 # the invariant report computed by SQL, then keeps the agent running and prints a fresh
-# operator token and the calls that pay an order once. Ctrl-C stops everything it started.
+# operator token and the calls that pay an order once. With a display ($DISPLAY or
+# $WAYLAND_DISPLAY) and build/console/payonce-console built, it then opens the console
+# connected to the agent with that token (PAYONCE_CONSOLE_TOKEN, never on a command line);
+# without one it prints how to start the console by hand. Ctrl-C stops everything it
+# started — the agent (and its payonce-sim), the console, the redis-server.
 #
 #   scripts/demo.sh [--with-redis] [--orders N] [agent arguments...]
 #     --with-redis  a local redis-server (a temporary folder, loopback, a free port)
@@ -46,10 +50,16 @@ done
 base="http://$listen"
 
 agent_pid=""
+console_pid=""
 redis_pid=""
 redis_dir=""
 stop_all() {
   trap - INT TERM EXIT
+  # A background job of a script ignores SIGINT, so the console is told to go by TERM.
+  if [[ -n "$console_pid" ]] && kill -0 "$console_pid" 2>/dev/null; then
+    kill -TERM "$console_pid" 2>/dev/null || true
+    wait "$console_pid" 2>/dev/null || true
+  fi
   if [[ -n "$agent_pid" ]] && kill -0 "$agent_pid" 2>/dev/null; then
     kill -TERM "$agent_pid" 2>/dev/null || true
     wait "$agent_pid" 2>/dev/null || true
@@ -98,6 +108,8 @@ for _ in $(seq 300); do
   sleep 0.2
 done
 curl -sf "$base/healthz" >/dev/null || { echo "demo: the agent did not answer on $base" >&2; exit 1; }
+sim_pid="$(pgrep -P "$agent_pid" -x payonce-sim || true)"
+echo "demo: payonce-agent pid $agent_pid${sim_pid:+, its payonce-sim pid $sim_pid}" >&2
 
 auth=(-H "Authorization: Bearer $token")
 scenario="{\"kind\":\"mixed\",\"orders\":$orders,\"duplicates\":5,\"concurrency\":8,\"time_scale\":0.001,\"reason\":\"demo\"}"
@@ -148,9 +160,30 @@ if progress.get("error"):
     print("  error: " + progress["error"])
 REPORT
 
-# Hook for the console (being built separately): with a display, open it connected here.
-# if [[ -n "${DISPLAY:-}" && -x "$build_dir/console/payonce-console" ]]; then
-#   "$build_dir/console/payonce-console" --url "$base" --token "$token" & fi
+# With a display, the console connected here. The token goes in its environment, which it
+# reads once and never stores (a command line would show it to every user's ps).
+console="$build_dir/console/payonce-console"
+console_log="$root/payonce-data/demo-console.log"
+if [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" && -x "$console" ]]; then
+  PAYONCE_CONSOLE_TOKEN="$token" "$console" --url "$base" >"$console_log" 2>&1 &
+  console_pid=$!
+  sleep 1
+  if kill -0 "$console_pid" 2>/dev/null; then
+    echo "demo: payonce-console pid $console_pid is open on $base (its log: $console_log)" >&2
+  else
+    console_pid=""
+    echo "demo: payonce-console did not start:" >&2
+    tail -5 "$console_log" >&2
+  fi
+fi
+if [[ -z "$console_pid" ]]; then
+  if [[ -x "$console" ]]; then
+    echo "demo: no display; on one, the console connects with:" >&2
+  else
+    echo "demo: $console was not built; once built, the console connects with:" >&2
+  fi
+  echo "  PAYONCE_CONSOLE_TOKEN=$token $console --url $base" >&2
+fi
 
 cat >&2 <<TRY
 

@@ -23,14 +23,8 @@ std::unique_ptr<AgentCluster> AgentCluster::start(Dialect dialect, int agents, Q
     cluster->m_sim = SimProcess::start(error);
     if (!cluster->m_sim)
         return nullptr;
-    // The platform sends each notification once to the relay and would retry only hours
-    // later (time_scale 1000): from then on the test is the platform that retries.
-    const HttpAnswer configured = httpCall(cluster->m_sim->port(), "POST", QStringLiteral("/sim/notify-config"),
-                                           "{\"time_scale\":1000,\"timeout_ms\":60000}", {});
-    if (configured.status != 200) {
-        *error = QStringLiteral("sim notify-config: %1").arg(configured.status);
+    if (!cluster->configurePlatformRetries(error))
         return nullptr;
-    }
     cluster->m_relay = std::make_unique<NotificationRelay>();
     for (int i = 0; i < agents; ++i) {
         cluster->m_ports.append(freeLoopbackPort());
@@ -53,6 +47,38 @@ AgentCluster::~AgentCluster()
     m_agents.clear();
 }
 
+bool AgentCluster::configurePlatformRetries(QString *error)
+{
+    // To the relay the platform sends each notification once and would retry only hours
+    // later (time_scale 1000): from then on the test is the platform that retries. To the
+    // agents it retries by itself, WeChat's 15 s as 150 ms.
+    const QByteArray config = m_notifications == Notifications::ToRelay ? "{\"time_scale\":1000,\"timeout_ms\":60000}"
+                                                                         : "{\"time_scale\":0.01,\"timeout_ms\":60000}";
+    const HttpAnswer configured = httpCall(m_sim->port(), "POST", QStringLiteral("/sim/notify-config"), config, {});
+    if (configured.status != 200) {
+        *error = QStringLiteral("sim notify-config: %1 %2").arg(configured.status).arg(QString::fromUtf8(configured.body));
+        return false;
+    }
+    return true;
+}
+
+bool AgentCluster::setNotifications(Notifications notifications, QString *error)
+{
+    m_notifications = notifications;
+    if (!configurePlatformRetries(error))
+        return false;
+    for (int i = 0; i < size(); ++i) {
+        if (!startAgent(i, {}, error))
+            return false;
+    }
+    return true;
+}
+
+QString AgentCluster::agentUrl(int i) const
+{
+    return QStringLiteral("http://127.0.0.1:%1").arg(m_ports.at(i));
+}
+
 QList<int> AgentCluster::agentPorts() const
 {
     return m_ports;
@@ -69,11 +95,12 @@ AgentProcess::Options AgentCluster::optionsFor(int i) const
         {QStringLiteral("redis"), m_redis->url()},
         {QStringLiteral("instances"), size()},
         {QStringLiteral("instance_id"), QStringLiteral("agent-%1").arg(i + 1)},
-        {QStringLiteral("public_base_url"), m_relay->baseUrl()},
         {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
         // The patrol is not under test here and would only compete for the two cores.
         {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
     };
+    if (m_notifications == Notifications::ToRelay)
+        options.extraConfig.insert(QStringLiteral("public_base_url"), m_relay->baseUrl());
     return options;
 }
 

@@ -21,9 +21,24 @@ namespace payonce::testsupport {
 /// qa.enabled (test hooks allowed), the patrol off, and a fixed port that survives a
 /// restart. The platform is told to notify a NotificationRelay (the agents'
 /// public_base_url), so the test holds every signed notification and delivers it itself
-/// (CallbackStorm). Lives on the test's thread; the relay needs its event loop.
+/// (CallbackStorm) — until setNotifications() says otherwise. Lives on the test's thread;
+/// the relay needs its event loop.
 class AgentCluster {
 public:
+    /// Who the platform notifies.
+    enum class Notifications {
+        /// The relay (the agents' public_base_url): it keeps each notification and answers
+        /// FAIL, the platform's own retries are hours away (time_scale 1000), and the test
+        /// is the platform that delivers and retries (paidOrders(), CallbackStorm).
+        ToRelay,
+        /// The agents: each trade's notify_url is the agent that confirmed it (no
+        /// public_base_url: its own listen address) and the platform retries on WeChat's
+        /// schedule × 0.01 by itself. What an agent's QA scenario needs: it drives the
+        /// platform itself (callback targets, duplicates, faults, re-deliveries), and a
+        /// notification held by the relay would never reach an agent.
+        ToAgents,
+    };
+
     /// Null and *error set when a server, the simulator or an agent did not start.
     static std::unique_ptr<AgentCluster> start(Dialect dialect, int agents, QString *error);
     ~AgentCluster();
@@ -36,6 +51,13 @@ public:
     TestDatabase &databaseServer() { return *m_db.server; }
     RedisServer &redis() { return *m_redis; }
     SimProcess &sim() { return *m_sim; }
+
+    /// Switches who the platform notifies: every agent is started again on its port with
+    /// the matching public_base_url, and the platform's retry pace is set. false and *error
+    /// when the simulator refused or an agent did not get ready.
+    bool setNotifications(Notifications notifications, QString *error);
+    /// http://127.0.0.1:<port> of agent i (a QA scenario's target).
+    QString agentUrl(int i) const;
 
     /// SIGKILL agent i and reap it; its port stays reserved for startAgent().
     void killAgent(int i);
@@ -62,12 +84,15 @@ public:
 private:
     AgentCluster() = default;
     AgentProcess::Options optionsFor(int i) const;
+    /// The simulator's notify-config for m_notifications.
+    bool configurePlatformRetries(QString *error);
 
     MigratedDatabase m_db;
     std::unique_ptr<RedisServer> m_redis;
     std::unique_ptr<SimProcess> m_sim;
     std::unique_ptr<NotificationRelay> m_relay;
     QList<int> m_ports;
+    Notifications m_notifications = Notifications::ToRelay;
     std::vector<std::unique_ptr<AgentProcess>> m_agents;
     std::unique_ptr<NginxFront> m_nginx;
 };

@@ -5,7 +5,8 @@
 // the database stopped for 5 s, and an agent frozen past its lock lease. After each, the
 // invariants are read by SQL (PaidOnceReport): every order the platform settled is PAID
 // exactly once, with one of each effect, nothing lost, the outbox drained with nothing
-// dead.
+// dead. Last, the agent's own QA scenarios with all three agents as targets, their SQL
+// report cross-checked by the test's.
 
 #include "agentcluster.h"
 #include "callbackstorm.h"
@@ -13,6 +14,8 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QRegularExpression>
 #include <QTest>
 
@@ -30,6 +33,9 @@ constexpr int kAgents = 3;
 constexpr int kStormOrders = 1000;  // issue 9: 3 agents, 1 000 orders, 5 copies each
 constexpr int kChaosOrders = 200;   // mid-storm chaos needs a storm, not a long one
 constexpr int kSettleMs = 90000;    // lock lease (10 s) + worker age (5 s) + outbox, with room
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+const QString kConfirmsAnswered =
+    QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/payments/confirm\",outcome=\"2xx\"}");
 
 qint64 epochOf(qint64 fence)
 {
@@ -338,7 +344,155 @@ private Q_SLOTS:
         }
     }
 
+    // QA scenarios (issue 9) started at agent-1 with all three agents as targets: a burst of
+    // 100 orders × 5 copies, then a small mixed run. The agent's invariant report (its SQL)
+    // must pass and agree with this test's own (PaidOnceReport), and the work must really
+    // have spread over the three agents. The runner drives the platform itself, so for
+    // this the platform notifies the agents, not the relay (AgentCluster::Notifications).
+    void qaScenariosAcrossThreeAgents()
+    {
+        QString error;
+        QVERIFY2(m_cluster->setNotifications(AgentCluster::Notifications::ToAgents, &error), qPrintable(error));
+        QJsonArray targets;
+        for (int i = 0; i < kAgents; ++i)
+            targets.append(m_cluster->agentUrl(i));
+        const QList<double> confirmsBefore = perAgentMetric(kConfirmsAnswered);
+
+        constexpr int kBurstOrders = 100;
+        const QJsonObject burst = runScenario(QJsonObject{{QStringLiteral("kind"), QStringLiteral("concurrent_burst")},
+                                                          {QStringLiteral("orders"), kBurstOrders},
+                                                          {QStringLiteral("duplicates"), 5},
+                                                          {QStringLiteral("concurrency"), 8},
+                                                          {QStringLiteral("targets"), targets},
+                                                          {QStringLiteral("reason"), QStringLiteral("burst across 3 agents")}});
+        QCOMPARE(burst.value(QStringLiteral("status")).toString(), QStringLiteral("passed"));
+        const QString burstPrefix = burst.value(QStringLiteral("scenario_id")).toString() + u'-';
+        const PaidOnceReport burstCheck = crossCheck(burst, kBurstOrders);
+        if (QTest::currentTestFailed())
+            return;
+        // 5 copies over 3 targets: the platform sent ceil(5 / 3) = 2 copies of each
+        // notification to every agent at one instant, so each recorded at least 2 per order,
+        // and each was the first to process some of them.
+        QVERIFY2(burstCheck.deliveries >= kBurstOrders * 6, qPrintable(burstCheck.describe()));
+        const QList<qint64> burstDeliveries = deliveriesPerAgent(burstPrefix, false);
+        const QList<qint64> burstFirsts = deliveriesPerAgent(burstPrefix, true);
+        for (int i = 0; i < kAgents; ++i) {
+            QVERIFY2(burstDeliveries.at(i) >= kBurstOrders * 2, qPrintable(QStringLiteral("agent-%1: %2 deliveries")
+                                                                               .arg(i + 1)
+                                                                               .arg(burstDeliveries.at(i))));
+            QVERIFY2(burstFirsts.at(i) > 0, qPrintable(QStringLiteral("agent-%1 processed none first").arg(i + 1)));
+        }
+
+        constexpr int kMixedOrders = 24;
+        const QJsonObject mixed = runScenario(QJsonObject{{QStringLiteral("kind"), QStringLiteral("mixed")},
+                                                          {QStringLiteral("orders"), kMixedOrders},
+                                                          {QStringLiteral("duplicates"), 3},
+                                                          {QStringLiteral("concurrency"), 6},
+                                                          {QStringLiteral("targets"), targets}});
+        QCOMPARE(mixed.value(QStringLiteral("status")).toString(), QStringLiteral("passed"));
+        crossCheck(mixed, kMixedOrders);
+        if (QTest::currentTestFailed())
+            return;
+        const QJsonObject progress = mixed.value(QStringLiteral("progress")).toObject();
+        QCOMPARE(progress.value(QStringLiteral("outbox_redelivered")).toInteger(), kMixedOrders / 4);
+        QCOMPARE(progress.value(QStringLiteral("redeliveries")).toInteger(), (kMixedOrders / 4) * 3);
+        // The storm's, the queue's and the gateway replay's notifications went to the trade's
+        // notify_url — the agent that confirmed it, each in turn.
+        const QString mixedPrefix = mixed.value(QStringLiteral("scenario_id")).toString() + u'-';
+        const QList<qint64> mixedDeliveries = deliveriesPerAgent(mixedPrefix + u'r', false);
+        for (int i = 0; i < kAgents; ++i)
+            QVERIFY2(mixedDeliveries.at(i) > 0, qPrintable(QStringLiteral("agent-%1: no storm delivery").arg(i + 1)));
+
+        // The runner's confirms (users clicking) reached every agent too.
+        const QList<double> confirmsAfter = perAgentMetric(kConfirmsAnswered);
+        for (int i = 0; i < kAgents; ++i) {
+            qInfo("agent-%d: burst %lld deliveries (%lld processed first), storm %lld deliveries, %g confirms answered 2xx",
+                  i + 1, burstDeliveries.at(i), burstFirsts.at(i), mixedDeliveries.at(i),
+                  confirmsAfter.at(i) - confirmsBefore.at(i));
+            QVERIFY(confirmsAfter.at(i) - confirmsBefore.at(i) >= (kBurstOrders + kMixedOrders) / kAgents);
+        }
+        QVERIFY2(m_cluster->setNotifications(AgentCluster::Notifications::ToRelay, &error), qPrintable(error));
+    }
+
 private:
+    /// POSTs a QA scenario to agent-1 (operator) and polls it until it is no longer
+    /// running: the run as GET /api/v1/qa/scenarios/{id} answers it, with scenario_id.
+    QJsonObject runScenario(const QJsonObject &params)
+    {
+        const Headers desk{{"Authorization", "Bearer desk-token"}};
+        const HttpAnswer started = m_cluster->agent(0).call("POST", QStringLiteral("/api/v1/qa/scenarios"),
+                                                            QJsonDocument(params).toJson(QJsonDocument::Compact), desk);
+        if (started.status != 202) {
+            qWarning("POST scenario: %d %s", started.status, started.body.constData());
+            return {};
+        }
+        const QString id = started.json().value(QStringLiteral("scenario_id")).toString();
+        QElapsedTimer waited;
+        waited.start();
+        QJsonObject run;
+        while (waited.elapsed() < 300000) {
+            run = m_cluster->agent(0).call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, desk).json();
+            if (run.value(QStringLiteral("status")).toString() != u"running")
+                break;
+            QTest::qWait(250); // the agents' output pipes read meanwhile
+        }
+        qInfo("%s %s in %lld ms: %s", qPrintable(params.value(QStringLiteral("kind")).toString()), qPrintable(id),
+              waited.elapsed(), QJsonDocument(run.value(QStringLiteral("report")).toObject()).toJson(QJsonDocument::Compact).constData());
+        if (run.value(QStringLiteral("status")).toString() != u"passed")
+            qWarning("%s\n%s", QJsonDocument(run).toJson().constData(), qPrintable(m_cluster->agent(0).output().right(3000)));
+        run.insert(QStringLiteral("scenario_id"), id);
+        return run;
+    }
+
+    /// The agent's report of a finished run against this test's own SQL check: both pass,
+    /// and they count the same orders, deliveries and deciding layers.
+    PaidOnceReport crossCheck(const QJsonObject &run, qint64 orders)
+    {
+        const QJsonObject report = run.value(QStringLiteral("report")).toObject();
+        const PaidOnceReport check = checkPaidOnce(m_cluster->database(),
+                                                   run.value(QStringLiteral("scenario_id")).toString() + u'-', orders);
+        qInfo("the test's check: %s", qPrintable(check.describe()));
+        [&] {
+            QVERIFY(report.value(QStringLiteral("passed")).toBool());
+            QVERIFY2(check.holds(), qPrintable(check.describe()));
+            QCOMPARE(report.value(QStringLiteral("orders")).toInteger(), orders);
+            QCOMPARE(report.value(QStringLiteral("paid_once")).toInteger(), check.paid);
+            QCOMPARE(report.value(QStringLiteral("lost")).toInteger(), qint64(0));
+            QCOMPARE(report.value(QStringLiteral("double_effects")).toInteger(), qint64(0));
+            QCOMPARE(report.value(QStringLiteral("missing_effects")).toInteger(), qint64(0));
+            QCOMPARE(report.value(QStringLiteral("deliveries")).toInteger(), check.deliveries);
+            QMap<QString, qint64> byLayer;
+            const QJsonObject layers = report.value(QStringLiteral("by_layer")).toObject();
+            for (auto it = layers.begin(); it != layers.end(); ++it)
+                byLayer.insert(it.key(), it.value().toInteger());
+            QCOMPARE(byLayer, check.deliveriesByLayer);
+        }();
+        return check;
+    }
+
+    /// callback_deliveries of the orders starting with `prefix`, per agent (agent_id);
+    /// only those it processed first when `firstOnly`.
+    QList<qint64> deliveriesPerAgent(const QString &prefix, bool firstOnly)
+    {
+        QList<qint64> counts;
+        for (int i = 1; i <= kAgents; ++i) {
+            counts << countRows(m_cluster->database(),
+                                QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? "
+                                               "AND agent_id = ?")
+                                    + (firstOnly ? QStringLiteral(" AND error_code = 'processed'") : QString()),
+                                {QVariant(prefix + u'%'), QStringLiteral("agent-%1").arg(i)});
+        }
+        return counts;
+    }
+
+    QList<double> perAgentMetric(const QString &name)
+    {
+        QList<double> values;
+        for (int i = 0; i < kAgents; ++i)
+            values << qMax(0.0, m_cluster->metric(i, name));
+        return values;
+    }
+
     QList<CapturedRequest> paidOrders(const QString &prefix, int n)
     {
         QString error;
