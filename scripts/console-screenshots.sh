@@ -31,7 +31,9 @@ done
 work="$(mktemp -d)"
 agent_pid=""
 console_pid=""
+receiver_pid=""
 cleanup() {
+  [[ -n "$receiver_pid" ]] && kill "$receiver_pid" 2>/dev/null || true
   [[ -n "$console_pid" ]] && kill "$console_pid" 2>/dev/null || true
   [[ -n "$agent_pid" ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null || true
   rm -rf "$work"
@@ -41,7 +43,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port="$(free_port)"
 sim_port="$(free_port)"
-webhook_port="$(free_port)" # nothing listens there: the receiver is down
+webhook_port="$(free_port)" # the order.paid receiver: up for the mixed scenario, then down
 base="http://127.0.0.1:$port"
 
 # Two people for this run only (the agent stores SHA-256s, never tokens): desk proposes
@@ -54,6 +56,22 @@ export PAYONCE_AUTH_TOKENS="[{\"name\":\"desk\",\"role\":\"operator\",\"sha256\"
 export PAYONCE_SIM_ENABLED=true PAYONCE_SIM_LISTEN="127.0.0.1:$sim_port" PAYONCE_QA_ENABLED=true
 export PAYONCE_LISTEN="127.0.0.1:$port" PAYONCE_DATA_DIR="$work/data"
 export PAYONCE_OUTBOX_WEBHOOK_URLS="[\"http://127.0.0.1:$webhook_port/hooks/paid\"]" PAYONCE_OUTBOX_MAX_ATTEMPTS=4
+
+# The webhook receiver answers 200 while the mixed scenario runs (its queue-redelivery part
+# waits for the order.paid events to be delivered), and is stopped afterwards.
+python3 - "$webhook_port" <<'PY' &
+import http.server, sys
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
+PY
+receiver_pid=$!
 
 "$agent" >"$work/agent.log" 2>&1 &
 agent_pid=$!
@@ -143,9 +161,16 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 
-# The webhook receiver is down: once an event is dead, one is re-driven (and dies again).
+# The webhook receiver goes down: two more orders' order.paid events die after 4 attempts;
+# one is re-driven (and dies again).
+kill "$receiver_pid" 2>/dev/null || true
+wait "$receiver_pid" 2>/dev/null || true
+receiver_pid=""
+for i in 7 8; do
+  pay "ORD-SHOT-$i" "$((10080 + i))" 2
+done
 dead_id=""
-for _ in $(seq 1 40); do
+for _ in $(seq 1 60); do
   dead_id="$(api GET "/api/v1/outbox?status=dead&limit=1" "$desk" | field id | head -1)"
   [[ -n "$dead_id" ]] && break
   sleep 0.5
