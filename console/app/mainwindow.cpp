@@ -172,6 +172,10 @@ void MainWindow::saveChartWithDialog()
 
 void MainWindow::showProblem(const ApiError &error)
 {
+    // Throttling follows from a refused token: the banner keeps saying why (the 401).
+    if (error.kind == ApiError::Kind::Throttled && !m_banner->isHidden() &&
+        m_banner->property("problemKind").toInt() == int(ApiError::Kind::Unauthenticated))
+        return;
     m_banner->setText(error.describe());
     m_banner->setProperty("problemKind", int(error.kind));
     m_banner->show();

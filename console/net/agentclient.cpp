@@ -62,10 +62,12 @@ void AgentClient::send(const QByteArray &verb, const QString &pathAndQuery, cons
         result.json = QJsonDocument::fromJson(raw);
         using Kind = ApiError::Kind;
         const Kind kind = result.error.kind;
-        if (kind == Kind::Unreachable || kind == Kind::Unauthenticated || kind == Kind::Forbidden)
+        if (kind == Kind::Unreachable || kind == Kind::Unauthenticated || kind == Kind::Throttled || kind == Kind::Forbidden)
             Q_EMIT connectionProblem(result.error);
-        else
-            Q_EMIT agentAnswered();
+        else if (result.httpStatus >= 200 && result.httpStatus < 300)
+            Q_EMIT agentAnswered(); // only a success proves the token was taken: a 404 for a
+                                    // route this agent lacks (qa.enabled off) proves nothing
+
         if (guard)
             handler(result);
     });

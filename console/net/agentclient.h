@@ -48,9 +48,9 @@ public:
     void put(const QString &pathAndQuery, const QJsonObject &body, QObject *context, Handler handler);
 
 Q_SIGNALS:
-    /// Unreachable, Unauthenticated or Forbidden: the banner's business.
+    /// Unreachable, Unauthenticated, Throttled (429) or Forbidden: the banner's business.
     void connectionProblem(const payonce::console::ApiError &error);
-    /// An answer arrived that says the agent is there and accepts the token.
+    /// A success (2xx) arrived: the agent is there and accepts the token.
     void agentAnswered();
 
 private:

@@ -15,6 +15,10 @@ QString ApiError::describe() const
         return QStringLiteral("The agent is unreachable: %1").arg(message);
     case Kind::Unauthenticated:
         return QStringLiteral("The agent refused the token (401 unauthenticated). Connect again with a valid token.");
+    case Kind::Throttled:
+        return QStringLiteral("The agent refuses this address for now (429): %1. Connect again with a valid token "
+                              "once the wait is over.")
+            .arg(message);
     case Kind::Forbidden:
         if (!roleNeeded.isEmpty())
             return QStringLiteral("Your token's role is too low (403 forbidden): this needs the role %1.").arg(roleNeeded);
@@ -46,6 +50,8 @@ ApiError apiErrorFrom(int httpStatus, const QByteArray &body, const QString &tra
         error.message = QString::fromUtf8(body.left(200));
     if (httpStatus == 401) {
         error.kind = ApiError::Kind::Unauthenticated;
+    } else if (httpStatus == 429) {
+        error.kind = ApiError::Kind::Throttled;
     } else if (httpStatus == 403 && error.code == u"four_eyes") {
         error.kind = ApiError::Kind::FourEyes;
     } else if (httpStatus == 403) {

@@ -10,7 +10,9 @@ namespace payonce::console {
 /// low (403 forbidden, naming the role needed), the four-eyes rule blocked a decision
 /// (403 four_eyes), or the agent refused the request itself (any other error status).
 struct ApiError {
-    enum class Kind { None, Unreachable, Unauthenticated, Forbidden, FourEyes, Refused };
+    /// Throttled: 429, the agent refuses this address for a while after repeated failed
+    /// authentications — a consequence of a refused token, never an answer that took it.
+    enum class Kind { None, Unreachable, Unauthenticated, Throttled, Forbidden, FourEyes, Refused };
 
     Kind kind = Kind::None;
     int httpStatus = 0;   ///< 0 when no HTTP answer arrived

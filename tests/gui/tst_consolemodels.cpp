@@ -170,6 +170,9 @@ private Q_SLOTS:
                                   << int(Kind::Forbidden) << QStringLiteral("operator") << QStringLiteral("needs the role operator");
         QTest::newRow("403 four eyes") << 403 << json("{'error':{'code':'four_eyes','message':'proposer'}}")
                                        << int(Kind::FourEyes) << QString() << QStringLiteral("Four-eyes");
+        QTest::newRow("429 throttled")
+            << 429 << json("{'error':{'code':'too_many_requests','message':'too many failed authentications from your address'}}")
+            << int(Kind::Throttled) << QString() << QStringLiteral("too many failed authentications");
         QTest::newRow("409") << 409 << json("{'error':{'code':'conflict','message':'already rejected'}}")
                              << int(Kind::Refused) << QString() << QStringLiteral("already rejected");
         QTest::newRow("500 not json") << 500 << QByteArray("boom") << int(Kind::Refused) << QString() << QStringLiteral("boom");

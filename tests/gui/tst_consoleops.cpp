@@ -93,7 +93,7 @@ private Q_SLOTS:
         QVERIFY(execSql(*m_db.database, insert, {kUser, QStringLiteral("fresh-ui-1"), now, now}).ok());
 
         auto desk = openConsole("desk-token");
-        child<QAction>(desk.get(), "showView5")->trigger();
+        child<QAction>(desk.get(), "showView7")->trigger();
         QCOMPARE(desk->views()->currentWidget(), desk->keys());
         IdempotencyRecordModel *record = desk->keys()->record();
         auto *unlockButton = child<QPushButton>(desk.get(), "unlockButton");
@@ -148,7 +148,7 @@ private Q_SLOTS:
         const qint64 id = agentEvent(QStringLiteral("dead"), eventId).value(QStringLiteral("id")).toInteger();
 
         auto desk = openConsole("desk-token");
-        child<QAction>(desk.get(), "showView7")->trigger();
+        child<QAction>(desk.get(), "showView9")->trigger();
         QCOMPARE(desk->views()->currentWidget(), desk->outbox());
         OutboxModel *events = desk->outbox()->events();
         QTRY_VERIFY_WITH_TIMEOUT(events->rowOfId(id) >= 0, kAgentTimeoutMs);
@@ -185,7 +185,7 @@ private Q_SLOTS:
         auto desk = openConsole("desk-token");
         auto viewer = openConsole("view-token");
         QTRY_COMPARE_WITH_TIMEOUT(viewer->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
-        child<QAction>(desk.get(), "showView8")->trigger();
+        child<QAction>(desk.get(), "showView10")->trigger();
         QCOMPARE(desk->views()->currentWidget(), desk->incident());
         QLabel *mode = child<QLabel>(desk.get(), "callbackModeValue");
         QLabel *waiting = child<QLabel>(desk.get(), "acceptedWaitingValue");
@@ -246,7 +246,7 @@ private Q_SLOTS:
         const QString orderNo = QStringLiteral("ORD-OPS-LOCK");
         pay(orderNo, QStringLiteral("SKU-OPS-LOCK"));
         auto viewer = openConsole("view-token");
-        child<QAction>(viewer.get(), "showView6")->trigger();
+        child<QAction>(viewer.get(), "showView8")->trigger();
         QCOMPARE(viewer->views()->currentWidget(), viewer->locks());
         FencingTokensModel *fences = viewer->locks()->fences();
         const auto tokenOf = [&] {
