@@ -14,9 +14,11 @@
 #include "webhookreceiver.h"
 
 #include "console/app/mainwindow.h"
+#include "console/models/auditmodel.h"
 #include "console/models/idempotencyrecordmodel.h"
 #include "console/models/locksmodel.h"
 #include "console/models/outboxmodel.h"
+#include "console/views/auditview.h"
 #include "console/views/incidentview.h"
 #include "console/views/keysview.h"
 #include "console/views/locksview.h"
@@ -35,6 +37,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -269,6 +272,30 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer.get(), "staleRefusedCount")->text(),
                                   QString::number(locks.value(QStringLiteral("stale_fence_refused")).toInteger()),
                                   kAgentTimeoutMs);
+    }
+
+    /// The actions taken from the UI above, each in the audit view with its actor and reason
+    /// (runs after them: Qt Test keeps the declaration order).
+    void auditViewListsTheseActionsWithTheirActors()
+    {
+        auto viewer = openConsole("view-token");
+        child<QAction>(viewer.get(), "showView6")->trigger();
+        QCOMPARE(viewer->views()->currentWidget(), viewer->audit());
+        const AuditModel *audit = viewer->audit()->audit();
+        const QAbstractItemModel *shown = child<QTableView>(viewer.get(), "auditTable")->model();
+        const auto hasLine = [&](QStringView action, QStringView actor, QStringView reason) {
+            for (int row = 0; row < shown->rowCount(); ++row) {
+                const auto cell = [&](const char *column) {
+                    return shown->index(row, audit->columnOf(QString::fromLatin1(column))).data().toString();
+                };
+                if (cell("action") == action && cell("actor") == actor && cell("reason") == reason)
+                    return true;
+            }
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(hasLine(u"idempotency.unlock", u"desk", u"agent died mid-request, INC-11"), kAgentTimeoutMs);
+        QVERIFY(hasLine(u"outbox.redrive", u"desk", u"receiver fixed, INC-12"));
+        QVERIFY(hasLine(u"mode.set", u"desk", u"points database failing over, INC-13"));
     }
 
 private:
