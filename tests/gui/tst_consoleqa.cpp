@@ -7,6 +7,7 @@
 // runs under QAbstractItemModelTester meanwhile.
 
 #include "agentprocess.h"
+#include "consoletestsupport.h"
 #include "storagefixture.h"
 
 #include "console/app/mainwindow.h"
@@ -53,12 +54,6 @@ namespace {
 constexpr int kAgentTimeoutMs = 30000;
 // A whole scenario: set-up, the storm on the platform's (scaled) schedule, the drain.
 constexpr int kScenarioTimeoutMs = 240000;
-
-template <typename T>
-T *child(QObject *parent, const char *name)
-{
-    return parent->findChild<T *>(QLatin1String(name));
-}
 
 /// The count a TablePanel's table shows for a layer (what the operator reads).
 qint64 shownCount(QTableView *table, const QString &layer, int column)
@@ -294,15 +289,7 @@ private:
         return -1;
     }
 
-    std::unique_ptr<MainWindow> openConsole(const QByteArray &token)
-    {
-        auto window = std::make_unique<MainWindow>();
-        for (QAbstractItemModel *model : window->findChildren<QAbstractItemModel *>())
-            new QAbstractItemModelTester(model, QAbstractItemModelTester::FailureReportingMode::QtTest, model);
-        window->show();
-        window->connectTo(QUrl(agentUrl()), token);
-        return window;
-    }
+    std::unique_ptr<MainWindow> openConsole(const QByteArray &token) { return openTestedConsole(m_agent->port(), token); }
 
     QString agentUrl() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port()); }
 
