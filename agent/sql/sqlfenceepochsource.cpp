@@ -2,7 +2,6 @@
 
 #include "dialectsql.h"
 
-#include <QDateTime>
 
 #include <limits>
 
@@ -18,7 +17,7 @@ core::Result<quint32> SqlFenceEpochSource::epochFor(const QString &keyStoreInsta
         auto inserted = session.execAffected(
             insertIfAbsentSql(session.dialect(), QStringLiteral("fence_epochs"),
                               {QStringLiteral("instance_id"), QStringLiteral("created_at")}, QStringLiteral("epoch")),
-            {keyStoreInstanceId, QDateTime::currentMSecsSinceEpoch()}, QStringLiteral("register fence epoch"));
+            {keyStoreInstanceId, session.nowMs()}, QStringLiteral("register fence epoch"));
         if (!inserted)
             return inserted.error();
         auto query = session.exec(QStringLiteral("SELECT epoch FROM fence_epochs WHERE instance_id = ?"),
