@@ -3,6 +3,8 @@
 #include "dialectsql.h"
 #include "sqlfindings.h"
 
+#include "core/mutants.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -71,6 +73,8 @@ public:
     core::Result<TransitionOutcome> markPaid(const QString &orderNo, const QString &payNo, Channel channel,
                                              std::optional<qint64> fence) override
     {
+        if (core::mutants::isOn(core::mutants::Mutant::CasIgnoresStatus))
+            return paid(orderNo, payNo, channel, fence, QString());
         return paid(orderNo, payNo, channel, fence, QStringLiteral(" AND status IN ('PENDING','PAYING')"));
     }
 
