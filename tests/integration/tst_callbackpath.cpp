@@ -156,7 +156,42 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(
             count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1), 30000);
         QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", orderNo), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND actor = 'desk'"), qint64(2));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND actor = 'desk' AND reason IN "
+                       "('database failover drill', 'failover done')"),
+                 qint64(2));
+    }
+
+    // The agent that switched the mode applies it from the next delivery on, not after its
+    // mode cache expires: a notification right after the 200 is only accepted.
+    void acceptOnlyAppliesAtOnceOnTheAgentThatSetIt()
+    {
+        const QString warm = QStringLiteral("ORD-CB-WARM");
+        const QString late = QStringLiteral("ORD-CB-AT-ONCE");
+        const QString warmPayment = confirmOrder(warm, QStringLiteral("alipay"));
+        const QString latePayment = confirmOrder(late, QStringLiteral("alipay"));
+        QVERIFY(!warmPayment.isEmpty() && !latePayment.isEmpty());
+        // A delivery in normal mode: the agent has just read the mode.
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
+                                  QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(warmPayment).toUtf8())
+                     .status,
+                 200);
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", warm),
+                                  qint64(1), 30000);
+        const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
+                                            "{\"callbacks\":\"accept_only\",\"reason\":\"failover now\"}", kDesk);
+        QVERIFY2(on.status == 200, qPrintable(describe(on)));
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
+                                  QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(latePayment).toUtf8())
+                     .status,
+                 200);
+        QTRY_VERIFY_WITH_TIMEOUT(notificationState(latePayment) == u"acknowledged", 30000);
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", late), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", late), qint64(0));
+        const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
+                                             "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
+        QVERIFY2(off.status == 200, qPrintable(describe(off)));
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", late),
+                                  qint64(1), 30000);
     }
 
 private:
@@ -170,7 +205,9 @@ private:
     QString confirmOrder(const QString &orderNo, const QString &channel)
     {
         QString error;
-        const QString sku = QStringLiteral("SKU-CB-") + channel + (orderNo.endsWith(u"ACCEPT") ? u"-A" : u"");
+        // The storm's orders share their channel's SKU; every other order has one of its own.
+        const QString sku = orderNo == QStringLiteral("ORD-CB-") + channel ? QStringLiteral("SKU-CB-") + channel
+                                                                            : QStringLiteral("SKU-") + orderNo;
         if (!m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), sku, &error)) {
             qWarning("%s", qPrintable(error));
             return {};
