@@ -499,7 +499,7 @@ CallbackOutcome CallbackPipeline::predictSettle(Context &ctx) const
     ctx.changes << QStringLiteral("orders: %1 %2 -> PAID (pay_no %3)")
                        .arg(order.orderNo, orderStatusName(order.status), n.payNo);
     for (const CallbackOrder::Item &item : order.items)
-        ctx.changes << QStringLiteral("skus: %1 stock -%2 and stock_log (%3, %1), or an oversold finding when short")
+        ctx.changes << QStringLiteral("skus: %1 stock -%2 and stock_log (%3, %1, take), or an oversold finding when short")
                            .arg(item.skuId)
                            .arg(item.qty)
                            .arg(order.orderNo);
@@ -662,7 +662,7 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
                     newFindings.append(finding);
                 continue;
             }
-            auto logged = tx.insertStockLog(orderNo, item.skuId + key, item.qty, f);
+            auto logged = tx.insertStockLog(orderNo, item.skuId, QStringLiteral("take") + key, item.qty, f);
             if (!logged.ok())
                 return logged.error();
             if (!logged.value()) {

@@ -195,7 +195,7 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
                 auto restored = tx.restoreExtraStock(before.orderNo, QStringLiteral("reversal:%1").arg(id), nowMs);
                 if (!restored)
                     return restored.error();
-                result.insert(QStringLiteral("stock_restored"), restored.value());
+                result = restored.value();
                 break;
             }
             case CompensationKind::Refund: {

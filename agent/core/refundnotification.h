@@ -16,7 +16,7 @@ struct RefundNotification {
     enum class State {
         Success,  ///< the money went back (WeChat REFUND.SUCCESS; every Alipay refund notify)
         Closed,   ///< WeChat REFUND.CLOSED: closed without refunding
-        Abnormal, ///< WeChat REFUND.ABNORMAL: failed (the payer's card frozen, …); nothing refunded
+        Abnormal, ///< WeChat REFUND.ABNORMAL: stuck (the payer's card frozen, …), awaiting manual handling; may still pay out
     };
     Channel channel = Channel::WeChat;
     State state = State::Success;

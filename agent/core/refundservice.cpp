@@ -110,10 +110,17 @@ Result<RefundRecord> RefundService::submit(const QString &refundNo)
             }
             break;
         case GatewayRefundState::Closed:
-        case GatewayRefundState::Abnormal:
             if (auto failed = applyFailure(refund, QStringLiteral("the platform answered %1").arg(stateName(made.state)));
                 !failed)
                 return failed.error();
+            break;
+        case GatewayRefundState::Abnormal:
+            // Accepted, then stuck at the platform: it stays open for SUCCESS or CLOSED.
+            if (auto noted = m_store.recordAttempt(refundNo, true, made.refundId, {}, now); !noted)
+                return noted.error();
+            if (auto abnormal = m_store.noteAbnormal(refundNo, QStringLiteral("the platform answered abnormal"), kActor, now);
+                !abnormal)
+                return abnormal.error();
             break;
         case GatewayRefundState::NotFound:
             if (auto noted = m_store.recordAttempt(refundNo, false, {}, QStringLiteral("the platform answered not_found"), now);
@@ -155,11 +162,13 @@ Result<RefundSettlement> RefundService::settle(const RefundNotification &n)
                            QStringLiteral("the notification does not match the refund"));
     }
     const qint64 now = m_clock.nowMs();
-    if (n.state == RefundNotification::State::Success)
-        return m_store.settleSucceeded(n.refundNo, n.refundId, kActor,
-                                       QStringLiteral("the platform's refund notification: %1").arg(n.refundStatus), now);
-    return m_store.settleFailed(n.refundNo, QStringLiteral("the platform's refund notification: %1").arg(n.refundStatus),
-                                kActor, now);
+    const QString why = QStringLiteral("the platform's refund notification: %1").arg(n.refundStatus);
+    switch (n.state) {
+    case RefundNotification::State::Success: return m_store.settleSucceeded(n.refundNo, n.refundId, kActor, why, now);
+    case RefundNotification::State::Closed: return m_store.settleFailed(n.refundNo, why, kActor, now);
+    case RefundNotification::State::Abnormal: return m_store.noteAbnormal(n.refundNo, why, kActor, now);
+    }
+    return Error::make(ErrorCode::Internal, QStringLiteral("a refund notification in no known state"));
 }
 
 Result<RefundService::FollowUpReport> RefundService::followUp(qint64 updatedBeforeMs, int limit)
@@ -199,9 +208,17 @@ Result<RefundService::FollowUpReport> RefundService::followUp(qint64 updatedBefo
                                               QStringLiteral("the platform's refund query: success"), now);
             break;
         case GatewayRefundState::Closed:
-        case GatewayRefundState::Abnormal:
             settled = applyFailure(refund, QStringLiteral("the platform's refund query: %1").arg(stateName(asked.value().state)));
             break;
+        case GatewayRefundState::Abnormal:
+            // Still waiting for manual handling at the platform: asked again next time.
+            if (auto abnormal = m_store.noteAbnormal(refund.refundNo, QStringLiteral("the platform's refund query: abnormal"),
+                                                     kActor, now);
+                !abnormal)
+                ++report.failed;
+            else
+                ++report.waiting;
+            continue;
         case GatewayRefundState::NotFound:
             // Accepted once, unknown now: nothing was refunded under this number, and
             // sending it again cannot refund twice.

@@ -23,9 +23,11 @@ struct RefundServiceOptions {
 /// - submit(): sends a `requested` refund to its platform — again and again if need be:
 ///   the refund number makes the platform answer the first refund rather than make a
 ///   second. Processing → the row waits for the notification (or the follow-up's query);
-///   Success → settled at once; Closed/Abnormal or a refusal (Conflict, NotFound,
-///   InvalidInput) → failed; an unknown outcome (Unavailable, BadSignature) → the row
-///   stays `requested` with the error, for the follow-up.
+///   Success → settled at once; Closed or a refusal (Conflict, NotFound, InvalidInput) →
+///   failed; Abnormal (WeChat: awaiting manual handling, the money may still go back) →
+///   processing with a refund_abnormal finding, until SUCCESS or CLOSED; an unknown
+///   outcome (Unavailable, BadSignature) → the row stays `requested` with the error, for
+///   the follow-up.
 /// - settle(): a verified refund notification. It must name a refund of ours, on the same
 ///   channel and trade, for the same amount (WeChat says it; Alipay says the trade's total
 ///   refunded so far, which must cover ours); then the store's status CAS decides, so 20

@@ -438,7 +438,7 @@ void SimServer::wechatRefund(const QHttpServerRequest &request, ResponderPtr res
     switch (m_state.refund(proposed, &refund)) {
     case SimState::RefundOutcome::Created:
         // Accepted as PROCESSING; the simulated bank answers at once, so the refund ends
-        // (SUCCESS, or ABNORMAL under refund_fail) before any later request is served.
+        // (SUCCESS, or CLOSED under refund_fail) before any later request is served.
         deliver(Channel::WeChat, endpoint, responder, wechatAnswer(200, compact(wechatRefundJson(refund))));
         m_state.finishRefund(Channel::WeChat, refund.outRefundNo, m_state.faults(Channel::WeChat).refundFail);
         return;

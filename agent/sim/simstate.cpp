@@ -163,7 +163,8 @@ bool SimState::finishRefund(core::Channel channel, const QString &outRefundNo, b
     auto trade = m_trades.find(key(channel, refund->outTradeNo));
     if (trade == m_trades.end())
         return false;
-    refund->state = failed ? SimRefund::State::Abnormal : SimRefund::State::Success;
+    // A failure is final here (CLOSED): ABNORMAL would wait for manual handling.
+    refund->state = failed ? SimRefund::State::Closed : SimRefund::State::Success;
     refund->finishedAt = QDateTime::currentDateTimeUtc();
     if (failed)
         trade->refundedFen -= refund->amountFen; // nothing went back: refundable again

@@ -14,4 +14,9 @@ QString insertIfAbsentSql(Dialect dialect, const QString &table, const QStringLi
     return insert + QStringLiteral(" ON CONFLICT DO NOTHING");
 }
 
+QString forUpdate(Dialect dialect)
+{
+    return dialect == Dialect::Sqlite ? QString() : QStringLiteral(" FOR UPDATE");
+}
+
 } // namespace payonce::sql

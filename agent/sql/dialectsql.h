@@ -18,4 +18,8 @@ namespace payonce::sql {
 QString insertIfAbsentSql(Dialect dialect, const QString &table, const QStringList &columns,
                           const QString &noopColumn);
 
+/// " FOR UPDATE" where the dialect has row locks (PostgreSQL, MariaDB); "" for SQLite,
+/// whose one writer (BEGIN IMMEDIATE) is alone anyway.
+QString forUpdate(Dialect dialect);
+
 } // namespace payonce::sql

@@ -99,12 +99,14 @@ public:
         return {};
     }
 
-    core::Result<bool> insertStockLog(const QString &orderNo, const QString &skuKey, qint64 qty, qint64 fence) override
+    core::Result<bool> insertStockLog(const QString &orderNo, const QString &skuId, const QString &entryKey, qint64 qty,
+                                      qint64 fence) override
     {
         return insertIfAbsent(QStringLiteral("stock_log"),
-                              {QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
-                               QStringLiteral("fence"), QStringLiteral("created_at")},
-                              {orderNo, skuKey, qty, fence, m_session.nowMs()});
+                              {QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("entry_key"),
+                               QStringLiteral("reason"), QStringLiteral("qty"), QStringLiteral("fence"),
+                               QStringLiteral("created_at")},
+                              {orderNo, skuId, entryKey, QStringLiteral("paid"), qty, fence, m_session.nowMs()});
     }
 
     core::Result<bool> insertCoupon(const QString &orderNo, qint64 userId, const QString &templateKey,

@@ -2,10 +2,10 @@
 
 #include "dialectsql.h"
 #include "sqlrefunds.h"
-
-#include "core/mutants.h"
+#include "sqlstockledger.h"
 
 #include <QJsonDocument>
+#include <QSet>
 #include <QUuid>
 
 namespace payonce::sql {
@@ -138,7 +138,7 @@ public:
         if (!coupons)
             return coupons.error();
         QList<qint64> extra;
-        bool keptOwed = !order.value().paid; // an order that is not PAID is owed none
+        bool keptOwed = !order.value().owes; // an order that is not PAID or REFUNDING is owed none
         while (coupons.value().next()) {
             const qint64 id = coupons.value().value(0).toLongLong();
             if (!keptOwed && !order.value().rewardTemplate.isEmpty()
@@ -170,7 +170,7 @@ public:
         if (!sum)
             return sum.error();
         const qint64 net = sum.value().next() ? sum.value().value(0).toLongLong() : 0;
-        const qint64 owed = order.value().paid ? order.value().rewardPoints : 0;
+        const qint64 owed = order.value().owes ? order.value().rewardPoints : 0;
         if (net <= owed)
             return qint64(0);
         const qint64 delta = owed - net;
@@ -193,7 +193,7 @@ public:
         if (!order)
             return order.error();
         QMap<QString, qint64> owed;
-        if (order.value().paid) {
+        if (order.value().owes) {
             auto items = m_session.exec(QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ?"),
                                         {orderNo}, QStringLiteral("items"));
             if (!items)
@@ -201,42 +201,33 @@ public:
             while (items.value().next())
                 owed[items.value().value(0).toString()] += items.value().value(1).toLongLong();
         }
-        auto taken = m_session.exec(
-            QStringLiteral("SELECT sku_id, SUM(qty) FROM stock_log WHERE order_no = ? GROUP BY sku_id ORDER BY sku_id"),
-            {orderNo}, QStringLiteral("stock taken"));
-        if (!taken)
-            return taken.error();
+        auto held = netStockOf(m_session, orderNo);
+        if (!held)
+            return held.error();
+        // Only what the order holds beyond what it owes goes back; the rest is named.
         QMap<QString, qint64> extra;
-        while (taken.value().next()) {
-            const QString sku = taken.value().value(0).toString();
-            const qint64 qty = taken.value().value(1).toLongLong() - owed.value(sku);
-            if (qty > 0)
-                extra.insert(sku, qty);
+        QJsonObject refused;
+        QSet<QString> skus(owed.keyBegin(), owed.keyEnd());
+        for (auto it = held.value().cbegin(); it != held.value().cend(); ++it)
+            skus.insert(it.key());
+        for (const QString &sku : std::as_const(skus)) {
+            const qint64 have = held.value().value(sku);
+            if (have > owed.value(sku))
+                extra.insert(sku, have - owed.value(sku));
+            else
+                refused.insert(sku, have <= 0 ? kNothingTaken : kStillOwed);
         }
-        QJsonObject restored;
-        static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
-                                         QStringLiteral("fence"), QStringLiteral("created_at")};
-        for (auto it = extra.cbegin(); it != extra.cend(); ++it) {
-            if (core::mutants::isOn(core::mutants::Mutant::StockRestoreUnkeyed)) {
-                (void)m_session.execAffected(QStringLiteral("UPDATE skus SET stock = stock + ? WHERE sku_id = ?"),
-                                             {it.value(), it.key()}, QStringLiteral("mutant give-back"));
-                continue;
-            }
-            auto logged = m_session.execAffected(
-                insertIfAbsentSql(m_session.dialect(), QStringLiteral("stock_log"), columns, QStringLiteral("id")),
-                {reversalKey, it.key(), -it.value(), order.value().fence, nowMs}, QStringLiteral("stock reversal"));
-            if (!logged)
-                return logged.error();
-            if (logged.value() == 0)
-                continue;
-            auto back = m_session.execAffected(
-                QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
-                {it.value(), nowMs, it.key()}, QStringLiteral("give stock back"));
-            if (!back)
-                return back.error();
-            restored.insert(it.key(), it.value());
-        }
-        return restored;
+        auto given = giveBackStock(m_session, orderNo, extra, reversalKey, QStringLiteral("restore_stock"),
+                                   order.value().fence, nowMs);
+        if (!given)
+            return given.error();
+        const QJsonObject notGiven = given.value().refused;
+        for (auto it = notGiven.begin(); it != notGiven.end(); ++it)
+            refused.insert(it.key(), it.value());
+        QJsonObject result{{QStringLiteral("stock_restored"), given.value().restored}};
+        if (!refused.isEmpty())
+            result.insert(QStringLiteral("stock_refused"), refused);
+        return result;
     }
 
     core::Result<core::RefundRecord> requestRefund(const Compensation &c, qint64 nowMs) override
@@ -246,7 +237,7 @@ public:
 
 private:
     struct OrderOwed {
-        bool paid = false;
+        bool owes = false; ///< PAID or REFUNDING: it is owed its items, coupon and points
         qint64 userId = 0;
         qint64 fence = 0;
         QString rewardTemplate;
@@ -255,8 +246,11 @@ private:
 
     core::Result<OrderOwed> readOrder(const QString &orderNo)
     {
+        // Locked for the rest of the approval: a refund settling the same order waits, so
+        // what is owed cannot change between this read and the compensation's writes.
         auto query = m_session.exec(QStringLiteral("SELECT status, user_id, fence, reward_coupon_template, reward_points "
-                                                   "FROM orders WHERE order_no = ?"),
+                                                   "FROM orders WHERE order_no = ?")
+                                        + forUpdate(m_session.dialect()),
                                     {orderNo}, QStringLiteral("order for compensation"));
         if (!query)
             return query.error();
@@ -264,7 +258,10 @@ private:
         if (!q.next())
             return Error::make(ErrorCode::NotFound, QStringLiteral("no order %1").arg(orderNo));
         OrderOwed o;
-        o.paid = q.value(0).toString() == QStringLiteral("PAID");
+        // REFUNDING owes what PAID owes: the refund may still fail and put it back to PAID,
+        // and its success takes the effects back itself.
+        const QString status = q.value(0).toString();
+        o.owes = status == u"PAID" || status == u"REFUNDING";
         o.userId = q.value(1).toLongLong();
         o.fence = q.value(2).toLongLong();
         o.rewardTemplate = q.value(3).toString();

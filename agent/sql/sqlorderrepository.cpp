@@ -84,7 +84,9 @@ core::Result<void> readLines(Session &session, core::OrderDetail &detail)
                                                    p.value(6).toString()});
     }
 
-    auto stock = session.exec(QStringLiteral("SELECT sku_id, qty FROM stock_log WHERE order_no = ? ORDER BY sku_id"),
+    // What the order holds: its ledger's entries net per SKU (given back in full: none).
+    auto stock = session.exec(QStringLiteral("SELECT sku_id, SUM(qty) FROM stock_log WHERE order_no = ? GROUP BY sku_id "
+                                             "HAVING SUM(qty) <> 0 ORDER BY sku_id"),
                               key, QStringLiteral("read stock_log"));
     if (!stock)
         return stock.error();

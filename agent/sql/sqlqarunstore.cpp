@@ -11,7 +11,8 @@ const QString kColumns = QStringLiteral(
 
 // What each PAID order is owed (design.md, "Callback path"): one stock row per item, one
 // coupon when it has a template, one points grant when it has points.
-const QString kStockRows = QStringLiteral("(SELECT COUNT(*) FROM stock_log s WHERE s.order_no = o.order_no)");
+// The deductions (not the give-backs) of the order's stock ledger.
+const QString kStockRows = QStringLiteral("(SELECT COUNT(*) FROM stock_log s WHERE s.order_no = o.order_no AND s.qty > 0)");
 const QString kItems = QStringLiteral("(SELECT COUNT(*) FROM order_items i WHERE i.order_no = o.order_no)");
 const QString kCoupons = QStringLiteral("(SELECT COUNT(*) FROM user_coupon c WHERE c.order_no = o.order_no)");
 const QString kCouponsOwed = QStringLiteral("(CASE WHEN COALESCE(o.reward_coupon_template, '') = '' THEN 0 ELSE 1 END)");

@@ -76,9 +76,12 @@ core::Result<RefundRecord> requestRefund(Session &session, const core::Compensat
     if (payNo.isEmpty())
         return invalid(QStringLiteral("order %1 has no payment to refund").arg(c.orderNo));
 
-    // The payment as it was processed: its channel and amount.
+    // The payment as it was processed: its channel and amount. Its row stays locked until
+    // COMMIT, so two approvals of refunds of one payment sum what the other recorded
+    // (READ COMMITTED: the sum below runs after the lock is ours).
     auto payment = session.exec(QStringLiteral("SELECT channel, amount_fen FROM pay_callback_log "
-                                               "WHERE pay_no = ? AND order_no = ? AND status = 'processed'"),
+                                               "WHERE pay_no = ? AND order_no = ? AND status = 'processed'")
+                                    + forUpdate(session.dialect()),
                                 {payNo, c.orderNo}, QStringLiteral("payment to refund"));
     if (!payment)
         return payment.error();

@@ -4,8 +4,7 @@
 #include "sqlauditwriter.h"
 #include "sqlfindings.h"
 #include "sqlrefunds.h"
-
-#include "core/mutants.h"
+#include "sqlstockledger.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -27,6 +26,19 @@ QString compact(const QJsonObject &object)
 QVariant textOrNull(const QString &text)
 {
     return text.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(text);
+}
+
+/// A settled refund is no longer waiting for manual handling: its refund_abnormal finding, if
+/// any is open, resolves.
+core::Result<void> resolveAbnormal(Session &session, const QString &refundNo, qint64 nowMs)
+{
+    auto resolved = session.execAffected(QStringLiteral("UPDATE findings SET status = 'resolved', resolved_at = ? "
+                                                        "WHERE kind = 'refund_abnormal' AND subject = ? AND status = 'open'"),
+                                         {nowMs, QString(QStringLiteral("refund:") + refundNo)},
+                                         QStringLiteral("resolve refund_abnormal"));
+    if (!resolved)
+        return resolved.error();
+    return {};
 }
 
 /// The order's own payment came back: everything the payment earned is undone, each
@@ -74,38 +86,19 @@ core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, q
         reversed = inserted.value() == 1 ? points : 0;
     }
 
-    auto taken = session.exec(QStringLiteral("SELECT sku_id, SUM(qty) FROM stock_log WHERE order_no = ? "
-                                             "GROUP BY sku_id ORDER BY sku_id"),
-                              {r.orderNo}, QStringLiteral("stock of the order"));
-    if (!taken)
-        return taken.error();
-    QList<QPair<QString, qint64>> toRestore;
-    while (taken.value().next()) {
-        if (taken.value().value(1).toLongLong() > 0)
-            toRestore.append({taken.value().value(0).toString(), taken.value().value(1).toLongLong()});
+    // Everything the order still holds goes back, under the refund's own entry key.
+    auto held = netStockOf(session, r.orderNo);
+    if (!held)
+        return held.error();
+    QMap<QString, qint64> all;
+    for (auto it = held.value().cbegin(); it != held.value().cend(); ++it) {
+        if (it.value() > 0)
+            all.insert(it.key(), it.value());
     }
-    QJsonObject restored;
-    static const QStringList stockColumns{QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
-                                          QStringLiteral("fence"), QStringLiteral("created_at")};
-    for (const auto &[sku, qty] : toRestore) {
-        if (core::mutants::isOn(core::mutants::Mutant::StockRestoreUnkeyed)) {
-            (void)session.execAffected(QStringLiteral("UPDATE skus SET stock = stock + ? WHERE sku_id = ?"), {qty, sku},
-                                       QStringLiteral("mutant give-back"));
-            continue;
-        }
-        auto logged = session.execAffected(
-            insertIfAbsentSql(session.dialect(), QStringLiteral("stock_log"), stockColumns, QStringLiteral("id")),
-            {key, sku, -qty, fence, nowMs}, QStringLiteral("restore refunded stock"));
-        if (!logged)
-            return logged.error();
-        if (logged.value() == 0)
-            continue;
-        auto back = session.execAffected(QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
-                                         {qty, nowMs, sku}, QStringLiteral("give refunded stock back"));
-        if (!back)
-            return back.error();
-        restored.insert(sku, qty);
-    }
+    auto given = giveBackStock(session, r.orderNo, all, key, QStringLiteral("refund"), fence, nowMs);
+    if (!given)
+        return given.error();
+    const QJsonObject restored = given.value().restored;
 
     static const QStringList outboxColumns{QStringLiteral("event_id"), QStringLiteral("event_type"),
                                            QStringLiteral("aggregate_id"), QStringLiteral("payload"),
@@ -200,6 +193,8 @@ core::Result<RefundSettlement> SqlRefundStore::settleSucceeded(const QString &re
                 return undone.error();
             after.insert(QStringLiteral("effects"), undone.value());
         }
+        if (auto resolved = resolveAbnormal(session, refundNo, nowMs); !resolved)
+            return resolved.error();
         auto audited = SqlAuditWriter(m_database).append(
             {actor, QStringLiteral("refund.succeeded"), QStringLiteral("refund:") + refundNo,
              compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}), compact(after), reason, {}});
@@ -264,6 +259,8 @@ core::Result<RefundSettlement> SqlRefundStore::settleFailed(const QString &refun
                                     nowMs);
         if (!raised)
             return raised.error();
+        if (auto resolved = resolveAbnormal(session, refundNo, nowMs); !resolved)
+            return resolved.error();
         QJsonObject after{{QStringLiteral("status"), QStringLiteral("failed")}, {QStringLiteral("why"), why}};
         if (!orderStatus.isEmpty())
             after.insert(QStringLiteral("order_status"), orderStatus);
@@ -298,6 +295,60 @@ core::Result<QList<RefundRecord>> SqlRefundStore::select(const QString &where, c
         }
         return rows;
     });
+}
+
+core::Result<RefundSettlement> SqlRefundStore::noteAbnormal(const QString &refundNo, const QString &why,
+                                                            const QString &actor, qint64 nowMs)
+{
+    RefundSettlement outcome = RefundSettlement::Unknown;
+    auto done = m_database.write([&](Session &session) -> core::Result<void> {
+        outcome = RefundSettlement::Unknown;
+        auto row = readRefund(session, refundNo);
+        if (!row)
+            return row.error();
+        if (!row.value())
+            return {};
+        const RefundRecord r = *row.value();
+        // Open refunds only; the platform accepted it, or it could not be abnormal.
+        auto open = session.execAffected(QStringLiteral("UPDATE refunds SET status = 'processing', last_error = ?, "
+                                                        "updated_at = ? WHERE refund_no = ? "
+                                                        "AND status IN ('requested', 'processing')"),
+                                         {why.left(500), nowMs, refundNo}, QStringLiteral("refund abnormal"));
+        if (!open)
+            return open.error();
+        if (open.value() != 1) {
+            outcome = RefundSettlement::AlreadySettled;
+            return {};
+        }
+        bool raisedNow = false;
+        auto raised = upsertFinding(session,
+                                    {QStringLiteral("refund_abnormal"), QStringLiteral("refund:") + refundNo, r.orderNo,
+                                     r.payNo,
+                                     QJsonObject{{QStringLiteral("refund_no"), refundNo},
+                                                 {QStringLiteral("compensation_id"), r.compensationId},
+                                                 {QStringLiteral("channel"), core::channelName(r.channel)},
+                                                 {QStringLiteral("amount_fen"), r.amountFen},
+                                                 {QStringLiteral("own_payment"), r.ownPayment},
+                                                 {QStringLiteral("why"), why},
+                                                 {QStringLiteral("action"),
+                                                  QStringLiteral("handle it at the platform; SUCCESS or CLOSED settles it")}}},
+                                    nowMs, &raisedNow);
+        if (!raised)
+            return raised.error();
+        if (raisedNow) {
+            auto audited = SqlAuditWriter(m_database).append(
+                {actor, QStringLiteral("refund.abnormal"), QStringLiteral("refund:") + refundNo,
+                 compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}),
+                 compact({{QStringLiteral("status"), QStringLiteral("processing")}, {QStringLiteral("why"), why}}), why, {}});
+            if (!audited)
+                return audited.error();
+        }
+        outcome = RefundSettlement::Abnormal;
+        return {};
+    });
+    if (!done)
+        return done.error();
+    return outcome;
 }
 
 core::Result<QList<RefundRecord>> SqlRefundStore::unfinished(qint64 updatedBeforeMs, int limit)

@@ -22,6 +22,8 @@ public:
                                                          qint64 nowMs) override;
     core::Result<core::RefundSettlement> settleFailed(const QString &refundNo, const QString &why, const QString &actor,
                                                       qint64 nowMs) override;
+    core::Result<core::RefundSettlement> noteAbnormal(const QString &refundNo, const QString &why, const QString &actor,
+                                                      qint64 nowMs) override;
     core::Result<QList<core::RefundRecord>> unfinished(qint64 updatedBeforeMs, int limit) override;
     core::Result<QList<core::RefundRecord>> ofOrder(const QString &orderNo) override;
 

@@ -659,15 +659,15 @@ void TestGatewaySim::refundFailFault()
     const auto request = refundRequest(trade, trade.amountFen);
     auto failed = gateway->refund(request);
     if (channel == core::Channel::WeChat) {
-        // Accepted, then ABNORMAL: the answer says PROCESSING, the query tells the end.
+        // Accepted, then CLOSED: the answer says PROCESSING, the query tells the end.
         QVERIFY2(failed.ok(), qPrintable(failed ? QString() : failed.error().internalMessage));
         QCOMPARE(failed->state, core::GatewayRefundState::Processing);
         auto queried = gateway->queryRefund(trade.paymentNo, request.refundNo);
         QVERIFY(queried.ok());
-        QCOMPARE(queried->state, core::GatewayRefundState::Abnormal);
+        QCOMPARE(queried->state, core::GatewayRefundState::Closed);
         const QJsonArray refunds = simTrade(channel, trade.paymentNo).value(u"refunds").toArray();
         QCOMPARE(refunds.size(), 1);
-        QCOMPARE(refunds.first().toObject().value(u"state").toString(), QStringLiteral("ABNORMAL"));
+        QCOMPARE(refunds.first().toObject().value(u"state").toString(), QStringLiteral("CLOSED"));
     } else {
         // Alipay refuses synchronously; no refund exists under that out_request_no.
         QVERIFY(!failed.ok());

@@ -289,8 +289,9 @@ private Q_SLOTS:
             QCOMPARE(done.value().decidedNow, i == 0);
         }
         QCOMPARE(scalar(QStringLiteral("SELECT stock FROM skus WHERE sku_id = 'SKU-B'")), qint64(13));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = 'SKU-B' AND qty = -3"),
-                       {QStringLiteral("reversal:%1").arg(id)}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = 'SKU-B' AND qty = -3 "
+                                      "AND entry_key = ? AND reason = 'restore_stock'"),
+                       {closed, QStringLiteral("reversal:%1").arg(id)}),
                  qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND qty = 3"), {closed}),
                  qint64(1));

@@ -245,8 +245,8 @@ private:
                        {orderNo}),
                  qint64(0));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE 'refund:%' AND sku_id = ?"),
-                       {QString(QStringLiteral("SKU-") + orderNo)}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key LIKE 'refund:%'"),
+                       {orderNo}),
                  qint64(0));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {QString(QStringLiteral("SKU-") + orderNo)}),
                  QStringLiteral("99"));
@@ -612,12 +612,14 @@ private Q_SLOTS:
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {orderNo}), qint64(2));
         QCOMPARE(text(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("0"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"),
-                       {QString(QStringLiteral("refund:") + refundNo)}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
+                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND qty = -1"),
-                       {QString(QStringLiteral("refund:") + refundNo), sku}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
+                                      "AND reason = 'refund' AND qty = -1"),
+                       {orderNo, sku, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT SUM(qty) FROM stock_log WHERE order_no = ?"), {orderNo}), QStringLiteral("0"));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
                        {QString(QStringLiteral("order.refunded:") + orderNo)}),
@@ -672,7 +674,7 @@ private Q_SLOTS:
         if (channel == u"wechat") {
             QJsonObject notification;
             waitForRefundNotification(paid.paymentNo, refundNo, 1, &notification);
-            QCOMPARE(notification.value(QStringLiteral("refund_state")).toString(), QStringLiteral("ABNORMAL"));
+            QCOMPARE(notification.value(QStringLiteral("refund_state")).toString(), QStringLiteral("CLOSED"));
         }
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PAID"));
         QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), paid.payNo);
@@ -693,8 +695,8 @@ private Q_SLOTS:
         QCOMPARE(stat(after, "refunded_fen", channel), stat(before, "refunded_fen", channel));
         QCOMPARE(simTrade(channel, paid.paymentNo).value(QStringLiteral("refunded_fen")).toInteger(), qint64(0));
         verifyEffectsKept(orderNo);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"),
-                       {QString(QStringLiteral("refund:") + refundNo)}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
+                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(0));
 
         // Approving the failed one again sends nothing new and changes nothing.

@@ -272,9 +272,11 @@ private:
                        {p.orderNo, QString(QStringLiteral("refund:") + refundNo), -kPoints}),
                  qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {p.orderNo}), QStringLiteral("0"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND qty = -2"),
-                       {QString(QStringLiteral("refund:") + refundNo), p.skuId}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
+                                      "AND reason = 'refund' AND qty = -2"),
+                       {p.orderNo, p.skuId, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(1));
+        QCOMPARE(netStockOf(p.orderNo, p.skuId), QStringLiteral("0"));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {p.skuId}), QStringLiteral("10"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
                        {QString(QStringLiteral("order.refunded:") + p.orderNo)}),
@@ -583,6 +585,7 @@ private Q_SLOTS:
         for (int i = 0; i < 2; ++i) {
             auto abnormal = m_refunds->settle(notificationOf(*refund, RefundNotification::State::Abnormal));
             QVERIFY2(abnormal.ok(), qPrintable(abnormal.ok() ? QString() : abnormal.error().internalMessage));
+            QCOMPARE(abnormal.value(), RefundSettlement::Abnormal);
         }
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refund->refundNo}),
                  QStringLiteral("processing")); // failed before the fix

@@ -686,6 +686,7 @@ QString SimDriver::settleRefund(const core::RefundNotification &n)
     case core::RefundSettlement::Settled: return QStringLiteral("settled");
     case core::RefundSettlement::AlreadySettled: return QStringLiteral("already settled");
     case core::RefundSettlement::Unknown: return QStringLiteral("unknown refund");
+    case core::RefundSettlement::Abnormal: return QStringLiteral("abnormal, kept open");
     }
     return {};
 }

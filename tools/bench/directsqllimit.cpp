@@ -99,7 +99,7 @@ Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options
         for (const core::CallbackOrder::Item &item : order.items) {
             if (auto taken = tx.takeStock(item.skuId, item.qty); !taken.ok())
                 return taken.error();
-            if (auto logged = tx.insertStockLog(order.orderNo, item.skuId, item.qty, fence); !logged.ok())
+            if (auto logged = tx.insertStockLog(order.orderNo, item.skuId, QStringLiteral("take"), item.qty, fence); !logged.ok())
                 return logged.error();
         }
         if (auto coupon = tx.insertCoupon(order.orderNo, order.userId, order.rewardCouponTemplate, fence); !coupon.ok())

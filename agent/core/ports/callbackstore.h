@@ -92,8 +92,10 @@ public:
     virtual Result<bool> takeStock(const QString &skuId, qint64 qty) = 0;
     /// Gives back what takeStock took in this same transaction (never after COMMIT).
     virtual Result<void> untakeStock(const QString &skuId, qint64 qty) = 0;
-    virtual Result<bool> insertStockLog(const QString &orderNo, const QString &skuKey, qint64 qty,
-                                        qint64 fence) = 0;
+    /// The order's stock ledger entry (order_no, sku_id, entry_key): the paid transaction's
+    /// deduction is entry "take" (QA's side_effect switch adds a nonce to it). true: written now.
+    virtual Result<bool> insertStockLog(const QString &orderNo, const QString &skuId, const QString &entryKey,
+                                        qint64 qty, qint64 fence) = 0;
     virtual Result<bool> insertCoupon(const QString &orderNo, qint64 userId, const QString &templateKey,
                                       qint64 fence) = 0;
     virtual Result<bool> insertPoints(const QString &orderNo, qint64 userId, const QString &pointType, qint64 delta,

@@ -64,14 +64,17 @@ public:
     virtual Result<bool> markExecuted(qint64 id, const QJsonObject &result, qint64 nowMs) = 0;
 
     /// The order's active coupons beyond the one it is owed (the oldest active one of its
-    /// reward template is kept) become frozen. Answers the ids frozen.
+    /// reward template is kept; a PAID or REFUNDING order is owed it) become frozen.
+    /// Answers the ids frozen. The order's row is locked for the rest of the transaction.
     virtual Result<QList<qint64>> freezeExtraCoupons(const QString &orderNo, qint64 nowMs) = 0;
-    /// Points beyond reward_points (net over the order's point_log) are reversed by one
+    /// Points beyond reward_points (owed to a PAID or REFUNDING order; net over the order's point_log) are reversed by one
     /// negative entry keyed (order_no, pointType). Answers the delta written (0: none).
     virtual Result<qint64> reverseExtraPoints(const QString &orderNo, const QString &pointType, qint64 nowMs) = 0;
-    /// Stock taken for the order beyond what its items owe (all of it when the order is
-    /// not PAID) is given back to skus and recorded as a negative stock_log entry under
-    /// order_no = reversalKey. Answers {sku_id: qty restored}.
+    /// Stock the order holds beyond what its items owe (all of it when the order is neither
+    /// PAID nor REFUNDING) goes back to skus, recorded as a negative entry of the order's own
+    /// stock ledger under entry_key = reversalKey; never more than the order's net holding,
+    /// so nothing is given back twice. Answers {"stock_restored": {sku_id: qty}} and, for
+    /// the SKUs nothing went back of, "stock_refused": {sku_id: "nothing_taken" | "owed"}.
     virtual Result<QJsonObject> restoreExtraStock(const QString &orderNo, const QString &reversalKey,
                                                   qint64 nowMs) = 0;
     /// The refund an approved refund compensation asks for, recorded as `requested` under

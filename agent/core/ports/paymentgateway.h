@@ -59,7 +59,7 @@ enum class GatewayRefundState {
     Processing, ///< accepted, money not yet back (WeChat PROCESSING); a notification will follow
     Success,    ///< the money went back (WeChat SUCCESS, Alipay code 10000 / REFUND_SUCCESS)
     Closed,     ///< WeChat CLOSED: the refund was closed without refunding
-    Abnormal,   ///< WeChat ABNORMAL: the refund failed (the payer's card frozen, …); nothing refunded
+    Abnormal,   ///< WeChat ABNORMAL: stuck (the payer's card frozen, …), awaiting manual handling; may still pay out
 };
 
 struct GatewayRefund {
@@ -98,7 +98,8 @@ public:
     /// the SAME request again — a retry after Unavailable or BadSignature — answers the
     /// refund already made and never refunds twice. A new refundNo is a new refund.
     /// Success: the refund as the platform answered it — Processing (WeChat: the
-    /// notification or queryRefund tells the end), Success, or Abnormal/Closed (failed,
+    /// notification or queryRefund tells the end), Success, Abnormal (open: manual handling
+    /// at the platform decides) or Closed (failed,
     /// nothing refunded).
     /// Errors, besides the common ones above (Unavailable/BadSignature: outcome unknown,
     /// retry with the same refundNo or ask queryRefund):

@@ -11,8 +11,10 @@
 namespace payonce::core {
 
 /// How a settlement went: this call settled the refund, it was settled before (nothing
-/// written), or there is no refund of that number.
-enum class RefundSettlement { Settled, AlreadySettled, Unknown };
+/// written), there is no refund of that number, or the platform reported it ABNORMAL
+/// (WeChat: waiting for manual handling, the money may still go back) and it stays open
+/// with a refund_abnormal finding.
+enum class RefundSettlement { Settled, AlreadySettled, Unknown, Abnormal };
 
 /// Where refunds live (the rows are made by CompensationTransaction::requestRefund, in
 /// the approval's transaction). Each method is its own transaction; the settlements
@@ -37,10 +39,19 @@ public:
     /// order_no "refund:<refund_no>", an "order.refunded" outbox event. An audit row.
     virtual Result<RefundSettlement> settleSucceeded(const QString &refundNo, const QString &platformRefundId,
                                                      const QString &actor, const QString &reason, qint64 nowMs) = 0;
-    /// requested|processing → failed with why. For the order's own payment: REFUNDING →
+    /// requested|processing → failed with why (CLOSED, a refusal: nothing was refunded). For the order's own payment: REFUNDING →
     /// PAID. A `refund_failed` finding (subject "refund:<refund_no>"), the compensation
     /// marked failed, an audit row.
     virtual Result<RefundSettlement> settleFailed(const QString &refundNo, const QString &why, const QString &actor,
+                                                  qint64 nowMs) = 0;
+    /// The platform says ABNORMAL (WeChat REFUND.ABNORMAL, or its refund or query answer):
+    /// not a failure — the refund waits for manual handling at the platform and a later
+    /// SUCCESS or CLOSED settles it. A requested or processing refund becomes (stays)
+    /// processing; a `refund_abnormal` finding (subject "refund:<refund_no>") is raised or
+    /// seen again, with an audit row when it is new. Abnormal; AlreadySettled for a refund
+    /// that is succeeded or failed (nothing written); Unknown for no such refund. Both
+    /// settlements resolve the refund's open refund_abnormal finding.
+    virtual Result<RefundSettlement> noteAbnormal(const QString &refundNo, const QString &why, const QString &actor,
                                                   qint64 nowMs) = 0;
     /// requested|processing refunds last changed before updatedBeforeMs, oldest first.
     virtual Result<QList<RefundRecord>> unfinished(qint64 updatedBeforeMs, int limit) = 0;

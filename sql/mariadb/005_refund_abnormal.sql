@@ -1,0 +1,4 @@
+-- WeChat's REFUND.ABNORMAL is not a failure: the refund waits for manual handling at the
+-- platform and may still pay out. The refund stays processing with a finding of its own
+-- kind until SUCCESS or CLOSED settles it.
+ALTER TABLE findings MODIFY kind VARCHAR(32) NOT NULL CHECK (kind IN ('effect_mismatch','missing_outbox','stuck_paying','stuck_accepted','amount_mismatch','double_payment','oversold','refund_failed','refund_abnormal'));
