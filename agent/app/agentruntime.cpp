@@ -593,7 +593,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
         return refundCallbacks->interceptAlipay(request);
     });
     http::registerRefundRoutes(*server, *refundCallbacks, *refundStore);
-    http::registerModeRoutes(*server, *callbackModes, *audit, clock, publish);
+    http::registerModeRoutes(*server, *callbackModes, *audit, clock, publish,
+                             [this](core::CallbackMode mode) { callbacks->noteModeSet(mode); });
     http::registerOutboxRoutes(*server, *outboxStore, *audit, clock);
     http::registerFindingRoutes(*server, *findingReader);
     http::registerCompensationRoutes(*server, *compensations, *orders, clock, refunds.get());

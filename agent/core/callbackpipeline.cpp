@@ -210,6 +210,13 @@ CallbackMode CallbackPipeline::currentMode()
     return m_cachedMode;
 }
 
+void CallbackPipeline::noteModeSet(CallbackMode mode)
+{
+    std::lock_guard guard(m_mutex);
+    m_cachedMode = mode;
+    m_modeReadAtMs = m_clock.nowMs();
+}
+
 CallbackOutcome CallbackPipeline::finish(Context &ctx, CallbackOutcome outcome)
 {
     outcome.payNo = ctx.n.payNo;

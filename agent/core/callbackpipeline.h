@@ -184,6 +184,11 @@ public:
     /// it would write. QA layer switches are not modelled by the dry run.
     Result<CallbackReplay> replay(Channel channel, const QString &payNo, bool dryRun);
 
+    /// This agent has just set the shared mode (PUT /api/v1/mode): it applies from the next
+    /// delivery on, instead of when the cached read expires. Other agents read the new
+    /// mode within options.modeCacheMs of their previous read. Thread-safe.
+    void noteModeSet(CallbackMode mode);
+
     /// QA switches; Forbidden unless options.qaEnabled. Thread-safe, effective for the
     /// next delivery.
     Result<void> setSwitches(const CallbackLayerSwitches &switches);

@@ -37,14 +37,15 @@ core::Result<QJsonObject> modeJson(core::CallbackModeStore &modes)
 } // namespace
 
 void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core::AuditWriter &audit,
-                        const core::Clock &clock, EventPublisher publish)
+                        const core::Clock &clock, EventPublisher publish,
+                        std::function<void(core::CallbackMode)> applied)
 {
     server.route(Method::Get, QStringLiteral("/api/v1/mode"), Role::Viewer, [&](const HttpRequest &) {
         auto json = modeJson(modes);
         return json ? HttpReply::ok(json.value()) : errorReply(json.error());
     });
 
-    server.route(Method::Put, QStringLiteral("/api/v1/mode"), Role::Operator, [&, publish](const HttpRequest &request) {
+    server.route(Method::Put, QStringLiteral("/api/v1/mode"), Role::Operator, [&, publish, applied](const HttpRequest &request) {
         auto body = parseJsonObject(request.body, {QStringLiteral("callbacks"), QStringLiteral("reason")});
         if (!body)
             return errorReply(QStringLiteral("invalid_request"), body.error().publicMessage);
@@ -56,22 +57,30 @@ void registerModeRoutes(HttpServer &server, core::CallbackModeStore &modes, core
             return errorReply(QStringLiteral("invalid_request"), QStringLiteral("reason must be a non-empty string"));
         const QString actor = request.principal ? request.principal->name : QStringLiteral("unknown");
         auto before = modeJson(modes);
-        if (auto set = modes.setMode(*mode, actor, reason, clock.nowMs()); !set)
+        // The audit row is written inside the mode's own transaction: both or neither.
+        QJsonObject afterJson;
+        auto set = modes.setMode(*mode, actor, reason, clock.nowMs(), [&]() -> core::Result<void> {
+            auto after = modeJson(modes);
+            if (!after)
+                return after.error();
+            afterJson = after.value();
+            auto audited = audit.append({actor, QStringLiteral("mode.set"), QStringLiteral("mode:callbacks"),
+                                         before ? QString::fromUtf8(QJsonDocument(before.value()).toJson(QJsonDocument::Compact))
+                                                : QString(),
+                                         QString::fromUtf8(QJsonDocument(afterJson).toJson(QJsonDocument::Compact)),
+                                         reason, request.traceId});
+            if (!audited)
+                return audited.error();
+            return {};
+        });
+        if (!set)
             return errorReply(set.error());
-        auto after = modeJson(modes);
-        if (!after)
-            return errorReply(after.error());
-        auto audited = audit.append({actor, QStringLiteral("mode.set"), QStringLiteral("mode:callbacks"),
-                                     before ? QString::fromUtf8(QJsonDocument(before.value()).toJson(QJsonDocument::Compact))
-                                            : QString(),
-                                     QString::fromUtf8(QJsonDocument(after.value()).toJson(QJsonDocument::Compact)), reason,
-                                     request.traceId});
-        if (!audited)
-            return errorReply(audited.error());
+        if (applied)
+            applied(*mode);
         if (publish)
             publish({streamevent::CallbackMode, QStringLiteral("callbacks"), core::callbackModeName(*mode), actor,
                      reason});
-        return HttpReply::ok(after.value());
+        return HttpReply::ok(afterJson);
     });
 }
 

@@ -390,7 +390,7 @@ core::Result<core::CallbackModeSetting> SqlCallbackModeStore::mode()
 }
 
 core::Result<void> SqlCallbackModeStore::setMode(core::CallbackMode mode, const QString &actor, const QString &reason,
-                                                 qint64 now)
+                                                 qint64 now, const std::function<core::Result<void>()> &inTransaction)
 {
     const QString json = QString::fromUtf8(
         QJsonDocument(QJsonObject{{QStringLiteral("mode"), core::callbackModeName(mode)}}).toJson(QJsonDocument::Compact));
@@ -403,15 +403,15 @@ core::Result<void> SqlCallbackModeStore::setMode(core::CallbackMode mode, const 
             {kModeSetting, json, 1, now, actor, reason}, QStringLiteral("insert callbacks mode"));
         if (!inserted)
             return inserted.error();
-        if (inserted.value() == 1)
-            return {};
-        auto updated = session.execAffected(
-            QStringLiteral("UPDATE settings SET value = ?, version = version + 1, updated_at = ?, updated_by = ?, "
-                           "reason = ? WHERE name = ?"),
-            {json, now, actor, reason, kModeSetting}, QStringLiteral("update callbacks mode"));
-        if (!updated)
-            return updated.error();
-        return {};
+        if (inserted.value() != 1) {
+            auto updated = session.execAffected(
+                QStringLiteral("UPDATE settings SET value = ?, version = version + 1, updated_at = ?, updated_by = ?, "
+                               "reason = ? WHERE name = ?"),
+                {json, now, actor, reason, kModeSetting}, QStringLiteral("update callbacks mode"));
+            if (!updated)
+                return updated.error();
+        }
+        return inTransaction ? inTransaction() : core::Result<void>();
     });
 }
 

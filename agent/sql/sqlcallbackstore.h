@@ -39,8 +39,8 @@ public:
     explicit SqlCallbackModeStore(Database &database) : m_database(database) {}
 
     core::Result<core::CallbackModeSetting> mode() override;
-    core::Result<void> setMode(core::CallbackMode mode, const QString &actor, const QString &reason,
-                               qint64 nowMs) override;
+    core::Result<void> setMode(core::CallbackMode mode, const QString &actor, const QString &reason, qint64 now,
+                               const std::function<core::Result<void>()> &inTransaction = {}) override;
     core::Result<qint64> acceptedWaiting() override;
 
 private:

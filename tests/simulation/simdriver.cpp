@@ -480,14 +480,20 @@ QString SimDriver::opMode(Op &op)
     const bool acceptOnly = !m_acceptOnly;
     const core::CallbackMode mode = acceptOnly ? core::CallbackMode::AcceptOnly : core::CallbackMode::Normal;
     const QString reason = acceptOnly ? QStringLiteral("sim: incident") : QStringLiteral("sim: incident over");
-    // What PUT /api/v1/mode does: the setting, then its audit row.
-    auto set = m_world->modes->setMode(mode, kLead, reason, m_clock.nowMs());
+    // What PUT /api/v1/mode does: the setting and its audit row in one transaction, then
+    // this agent's pipeline told at once.
+    auto set = m_world->modes->setMode(mode, kLead, reason, m_clock.nowMs(), [&]() -> core::Result<void> {
+        auto audited = m_world->audit->append({kLead, QStringLiteral("mode.set"), QStringLiteral("mode:callbacks"), {},
+                                               core::callbackModeName(mode), reason, {}});
+        if (!audited)
+            return audited.error();
+        return {};
+    });
     if (!set)
         return QStringLiteral("mode %1 -> %2").arg(core::callbackModeName(mode), errorText(set.error()));
-    auto audited = m_world->audit->append({kLead, QStringLiteral("mode.set"), QStringLiteral("mode:callbacks"), {},
-                                           core::callbackModeName(mode), reason, {}});
+    m_world->callbacks->noteModeSet(mode);
     m_acceptOnly = acceptOnly;
-    return QStringLiteral("mode %1 -> set%2").arg(core::callbackModeName(mode), audited ? QString() : QStringLiteral(", audit failed"));
+    return QStringLiteral("mode %1 -> set").arg(core::callbackModeName(mode));
 }
 
 QStringList SimDriver::tableCounts()

@@ -4,6 +4,7 @@
 
 #include <QString>
 
+#include <functional>
 #include <optional>
 
 namespace payonce::core {
@@ -42,7 +43,11 @@ class CallbackModeStore {
 public:
     virtual ~CallbackModeStore() = default;
     virtual Result<CallbackModeSetting> mode() = 0;
-    virtual Result<void> setMode(CallbackMode mode, const QString &actor, const QString &reason, qint64 nowMs) = 0;
+    /// `inTransaction`, when given, runs inside the write that sets the mode (the route's
+    /// audit row: an AuditWriter on this thread joins it), so the change and its audit
+    /// commit together or not at all.
+    virtual Result<void> setMode(CallbackMode mode, const QString &actor, const QString &reason, qint64 nowMs,
+                                 const std::function<Result<void>()> &inTransaction = {}) = 0;
     /// How many callback log rows are `accepted` (waiting for the worker): GET /api/v1/mode's
     /// accepted_waiting.
     virtual Result<qint64> acceptedWaiting() = 0;
