@@ -13,7 +13,7 @@ namespace payonce::core::mutants {
 enum class Mutant {
     StockRestoreUnkeyed, ///< a stock give-back updates skus without its stock_log entry
     CasIgnoresStatus,    ///< the callback CAS to PAID drops its status guard
-    ApproveOwnProposal,  ///< four-eyes skipped: the proposer may decide
+    ApproveOwnProposal,  ///< four-eyes skipped (the service's check and the statement's): the proposer may decide
     RefundOverAmount,    ///< a refund is recorded whatever is left of the payment
     DuplicateOutbox,     ///< a delivered outbox event stays pending and is delivered again
 };

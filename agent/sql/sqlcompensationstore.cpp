@@ -4,6 +4,8 @@
 #include "sqlrefunds.h"
 #include "sqlstockledger.h"
 
+#include "core/mutants.h"
+
 #include <QJsonDocument>
 #include <QSet>
 #include <QUuid>
@@ -106,10 +108,14 @@ public:
                               qint64 nowMs) override
     {
         // The four-eyes rule is also in the statement: the proposer never decides.
-        auto changed = m_session.execAffected(
-            QStringLiteral("UPDATE compensations SET status = ?, decided_by = ?, decision_reason = ?, decided_at = ?, "
-                           "updated_at = ? WHERE id = ? AND status = 'proposed' AND proposed_by <> ?"),
-            {to, actor, reason, nowMs, nowMs, id, actor}, QStringLiteral("decide compensation"));
+        QString sql = QStringLiteral("UPDATE compensations SET status = ?, decided_by = ?, decision_reason = ?, "
+                                     "decided_at = ?, updated_at = ? WHERE id = ? AND status = 'proposed'");
+        QVariantList binds{to, actor, reason, nowMs, nowMs, id};
+        if (!core::mutants::isOn(core::mutants::Mutant::ApproveOwnProposal)) {
+            sql += QStringLiteral(" AND proposed_by <> ?");
+            binds << actor;
+        }
+        auto changed = m_session.execAffected(sql, binds, QStringLiteral("decide compensation"));
         if (!changed)
             return changed.error();
         return changed.value() == 1;

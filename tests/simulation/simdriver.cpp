@@ -184,7 +184,7 @@ std::optional<Violation> SimDriver::step(int number)
     m_probe.pipelineEvents.clear();
     const bool canCreate = m_orders.size() < m_options.maxOrders;
     QString line;
-    switch (m_random.weighted({canCreate ? 9 : 0, 12, 10, 24, 2, 2, 2, 4, 2, 4, 5, 2, 5, 3, 2, 2, 2, 6, 2, 4, 1, 2, 2})) {
+    switch (m_random.weighted({canCreate ? 9 : 0, 12, 10, 24, 3, 2, 2, 4, 2, 4, 5, 4, 5, 3, 2, 2, 2, 6, 2, 4, 1, 2, 2})) {
     case 0: line = opCreateOrder(op); break;
     case 1: line = opConfirm(op); break;
     case 2: line = opUserPays(op); break;
@@ -620,7 +620,13 @@ QString SimDriver::decide(Op &op, qint64 id, const QString &kind)
         const QJsonObject result = last->value().compensation.result;
         const QString refundNo = result.value(QStringLiteral("refund_no")).toString();
         const auto channel = core::channelFromName(result.value(QStringLiteral("channel")).toString());
-        if (!refundNo.isEmpty() && channel)
+        // The approval and the submission are two steps: the ledger is checked between
+        // them, when the refund is recorded and the platform has not yet refused anything.
+        if (!m_opViolation) {
+            if (auto v = m_ledger->check(*m_world->database, {last->value().compensation.orderNo}))
+                m_opViolation = v;
+        }
+        if (!refundNo.isEmpty() && channel && !m_opViolation)
             line += QStringLiteral("; ") + submitRefund(refundNo, *channel);
     }
     Q_UNUSED(op);
@@ -661,7 +667,7 @@ QString SimDriver::opRefundStray(Op &op)
     p.reason = QStringLiteral("sim: paid twice");
     p.dedupKey = QStringLiteral("sim:refund:%1").arg(op.number);
     QString amount = QStringLiteral("whole");
-    switch (m_random.weighted({50, 30, 20})) {
+    switch (m_random.weighted({40, 30, 30})) {
     case 1:
         if (paid > 1) {
             p.amountFen = m_random.between(1, paid - 1);
