@@ -8,7 +8,7 @@
 # does neither: a temporary /usr/sbin/policy-rc.d (exit 101) stops invoke-rc.d from
 # starting anything, and the units that the installation enabled are disabled again.
 # Services enabled before this script ran are left as they were. Tests start their own
-# throwaway servers (../shared/notes/servers-as-root.md).
+# throwaway servers (docs/testing.md, "Servers the tests start").
 #
 # Environment: PAYONCE_BUILD_DIR (default ./build), PAYONCE_BUILD_JOBS (default 2: the
 # build machines have 2 cores shared with other work).

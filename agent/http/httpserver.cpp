@@ -410,7 +410,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         return;
     }
 
-    // The safe responder pattern (notes/qthttpserver-6.4.md): the continuation is bound to
+    // The safe responder pattern (docs/architecture.md, "QtHttpServer 6.4"): the continuation is bound to
     // the socket, so Qt drops it when the socket dies; nothing keeps a raw socket pointer.
     auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
     // Counts the request until its continuation has run or been dropped with the socket.

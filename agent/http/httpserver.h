@@ -94,7 +94,7 @@ public:
     /// Receives an accepted WebSocket (on the event-loop thread) and takes ownership.
     using WebSocketHandler = std::function<void(std::unique_ptr<QWebSocket>)>;
 
-    /// GET `path` upgraded to WebSocket on this server's port (notes/qthttpserver-6.4.md
+    /// GET `path` upgraded to WebSocket on this server's port (docs/architecture.md, "QtHttpServer 6.4"
     /// item 4). The token comes as `Authorization: Bearer` or `?access_token=` and must have
     /// at least minimumRole: otherwise the upgrade is refused right at the handshake — the
     /// usual 401 / 403 / 429 reply is written instead of 101 and the connection closed, so
