@@ -14,10 +14,10 @@ namespace {
 
 using K = OptionKind;
 
-// Keep api.md's key names; new keys may be added, existing ones never renamed.
+// Keep the key names of docs/configuration.md; new keys may be added, existing ones never renamed.
 constexpr OptionSpec kOptions[] = {
     {u"config", u"config", K::ConfigFile, u"FILE", u"",
-     u"JSON config file (api.md's shape); relative paths in it are relative to its folder."},
+     u"JSON config file (keys as in docs/configuration.md); relative paths in it are relative to its folder."},
     {u"listen", u"listen", K::String, u"HOST:PORT", u"127.0.0.1:8080",
      u"Address the HTTP API listens on ([::1]:8080 for IPv6)."},
     {u"public_base_url", u"public-base-url", K::String, u"URL", u"http://<listen>",
