@@ -697,4 +697,9 @@ quint16 AgentRuntime::port() const
     return d->port;
 }
 
+QList<http::RouteInfo> AgentRuntime::routes() const
+{
+    return d->server ? d->server->routes() : QList<http::RouteInfo>();
+}
+
 } // namespace payonce::app

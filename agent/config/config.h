@@ -140,9 +140,10 @@ struct Config {
 
 /// What the command line asked for.
 struct LoadResult {
-    enum class Action { Run, ShowHelp, ShowVersion };
+    /// ListRoutes: start as Run would, print the routes served instead of serving, exit.
+    enum class Action { Run, ShowHelp, ShowVersion, ListRoutes };
     Action action = Action::Run;
-    Config config;             ///< meaningful when action == Run
+    Config config;             ///< meaningful when action is Run or ListRoutes
     QString text;              ///< the help or version text to print
     QStringList warnings;      ///< e.g. unknown keys in the file; log them once logging is up
 };

@@ -469,6 +469,21 @@ void HttpServer::route(Method method, const QString &pattern, const RouteOptions
     d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler), std::move(metrics)});
 }
 
+QList<RouteInfo> HttpServer::routes() const
+{
+    QList<RouteInfo> list;
+    for (const Route &r : std::as_const(d->routes))
+        list.append(RouteInfo{r.method, r.pattern, r.options.minimumRole, false});
+    for (RouteInfo &info : list) {
+        // The plain-GET route webSocketRoute() adds answers 426; the upgrade's role is its own.
+        if (d->webSocketHandler && info.method == Method::Get && info.pattern == d->webSocketPath) {
+            info.webSocket = true;
+            info.minimumRole = d->webSocketRole;
+        }
+    }
+    return list;
+}
+
 void HttpServer::webSocketRoute(const QString &path, Role minimumRole, WebSocketHandler handler)
 {
     Q_ASSERT(handler && !d->webSocketHandler);

@@ -42,6 +42,16 @@ struct RouteOptions {
     bool onEventLoop = false;
 };
 
+/// One registered route as --list-routes prints it: the method, the pattern with its
+/// placeholders ("/api/v1/orders/<order_no>"), the role it needs, and whether a GET to it
+/// is the WebSocket upgrade.
+struct RouteInfo {
+    Method method = Method::Get;
+    QString pattern;
+    Role minimumRole = Role::None;
+    bool webSocket = false;
+};
+
 /// What /readyz reports: the app passes a callback that pings the database and asks the
 /// key store whether it is degraded. Runs on a worker thread.
 struct Readiness {
@@ -115,6 +125,10 @@ public:
     /// their replies be written (processing events), then closes every connection. True
     /// when everything finished within timeout. Not reversible.
     bool drain(std::chrono::milliseconds timeout);
+
+    /// Every route registered so far, in registration order (the WebSocket path included,
+    /// marked), so the contract in docs/openapi.yaml can be compared with what is served.
+    QList<RouteInfo> routes() const;
 
     ConnectionGuard::Stats connectionStats() const;
     quint64 authFailuresTotal() const;
