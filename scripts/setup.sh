@@ -29,8 +29,8 @@ packages=(
   redis-server redis-tools postgresql mariadb-server mariadb-client nginx prometheus
   # checks and fixtures: valgrind, sanitizers, AES-GCM fixtures, headless GUI tests
   valgrind clang-14 libclang-rt-14-dev python3-cryptography xvfb libgl-dev
-  # docs checks (tests/docs): the route and configuration comparisons
-  python3-yaml
+  # docs checks (tests/docs): the contract against the routes, answers and settings
+  python3-yaml python3-jsonschema
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
