@@ -74,7 +74,9 @@ def main():
     problems, checked = [], 0
     with tempfile.TemporaryDirectory(prefix="payonce-responses-") as data_dir:
         process = subprocess.Popen([agent, "--listen", "127.0.0.1:%d" % port, "--data-dir", data_dir,
-                                    "--patrol-interval-ms", "0"], env=env,
+                                    "--patrol-interval-ms", "0",
+                                    # close-expired closes any PENDING order; the timer never runs
+                                    "--close-pending-timeout-ms", "1", "--close-interval-ms", "86400000"], env=env,
                                    stdout=subprocess.DEVNULL, stderr=open(os.path.join(data_dir, "agent.log"), "w"))
         try:
             for _ in range(300):
@@ -176,7 +178,12 @@ def main():
             call("POST", "/api/v1/outbox/999/redrive", reason, "operator", want=404)
             call("GET", "/api/v1/findings?status=open", role="viewer", want=200)
             call("POST", "/api/v1/reconciliation/run", reason, "operator", want=200)
+            call("POST", "/api/v1/orders", dict(order, order_no="ORD2"), "operator", want=201)
             call("POST", "/api/v1/orders/close-expired", reason, "operator", want=200)
+            conflict = json.loads(call("POST", "/api/v1/payments/token", {"order_no": "ORD2"},
+                                       headers={"X-User-Id": "10086"}, want=409))
+            if conflict.get("error", {}).get("status") != "CLOSED":
+                problems.append("the closed order's 409 names no status CLOSED: %s" % conflict)
             call("GET", "/api/v1/compensations", role="viewer", want=200)
             created = json.loads(call("POST", "/api/v1/compensations",
                                       {"kind": "freeze_coupon", "order_no": "ORD1", "reason": "x"}, "approver", want=201))
