@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 9's memory check, outside CI: the agent under a callback storm for MINUTES
+# The memory check, outside CI: the agent under a callback storm for MINUTES
 # (default 10) — fresh signed notifications for 2 000 confirmed payments, the first of
 # each paying its order, every later one a duplicate — with its VmRSS sampled every 5 s;
 # after a warm-up (a minute, or a fifth of a shorter storm) prints min / max / mean and

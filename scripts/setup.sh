@@ -8,7 +8,7 @@
 # does neither: a temporary /usr/sbin/policy-rc.d (exit 101) stops invoke-rc.d from
 # starting anything, and the units that the installation enabled are disabled again.
 # Services enabled before this script ran are left as they were. Tests start their own
-# throwaway servers (../shared/notes/servers-as-root.md).
+# throwaway servers (docs/testing.md, "Servers the tests start").
 #
 # Environment: PAYONCE_BUILD_DIR (default ./build), PAYONCE_BUILD_JOBS (default 2: the
 # build machines have 2 cores shared with other work).
@@ -29,6 +29,8 @@ packages=(
   redis-server redis-tools postgresql mariadb-server mariadb-client nginx prometheus
   # checks and fixtures: valgrind, sanitizers, AES-GCM fixtures, headless GUI tests
   valgrind clang-14 libclang-rt-14-dev python3-cryptography xvfb libgl-dev
+  # docs checks (tests/docs): the contract against the routes, answers and settings
+  python3-yaml python3-jsonschema
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -107,6 +109,19 @@ for package in "${packages[@]}"; do
 done
 if ((${#missing[@]} > 0)); then
   install_missing "${missing[@]}"
+fi
+
+# The OpenAPI linter (tst_openapi_lint), pinned in tools/openapi-lint/package-lock.json,
+# installed into that folder only when missing. @redocly/cli needs Node.js >= 20.19, newer
+# than Debian 12's nodejs package, so Node is not installed from apt here.
+lint_dir="$root/tools/openapi-lint"
+if [[ ! -x "$lint_dir/node_modules/.bin/redocly" ]]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    log "npm is missing: install Node.js >= 20.19 with npm for the OpenAPI lint, then run this again"
+    exit 1
+  fi
+  log "installing @redocly/cli into tools/openapi-lint (npm ci)"
+  npm ci --prefix "$lint_dir" --no-audit --no-fund
 fi
 
 # Configure only when needed: no cache yet, or another build type. A cache made with

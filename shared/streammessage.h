@@ -15,7 +15,7 @@
 
 namespace payonce {
 
-/// The messages of GET /api/v1/stream (api.md, "Streams and health"), one WebSocket text
+/// The messages of GET /api/v1/stream (docs/openapi.yaml, "Streams and health"), one WebSocket text
 /// frame each, and their JSON codec — the agent encodes, the console decodes.
 ///
 /// Every message carries "type" ("snapshot", "metrics" or "event"), "seq" (per connection,

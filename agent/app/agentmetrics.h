@@ -22,7 +22,7 @@ struct MetricsSources {
 };
 
 /// Registers the families that GET /metrics shows beside the HTTP server's own request
-/// counters (api.md, "Streams and health"): what the pipelines already count is read from
+/// counters (docs/openapi.yaml, "Streams and health"): what the pipelines already count is read from
 /// them, never counted twice —
 ///   payonce_duplicates_total{layer}      confirms + callbacks decided by each layer
 ///   payonce_stale_fence_refused_total    stale fencing-token writes refused

@@ -85,7 +85,7 @@ using core::Error;
 using core::ErrorCode;
 
 namespace {
-// L1 records are kept 24 h (api.md), swept every 10 minutes.
+// L1 records are kept 24 h (docs/openapi.yaml), swept every 10 minutes.
 constexpr qint64 kIdempotencyRetentionMs = 24LL * 3600 * 1000;
 constexpr int kIdempotencyPurgeIntervalMs = 10 * 60 * 1000;
 // `accepted` callback rows (a crash after the log row, or accept-only mode ending) are
@@ -221,7 +221,7 @@ core::Result<void> AgentRuntime::Parts::openStorage()
     }
     keyStore = std::move(opened).value();
     keyStore->setLockLostSink(events.sink());
-    // Redis is an accelerator (design rule 5): down at start means degraded, not dead.
+    // Redis is an accelerator (docs/design.md rule 5): down at start means degraded, not dead.
     if (auto pinged = keyStore->ping(); !pinged) {
         qCWarning(lcApp).noquote() << QStringLiteral("key store %1 unreachable, running degraded: %2")
                                           .arg(config.redis.redacted(), pinged.error().internalMessage);
@@ -534,8 +534,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     options.limits.headerTimeout = std::chrono::milliseconds(config.http.headerTimeoutMs);
     options.limits.maxConnections = config.http.maxConnections;
     options.limits.maxConnectionsPerAddress = config.http.maxConnectionsPerAddress;
-    // maxBodyBytes stays at the contract's 64 KiB (api.md), not configurable.
-    // Live metrics (issue 8): the server counts requests; GET /metrics (no token, like
+    // maxBodyBytes stays at the contract's 64 KiB (docs/openapi.yaml), not configurable.
+    // Live metrics: the server counts requests; GET /metrics (no token, like
     // /healthz) renders them with what the pipelines, breakers, key store and database say.
     options.metrics = &metrics;
     server = std::make_unique<http::HttpServer>(options, http::Authenticator(config.authTokens));
@@ -558,7 +558,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     });
     http::registerSetupRoutes(*server, *setup);
     http::registerPaymentRoutes(*server, *tokens, *confirm);
-    // The live stream (issue 8): WebSockets on this port, fed from the metrics above.
+    // The live stream: WebSockets on this port, fed from the metrics above.
     stream::StreamHub::Options streamOptions;
     streamOptions.interval = std::chrono::milliseconds(config.stream.intervalMs);
     streamHub = std::make_unique<stream::StreamHub>(
@@ -580,7 +580,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     server->webSocketRoute(QStringLiteral("/api/v1/stream"), http::Role::Viewer,
                            [hub = streamHub.get()](std::unique_ptr<QWebSocket> socket) { hub->addClient(std::move(socket)); });
     streamHub->start();
-    // The stream's outbox figures (api.md: metrics messages carry outbox pending/dead): read
+    // The stream's outbox figures (docs/openapi.yaml: metrics messages carry outbox pending/dead): read
     // off the event loop about once a second, whatever the stream's own interval.
     countsTimer = std::make_unique<QTimer>();
     QObject::connect(countsTimer.get(), &QTimer::timeout, [this] { countsCache->refreshInBackground(); });
@@ -601,7 +601,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     http::registerReconciliationRoutes(*server, *patrolRunner, *audit, clock);
     http::registerCloseRoutes(*server, *closer, *audit, clock);
     http::registerAuditRoutes(*server, *auditReader);
-    // The rest of the operations API (issue 8): callbacks, L1 records, locks.
+    // The rest of the operations API: callbacks, L1 records, locks.
     http::registerCallbackOpsRoutes(*server, *callbackHistory, *callbacks, *audit);
     http::registerIdempotencyRoutes(*server, *idempotency, *audit, clock, idempotency->inFlightTimeoutMs());
     http::registerLockRoutes(*server, keyStore->lockObserver(), [this] { return callbacks->staleFenceRefused(); });
@@ -629,7 +629,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     return {};
 }
 
-/// QA scenarios (issue 9): the runner drives the targets' HTTP API and the simulator
+/// QA scenarios: the runner drives the targets' HTTP API and the simulator
 /// (this agent's child with sim.enabled, else the payonce-sim at wechat.base_url).
 void AgentRuntime::Parts::registerQa(const http::EventPublisher &publish)
 {
@@ -696,6 +696,11 @@ bool AgentRuntime::drain(std::chrono::milliseconds timeout)
 quint16 AgentRuntime::port() const
 {
     return d->port;
+}
+
+QList<http::RouteInfo> AgentRuntime::routes() const
+{
+    return d->server ? d->server->routes() : QList<http::RouteInfo>();
 }
 
 } // namespace payonce::app

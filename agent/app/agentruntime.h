@@ -2,6 +2,7 @@
 
 #include "config/config.h"
 #include "core/result.h"
+#include "http/httpserver.h"
 
 #include <chrono>
 #include <memory>
@@ -23,6 +24,8 @@ public:
     bool drain(std::chrono::milliseconds timeout);
 
     quint16 port() const;
+    /// The routes the HTTP server registered (--list-routes).
+    QList<http::RouteInfo> routes() const;
 
 private:
     AgentRuntime();

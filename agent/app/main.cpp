@@ -11,6 +11,7 @@
 
 #include <QCoreApplication>
 #include <QJsonObject>
+#include <QRegularExpression>
 
 #include <cstdio>
 
@@ -39,6 +40,21 @@ int fail(const QString &what, const core::Error &error)
     return app::exitCodeFor(error.code);
 }
 
+/// --list-routes: one line per route, "METHOD /path/{placeholder} role[ websocket]", the
+/// placeholders written as docs/openapi.yaml writes them.
+QString routeListing(const QList<http::RouteInfo> &routes)
+{
+    static const QRegularExpression placeholder(QStringLiteral("<([^>]+)>"));
+    QString out;
+    for (const http::RouteInfo &route : routes) {
+        QString path = route.pattern;
+        path.replace(placeholder, QStringLiteral("{\\1}"));
+        out += http::methodName(route.method) + u' ' + path + u' ' + http::roleName(route.minimumRole)
+            + (route.webSocket ? QStringLiteral(" websocket") : QString()) + u'\n';
+    }
+    return out;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -61,7 +77,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "payonce-agent: %s\n", qPrintable(loaded.error().internalMessage));
         return app::ExitMisconfigured;
     }
-    if (loaded->action != config::LoadResult::Action::Run) {
+    if (loaded->action == config::LoadResult::Action::ShowHelp
+        || loaded->action == config::LoadResult::Action::ShowVersion) {
         std::fprintf(stdout, "%s\n", qPrintable(loaded->text));
         return app::ExitOk;
     }
@@ -73,6 +90,10 @@ int main(int argc, char **argv)
     auto runtime = app::AgentRuntime::start(config);
     if (!runtime)
         return fail(QStringLiteral("cannot start"), runtime.error());
+    if (loaded->action == config::LoadResult::Action::ListRoutes) {
+        std::fputs(qPrintable(routeListing(runtime.value()->routes())), stdout);
+        return app::ExitOk;
+    }
     qCInfo(lcApp).noquote() << QStringLiteral("payonce-agent %1 started: %2")
                                    .arg(QCoreApplication::applicationVersion(), config.describeForLog());
     QObject::disconnect(&signals, nullptr, &application, nullptr);

@@ -12,7 +12,7 @@ class QProcess;
 
 namespace payonce::app {
 
-/// sim.enabled (api.md): starts payonce-sim as a child process on sim.listen and points
+/// sim.enabled (docs/configuration.md): starts payonce-sim as a child process on sim.listen and points
 /// the agent's gateways at it. For a demo with no merchant keys configured it makes them
 /// itself (an RSA-2048 merchant key in <data_dir>/sim/, ids of the platforms' sandbox
 /// shape); the simulator generates its own platform key pair, whose public half the

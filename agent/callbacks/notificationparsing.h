@@ -21,7 +21,7 @@ namespace payonce::callbacks {
 /// real notification is about 1 KiB (WeChat) or 2 KiB (Alipay).
 inline constexpr qsizetype kMaxNotificationBodyBytes = 64 * 1024;
 
-/// 1–64 of [A-Za-z0-9_-]: the pay_no and out_trade_no format (api.md).
+/// 1–64 of [A-Za-z0-9_-]: the pay_no and out_trade_no format (docs/openapi.yaml).
 bool isValidTradeNo(QStringView text);
 
 // ---- WeChat Pay v3 -----------------------------------------------------------------

@@ -612,8 +612,10 @@ Result<LoadResult> loadConfig(const QStringList &arguments, const QProcessEnviro
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QString());
     const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")}, QString());
+    const QCommandLineOption listRoutes(QStringLiteral("list-routes"), QString());
     parser.addOption(help);
     parser.addOption(version);
+    parser.addOption(listRoutes);
     for (const OptionSpec &spec : optionTable()) {
         if (!spec.flag.isEmpty())
             parser.addOption(QCommandLineOption(spec.flag.toString(), spec.description.toString(),
@@ -672,6 +674,8 @@ Result<LoadResult> loadConfig(const QStringList &arguments, const QProcessEnviro
     result.config = std::move(config).value();
     result.config.configFile = configFile;
     result.warnings = layers.warnings;
+    if (parser.isSet(listRoutes))
+        result.action = LoadResult::Action::ListRoutes;
     return result;
 }
 

@@ -64,7 +64,7 @@ struct QaSettings {
 };
 
 /// The HTTP connection guard (http::ConnectionGuard::Limits). The body limit is not
-/// configurable: api.md fixes it at 64 KiB.
+/// configurable: docs/openapi.yaml fixes it at 64 KiB.
 struct HttpSettings {
     int idleTimeoutMs = 60000;               ///< keep-alive / stalled connection closed after this
     int headerTimeoutMs = 10000;             ///< a request head must be complete within this
@@ -72,7 +72,7 @@ struct HttpSettings {
     int maxConnectionsPerAddress = 256;      ///< behind nginx: at least its keepalive + concurrency
 };
 
-/// The outbox dispatchers (design.md, "Outbox and patrol"; core::OutboxDispatcherOptions).
+/// The outbox dispatchers (docs/design.md, "Outbox and patrol"; core::OutboxDispatcherOptions).
 struct OutboxSettings {
     int dispatchers = 1;                     ///< dispatcher loops in this agent, each on its own thread; 0: none
     int batchSize = 100;                     ///< events one dispatcher claims at a time
@@ -101,7 +101,7 @@ struct StreamSettings {
 
 /// The agent's whole configuration, valid by construction when it comes out of
 /// loadConfig(): every URL parsed, every number in range, every key file present.
-/// A plain value: copy it, read it from any thread. Members hold the defaults of api.md;
+/// A plain value: copy it, read it from any thread. Members hold the defaults of docs/configuration.md;
 /// the one derived default, db = sqlite:<dataDir>/payonce.db, is applied by loadConfig().
 ///
 /// Secrets live in Secret members and in the password fields of db and redis; nothing
@@ -140,9 +140,10 @@ struct Config {
 
 /// What the command line asked for.
 struct LoadResult {
-    enum class Action { Run, ShowHelp, ShowVersion };
+    /// ListRoutes: start as Run would, print the routes served instead of serving, exit.
+    enum class Action { Run, ShowHelp, ShowVersion, ListRoutes };
     Action action = Action::Run;
-    Config config;             ///< meaningful when action == Run
+    Config config;             ///< meaningful when action is Run or ListRoutes
     QString text;              ///< the help or version text to print
     QStringList warnings;      ///< e.g. unknown keys in the file; log them once logging is up
 };

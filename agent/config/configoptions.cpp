@@ -14,10 +14,10 @@ namespace {
 
 using K = OptionKind;
 
-// Keep api.md's key names; new keys may be added, existing ones never renamed.
+// Keep the key names of docs/configuration.md; new keys may be added, existing ones never renamed.
 constexpr OptionSpec kOptions[] = {
     {u"config", u"config", K::ConfigFile, u"FILE", u"",
-     u"JSON config file (api.md's shape); relative paths in it are relative to its folder."},
+     u"JSON config file (keys as in docs/configuration.md); relative paths in it are relative to its folder."},
     {u"listen", u"listen", K::String, u"HOST:PORT", u"127.0.0.1:8080",
      u"Address the HTTP API listens on ([::1]:8080 for IPv6)."},
     {u"public_base_url", u"public-base-url", K::String, u"URL", u"http://<listen>",
@@ -120,6 +120,12 @@ QString column(const QString &left, int indent)
     return left + u'\n' + QString(indent, u' ');
 }
 
+// The config file's key, for every setting that is one (--config names the file itself).
+QString keyNote(const OptionSpec &o)
+{
+    return o.kind == K::ConfigFile ? QString() : QStringLiteral(" Key: ") + o.key + u'.';
+}
+
 QString defaultNote(const OptionSpec &o)
 {
     if (o.kind == K::Secret || o.kind == K::ConfigFile)
@@ -164,18 +170,24 @@ QString helpText(const QString &programName)
         if (o.flag.isEmpty())
             continue;
         out += column(QStringLiteral("  --") + o.flag + u' ' + o.valueName, indent)
-            + wrapped(o.description.toString() + QStringLiteral(" Env: ") + envName(o) + u'.' + defaultNote(o),
+            + wrapped(o.description.toString() + keyNote(o) + QStringLiteral(" Env: ") + envName(o) + u'.'
+                          + defaultNote(o),
                       indent, width)
             + u'\n';
     }
     out += QStringLiteral("  -h, --help").leftJustified(indent) + QStringLiteral("Show this help and exit.\n");
     out += QStringLiteral("  -v, --version").leftJustified(indent) + QStringLiteral("Show the version and exit.\n");
+    out += QStringLiteral("  --list-routes").leftJustified(indent)
+        + wrapped(QStringLiteral("Start with these settings, print every HTTP route served (method, path, role; "
+                                 "qa.enabled adds the QA routes) instead of serving, and exit."),
+                  indent, width)
+        + u'\n';
 
     out += QStringLiteral("\nEnvironment only (or the config file key shown):\n");
     for (const OptionSpec &o : kOptions) {
         if (!o.flag.isEmpty())
             continue;
-        out += column(QStringLiteral("  ") + envName(o), indent) + wrapped(o.description.toString() + QStringLiteral(" Key: ") + o.key + u'.' + defaultNote(o),
+        out += column(QStringLiteral("  ") + envName(o), indent) + wrapped(o.description.toString() + keyNote(o) + defaultNote(o),
                               indent, width)
             + u'\n';
     }

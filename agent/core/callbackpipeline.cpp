@@ -729,7 +729,7 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
     });
 
     event(committed.ok() ? QStringLiteral("commit") : QStringLiteral("rollback"));
-    // COMMIT (or rollback) is behind us: only now the lock goes (design rule 1).
+    // COMMIT (or rollback) is behind us: only now the lock goes (docs/design.md rule 1).
     unlock();
     (void)hook(CallbackHookPoint::AfterUnlock, ctx);
 

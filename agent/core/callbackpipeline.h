@@ -27,7 +27,7 @@ class LockHandle;
 class NotificationVerifier;
 class SeenProcessedSet;
 
-/// How a callback delivery ended, protocol-agnostic; the HTTP layer maps it (api.md,
+/// How a callback delivery ended, protocol-agnostic; the HTTP layer maps it (docs/openapi.yaml,
 /// "Callbacks"): Success 200 SUCCESS (also every duplicate), BadSignature 401 FAIL,
 /// InvalidNotification and ContentMismatch 400 FAIL, UnknownOrder 400 FAIL, Unavailable
 /// 500 FAIL (retryable: nothing durable was made), Internal 500 FAIL.
@@ -54,7 +54,7 @@ struct CallbackOutcome {
     bool success() const { return code == CallbackOutcomeCode::Success; }
 };
 
-/// QA switches (design.md "The simulated platform"; api.md disable_layers). Settable only
+/// QA switches (docs/design.md "The simulated platform"; docs/openapi.yaml disable_layers). Settable only
 /// when CallbackPipelineOptions::qaEnabled.
 struct CallbackLayerSwitches {
     bool disableLock = false;        ///< "lock": no L3 lock, no fencing token
@@ -63,7 +63,7 @@ struct CallbackLayerSwitches {
     bool disableSideEffect = false;  ///< "side_effect": a nonce in every effect's key
     bool unlockBeforeCommit = false; ///< test only: the classic ghost ordering (unlock, then COMMIT)
 
-    /// From api.md's disable_layers names; unknown names are refused (InvalidInput).
+    /// From docs/openapi.yaml's disable_layers names; unknown names are refused (InvalidInput).
     static Result<CallbackLayerSwitches> fromNames(const QStringList &disableLayers);
     /// Every layer disabled in either.
     CallbackLayerSwitches with(const CallbackLayerSwitches &other) const;
@@ -120,7 +120,7 @@ struct CallbackReplay {
     QStringList changes;        ///< dry run only: the rows the replay would write
 };
 
-/// The callback path (design.md, "Callback path"), in this order and no other:
+/// The callback path (docs/design.md, "Callback path"), in this order and no other:
 ///
 ///   verify (signature, time window, decrypt) → content checks against the order (paid
 ///   state, merchant/app ids, currency, amount: a mismatch is a 400 and a finding) → the
@@ -134,7 +134,7 @@ struct CallbackReplay {
 ///   point_type) → outbox `order.paid` (event_id "order.paid:<order_no>") → log row
 ///   `processed` → COMMIT → unlock → seen-processed marked → SUCCESS.
 ///
-/// Lock contention (design rule 8, api.md): before a durable row exists (unique_index
+/// Lock contention (docs/design.md rule 8, docs/openapi.yaml): before a durable row exists (unique_index
 /// disabled) it answers Unavailable (500 FAIL, the platform retries); once this delivery's
 /// accepted row is durable it answers SUCCESS (layer lock): the holder, or else the
 /// worker, finishes that row. A stale fencing token (a holder paused past its lease) is
@@ -143,7 +143,7 @@ struct CallbackReplay {
 /// double_payment finding, acknowledged). Stock short: PAID, no stock_log, an oversold
 /// finding. The lock is released only after COMMIT or rollback (unless the test-only
 /// unlockBeforeCommit reproduces the ghost). With the key store unreachable the lock and
-/// fast path are skipped and L4/L5/side-effect keys decide (design rule 5).
+/// fast path are skipped and L4/L5/side-effect keys decide (docs/design.md rule 5).
 ///
 /// Thread-safe: run handle() on worker threads, never the event loop. Ports outlive it.
 class CallbackPipeline {
@@ -167,7 +167,7 @@ public:
     /// existing log row does not end it here (it may be an `accepted` row nobody can
     /// finish); the CAS and the side-effect keys decide.
     CallbackOutcome settleConfirmed(const PaymentNotification &confirmed);
-    /// The operator's replay (api.md, POST /api/v1/callbacks/{channel}/{pay_no}/replay):
+    /// The operator's replay (docs/openapi.yaml, POST /api/v1/callbacks/{channel}/{pay_no}/replay):
     /// the newest verified stored delivery for (channel, pay_no) runs through the path
     /// again — signature re-verified, the time window not (checked on receipt), content
     /// checks, seen-processed fast path, L4, L3, L5, side-effect keys — with two

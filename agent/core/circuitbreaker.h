@@ -64,7 +64,7 @@ struct BreakerSnapshot {
     }
 };
 
-/// A circuit breaker on the Clock port (design.md, "Circuit breakers").
+/// A circuit breaker on the Clock port (docs/design.md, "Circuit breakers").
 ///
 /// Closed: calls go through; the outcomes of the last `window` are kept, and once there
 /// are at least `minimumCalls` of them with a failure rate >= the threshold it opens.

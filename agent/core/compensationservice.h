@@ -16,7 +16,7 @@ struct DecisionOutcome {
     bool decidedNow = false;   ///< false: already decided the same way (nothing written)
 };
 
-/// Compensations with four-eyes approval (design.md rule 7, api.md compensations):
+/// Compensations with four-eyes approval (docs/design.md rule 7, docs/openapi.yaml compensations):
 /// propose (by the patrol as "system:patrol" or an operator) → approve or reject by an
 /// approver who is not the proposer (FourEyes otherwise) → on approval, executed in the
 /// same transaction: proposed → approved → executed by CAS, so approving twice (or from

@@ -313,7 +313,7 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
         return {};
     });
 
-    // COMMIT (or rollback) is behind us: only now the lock goes (design rule 1).
+    // COMMIT (or rollback) is behind us: only now the lock goes (docs/design.md rule 1).
     if (lock)
         (void)lock->release();
 

@@ -52,7 +52,7 @@ struct ConfirmPipelineOptions {
     QString description = QStringLiteral("payonce order");
 };
 
-/// The confirm path (design.md, "Confirm path"), in this order and no other:
+/// The confirm path (docs/design.md, "Confirm path"), in this order and no other:
 ///
 ///   L1 begin (the key-store cache first: a completed response is replayed without the
 ///   database; the database record stays the truth) → L2 consume the token (Lua CAD) →

@@ -6,7 +6,7 @@
 namespace payonce::core {
 
 /// A reconciliation finding as raised by the callback path or the patrol, upserted on
-/// (kind, subject): seen again, seen_count grows and last_seen moves (api.md, findings).
+/// (kind, subject): seen again, seen_count grows and last_seen moves (docs/openapi.yaml, findings).
 struct Finding {
     QString kind;    ///< "effect_mismatch" | "missing_outbox" | "amount_mismatch" | "double_payment" | "oversold" | …
     QString subject; ///< e.g. "order:ORD001", "wechat:<pay_no>" or "<order_no>:<sku_id>"

@@ -33,7 +33,7 @@ struct OrderCloserPorts {
     AuditWriter *audit = nullptr;                       ///< a settlement by the closer, as "system:closer"
 };
 
-/// Closes PENDING orders past their timeout (design.md: PENDING → CLOSED, the gateway's
+/// Closes PENDING orders past their timeout (docs/design.md: PENDING → CLOSED, the gateway's
 /// close-order is called), so that nothing can be paid for them afterwards.
 ///
 /// For each expired order, oldest first: every trade that may exist at a platform is closed

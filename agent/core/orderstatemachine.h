@@ -15,7 +15,7 @@ struct OrderTransition {
     const char *why;
 };
 
-/// The order state machine of design.md as data. Every edge not listed is refused; the
+/// The order state machine of docs/design.md as data. Every edge not listed is refused; the
 /// storage layer asks isAllowed() before it issues a CAS, so an illegal transition never
 /// reaches the database. Pure and thread-safe.
 class OrderStateMachine {

@@ -7,7 +7,7 @@
 
 namespace payonce::core {
 
-/// The states of an order (design.md, "Order state machine"). Stored as their wire name.
+/// The states of an order (docs/design.md, "Order state machine"). Stored as their wire name.
 enum class OrderStatus { Pending, Paying, Paid, Closed, Refunding, Refunded };
 
 inline constexpr std::array allOrderStatuses{OrderStatus::Pending, OrderStatus::Paying,

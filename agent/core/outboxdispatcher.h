@@ -40,7 +40,7 @@ struct DispatchStats {
     int staleReports = 0; ///< outcomes the store refused (our claim was taken over)
 };
 
-/// The outbox dispatcher (design.md, "Outbox and patrol"): runOnce() claims a batch in a
+/// The outbox dispatcher (docs/design.md, "Outbox and patrol"): runOnce() claims a batch in a
 /// short transaction, delivers each event outside it to the handler registered for its
 /// type, and records the outcomes in a second short transaction — delivered; or a retry
 /// at now + backoff with jitter; or dead after maxAttempts, with the last error kept.

@@ -33,7 +33,7 @@ struct PatrolSettlement {
     AuditWriter *audit = nullptr;                       ///< every finish and revert, as "system:patrol"
 };
 
-/// The reconciliation patrol (design.md, "Outbox and patrol"), run on a timer or on
+/// The reconciliation patrol (docs/design.md, "Outbox and patrol"), run on a timer or on
 /// demand. It compares every PAID order's effects with what it is owed — stock_log per
 /// item with the item's qty, exactly one active coupon of the reward template and nothing
 /// else active, net points equal to reward_points — however the rows got there, and

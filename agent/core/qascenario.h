@@ -10,7 +10,7 @@
 
 namespace payonce::core {
 
-/// What a QA scenario does to the payments it makes (api.md "QA scenarios", design.md
+/// What a QA scenario does to the payments it makes (docs/openapi.yaml, "QA scenarios", docs/design.md
 /// "The simulated platform"): retry_storm (the platform's re-delivery schedule, scaled),
 /// concurrent_burst (every notification several times at one instant, across the
 /// targets), gateway_replay (a confirm replayed after a gateway timeout), mq_redelivery

@@ -16,7 +16,7 @@ struct RefundServiceOptions {
     QString notifyUrlAlipay;
 };
 
-/// Gives money back exactly once (issue 7). A refund row is made when a refund
+/// Gives money back exactly once. A refund row is made when a refund
 /// compensation is approved (in that transaction, under the compensation's own refund
 /// number); this service then talks to the platform and settles the row:
 ///

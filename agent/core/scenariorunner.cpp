@@ -26,7 +26,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// WeChat Pay's re-delivery intervals in seconds (design.md): a retry storm re-sends on
+// WeChat Pay's re-delivery intervals in seconds (docs/design.md): a retry storm re-sends on
 // this schedule × time_scale.
 constexpr int kWeChatScheduleS[] = {15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600};
 const QString kChannel = QStringLiteral("wechat");

@@ -31,7 +31,7 @@ struct ScenarioRunnerOptions {
     int confirmRetryMs = 60000;
 };
 
-/// Runs QA scenarios (api.md "QA scenarios") in the background, one at a time per agent
+/// Runs QA scenarios (docs/openapi.yaml, "QA scenarios") in the background, one at a time per agent
 /// (the simulated platform's faults and callback targets are global while a run lasts).
 ///
 /// A run, on its own thread (never the HTTP event loop), with `concurrency` threads for

@@ -14,7 +14,7 @@ class Clock;
 class QaRunStore;
 
 /// Which layers a running QA scenario disabled, for the callback path to look up by
-/// order_no (design.md: disable_layers applies to that scenario's orders only). Every
+/// order_no (docs/design.md: disable_layers applies to that scenario's orders only). Every
 /// agent with qa.enabled has one, so a scenario's switches reach all its targets through
 /// the shared database: the running qa_runs rows (scenario_id, params.disable_layers),
 /// re-read at most every refreshMs — and at once (at most every 100 ms) when an order

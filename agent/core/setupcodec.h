@@ -6,7 +6,7 @@
 
 namespace payonce::core {
 
-/// JSON codec of the set-up API (api.md "Orders and stock"): request bodies into value
+/// JSON codec of the set-up API (docs/openapi.yaml, "Orders and stock"): request bodies into value
 /// types, value types into response bodies. Decoding checks presence and JSON types
 /// (and turns the amount string into fen); the business rules (id charset, positive
 /// numbers, distinct SKUs) are SetupService's. Errors name the field: a missing or

@@ -10,7 +10,7 @@
 namespace payonce::core {
 
 /// Why a set-up request was refused. Each code but Storage is one of the contract's
-/// error codes (api.md); the HTTP layer turns its wire name into a status in
+/// error codes (docs/openapi.yaml); the HTTP layer turns its wire name into a status in
 /// errormapping.cpp. Storage carries the adapter's Error unchanged (Busy, Unavailable,
 /// Internal), which the HTTP layer maps by its ErrorCode.
 enum class SetupErrorCode {
@@ -61,10 +61,10 @@ private:
     std::variant<T, SetupError> m_state;
 };
 
-/// order_no, sku_id, coupon template: 1–64 of [A-Za-z0-9_-] (api.md).
+/// order_no, sku_id, coupon template: 1–64 of [A-Za-z0-9_-] (docs/openapi.yaml).
 bool isValidBusinessId(QStringView id);
 
-/// The set-up API's rules (api.md "Orders and stock") over an OrderRepository: every
+/// The set-up API's rules (docs/openapi.yaml, "Orders and stock") over an OrderRepository: every
 /// input is validated here, so any caller (HTTP routes, the QA driver, the demo) gets the
 /// same answers, and the repository only ever sees valid values.
 ///

@@ -18,7 +18,7 @@ class TokenStore;
 /// under paymentTokenScope(user, order) for `ttl` (300 s), replacing any earlier one for
 /// that scope, and the outcome is TokenIssued {"token","expires_in"}.
 ///
-/// With the key store unreachable (design rule 5) a random token is still answered, but
+/// With the key store unreachable (docs/design.md rule 5) a random token is still answered, but
 /// not stored: the confirm's L2 then cannot decide, and the durable layers do.
 /// Thread-safe; not idempotent (each call makes a new token); retrying is safe.
 class TokenIssuer {

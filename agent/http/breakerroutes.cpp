@@ -14,7 +14,7 @@ namespace payonce::http {
 
 namespace {
 
-/// api.md's shape: {"name","state","mode","failure_rate","calls","changed_at","changed_by","reason","expires_at"}.
+/// The contract's shape (docs/openapi.yaml): {"name","state","mode","failure_rate","calls","changed_at","changed_by","reason","expires_at"}.
 QJsonObject toJson(const core::BreakerSnapshot &snapshot, qint64 nowMs)
 {
     const core::BreakerModeSetting &mode = snapshot.mode;

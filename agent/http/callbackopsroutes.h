@@ -10,7 +10,7 @@ class CallbackPipeline;
 
 namespace payonce::http {
 
-/// The callback inspector and replay (api.md "Operations", issue 8):
+/// The callback inspector and replay (docs/openapi.yaml, "Operations"):
 ///
 /// - GET /api/v1/callbacks?pay_no=... | ?order_no=... (viewer; exactly one of the two, else
 ///   400 invalid_request) → {"deliveries":[{"id","received_at","channel","pay_no",

@@ -12,7 +12,7 @@ class Clock;
 
 namespace payonce::http {
 
-/// The platforms' retries (api.md, "Callbacks"): POST /api/v1/callbacks/wechat and
+/// The platforms' retries (docs/openapi.yaml, "Callbacks"): POST /api/v1/callbacks/wechat and
 /// /alipay. No bearer token: the platform's signature is the authentication, checked by
 /// the pipeline's verifier on the raw body. The routes copy the delivery (headers, raw
 /// bytes, arrival time) and answer in each platform's own dialect — WeChat

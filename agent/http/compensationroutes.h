@@ -11,7 +11,7 @@ class OrderRepository;
 
 namespace payonce::http {
 
-/// Compensations with four-eyes approval (api.md "Operations"), over core::CompensationService,
+/// Compensations with four-eyes approval (docs/openapi.yaml, "Operations"), over core::CompensationService,
 /// which writes every audit line inside its own transactions:
 /// - GET /api/v1/compensations?status=proposed|approved|rejected|executed|failed&limit=N
 ///   (viewer) → [{"id","kind","order_no","finding_id","status","proposed_by",

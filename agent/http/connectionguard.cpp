@@ -271,7 +271,7 @@ void ConnectionGuard::refuse(Connection &c, const QString &apiCode, const QStrin
     }
     qCInfo(lcHttp).noquote() << "refused connection from" << c.peer << ":" << apiCode;
     socket->setReadBufferSize(kRefusedReadBuffer);
-    // api.md: every response to a payment or callback request names its layer, even the
+    // docs/openapi.yaml: every response to a payment or callback request names its layer, even the
     // guard's own refusals (a 10 MB notification, a chunked confirm).
     QList<QPair<QByteArray, QByteArray>> headers;
     if (carriesLayerHeader(c.target))

@@ -15,7 +15,7 @@ namespace payonce::http {
 
 /// The listening socket of the agent's HTTP server, bound to QtHttpServer with
 /// QAbstractHttpServer::bind(QTcpServer*). QtHttpServer 6.4 buffers whole bodies and never
-/// times a connection out (shared/notes/qthttpserver-6.4.md); this class sits in front:
+/// times a connection out (docs/architecture.md, "QtHttpServer 6.4"); this class sits in front:
 ///
 /// - It creates each socket in incomingConnection() and connects its own readyRead first,
 ///   so it sees every byte before QtHttpServer does. It frames requests itself (head, then

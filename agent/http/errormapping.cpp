@@ -16,7 +16,7 @@ struct ApiCodeStatus {
     int status;
 };
 
-// The contract's codes (api.md) and the ones this layer adds (see errormapping.h).
+// The contract's codes (docs/openapi.yaml) and the ones this layer adds (see errormapping.h).
 constexpr std::array kApiCodes{
     ApiCodeStatus{u"invalid_request", 400},
     ApiCodeStatus{u"invalid_amount", 400},

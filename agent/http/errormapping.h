@@ -13,10 +13,10 @@ namespace payonce::http {
 
 /// The one place that turns error codes into HTTP statuses (style.md "A request's way
 /// through the files"): core::ErrorCode for errors coming up from core and adapters, and
-/// the contract's snake_case API codes (api.md) for errors the HTTP layer decides itself.
+/// the contract's snake_case API codes (docs/openapi.yaml) for errors the HTTP layer decides itself.
 /// No other file of the agent writes an error status number.
 ///
-/// Codes this layer adds to the contract (api.md allows extending it): 411
+/// Codes this layer adds to the contract (docs/openapi.yaml allows extending it): 411
 /// `length_required` (chunked request bodies are refused: the body limit is enforced on
 /// Content-Length before the body is read), 431 `header_too_large`, 503
 /// `too_many_connections`, 429 `too_many_requests` (failed-authentication limiter),

@@ -21,7 +21,7 @@ void registerFindingRoutes(HttpServer &server, core::FindingReader &findings);
 /// "last_seen"}, times ISO-8601 UTC with milliseconds (also POST /api/v1/reconciliation/run).
 QJsonObject findingJson(const core::StoredFinding &finding);
 
-/// Every finding kind (api.md), for validating ?kind=.
+/// Every finding kind (docs/openapi.yaml), for validating ?kind=.
 QStringList findingKinds();
 
 } // namespace payonce::http

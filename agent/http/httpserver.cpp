@@ -410,7 +410,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         return;
     }
 
-    // The safe responder pattern (notes/qthttpserver-6.4.md): the continuation is bound to
+    // The safe responder pattern (docs/architecture.md, "QtHttpServer 6.4"): the continuation is bound to
     // the socket, so Qt drops it when the socket dies; nothing keeps a raw socket pointer.
     auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
     // Counts the request until its continuation has run or been dropped with the socket.
@@ -467,6 +467,21 @@ void HttpServer::route(Method method, const QString &pattern, const RouteOptions
     if (d->options.metrics)
         metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
     d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler), std::move(metrics)});
+}
+
+QList<RouteInfo> HttpServer::routes() const
+{
+    QList<RouteInfo> list;
+    for (const Route &r : std::as_const(d->routes))
+        list.append(RouteInfo{r.method, r.pattern, r.options.minimumRole, false});
+    for (RouteInfo &info : list) {
+        // The plain-GET route webSocketRoute() adds answers 426; the upgrade's role is its own.
+        if (d->webSocketHandler && info.method == Method::Get && info.pattern == d->webSocketPath) {
+            info.webSocket = true;
+            info.minimumRole = d->webSocketRole;
+        }
+    }
+    return list;
 }
 
 void HttpServer::webSocketRoute(const QString &path, Role minimumRole, WebSocketHandler handler)

@@ -42,6 +42,16 @@ struct RouteOptions {
     bool onEventLoop = false;
 };
 
+/// One registered route as --list-routes prints it: the method, the pattern with its
+/// placeholders ("/api/v1/orders/<order_no>"), the role it needs, and whether a GET to it
+/// is the WebSocket upgrade.
+struct RouteInfo {
+    Method method = Method::Get;
+    QString pattern;
+    Role minimumRole = Role::None;
+    bool webSocket = false;
+};
+
 /// What /readyz reports: the app passes a callback that pings the database and asks the
 /// key store whether it is degraded. Runs on a worker thread.
 struct Readiness {
@@ -94,7 +104,7 @@ public:
     /// Receives an accepted WebSocket (on the event-loop thread) and takes ownership.
     using WebSocketHandler = std::function<void(std::unique_ptr<QWebSocket>)>;
 
-    /// GET `path` upgraded to WebSocket on this server's port (notes/qthttpserver-6.4.md
+    /// GET `path` upgraded to WebSocket on this server's port (docs/architecture.md, "QtHttpServer 6.4"
     /// item 4). The token comes as `Authorization: Bearer` or `?access_token=` and must have
     /// at least minimumRole: otherwise the upgrade is refused right at the handshake — the
     /// usual 401 / 403 / 429 reply is written instead of 101 and the connection closed, so
@@ -115,6 +125,10 @@ public:
     /// their replies be written (processing events), then closes every connection. True
     /// when everything finished within timeout. Not reversible.
     bool drain(std::chrono::milliseconds timeout);
+
+    /// Every route registered so far, in registration order (the WebSocket path included,
+    /// marked), so the contract in docs/openapi.yaml can be compared with what is served.
+    QList<RouteInfo> routes() const;
 
     ConnectionGuard::Stats connectionStats() const;
     quint64 authFailuresTotal() const;

@@ -20,7 +20,7 @@ enum class Method { Get, Post, Put, Patch, Delete, Head, Options };
 
 QString methodName(Method method);
 
-/// Operator roles, each including the ones before it (api.md "Operations"). None marks a
+/// Operator roles, each including the ones before it (docs/openapi.yaml, "Operations"). None marks a
 /// route that needs no token.
 enum class Role { None = 0, Viewer = 1, Operator = 2, Approver = 3 };
 
@@ -80,7 +80,7 @@ struct HttpReply {
     /// Sets (replaces) a header; names compare case-insensitively.
     HttpReply &setHeader(const QByteArray &name, const QByteArray &value);
     QByteArray header(QByteArrayView name) const;
-    /// X-Payonce-Layer: the duplicate-defence layer that decided this reply (api.md).
+    /// X-Payonce-Layer: the duplicate-defence layer that decided this reply (docs/openapi.yaml).
     HttpReply &setLayer(const QByteArray &layer) { return setHeader(QByteArrayLiteral("X-Payonce-Layer"), layer); }
     QByteArray layer() const { return header("x-payonce-layer"); }
 };

@@ -10,7 +10,7 @@ class IdempotencyStore;
 
 namespace payonce::http {
 
-/// The L1 inspector (api.md "Operations", issue 8):
+/// The L1 inspector (docs/openapi.yaml, "Operations"):
 ///
 /// - GET /api/v1/idempotency-keys?user_id=...&key=... (viewer; both required) → {"user_id",
 ///   "key","fingerprint","status":"in_flight|completed","response":{"outcome","status",

@@ -10,7 +10,7 @@ class LockObserver;
 
 namespace payonce::http {
 
-/// GET /api/v1/locks (viewer; api.md "Operations", issue 8) → what this agent's key store
+/// GET /api/v1/locks (viewer; docs/openapi.yaml, "Operations") → what this agent's key store
 /// knows of its own locks: {"locks":[{"key","owner","state":"held|lost","fencing_token",
 /// "fence_scope","acquired_at","ttl_left_ms","renewals"}],"fencing_tokens":[{"order_no",
 /// "token"}],"stale_fence_refused":N}. Tokens are decimal strings (they exceed 2^53).

@@ -13,7 +13,7 @@ class Clock;
 
 namespace payonce::http {
 
-/// The incident switch (api.md): GET /api/v1/mode (viewer) → {"callbacks":"normal"|
+/// The incident switch (docs/openapi.yaml): GET /api/v1/mode (viewer) → {"callbacks":"normal"|
 /// "accept_only","accepted_waiting",...}; PUT /api/v1/mode (operator) {"callbacks",
 /// "reason"} — stored in the database, so every agent follows it, and audited with the
 /// caller as actor. A change is published as an event {"kind":"callback.mode",

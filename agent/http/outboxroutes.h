@@ -10,7 +10,7 @@ class OutboxStore;
 
 namespace payonce::http {
 
-/// The outbox as the desk sees it (api.md "Operations"):
+/// The outbox as the desk sees it (docs/openapi.yaml, "Operations"):
 /// - GET /api/v1/outbox?status=pending|dead|delivered&limit=N (viewer; every status when
 ///   absent, limit 1-1000, default 100) → [{"id","event_id","event_type","aggregate_id",
 ///   "status","attempts","next_attempt_at","last_error","redriven","trace_id","created_at",

@@ -9,7 +9,7 @@ class TokenIssuer;
 
 namespace payonce::http {
 
-/// The user's click (api.md, "Paying"): POST /api/v1/payments/token and
+/// The user's click (docs/openapi.yaml, "Paying"): POST /api/v1/payments/token and
 /// POST /api/v1/payments/confirm. The routes only decode and encode — X-User-Id,
 /// Idempotency-Key and the JSON body — and hand the request to the core; every reply
 /// names the deciding layer in X-Payonce-Layer ("rejected" for input refused here).

@@ -9,7 +9,7 @@ class ScenarioRunner;
 
 namespace payonce::http {
 
-/// QA scenarios (api.md "QA scenarios"), registered only when qa.enabled — without it the
+/// QA scenarios (docs/openapi.yaml, "QA scenarios"), registered only when qa.enabled — without it the
 /// paths do not exist (404 not_found, like any unknown path), so no production agent
 /// offers them:
 ///   POST /api/v1/qa/scenarios (operator) {"kind","orders","duplicates","concurrency",

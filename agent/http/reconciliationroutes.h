@@ -11,7 +11,7 @@ class PatrolRunner;
 namespace payonce::http {
 
 /// POST /api/v1/reconciliation/run (operator) {"reason"} — the reason is required, as for
-/// every action (api.md) — runs the patrol once on the worker that took the request and
+/// every action (docs/openapi.yaml) — runs the patrol once on the worker that took the request and
 /// answers 200 {"ran_at","findings":[findingJson()...]}: the findings of this run. Audited
 /// after the run as (actor, "reconciliation.run", "patrol", -, {"findings":N,"ids":[...]},
 /// reason). One run at a time per agent: while another run (the timer's or an operator's)

@@ -21,7 +21,7 @@ namespace {
 
 using Code = core::CallbackOutcomeCode;
 
-/// Like the payment callbacks, every answer names the layer that decided (api.md): the
+/// Like the payment callbacks, every answer names the layer that decided (docs/openapi.yaml): the
 /// refund row's CAS for a copy of a settled refund, rejected for what is refused.
 HttpReply platformReply(core::Channel channel, Code code, const QString &message, Layer layer)
 {

@@ -15,7 +15,7 @@ class RefundStore;
 
 namespace payonce::http {
 
-/// The platforms' refund notifications (issue 7), answered in each platform's dialect like
+/// The platforms' refund notifications, answered in each platform's dialect like
 /// the payment callbacks: verified (signature, time window, decrypted) by the refund
 /// verifier, then settled by core::RefundService — 20 copies of one notification settle
 /// the refund once and all get SUCCESS. A notification naming no refund of ours, or not

@@ -41,7 +41,7 @@ core::Result<std::optional<qint64>> timeParameter(const HttpRequest &request, co
 core::Result<qint64> idArgument(const HttpRequest &request, const QString &name);
 
 /// The body of an operator action: a JSON object with a non-empty string "reason"
-/// (trimmed) — api.md: every action takes a reason.
+/// (trimmed) — docs/openapi.yaml: every action takes a reason.
 struct ActionBody {
     QJsonObject object;
     QString reason;

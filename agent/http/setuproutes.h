@@ -8,7 +8,7 @@ namespace payonce::http {
 
 class HttpServer;
 
-/// The set-up API of api.md "Orders and stock":
+/// The set-up API of docs/openapi.yaml, "Orders and stock":
 ///   PUT  /api/v1/skus/<sku_id>      (operator) {"stock":100} → 200 {"sku_id","stock"}
 ///   GET  /api/v1/skus/<sku_id>      (viewer)   → 200 {"sku_id","stock"}; 404 sku_not_found
 ///   POST /api/v1/orders             (operator) → 201 the order as GET shows it (PENDING)

@@ -18,7 +18,7 @@ class QTimer;
 
 namespace payonce::sim {
 
-/// The platforms' payment notifications (design.md, "The simulated platform"). Attached to
+/// The platforms' payment notifications (docs/design.md, "The simulated platform"). Attached to
 /// SimState::tradePaid: for every trade that becomes paid it builds the notification
 /// exactly as the platform does and POSTs it to the trade's notify_url plus the extra
 /// callback targets of its channel, re-delivering on the platform's schedule until one

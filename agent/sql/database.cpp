@@ -217,7 +217,7 @@ core::Result<void> Database::openConnection(Session &session)
     case Dialect::Sqlite:
         // synchronous=FULL: in WAL mode NORMAL may lose the last commits on power loss, and
         // a lost `accepted` row that already earned SUCCESS is a payment the platform will
-        // never send again (design rule 8). Durability before speed.
+        // never send again (docs/design.md rule 8). Durability before speed.
         setup = {QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("PRAGMA synchronous=FULL"),
                  QStringLiteral("PRAGMA foreign_keys=ON")};
         break;
@@ -230,7 +230,7 @@ core::Result<void> Database::openConnection(Session &session)
         break;
     case Dialect::MariaDb:
         // MariaDB defaults to REPEATABLE READ, where SELECT-then-UPDATE races were
-        // measured here; payonce runs READ COMMITTED everywhere (design.md, Storage).
+        // measured here; payonce runs READ COMMITTED everywhere (docs/design.md, Storage).
         setup = {QStringLiteral("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"),
                  QStringLiteral("SET SESSION innodb_lock_wait_timeout = 15"),
                  QStringLiteral("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'"),

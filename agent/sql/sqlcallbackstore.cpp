@@ -178,7 +178,7 @@ private:
         sql += QStringLiteral(" WHERE order_no = ?") + statusGuard;
         binds << orderNo;
         if (fence) {
-            // The fence check lives in the very statement that writes (design rule 3).
+            // The fence check lives in the very statement that writes (docs/design.md rule 3).
             sql += QStringLiteral(" AND fence <= ?");
             binds << *fence;
         }

@@ -11,7 +11,7 @@ using Dialect = config::DatabaseUrl::Dialect;
 
 /// What a database error means to the code that got it. Decided from the driver's native
 /// code (QSqlError::nativeErrorCode()), never from type(): QSQLITE reports a constraint
-/// violation as a ConnectionError. ../shared/notes/sql-dialects.md lists the codes.
+/// violation as a ConnectionError. docs/design.md, "Storage", lists the codes.
 enum class SqlErrorKind {
     UniqueViolation,  ///< SQLite 2067/1555, PostgreSQL 23505, MariaDB 1062
     Retryable,        ///< busy, lock timeout, deadlock, serialization: the whole transaction may run again

@@ -33,7 +33,7 @@ struct OrderRow {
 using core::TransitionOutcome;
 
 /// The orders table. Every write to an order is a single statement that carries both its
-/// guard and its fencing check (design.md rules 2 and 3):
+/// guard and its fencing check (docs/design.md rules 2 and 3):
 ///   UPDATE orders SET … , fence = ?, version = version + 1
 ///   WHERE order_no = ? AND status = ? AND fence <= ?
 /// The affected-row count decides; nothing is read first. Methods taking a Session run in

@@ -9,7 +9,7 @@ namespace {
 const QString kColumns = QStringLiteral(
     "scenario_id, kind, params, status, progress, report, started_by, started_at, finished_at");
 
-// What each PAID order is owed (design.md, "Callback path"): one stock row per item, one
+// What each PAID order is owed (docs/design.md, "Callback path"): one stock row per item, one
 // coupon when it has a template, one points grant when it has points.
 // The deductions (not the give-backs) of the order's stock ledger.
 const QString kStockRows = QStringLiteral("(SELECT COUNT(*) FROM stock_log s WHERE s.order_no = o.order_no AND s.qty > 0)");

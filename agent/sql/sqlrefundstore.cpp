@@ -232,7 +232,7 @@ core::Result<RefundSettlement> SqlRefundStore::settleFailed(const QString &refun
         }
         QString orderStatus;
         if (r.ownPayment) {
-            // The money never left: the order is PAID again (design.md: REFUNDING -> PAID).
+            // The money never left: the order is PAID again (docs/design.md: REFUNDING -> PAID).
             auto back = session.execAffected(QStringLiteral("UPDATE orders SET status = 'PAID', version = version + 1, "
                                                             "updated_at = ? WHERE order_no = ? AND status = 'REFUNDING'"),
                                              {nowMs, r.orderNo}, QStringLiteral("order REFUNDING -> PAID"));

@@ -19,7 +19,7 @@ class MetricsRegistry;
 
 namespace payonce::stream {
 
-/// The live stream behind GET /api/v1/stream (api.md, "Streams and health"): every
+/// The live stream behind GET /api/v1/stream (docs/openapi.yaml, "Streams and health"): every
 /// client first gets a `snapshot`, then a `metrics` message every interval, and the
 /// `event`s published meanwhile; seq counts per client from 1.
 ///

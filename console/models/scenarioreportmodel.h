@@ -7,7 +7,7 @@
 
 namespace payonce::console {
 
-/// The hits by layer of one QA scenario's invariant report (api.md "QA scenarios"): one
+/// The hits by layer of one QA scenario's invariant report (docs/openapi.yaml, "QA scenarios"): one
 /// row per layer in the order of the defence (in the layer's colour), then any other name
 /// the report carries ("idempotency_key/503", "no_answer"), with the callback deliveries
 /// it decided (by_layer) and the confirms it answered (confirm_layers). Empty until a

@@ -8,7 +8,7 @@ namespace payonce::console {
 
 /// The body of POST /api/v1/qa/scenarios as the QA form fills it, and the sentence that
 /// tells the operator what it will do before it is started. The agent validates the
-/// limits (api.md); the form's ranges only keep typing errors away.
+/// limits (docs/openapi.yaml); the form's ranges only keep typing errors away.
 struct ScenarioRequest {
     QString kind = QStringLiteral("mixed");
     int orders = 100;
@@ -19,7 +19,7 @@ struct ScenarioRequest {
     QStringList disableLayers;
     QString reason;
 
-    /// The kinds and the layers a scenario may switch off, as api.md names them.
+    /// The kinds and the layers a scenario may switch off, as docs/openapi.yaml names them.
     static const QStringList &kinds();
     static const QStringList &switchableLayers();
 

@@ -5,7 +5,7 @@
 
 namespace payonce::console {
 
-/// What a QA scenario's JSON says, in the operator's words (api.md "QA scenarios"): no
+/// What a QA scenario's JSON says, in the operator's words (docs/openapi.yaml, "QA scenarios"): no
 /// widgets, so the QA view only shows these texts and the tests read the same ones.
 
 /// "0 double effects", "1 double effect", "12 double effects".

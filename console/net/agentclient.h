@@ -23,7 +23,7 @@ struct ApiResult {
     bool ok() const { return !error.isError(); }
 };
 
-/// The agent's REST operations API (api.md "Operations") over QNetworkAccessManager.
+/// The agent's REST operations API (docs/openapi.yaml, "Operations") over QNetworkAccessManager.
 /// Every call is asynchronous: it returns at once and calls the handler on the UI
 /// thread when the answer (or the failure) arrives — never if `context` is gone by then.
 /// Besides the handler, every failure that concerns the connection itself (unreachable,

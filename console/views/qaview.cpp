@@ -97,7 +97,7 @@ QWidget *QaView::buildForm()
         spinBox->setValue(value);
         return spinBox;
     };
-    // The agent's limits (api.md): it refuses anything else, naming the field.
+    // The agent's limits (docs/openapi.yaml): it refuses anything else, naming the field.
     m_orders = spin("scenarioOrders", 1, 10000, defaults.orders);
     m_duplicates = spin("scenarioDuplicates", 1, 100, defaults.duplicates);
     m_concurrency = spin("scenarioConcurrency", 1, 64, defaults.concurrency);

@@ -22,7 +22,7 @@ class ScenarioReportModel;
 class TablePanel;
 struct ScenarioRequest;
 
-/// QA scenarios (api.md "POST /api/v1/qa/scenarios"): a form to start one (kind, orders,
+/// QA scenarios (docs/openapi.yaml, "POST /api/v1/qa/scenarios"): a form to start one (kind, orders,
 /// duplicates, concurrency, time scale, target agents — the connected one by default —,
 /// layers to switch off, a reason), the running scenario's progress from the stream's
 /// scenario.progress events, its invariant report once it ends (PASS/FAIL, the double

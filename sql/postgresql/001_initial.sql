@@ -1,7 +1,7 @@
 -- payonce schema, PostgreSQL 15. The same tables as ../sqlite and ../mariadb, column for column.
 -- Conventions (all three dialects): every *_at column is UTC epoch milliseconds; money is
 -- integer fen (*_fen); flags are SMALLINT 0/1; statuses are checked strings. The unique
--- keys below ARE layer L4 and the side-effect keys of design.md: the database, not a prior
+-- keys below ARE layer L4 and the side-effect keys of docs/design.md: the database, not a prior
 -- SELECT, decides what is a duplicate.
 
 CREATE TABLE orders (

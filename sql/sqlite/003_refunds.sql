@@ -1,4 +1,4 @@
--- Refunds (issue 7): one row per approved refund compensation. refund_no is our
+-- Refunds: one row per approved refund compensation. refund_no is our
 -- out_refund_no at the platform, derived from the compensation, so approving twice (or
 -- re-sending after a timeout) can never make a second refund; the status CAS decides who
 -- settles it, however many notifications arrive.

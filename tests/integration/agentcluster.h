@@ -16,7 +16,7 @@ namespace payonce::testsupport {
 
 /// Several payonce-agent processes sharing one database and one redis-server, with one
 /// payonce-sim of their own (the platform outlives any agent): the scale-out of
-/// design.md, started from the server harness on free loopback ports in temporary
+/// docs/design.md, started from the server harness on free loopback ports in temporary
 /// folders. Every agent runs with `instances` = the number of agents, the shared Redis,
 /// qa.enabled (test hooks allowed), the patrol off, and a fixed port that survives a
 /// restart. The platform is told to notify a NotificationRelay (the agents'

@@ -13,7 +13,7 @@
 namespace payonce::testsupport {
 
 namespace {
-// WeChat Pay's intervals between notification attempts, in seconds (design.md).
+// WeChat Pay's intervals between notification attempts, in seconds (docs/design.md).
 constexpr qint64 kWeChatSchedule[] = {15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600};
 
 bool acknowledgedByWeChatRules(const QByteArray &response)

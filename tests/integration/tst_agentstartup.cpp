@@ -131,7 +131,7 @@ private Q_SLOTS:
     }
 
     // Redis is an accelerator: an unreachable one at start is logged as degraded and the
-    // agent comes up anyway (design.md rule 5).
+    // agent comes up anyway (docs/design.md rule 5).
     void startsDegradedWithoutRedis()
     {
         QTemporaryDir workDir;

@@ -98,7 +98,7 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
     QVERIFY2(output.contains(u"unique callbacks >= 50% of direct SQL"), qPrintable(output));
     QVERIFY2(output.contains(u"duplicates p99 <= 10 ms"), qPrintable(output));
 
-    // The JSON says the same, and carries issue 8's comparison.
+    // The JSON says the same, and carries the slow-stream comparison.
     QFile jsonFile(jsonPath);
     QVERIFY(jsonFile.open(QIODevice::ReadOnly));
     const QJsonObject json = QJsonDocument::fromJson(jsonFile.readAll()).object();

@@ -1,4 +1,4 @@
-// The real callback pipeline (issue 5) on the real database (once per dialect), the real
+// The real callback pipeline on the real database (once per dialect), the real
 // embedded key store and a fake verifier (the notification's fields travel as JSON in the
 // body, so the worker's re-verification of the stored delivery decodes the same thing).
 // Concurrency claims are made with runConcurrently; every storm prints its tally.

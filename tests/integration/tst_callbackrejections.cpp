@@ -1,6 +1,6 @@
-// Bad input on the callback path, over real HTTP, on each dialect (issue 5, Must-show:
-// "forged signature, unknown serial, stale and future timestamp, ... → the contract's 4xx
-// FAIL, no business row written, a counter moved").
+// Bad input on the callback path, over real HTTP, on each dialect: a forged
+// signature, an unknown serial, a stale or future timestamp, ... → the contract's 4xx FAIL,
+// no business row written, a counter moved.
 //
 // The real payonce-agent runs WITHOUT payonce-sim: its WeChat platform keys are the
 // committed fixture keys (tests/fixtures/notifications, serials PLATFORM_SERIAL_A/B), its
@@ -169,7 +169,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("verified");       // callback_deliveries.verified
         QTest::addColumn<bool>("finding");       // an amount_mismatch finding for this pay_no
         QTest::addColumn<bool>("pays");          // the valid rows: 200 and the order PAID
-        // A defect of the agent against api.md, kept visible: the check named here is
+        // A defect of the agent against docs/openapi.yaml, kept visible: the check named here is
         // expected to fail (QEXPECT_FAIL) with this reason, file:line.
         QTest::addColumn<QString>("defectCheck");
         QTest::addColumn<QString>("defectReason");
@@ -191,7 +191,7 @@ private Q_SLOTS:
         row("wechat_truncated_body", 400, "invalid_input", 0);         // cut after signing
         row("wechat_invalid_json", 400, "invalid_input", 0);
         // A 10 MB body never reaches the route: the connection guard answers 413
-        // payload_too_large from the Content-Length (api.md: a body over 64 KiB), layer
+        // payload_too_large from the Content-Length (docs/openapi.yaml: a body over 64 KiB), layer
         // rejected, so no delivery is recorded (the guard's own payloadTooLarge count
         // moves; /metrics, which will show it, is not served yet).
         row("wechat_10mb_body", 413, "", 0);

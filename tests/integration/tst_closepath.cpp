@@ -1,4 +1,4 @@
-// Order close end to end (issue 7): the real agent (its closer on a 200 ms timer and its
+// Order close end to end: the real agent (its closer on a 200 ms timer and its
 // POST /api/v1/orders/close-expired) and payonce-sim, on the database of the dialect under
 // test. The agent tells the platform to notify a relay in this test (public_base_url),
 // which keeps each notification and answers FAIL — so a payment's notification can be

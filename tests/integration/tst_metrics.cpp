@@ -67,7 +67,7 @@ private Q_SLOTS:
             QCOMPARE(m_agent->stop(), 0);
     }
 
-    // No token needed, the exposition content type, every family api.md names.
+    // No token needed, the exposition content type, every family docs/openapi.yaml names.
     void scrapeNeedsNoTokenAndListsTheContract()
     {
         const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));

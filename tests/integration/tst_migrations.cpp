@@ -47,7 +47,7 @@ private Q_SLOTS:
                  qint64(bundled.size()));
         QCOMPARE(runner.currentVersion().value(), bundled.last().version);
 
-        // Every table design.md names exists (a COUNT on each succeeds).
+        // Every table docs/design.md names exists (a COUNT on each succeeds).
         for (const char *table : {"orders", "order_items", "skus", "idempotency_keys", "payment_records",
                                   "pay_callback_log", "callback_deliveries", "stock_log", "user_coupon", "point_log",
                                   "outbox", "findings", "compensations", "audit_log", "settings", "qa_runs",

@@ -1,5 +1,5 @@
 // Several agents on one database and one Redis, with one payonce-sim that outlives them
-// (design.md, "Scale-out"), on PostgreSQL and MariaDB: every notification delivered as 5
+// (docs/design.md, "Scale-out"), on PostgreSQL and MariaDB: every notification delivered as 5
 // simultaneous copies spread over 3 agents (and once also through nginx with the shipped
 // config), then the same storm with an agent killed, Redis killed and restarted empty,
 // the database stopped for 5 s, and an agent frozen past its lock lease. After each, the
@@ -31,7 +31,7 @@ using namespace payonce::testsupport;
 namespace {
 
 constexpr int kAgents = 3;
-constexpr int kStormOrders = 1000;  // issue 9: 3 agents, 1 000 orders, 5 copies each
+constexpr int kStormOrders = 1000;  // 3 agents, 1 000 orders, 5 copies each
 constexpr int kChaosOrders = 200;   // mid-storm chaos needs a storm, not a long one
 constexpr int kSettleMs = 90000;    // lock lease (10 s) + worker age (5 s) + outbox, with room
 constexpr qint64 kLockLeaseMs = 10000; // the callback pipeline's pay-lock TTL (its default)
@@ -362,7 +362,7 @@ private Q_SLOTS:
         }
     }
 
-    // QA scenarios (issue 9) started at agent-1 with all three agents as targets: a burst of
+    // QA scenarios started at agent-1 with all three agents as targets: a burst of
     // 100 orders × 5 copies, then a small mixed run. The agent's invariant report (its SQL)
     // must pass and agree with this test's own (PaidOnceReport), and the work must really
     // have spread over the three agents. The runner drives the platform itself, so for

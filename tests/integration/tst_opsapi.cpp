@@ -1,4 +1,4 @@
-// The operator API of issue 6 through HTTP on the real agent (with payonce-sim beside it),
+// The operator API (outbox, findings, compensations, reconciliation, audit) through HTTP on the real agent (with payonce-sim beside it),
 // on each dialect: an order paid through the simulator has its order.paid event delivered
 // by the agent's running dispatcher to a webhook receiver in this test; an extra coupon and
 // extra points injected by raw SQL under other keys are found by POST

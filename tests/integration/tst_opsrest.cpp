@@ -1,4 +1,4 @@
-// The rest of the operations API (issue 8) on the real agent with payonce-sim, per dialect:
+// The rest of the operations API on the real agent with payonce-sim, per dialect:
 // every operations endpoint's roles; the callback inspector; the replay of a stored
 // delivery (absorbed without a second effect) and its dry run, which writes nothing and
 // predicts the real replay over processed, accepted, amount-mismatched and unknown

@@ -1,4 +1,4 @@
-// Order close (issue 7) on a real migrated database of the dialect under test, with the
+// Order close on a real migrated database of the dialect under test, with the
 // real closer, callback pipeline, patrol and embedded key store; the platform is a fake
 // (what its close and query answer is the input of these cases). The same against the
 // real agent and payonce-sim is tst_closepath.

@@ -1,4 +1,4 @@
-// The reconciliation patrol and compensations with four-eyes approval (issue 6), on a real
+// The reconciliation patrol and compensations with four-eyes approval, on a real
 // migrated database of the dialect under test. A PAID order is set up with its correct
 // effects by SQL; an extra coupon and extra points are then injected by raw SQL under
 // other keys (a path that bypassed the keys). The slots run in order and share the state.

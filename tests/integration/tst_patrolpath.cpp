@@ -1,4 +1,4 @@
-// Orders stuck in PAYING, end to end (issue 6): the real agent and payonce-sim, on the
+// Orders stuck in PAYING, end to end: the real agent and payonce-sim, on the
 // database of the dialect under test. The agent tells the platform to notify a relay in
 // this test instead of itself (public_base_url), which keeps each notification and answers
 // FAIL, so the order stays PAYING although the simulator has it paid — the lost callback.

@@ -1,4 +1,4 @@
-// The patrol's stuck_paying and stuck_accepted checks (issue 6) on a real migrated
+// The patrol's stuck_paying and stuck_accepted checks on a real migrated
 // database of the dialect under test, with the real callback pipeline and the embedded
 // key store. The platform is a fake here (what its query and close answer is the input of
 // these cases); the same path against payonce-sim and the real agent is tst_patrolpath.

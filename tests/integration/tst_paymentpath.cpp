@@ -1,6 +1,6 @@
 // The payment path over real HTTP: the payonce-agent binary with payonce-sim beside it
 // (sim.enabled), on each dialect's database (tst_paymentpath_sqlite / _postgresql /
-// _mariadb). What the contract (api.md, "Paying") promises, seen from outside.
+// _mariadb). What the contract (docs/openapi.yaml, "Paying") promises, seen from outside.
 
 #include "agentprocess.h"
 #include "storagefixture.h"

@@ -1,4 +1,4 @@
-// QA scenarios end to end (issue 9), on each dialect: the agent binary with qa.enabled and
+// QA scenarios end to end, on each dialect: the agent binary with qa.enabled and
 // payonce-sim beside it. A concurrent burst and a retry storm run through the agent's own
 // HTTP API and the simulator, and the invariant report — computed by SQL — passes with
 // every invariant; the counts are checked again here by independent SQL. Then one extra

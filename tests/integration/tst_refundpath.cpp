@@ -1,4 +1,4 @@
-// Refunds end to end (issue 7): the real agent and payonce-sim, on the database of the
+// Refunds end to end: the real agent and payonce-sim, on the database of the
 // dialect under test. Money is given back once: a double payment found by the patrol is
 // refunded under four eyes — approved twice at the same moment and once more, its
 // refund notification delivered 20 times at once — and exactly one refund reaches the
@@ -338,7 +338,7 @@ private Q_SLOTS:
             setFaults({{QStringLiteral("channel"), QStringLiteral("all")}});
     }
 
-    // ---- Must show 1 ---------------------------------------------------------------
+    // ---- A double payment is refunded once -----------------------------------------
 
     void doublePaymentIsRefundedOnce_data()
     {
@@ -538,7 +538,7 @@ private Q_SLOTS:
         QCOMPARE(rows.first().toObject().value(QStringLiteral("amount")).toString(), kAmount);
     }
 
-    // ---- Must show 2 ---------------------------------------------------------------
+    // ---- A full refund undoes every effect once ------------------------------------
 
     void fullRefundUndoesEveryEffectOnce_data()
     {
@@ -707,7 +707,7 @@ private Q_SLOTS:
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PAID"));
     }
 
-    // ---- Must show 3 ---------------------------------------------------------------
+    // ---- Refused: a refund of an unpaid order, a forged refund notification --------
 
     void approvingARefundOfAnUnpaidOrderIsRefused()
     {
@@ -800,7 +800,7 @@ private Q_SLOTS:
         QCOMPARE(alipay.body, QByteArray("failure"));
         QCOMPARE(snapshot(), before);
 
-        // api.md: every response to a callback request names the deciding layer, "rejected"
+        // docs/openapi.yaml: every response to a callback request names the deciding layer, "rejected"
         // for a bad signature.
         QCOMPARE(answer.header("X-Payonce-Layer"), QByteArray("rejected"));
         QCOMPARE(alipay.header("X-Payonce-Layer"), QByteArray("rejected"));

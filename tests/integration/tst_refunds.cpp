@@ -1,4 +1,4 @@
-// Refunds (issue 7) on a real migrated database of the dialect under test: the approval
+// Refunds on a real migrated database of the dialect under test: the approval
 // records the refund (CompensationService over SqlCompensationStore), RefundService sends
 // it to a fake platform (its answers are the input of these cases; the real clients
 // against payonce-sim are tst_gateway_sim and tst_refundpath) and settles it through

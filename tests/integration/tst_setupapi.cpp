@@ -1,4 +1,4 @@
-// The set-up API (api.md "Orders and stock") end to end, once per dialect: an in-process
+// The set-up API (docs/openapi.yaml, "Orders and stock") end to end, once per dialect: an in-process
 // payonce::http::HttpServer (on a thread of its own, so the test can use blocking
 // sockets) with registerSetupRoutes() over SetupService over SqlOrderRepository on a
 // migrated database, driven over real HTTP with bearer tokens "viewer-token" and

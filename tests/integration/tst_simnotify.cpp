@@ -1,10 +1,10 @@
-// payonce-sim's notification side (issue 5), with payonce-sim as a child process and a
+// payonce-sim's notification side, with payonce-sim as a child process and a
 // small HTTP receiver in the test standing in for the agent: WeChat Pay v3 notifications
 // whose signature and AES-256-GCM resource are checked by an independent tool
 // (/usr/bin/python3 with python3-cryptography), Alipay forms whose sign is checked by the
 // openssl CLI, re-delivery on the scaled schedule until acknowledged, giving up after the
 // last attempt, duplicate copies, extra callback targets and redelivery.
-// Refund notifications (issue 7): WeChat REFUND.SUCCESS / REFUND.ABNORMAL (refund_fail)
+// Refund notifications: WeChat REFUND.SUCCESS / REFUND.ABNORMAL (refund_fail)
 // checked the same independent way and by payonce's own refund verifier, Alipay's refund
 // trade_status_sync checked by openssl, and both re-delivered until acknowledged.
 

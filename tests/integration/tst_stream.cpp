@@ -278,7 +278,7 @@ private Q_SLOTS:
         QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
     }
 
-    /// api.md: metrics messages carry outbox pending/dead. The agent reads them in the
+    /// docs/openapi.yaml: metrics messages carry outbox pending/dead. The agent reads them in the
     /// background about once a second; the stream follows what the database says.
     void outboxCountsFollowTheDatabase()
     {

@@ -1,4 +1,4 @@
-// Trace ids end to end (issue 8) on the real agent with payonce-sim and a webhook receiver
+// Trace ids end to end on the real agent with payonce-sim and a webhook receiver
 // in this test, per dialect: a confirm sent with a W3C traceparent → the simulated gateway
 // received that trace id (with a span id of the agent's own) → the simulator's payment
 // notification continues the trace → the callback's delivery row and its order.paid outbox

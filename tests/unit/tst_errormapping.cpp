@@ -1,5 +1,5 @@
 // errormapping.cpp is the one place that knows error statuses: every core::ErrorCode and
-// every contract code (api.md) maps to the contract's status.
+// every contract code (docs/openapi.yaml) maps to the contract's status.
 #include "http/errormapping.h"
 
 #include <QJsonDocument>
@@ -60,7 +60,7 @@ void TestErrorMapping::apiCodes_data()
 {
     QTest::addColumn<QString>("code");
     QTest::addColumn<int>("status");
-    // api.md "Common errors", "Paying", "Operations", and this layer's additions.
+    // docs/openapi.yaml, "Common errors", "Paying", "Operations", and this layer's additions.
     const std::pair<const char *, int> rows[] = {
         {"invalid_request", 400}, {"payload_too_large", 413}, {"invalid_amount", 400},
         {"order_not_found", 404}, {"order_not_yours", 403}, {"invalid_user", 400},

@@ -13,7 +13,7 @@ class TestOrderStateMachine : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     // Every (from, to) pair of the six states, the expected answer written out here
-    // independently of the table in orderstatemachine.cpp (design.md's edges).
+    // independently of the table in orderstatemachine.cpp (docs/design.md's edges).
     void matrix_data()
     {
         using S = OrderStatus;

@@ -1,4 +1,4 @@
-// SetupService and its JSON codec over a fake OrderRepository: the rules of api.md
+// SetupService and its JSON codec over a fake OrderRepository: the rules of docs/openapi.yaml
 // "Orders and stock" decided before any storage call, the mapping of repository answers
 // (Duplicate → order_exists, absent → order_not_found / sku_not_found, failures →
 // Storage), and the ownership check the payment routes use (invalid_user,

@@ -42,7 +42,7 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
                                    QStringLiteral("KIND"), QStringLiteral("embedded"));
     const QCommandLineOption slow(QStringLiteral("slow-stream-client"),
                                   QStringLiteral("Also measure unique callbacks with a WebSocket client on "
-                                                 "/api/v1/stream that never reads (issue 8)."));
+                                                 "/api/v1/stream that never reads."));
     const QCommandLineOption interval(QStringLiteral("stream-interval-ms"),
                                       QStringLiteral("The agent's stream.interval_ms (default 5)."),
                                       QStringLiteral("MS"), QStringLiteral("5"));

@@ -8,7 +8,7 @@ namespace payonce::bench {
 
 namespace {
 
-/// Issue 9's targets: unique callbacks against the direct-SQL limit (50% on SQLite, 70%
+/// The benchmark's targets: unique callbacks against the direct-SQL limit (50% on SQLite, 70%
 /// on the servers); duplicates against bare HTTP, with their p99.
 constexpr double kUniqueTargetSqlite = 0.5;
 constexpr double kUniqueTargetServers = 0.7;
@@ -85,7 +85,7 @@ void BenchReport::print(std::FILE *out) const
                       "time over wall time (100%% = one core).\n",
                  cores);
 
-    std::fprintf(out, "\nTargets (issue 9; reported, never asserted):\n");
+    std::fprintf(out, "\nTargets (reported, never asserted):\n");
     if (const PhaseFigures *unique = phase(QStringLiteral("unique_callbacks")); unique && ratioToLimit(*unique)) {
         const double target = dialect == u"sqlite" ? kUniqueTargetSqlite : kUniqueTargetServers;
         std::fprintf(out, "- unique callbacks >= %.0f%% of direct SQL: %.1f%% -> %s\n", target * 100,
@@ -100,7 +100,7 @@ void BenchReport::print(std::FILE *out) const
 
     if (slowStream) {
         const SlowStreamFigures &s = *slowStream;
-        std::fprintf(out, "\nSlow stream client (issue 8): unique callbacks without / with a client on /api/v1/stream "
+        std::fprintf(out, "\nSlow stream client: unique callbacks without / with a client on /api/v1/stream "
                           "that never reads (stream.interval_ms %d, %.1f s with the client, ~%.0f ticks):\n",
                      s.intervalMs, s.secondsWithClient, s.intervalMs > 0 ? s.secondsWithClient * 1000 / s.intervalMs : 0);
         std::fprintf(out, "- without: %.0f/s, with: %.0f/s, ratio %.3f\n", s.rateWithout, s.rateWith,

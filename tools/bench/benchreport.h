@@ -26,7 +26,7 @@ struct PhaseFigures {
     double latencyMs(double quantile) const;
 };
 
-/// Issue 8's comparison: unique callbacks without and with a stream client that never reads.
+/// The slow-stream comparison: unique callbacks without and with a stream client that never reads.
 struct SlowStreamFigures {
     double rateWithout = 0;
     double rateWith = 0;
@@ -57,7 +57,7 @@ struct BenchReport {
     qint64 totalErrors() const;
     bool succeeded() const { return totalErrors() == 0 && problems.isEmpty(); }
 
-    /// The table, the targets of issue 9 (met / not met) and the slow-stream comparison.
+    /// The table, the benchmark's targets (met / not met) and the slow-stream comparison.
     void print(std::FILE *out) const;
     QJsonObject toJson() const;
 };

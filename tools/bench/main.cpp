@@ -1,5 +1,5 @@
 // payonce-bench: the agent's throughput and latency against the limits of the same work
-// (issue 9), and issue 8's slow stream client. See README.md, "Benchmark".
+// and with a slow stream client. See README.md, "Benchmark".
 
 #include "benchoptions.h"
 #include "benchrun.h"

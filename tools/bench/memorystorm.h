@@ -4,7 +4,7 @@
 
 namespace payonce::bench {
 
-/// Issue 9's memory check (outside CI; scripts/bench-memory.sh): the agent under a
+/// The memory check (outside CI; scripts/bench-memory.sh): the agent under a
 /// callback storm for `options.memoryStorm` — a pool of confirmed payments whose WeChat
 /// notifications are signed afresh for every send (as the platform re-signs its retries,
 /// so the ±300 s window never runs out), the first of each paying its order and every

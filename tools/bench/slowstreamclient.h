@@ -6,7 +6,7 @@
 namespace payonce::bench {
 
 /// A WebSocket client on /api/v1/stream that completes the opening handshake and then
-/// never reads (issue 8's slow client): its receive buffer is 4 KiB, so the agent's
+/// never reads (the slow client of the benchmark): its receive buffer is 4 KiB, so the agent's
 /// messages pile up on the agent's side of the socket, where the stream hub must
 /// coalesce them or drop the client. Closed by the destructor.
 class SlowStreamClient {

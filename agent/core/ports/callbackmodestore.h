@@ -9,7 +9,7 @@
 
 namespace payonce::core {
 
-/// The callbacks mode (the incident switch, api.md GET/PUT /api/v1/mode): Normal runs the
+/// The callbacks mode (the incident switch, docs/openapi.yaml GET/PUT /api/v1/mode): Normal runs the
 /// whole pipeline; AcceptOnly stops after the durable log row and answers SUCCESS, and the
 /// worker finishes the rows when the mode is Normal again.
 enum class CallbackMode { Normal, AcceptOnly };

@@ -68,7 +68,7 @@ using CallbackFinding = Finding;
 
 enum class LogInsert { Inserted, Duplicate };
 
-/// The statements of one callback business transaction (design.md, "Callback path":
+/// The statements of one callback business transaction (docs/design.md, "Callback path":
 /// CAS to PAID → stock + stock_log → coupon → points → outbox → log row processed). Valid
 /// only inside CallbackStore::inTransaction(); all commit or roll back together.
 /// Every effect is insert-if-absent on its own key and answers true when this call wrote

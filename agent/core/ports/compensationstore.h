@@ -16,7 +16,7 @@ enum class CompensationKind { FreezeCoupon, ReversePoints, RestoreStock, Refund 
 QString compensationKindName(CompensationKind kind);
 std::optional<CompensationKind> compensationKindFromName(QStringView name);
 
-/// A compensation row (api.md, compensations).
+/// A compensation row (docs/openapi.yaml, compensations).
 struct Compensation {
     qint64 id = 0;
     CompensationKind kind = CompensationKind::FreezeCoupon;

@@ -18,7 +18,7 @@ namespace payonce::core {
 ///
 /// release() stops the watchdog and deletes the key only if this handle still owns it; a
 /// late release after the lease moved on never deletes the new owner's lock. Call it
-/// after COMMIT (design rule 1), never inside a transaction. The destructor releases too
+/// after COMMIT (docs/design.md rule 1), never inside a transaction. The destructor releases too
 /// (best effort) if release() was not called.
 ///
 /// Thread-safety: lost() and release() may be called from any thread, also from another

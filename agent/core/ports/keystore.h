@@ -14,7 +14,7 @@ namespace payonce::core {
 /// cache and the seen-processed set, all backed by one store — Redis, or the embedded
 /// in-process store for single-instance mode.
 ///
-/// Redis is an accelerator (design rule 5): when the store is unreachable every call fails
+/// Redis is an accelerator (docs/design.md rule 5): when the store is unreachable every call fails
 /// fast (within the configured timeout) with ErrorCode::Unavailable and degraded() is
 /// true; the store recovers by itself when the server is back. Readiness must not depend
 /// on it. Thread-safe; the parts live as long as the KeyStore.

@@ -5,7 +5,7 @@
 
 namespace payonce::core {
 
-/// Verifies and decodes a platform notification (design.md, "Callback path": verify
+/// Verifies and decodes a platform notification (docs/design.md, "Callback path": verify
 /// signature and timestamp window → decrypt → parse). One implementation serves both
 /// channels; the HTTP route, the operator's replay and the accepted-row worker call the
 /// same function, so a stored raw delivery is judged exactly as it was on receipt.

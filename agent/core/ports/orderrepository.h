@@ -18,7 +18,7 @@ struct OrderItem {
     bool operator==(const OrderItem &) const = default;
 };
 
-/// An order as the set-up API creates it (api.md "Orders and stock"), already validated
+/// An order as the set-up API creates it (docs/openapi.yaml, "Orders and stock"), already validated
 /// by SetupService: ids of [A-Za-z0-9_-]{1,64}, userId > 0, amountFen > 0, items non-empty
 /// with distinct SKUs and qty > 0, rewardPoints >= 0.
 struct OrderDraft {

@@ -11,7 +11,7 @@
 
 namespace payonce::core {
 
-/// The outbox table, as dispatchers and the operator API see it (design.md, "Outbox and
+/// The outbox table, as dispatchers and the operator API see it (docs/design.md, "Outbox and
 /// patrol"). Thread-safe; every call is its own short transaction on the calling thread.
 ///
 /// Claims are leases: claim() marks up to `limit` due rows (pending, next_attempt_at <= now,

@@ -36,7 +36,7 @@ public:
     /// A reused record whose trade the platform has closed gets a new out_trade_no (a
     /// platform never creates a closed one again): CAS on (paymentNo, creating). true: changed.
     virtual Result<bool> renumberRecord(const QString &paymentNo, const QString &newPaymentNo) = 0;
-    /// L5: the fenced state-machine CAS (design rules 2 and 3). Without a fence (the key
+    /// L5: the fenced state-machine CAS (docs/design.md rules 2 and 3). Without a fence (the key
     /// store is down, so no lock and no token) the status guard alone decides.
     virtual Result<TransitionOutcome> transition(const QString &orderNo, OrderStatus from, OrderStatus to,
                                                  std::optional<qint64> fence) = 0;
