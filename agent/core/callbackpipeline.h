@@ -243,6 +243,8 @@ public:
         int finished = 0;
         int failed = 0;
     };
+    /// A row refused as a stale fence this many times in a row raises a finding.
+    static constexpr int StaleFenceTriesBeforeFinding = 5;
     CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes, const Clock &clock,
                    qint64 minAgeMs = 5000);
     Report runOnce(int limit = 100);

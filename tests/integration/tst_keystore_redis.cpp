@@ -250,6 +250,93 @@ private Q_SLOTS:
                                 .arg(onA.value(), 0, 16).arg(onB.value(), 0, 16)));
     }
 
+    void failbackToAnOlderInstanceNeverReusesItsEpoch()
+    {
+        // The agents' endpoint fails over from A to B and back to A, which never restarted:
+        // its run_id and its fence counters are the ones it had. B's tokens were taken with
+        // a larger epoch than A's, so A's old epoch must not come back.
+        QString error;
+        auto a = RedisServer::start(&error);
+        QVERIFY2(a, qPrintable(error));
+        auto b = RedisServer::start(&error);
+        QVERIFY2(b, qPrintable(error));
+        redis::RedisKeyStore agent1(optionsFor(a->url()), m_epochs);
+        redis::RedisKeyStore agent2(optionsFor(a->url()), m_epochs);
+        QVERIFY(waitUntilReachable(agent1, 15000));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        const QString runIdA = agent1.instanceId();
+        const QString order = uniqueKey("order");
+        std::vector<quint64> tokens;
+        auto take = [&](redis::RedisKeyStore &agent, int n) {
+            for (int i = 0; i < n; ++i) {
+                auto lock = agent.locks().acquire(uniqueKey("lock:order"), 10s, order);
+                QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
+                QVERIFY(lock.value());
+                tokens.push_back(lock.value()->fencingToken());
+                QVERIFY(lock.value()->release().ok());
+                auto next = agent.fencing().next(order);
+                QVERIFY2(next.ok(), next.ok() ? "" : qPrintable(describe(next.error())));
+                tokens.push_back(next.value());
+            }
+        };
+        take(agent1, 5);
+        take(agent2, 5);
+
+        QVERIFY2(testsupport::takeOverEndpoint(*a, *b, &error), qPrintable(error));
+        QVERIFY(waitUntilReachable(agent1, 15000));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        QVERIFY(agent1.instanceId() != runIdA);
+        take(agent1, 2);
+
+        QVERIFY2(testsupport::takeOverEndpoint(*b, *a, &error), qPrintable(error));
+        QVERIFY(waitUntilReachable(agent1, 15000));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        QCOMPARE(agent1.instanceId(), runIdA);
+        take(agent2, 2);
+        take(agent1, 2);
+
+        for (size_t i = 1; i < tokens.size(); ++i)
+            QVERIFY2(tokens[i] > tokens[i - 1],
+                     qPrintable(QStringLiteral("token %1 is %2:%3 after %4:%5")
+                                    .arg(i)
+                                    .arg(tokens[i] >> 32).arg(tokens[i] & 0xFFFFFFFF)
+                                    .arg(tokens[i - 1] >> 32).arg(tokens[i - 1] & 0xFFFFFFFF)));
+    }
+
+    void lostFenceKeysNeverRestartTheCounter()
+    {
+        // The fence keys are deleted (an operator's DEL, a FLUSHDB, an eviction) on the same
+        // instance, while both agents keep their connections: no handshake sees it.
+        const QString order = uniqueKey("order");
+        quint64 last = 0;
+        for (int i = 0; i < 20; ++i) {
+            auto token = (i % 2 ? *m_second : *m_store).fencing().next(order);
+            QVERIFY2(token.ok(), token.ok() ? "" : qPrintable(describe(token.error())));
+            last = token.value();
+        }
+        const QByteArray deleted = m_server->cli(
+            {QStringLiteral("EVAL"),
+             QStringLiteral("local n = 0 for _, k in ipairs(redis.call('KEYS', 'fence:*')) do "
+                            "redis.call('DEL', k) n = n + 1 end return n"),
+             QStringLiteral("0")});
+        QVERIFY2(deleted.toInt() > 0, deleted.constData());
+        for (redis::RedisKeyStore *agent : {m_store.get(), m_second.get()}) {
+            auto lock = agent->locks().acquire(uniqueKey("lock:order"), 10s, order);
+            QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
+            QVERIFY(lock.value());
+            const quint64 token = lock.value()->fencingToken();
+            QVERIFY2(token > last, qPrintable(QStringLiteral("token %1:%2 after %3:%4: the counter restarted")
+                                                  .arg(token >> 32).arg(token & 0xFFFFFFFF)
+                                                  .arg(last >> 32).arg(last & 0xFFFFFFFF)));
+            last = token;
+            QVERIFY(lock.value()->release().ok());
+            auto next = agent->fencing().next(order);
+            QVERIFY2(next.ok(), next.ok() ? "" : qPrintable(describe(next.error())));
+            QVERIFY(next.value() > last);
+            last = next.value();
+        }
+    }
+
     void epochLookupFailureFailsTheConnect()
     {
         // No epoch, no connection: a connection that could run an INCR without a
