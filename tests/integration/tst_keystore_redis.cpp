@@ -68,9 +68,9 @@ bool waitUntilReachable(core::KeyStore &store, int withinMs)
     return false;
 }
 
-/// A FenceEpochSource in front of the real one whose lookups for one instance id can be
+/// A FenceEpochSource in front of the real one whose new epochs for one instance id can be
 /// held (a slow database round trip), so an interleaving of agents is deterministic. A
-/// held lookup waits until release() or 10 s, whichever comes first.
+/// held call waits until release() or 10 s, whichever comes first.
 class HeldEpochs final : public core::FenceEpochSource {
 public:
     explicit HeldEpochs(core::FenceEpochSource &real) : m_real(real) {}
@@ -100,7 +100,8 @@ public:
         return m_heldOnce;
     }
 
-    core::Result<quint32> epochFor(const QString &instanceId) override
+    core::Result<quint32> largestEpoch() override { return m_real.largestEpoch(); }
+    core::Result<quint32> newEpoch(const QString &instanceId, const QString &reason) override
     {
         {
             std::unique_lock lock(m_mutex);
@@ -111,7 +112,7 @@ public:
                 m_holding = false;
             }
         }
-        return m_real.epochFor(instanceId);
+        return m_real.newEpoch(instanceId, reason);
     }
 
     /// Wakes waitUntilHeldOr() when a flag it watches changed.
@@ -200,10 +201,11 @@ private Q_SLOTS:
 
     void fenceEpochIsRegisteredBeforeTheFirstIncr()
     {
-        // Agent 1 takes a fencing token on instance A, but its epoch lookup in the database
-        // is slow. Meanwhile A dies, B starts empty, agent 2 takes tokens on B. The database
-        // hands out max+1 to an instance on its first lookup, so if A's epoch is first
-        // asked for after B's, A's (older) tokens outrank every token B will ever give.
+        // Agent 1 takes a fencing token on instance A while the database is slow to hand out
+        // epochs for A. Meanwhile A dies, B starts empty, agent 2 takes tokens on B. An epoch
+        // paired with A's counter after B's was handed out would make A's (older) tokens
+        // outrank every token B will ever give; the epoch is read from A in the same script
+        // as the counter, installed there before, so no lookup stands between them.
         QString error;
         auto server = RedisServer::start(&error); // its own: A's run_id is new to the database
         QVERIFY2(server, qPrintable(error));
@@ -342,7 +344,9 @@ private Q_SLOTS:
         // No epoch, no connection: a connection that could run an INCR without a
         // registered epoch is what the previous test is about.
         struct NoEpochs final : core::FenceEpochSource {
-            core::Result<quint32> epochFor(const QString &) override
+            core::Result<quint32> newEpoch(const QString &, const QString &) override { return down(); }
+            core::Result<quint32> largestEpoch() override { return down(); }
+            static core::Error down()
             {
                 return core::Error::make(core::ErrorCode::Internal, QStringLiteral("database is down"),
                                          QStringLiteral("internal error"));
@@ -449,9 +453,9 @@ private Q_SLOTS:
 
     void evictingMaxmemoryPolicyIsWarnedAbout()
     {
-        // Fence counters must not be evicted: a fence:{scope} key evicted on the same
-        // run_id restarts its counter within the same epoch. The handshake says so (a
-        // warning, not a failure) when the policy is not noeviction.
+        // Locks and one-time tokens must not be evicted (an evicted fence state is detected
+        // and gets a new epoch). The handshake says so (a warning, not a failure) when the
+        // policy is not noeviction.
         const int port = m_server->port();
         const auto policyIs = [port](const char *policy) {
             return redisCli(port, {QStringLiteral("CONFIG"), QStringLiteral("SET"), QStringLiteral("maxmemory-policy"),

@@ -52,7 +52,8 @@ public:
 
 class FakeEpochs final : public FenceEpochSource {
 public:
-    Result<quint32> epochFor(const QString &) override { return quint32(1); }
+    Result<quint32> newEpoch(const QString &, const QString &) override { return quint32(1); }
+    Result<quint32> largestEpoch() override { return quint32(1); }
 };
 
 class FakeModeStore final : public BreakerModeStore {
