@@ -63,6 +63,23 @@ private Q_SLOTS:
         QCOMPARE(inFlight.load(), kThreads - 1);
     }
 
+    // The owner that was taken over (its confirm ran past the timeout) comes back: its
+    // complete() and release() must not touch the taker's record.
+    void takenOverRecordIsNotOverwrittenByTheOldOwner()
+    {
+        const QString key = QStringLiteral("taken-over");
+        const qint64 start = 2'000'000;
+        QCOMPARE(m_store->begin(10087, key, kFingerprint, start).value().verdict, IdempotencyVerdict::Started);
+        QCOMPARE(m_store->begin(10087, key, kFingerprint, start + 61'000).value().verdict, IdempotencyVerdict::Started);
+        const StoredResponse late{QStringLiteral("duplicate_request"), QByteArrayLiteral("{\"old\":true}")};
+        QVERIFY2(!m_store->release(10087, key, kFingerprint).value(), "the old owner deleted the taker's record");
+        QVERIFY2(!m_store->complete(10087, key, kFingerprint, late, start + 62'000).value(),
+                 "the old owner completed the taker's record");
+        auto record = m_store->find(10087, key);
+        QVERIFY(record.ok() && record.value());
+        QCOMPARE(record.value()->status, core::IdempotencyStatus::InFlight);
+    }
+
     void beginRace()
     {
         for (int round = 0; round < kRounds; ++round) {
