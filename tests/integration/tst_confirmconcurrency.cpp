@@ -33,15 +33,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class CountingGateway final : public PaymentGateway {
+/// A WeChat platform whose trades are never paid and that refunds nothing: the tests'
+/// gateways differ in createOrder() only.
+class TestGateway : public PaymentGateway {
 public:
     Channel channel() const override { return Channel::WeChat; }
-    Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override
-    {
-        creates.fetch_add(1);
-        std::this_thread::sleep_for(20ms); // a platform takes a while: lets the others pile up
-        return GatewayOrder{QStringLiteral("weixin://wxpay/bizpayurl?pr=") + request.paymentNo};
-    }
     Result<GatewayTrade> query(const QString &) override { return GatewayTrade{}; }
     Result<void> close(const QString &) override { return {}; }
     Result<GatewayRefund> refund(const GatewayRefundRequest &) override
@@ -49,13 +45,22 @@ public:
         return Error::make(ErrorCode::Internal, QStringLiteral("no refunds in this test"));
     }
     Result<GatewayRefund> queryRefund(const QString &, const QString &) override { return GatewayRefund{}; }
+};
+
+class CountingGateway final : public TestGateway {
+public:
+    Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override
+    {
+        creates.fetch_add(1);
+        std::this_thread::sleep_for(20ms); // a platform takes a while: lets the others pile up
+        return GatewayOrder{QStringLiteral("weixin://wxpay/bizpayurl?pr=") + request.paymentNo};
+    }
     std::atomic<int> creates{0};
 };
 
 /// A platform that takes its time: createOrder() blocks until release() (at most 20 s).
-class SlowGateway final : public PaymentGateway {
+class SlowGateway final : public TestGateway {
 public:
-    Channel channel() const override { return Channel::WeChat; }
     Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override
     {
         std::unique_lock guard(m_mutex);
@@ -64,13 +69,6 @@ public:
         m_changed.wait_for(guard, 20s, [&] { return m_released; });
         return GatewayOrder{QStringLiteral("weixin://wxpay/bizpayurl?pr=") + request.paymentNo};
     }
-    Result<GatewayTrade> query(const QString &) override { return GatewayTrade{}; }
-    Result<void> close(const QString &) override { return {}; }
-    Result<GatewayRefund> refund(const GatewayRefundRequest &) override
-    {
-        return Error::make(ErrorCode::Internal, QStringLiteral("no refunds in this test"));
-    }
-    Result<GatewayRefund> queryRefund(const QString &, const QString &) override { return GatewayRefund{}; }
 
     bool waitUntilEntered()
     {
