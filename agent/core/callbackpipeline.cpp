@@ -11,6 +11,7 @@
 #include "logging/categories.h"
 
 #include <QJsonObject>
+#include <QSet>
 #include <QRandomGenerator>
 
 #include <memory>
@@ -793,6 +794,15 @@ CallbackWorker::Report CallbackWorker::runOnce(int limit)
             qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "not finished:"
                                        << callbackOutcomeName(out.code) << out.note << out.message;
         }
+    }
+    if (rows.value().size() < limit) {
+        // Every accepted row was listed: a row not among them is no longer accepted
+        // (finished elsewhere), its refusals are history.
+        QSet<QString> listed;
+        for (const AcceptedCallback &row : rows.value())
+            listed.insert(channelName(row.channel) + QLatin1Char(':') + row.payNo);
+        std::lock_guard guard(m_mutex);
+        m_staleTries.removeIf([&](const auto &entry) { return !listed.contains(entry.key()); });
     }
     return report;
 }

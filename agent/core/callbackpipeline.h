@@ -235,8 +235,9 @@ PaymentNotification confirmedByQuery(Channel channel, const QString &paymentNo, 
 /// Rows younger than minAgeMs are left to the delivery that is still processing them.
 /// A row refused as a stale fence (the order carries a newer token) stays `accepted` and
 /// is never counted finished: it is tried again on the next run with a fresh token, and
-/// from the StaleFenceTriesBeforeFinding-th refusal in a row on, each refusal raises (or
-/// sees again) a `stuck_accepted` finding with reason `stale_fence`.
+/// from its StaleFenceTriesBeforeFinding-th stale-fence refusal on (counted by this worker
+/// while the row stays accepted), each refusal raises (or sees again) a `stuck_accepted`
+/// finding with reason `stale_fence`.
 /// Thread-safe (each runOnce works alone; two workers on two agents are safe — the lock,
 /// L5 and the side-effect keys decide).
 class CallbackWorker {
@@ -249,7 +250,7 @@ public:
         int failed = 0;     ///< not finished, stale fences included
         int staleFence = 0; ///< refused as a stale fence, left `accepted` for the next run
     };
-    /// A row refused as a stale fence this many times in a row raises a finding.
+    /// A row refused as a stale fence this many times raises a finding.
     static constexpr int StaleFenceTriesBeforeFinding = 5;
     CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes, const Clock &clock,
                    qint64 minAgeMs = 5000);

@@ -339,6 +339,52 @@ private Q_SLOTS:
         }
     }
 
+    void untrustedFenceStateTakesANewEpoch_data()
+    {
+        // What the instance's fence:state is turned into, and whether the agents reconnect
+        // (a handshake) before their next token.
+        QTest::addColumn<QStringList>("change");
+        QTest::addColumn<bool>("reconnect");
+        QTest::newRow("counter full") << QStringList{QStringLiteral("counter"), QStringLiteral("4294967295")} << false;
+        // Restored from an older snapshot with the same run_id and epoch: the counter went
+        // back below a token this agent already has.
+        QTest::newRow("counter went back") << QStringList{QStringLiteral("counter"), QStringLiteral("1")} << false;
+        // Restored from disk or replicated: written by another process.
+        QTest::newRow("another run_id") << QStringList{QStringLiteral("run_id"), QStringLiteral("0123abcd")} << true;
+    }
+
+    void untrustedFenceStateTakesANewEpoch()
+    {
+        QFETCH(QStringList, change);
+        QFETCH(bool, reconnect);
+        const QString order = uniqueKey("order");
+        quint64 last = 0;
+        for (int i = 0; i < 5; ++i) {
+            auto token = m_store->fencing().next(order);
+            QVERIFY2(token.ok(), token.ok() ? "" : qPrintable(describe(token.error())));
+            last = token.value();
+        }
+        QCOMPARE(m_server->cli(QStringList{QStringLiteral("HSET"), QStringLiteral("fence:state")} + change),
+                 QByteArrayLiteral("0"));
+        if (reconnect)
+            QVERIFY(!m_server->cli({QStringLiteral("CLIENT"), QStringLiteral("KILL"), QStringLiteral("TYPE"),
+                                    QStringLiteral("normal")})
+                         .isEmpty());
+        QVERIFY(waitUntilReachable(*m_store, 15000));
+        auto lock = m_store->locks().acquire(uniqueKey("lock:order"), 10s, order);
+        QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
+        QVERIFY(lock.value());
+        const quint64 token = lock.value()->fencingToken();
+        QVERIFY2((token >> 32) > (last >> 32),
+                 qPrintable(QStringLiteral("token %1:%2 after %3:%4: no new epoch")
+                                .arg(token >> 32).arg(token & 0xFFFFFFFF).arg(last >> 32).arg(last & 0xFFFFFFFF)));
+        QCOMPARE(token & 0xFFFFFFFF, quint64(1));
+        QVERIFY(lock.value()->release().ok());
+        auto next = m_second->fencing().next(order); // the other agent continues in the new epoch
+        QVERIFY2(next.ok(), next.ok() ? "" : qPrintable(describe(next.error())));
+        QVERIFY(next.value() > token);
+    }
+
     void epochLookupFailureFailsTheConnect()
     {
         // No epoch, no connection: a connection that could run an INCR without a
