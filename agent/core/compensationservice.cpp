@@ -1,5 +1,7 @@
 #include "compensationservice.h"
 
+#include "core/mutants.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -138,7 +140,7 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
         if (!found.value())
             return notFound(id);
         Compensation before = *found.value();
-        if (before.proposedBy == actor) {
+        if (before.proposedBy == actor && !mutants::isOn(mutants::Mutant::ApproveOwnProposal)) {
             return Error::make(ErrorCode::FourEyes,
                                QStringLiteral("%1 proposed compensation %2 and cannot decide it").arg(actor).arg(id),
                                QStringLiteral("the proposer cannot approve or reject their own proposal"));

@@ -130,7 +130,7 @@ core::Result<Session *> Database::threadSession()
         const QString name = QStringLiteral("payonce-%1-%2")
                                  .arg(m_id)
                                  .arg(reinterpret_cast<quintptr>(QThread::currentThreadId()), 0, 16);
-        auto session = std::unique_ptr<Session>(new Session(dialect(), name));
+        auto session = std::unique_ptr<Session>(new Session(dialect(), name, clock()));
         auto opened = openConnection(*session);
         if (!opened) {
             ThreadConnections::close(session);

@@ -18,6 +18,8 @@ struct DatabaseOptions {
     /// How many times one unit of work runs at most when it meets busy, deadlock,
     /// serialization or a lost connection before COMMIT.
     int maxAttempts = 8;
+    /// What rows are stamped with; null: the system clock. Must outlive the Database.
+    const core::Clock *clock = nullptr;
 };
 
 /// The database, seen from any thread. Each thread gets its own Qt Sql connection (Qt 6.4
@@ -43,6 +45,7 @@ public:
 
     Dialect dialect() const { return m_options.url.dialect; }
     const DatabaseOptions &options() const { return m_options; }
+    const core::Clock &clock() const { return m_options.clock ? *m_options.clock : m_systemClock; }
 
     /// Opens the calling thread's connection afresh, once, within connectTimeoutMs: the
     /// agent calls it at start to fail fast with a clear error. Misconfigured for refused
@@ -87,6 +90,7 @@ private:
     QString beginStatement() const;
 
     DatabaseOptions m_options;
+    core::SystemClock m_systemClock;
     quint64 m_id;
     static thread_local bool m_commitOutcomeUnknown;
 };

@@ -4,8 +4,8 @@
 
 namespace payonce::sql {
 
-Session::Session(Dialect dialect, QString connectionName)
-    : m_dialect(dialect), m_connectionName(std::move(connectionName))
+Session::Session(Dialect dialect, QString connectionName, const core::Clock &clock)
+    : m_dialect(dialect), m_connectionName(std::move(connectionName)), m_clock(&clock)
 {
 }
 

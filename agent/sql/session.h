@@ -2,6 +2,7 @@
 
 #include "sqlerrors.h"
 
+#include "core/ports/clock.h"
 #include "core/result.h"
 
 #include <QSqlDatabase>
@@ -28,16 +29,21 @@ public:
     core::Result<int> execAffected(const QString &sql, const QVariantList &binds = {},
                                    const QString &what = {});
 
+    /// The time rows are stamped with (created_at, updated_at, ...): the Database's clock,
+    /// so a simulation on a fake clock sees one time in every row and every decision.
+    qint64 nowMs() const { return m_clock->nowMs(); }
+
     bool inTransaction() const { return m_inTransaction; }
     bool isBroken() const { return m_broken; }
 
 private:
     friend class Database;
     friend struct ThreadConnections;
-    Session(Dialect dialect, QString connectionName);
+    Session(Dialect dialect, QString connectionName, const core::Clock &clock);
 
     Dialect m_dialect;
     QString m_connectionName;
+    const core::Clock *m_clock;
     QSqlDatabase m_db;
     bool m_inTransaction = false;
     bool m_broken = false;

@@ -1,6 +1,5 @@
 #include "sqlauditwriter.h"
 
-#include <QDateTime>
 
 namespace payonce::sql {
 
@@ -23,7 +22,7 @@ core::Result<qint64> SqlAuditWriter::append(const core::AuditEntry &entry)
                                            "after_state, reason, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
                             + (postgres ? QStringLiteral(" RETURNING id") : QString());
         auto query = session.exec(sql,
-                                  {QDateTime::currentMSecsSinceEpoch(), entry.actor, entry.action, entry.target,
+                                  {session.nowMs(), entry.actor, entry.action, entry.target,
                                    textOrNull(entry.before), textOrNull(entry.after), entry.reason,
                                    textOrNull(entry.traceId)},
                                   QStringLiteral("append audit_log"));

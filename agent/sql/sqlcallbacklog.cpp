@@ -2,7 +2,6 @@
 
 #include "dialectsql.h"
 
-#include <QDateTime>
 
 namespace payonce::sql {
 
@@ -13,7 +12,7 @@ const QStringList kColumns{QStringLiteral("channel"),    QStringLiteral("pay_no"
                            QStringLiteral("status"),     QStringLiteral("delivery_id"),
                            QStringLiteral("created_at")};
 
-QVariantList bindsFor(const CallbackLogEntry &entry)
+QVariantList bindsFor(const Session &session, const CallbackLogEntry &entry)
 {
     return {entry.channel,
             entry.payNo,
@@ -21,7 +20,7 @@ QVariantList bindsFor(const CallbackLogEntry &entry)
             entry.amountFen,
             QStringLiteral("accepted"),
             entry.deliveryId ? QVariant(*entry.deliveryId) : QVariant(QMetaType(QMetaType::LongLong)),
-            QDateTime::currentMSecsSinceEpoch()};
+            session.nowMs()};
 }
 
 } // namespace
@@ -31,7 +30,7 @@ core::Result<InsertOutcome> SqlCallbackLog::insertAccepted(const CallbackLogEntr
     static const QString sql = QStringLiteral("INSERT INTO pay_callback_log (%1) VALUES (?, ?, ?, ?, ?, ?, ?)")
                                    .arg(kColumns.join(QStringLiteral(", ")));
     auto written = m_database.write([&](Session &session) -> core::Result<void> {
-        auto done = session.exec(sql, bindsFor(entry), QStringLiteral("insert pay_callback_log"));
+        auto done = session.exec(sql, bindsFor(session, entry), QStringLiteral("insert pay_callback_log"));
         if (!done)
             return done.error();
         return {};
@@ -47,7 +46,7 @@ core::Result<InsertOutcome> SqlCallbackLog::insertAcceptedIfAbsent(Session &sess
 {
     const QString sql = insertIfAbsentSql(session.dialect(), QStringLiteral("pay_callback_log"), kColumns,
                                           QStringLiteral("id"));
-    auto affected = session.execAffected(sql, bindsFor(entry), QStringLiteral("insert-if-absent pay_callback_log"));
+    auto affected = session.execAffected(sql, bindsFor(session, entry), QStringLiteral("insert-if-absent pay_callback_log"));
     if (!affected)
         return affected.error();
     return affected.value() == 1 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
@@ -59,7 +58,7 @@ core::Result<bool> SqlCallbackLog::markProcessed(Session &session, const QString
     auto affected = session.execAffected(
         QStringLiteral("UPDATE pay_callback_log SET status = 'processed', outcome = ?, processed_at = ? "
                        "WHERE channel = ? AND pay_no = ? AND status = 'accepted'"),
-        {outcome, QDateTime::currentMSecsSinceEpoch(), channel, payNo}, QStringLiteral("mark callback processed"));
+        {outcome, session.nowMs(), channel, payNo}, QStringLiteral("mark callback processed"));
     if (!affected)
         return affected.error();
     return affected.value() == 1;

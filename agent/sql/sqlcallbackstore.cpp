@@ -3,7 +3,8 @@
 #include "dialectsql.h"
 #include "sqlfindings.h"
 
-#include <QDateTime>
+#include "core/mutants.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -18,11 +19,6 @@ using core::OrderStatus;
 using core::TransitionOutcome;
 
 namespace {
-
-qint64 nowMs()
-{
-    return QDateTime::currentMSecsSinceEpoch();
-}
 
 QVariant textOrNull(const QString &text)
 {
@@ -77,6 +73,8 @@ public:
     core::Result<TransitionOutcome> markPaid(const QString &orderNo, const QString &payNo, Channel channel,
                                              std::optional<qint64> fence) override
     {
+        if (core::mutants::isOn(core::mutants::Mutant::CasIgnoresStatus))
+            return paid(orderNo, payNo, channel, fence, QString());
         return paid(orderNo, payNo, channel, fence, QStringLiteral(" AND status IN ('PENDING','PAYING')"));
     }
 
@@ -89,13 +87,13 @@ public:
     core::Result<bool> takeStock(const QString &skuId, qint64 qty) override
     {
         return changed(QStringLiteral("UPDATE skus SET stock = stock - ?, updated_at = ? WHERE sku_id = ? AND stock >= ?"),
-                       {qty, nowMs(), skuId, qty}, QStringLiteral("take stock"));
+                       {qty, m_session.nowMs(), skuId, qty}, QStringLiteral("take stock"));
     }
 
     core::Result<void> untakeStock(const QString &skuId, qint64 qty) override
     {
         auto done = changed(QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
-                            {qty, nowMs(), skuId}, QStringLiteral("give back stock"));
+                            {qty, m_session.nowMs(), skuId}, QStringLiteral("give back stock"));
         if (!done)
             return done.error();
         return {};
@@ -106,13 +104,13 @@ public:
         return insertIfAbsent(QStringLiteral("stock_log"),
                               {QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
                                QStringLiteral("fence"), QStringLiteral("created_at")},
-                              {orderNo, skuKey, qty, fence, nowMs()});
+                              {orderNo, skuKey, qty, fence, m_session.nowMs()});
     }
 
     core::Result<bool> insertCoupon(const QString &orderNo, qint64 userId, const QString &templateKey,
                                     qint64 fence) override
     {
-        const qint64 now = nowMs();
+        const qint64 now = m_session.nowMs();
         return insertIfAbsent(QStringLiteral("user_coupon"),
                               {QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("template_id"),
                                QStringLiteral("status"), QStringLiteral("fence"), QStringLiteral("created_at"),
@@ -126,13 +124,13 @@ public:
         return insertIfAbsent(QStringLiteral("point_log"),
                               {QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("point_type"),
                                QStringLiteral("delta"), QStringLiteral("fence"), QStringLiteral("created_at")},
-                              {orderNo, userId, pointType, delta, fence, nowMs()});
+                              {orderNo, userId, pointType, delta, fence, m_session.nowMs()});
     }
 
     core::Result<bool> insertOutbox(const QString &eventId, const QString &eventType, const QString &aggregateId,
                                     const QJsonObject &payload, const QString &traceId) override
     {
-        const qint64 now = nowMs();
+        const qint64 now = m_session.nowMs();
         return insertIfAbsent(QStringLiteral("outbox"),
                               {QStringLiteral("event_id"), QStringLiteral("event_type"), QStringLiteral("aggregate_id"),
                                QStringLiteral("payload"), QStringLiteral("status"), QStringLiteral("attempts"),
@@ -147,7 +145,7 @@ public:
     {
         auto done = changed(QStringLiteral("UPDATE payment_records SET status = 'paid', updated_at = ? "
                                            "WHERE payment_no = ? AND status IN ('creating','pending','failed')"),
-                            {nowMs(), paymentNo}, QStringLiteral("payment record paid"));
+                            {m_session.nowMs(), paymentNo}, QStringLiteral("payment record paid"));
         if (!done)
             return done.error();
         return {};
@@ -167,7 +165,7 @@ private:
     core::Result<TransitionOutcome> paid(const QString &orderNo, const QString &payNo, Channel channel,
                                          std::optional<qint64> fence, const QString &statusGuard)
     {
-        const qint64 now = nowMs();
+        const qint64 now = m_session.nowMs();
         QString sql = QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ?, paid_channel = ?, paid_at = ?, "
                                      "updated_at = ?, version = version + 1");
         QVariantList binds{payNo, core::channelName(channel), now, now};
@@ -343,7 +341,7 @@ core::Result<bool> SqlCallbackStore::raiseFinding(const core::CallbackFinding &f
 {
     return m_database.write([&](Session &session) -> core::Result<bool> {
         bool inserted = false;
-        auto id = upsertFinding(session, finding, nowMs(), &inserted);
+        auto id = upsertFinding(session, finding, session.nowMs(), &inserted);
         if (!id)
             return id.error();
         return inserted;

@@ -3,6 +3,8 @@
 #include "dialectsql.h"
 #include "sqlrefunds.h"
 
+#include "core/mutants.h"
+
 #include <QJsonDocument>
 #include <QUuid>
 
@@ -215,6 +217,11 @@ public:
         static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
                                          QStringLiteral("fence"), QStringLiteral("created_at")};
         for (auto it = extra.cbegin(); it != extra.cend(); ++it) {
+            if (core::mutants::isOn(core::mutants::Mutant::StockRestoreUnkeyed)) {
+                (void)m_session.execAffected(QStringLiteral("UPDATE skus SET stock = stock + ? WHERE sku_id = ?"),
+                                             {it.value(), it.key()}, QStringLiteral("mutant give-back"));
+                continue;
+            }
             auto logged = m_session.execAffected(
                 insertIfAbsentSql(m_session.dialect(), QStringLiteral("stock_log"), columns, QStringLiteral("id")),
                 {reversalKey, it.key(), -it.value(), order.value().fence, nowMs}, QStringLiteral("stock reversal"));

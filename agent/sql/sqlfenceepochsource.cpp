@@ -1,6 +1,5 @@
 #include "sqlfenceepochsource.h"
 
-#include <QDateTime>
 #include <QSqlQuery>
 
 #include <limits>
@@ -32,7 +31,7 @@ core::Result<quint32> SqlFenceEpochSource::newEpoch(const QString &keyStoreInsta
         const bool postgres = session.dialect() == Dialect::PostgreSql;
         auto query = session.exec(QStringLiteral("INSERT INTO fence_epochs (instance_id, reason, created_at) VALUES (?, ?, ?)")
                                       + (postgres ? QStringLiteral(" RETURNING epoch") : QString()),
-                                  {keyStoreInstanceId, reason, QDateTime::currentMSecsSinceEpoch()},
+                                  {keyStoreInstanceId, reason, session.nowMs()},
                                   QStringLiteral("hand out a fence epoch"));
         if (!query)
             return query.error();

@@ -2,7 +2,6 @@
 
 #include "sqlorders.h"
 
-#include <QDateTime>
 
 namespace payonce::sql {
 
@@ -141,7 +140,7 @@ core::Result<core::SkuStock> SqlOrderRepository::setSkuStock(const QString &skuI
 {
     auto written = m_database.write([&](Session &session) -> core::Result<void> {
         auto upserted = session.exec(upsertSkuSql(session.dialect()),
-                                     {skuId, stock, QDateTime::currentMSecsSinceEpoch()}, QStringLiteral("upsert sku"));
+                                     {skuId, stock, session.nowMs()}, QStringLiteral("upsert sku"));
         if (!upserted)
             return upserted.error();
         return {};

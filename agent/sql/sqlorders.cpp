@@ -4,7 +4,6 @@
 
 #include "core/orderstatemachine.h"
 
-#include <QDateTime>
 
 namespace payonce::sql {
 
@@ -15,7 +14,7 @@ using core::OrderStatus;
 core::Result<void> SqlOrders::create(const NewOrder &order)
 {
     return m_database.write([&](Session &session) -> core::Result<void> {
-        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const qint64 now = session.nowMs();
         // Insert-if-absent, not a plain INSERT: a duplicate is then an affected-row count of
         // 0 rather than an error, which on PostgreSQL would abort the transaction (and make
         // the driver complain while freeing its statements) before write() rolls it back.
@@ -55,7 +54,7 @@ core::Result<TransitionOutcome> SqlOrders::transition(Session &session, const QS
                            QStringLiteral("the order state machine has no edge %1 -> %2")
                                .arg(core::orderStatusName(from), core::orderStatusName(to)));
     }
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const qint64 now = session.nowMs();
     auto affected = session.execAffected(
         QStringLiteral("UPDATE orders SET status = ?, version = version + 1, fence = ?, updated_at = ? "
                        "WHERE order_no = ? AND status = ? AND fence <= ?"),
@@ -73,7 +72,7 @@ core::Result<TransitionOutcome> SqlOrders::recordFence(Session &session, const Q
     auto affected = session.execAffected(
         QStringLiteral("UPDATE orders SET fence = ?, version = version + 1, updated_at = ? "
                        "WHERE order_no = ? AND fence <= ?"),
-        {fence, QDateTime::currentMSecsSinceEpoch(), orderNo, fence}, QStringLiteral("fenced order write"));
+        {fence, session.nowMs(), orderNo, fence}, QStringLiteral("fenced order write"));
     if (!affected)
         return affected.error();
     if (affected.value() == 1)

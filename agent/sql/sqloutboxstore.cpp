@@ -2,6 +2,8 @@
 
 #include "database.h"
 
+#include "core/mutants.h"
+
 #include <QStringList>
 
 namespace payonce::sql {
@@ -110,10 +112,14 @@ core::Result<int> SqlOutboxStore::complete(const QString &dispatcherId, const QL
             core::Result<int> r = 0;
             switch (o.kind) {
             case OutboxOutcome::Kind::Delivered:
-                r = session.execAffected(QStringLiteral("UPDATE outbox SET status = 'delivered', attempts = ?, "
+                r = session.execAffected(QStringLiteral("UPDATE outbox SET status = ?, attempts = ?, "
                                                         "delivered_at = ?, claimed_by = NULL, claimed_until = NULL")
                                              + guard,
-                                         {o.attempts, nowMs, o.id, dispatcherId}, QStringLiteral("outbox delivered"));
+                                         {core::mutants::isOn(core::mutants::Mutant::DuplicateOutbox)
+                                              ? QStringLiteral("pending")
+                                              : QStringLiteral("delivered"),
+                                          o.attempts, nowMs, o.id, dispatcherId},
+                                         QStringLiteral("outbox delivered"));
                 break;
             case OutboxOutcome::Kind::Retry:
                 r = session.execAffected(QStringLiteral("UPDATE outbox SET attempts = ?, next_attempt_at = ?, "

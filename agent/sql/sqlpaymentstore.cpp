@@ -2,7 +2,6 @@
 
 #include "dialectsql.h"
 
-#include <QDateTime>
 
 namespace payonce::sql {
 
@@ -43,7 +42,7 @@ public:
                                          QStringLiteral("channel"),    QStringLiteral("status"),
                                          QStringLiteral("attempt"),    QStringLiteral("amount_fen"),
                                          QStringLiteral("created_at"), QStringLiteral("updated_at")};
-        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const qint64 now = m_session.nowMs();
         auto affected = m_session.execAffected(
             insertIfAbsentSql(m_session.dialect(), QStringLiteral("payment_records"), columns, QStringLiteral("id")),
             {record.paymentNo, record.orderNo, core::channelName(record.channel),
@@ -78,7 +77,7 @@ public:
     {
         return cas(QStringLiteral("UPDATE payment_records SET payment_no = ?, updated_at = ? "
                                   "WHERE payment_no = ? AND status = 'creating'"),
-                   {newPaymentNo, QDateTime::currentMSecsSinceEpoch(), paymentNo},
+                   {newPaymentNo, m_session.nowMs(), paymentNo},
                    QStringLiteral("renumber payment record"));
     }
 
@@ -86,7 +85,7 @@ public:
     {
         return cas(QStringLiteral("UPDATE payment_records SET status = 'creating', attempt = attempt + 1, "
                                   "last_error = NULL, updated_at = ? WHERE payment_no = ? AND status = 'failed'"),
-                   {QDateTime::currentMSecsSinceEpoch(), paymentNo}, QStringLiteral("reuse failed payment record"));
+                   {m_session.nowMs(), paymentNo}, QStringLiteral("reuse failed payment record"));
     }
 
     core::Result<core::TransitionOutcome> transition(const QString &orderNo, OrderStatus from, OrderStatus to,
@@ -98,7 +97,7 @@ public:
         auto affected = m_session.execAffected(
             QStringLiteral("UPDATE orders SET status = ?, version = version + 1, updated_at = ? "
                            "WHERE order_no = ? AND status = ?"),
-            {core::orderStatusName(to), QDateTime::currentMSecsSinceEpoch(), orderNo, core::orderStatusName(from)},
+            {core::orderStatusName(to), m_session.nowMs(), orderNo, core::orderStatusName(from)},
             QStringLiteral("order CAS (unfenced)"));
         if (!affected)
             return affected.error();
@@ -114,14 +113,14 @@ public:
     {
         return cas(QStringLiteral("UPDATE payment_records SET status = 'pending', code_url = ?, updated_at = ? "
                                   "WHERE payment_no = ? AND status = 'creating'"),
-                   {codeUrl, QDateTime::currentMSecsSinceEpoch(), paymentNo}, QStringLiteral("payment record pending"));
+                   {codeUrl, m_session.nowMs(), paymentNo}, QStringLiteral("payment record pending"));
     }
 
     core::Result<bool> markRecordFailed(const QString &paymentNo, const QString &lastError) override
     {
         return cas(QStringLiteral("UPDATE payment_records SET status = 'failed', last_error = ?, updated_at = ? "
                                   "WHERE payment_no = ? AND status = 'creating'"),
-                   {lastError, QDateTime::currentMSecsSinceEpoch(), paymentNo}, QStringLiteral("payment record failed"));
+                   {lastError, m_session.nowMs(), paymentNo}, QStringLiteral("payment record failed"));
     }
 
 private:

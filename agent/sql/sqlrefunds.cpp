@@ -2,6 +2,8 @@
 
 #include "dialectsql.h"
 
+#include "core/mutants.h"
+
 namespace payonce::sql {
 
 using core::Error;
@@ -104,7 +106,8 @@ core::Result<RefundRecord> requestRefund(Session &session, const core::Compensat
         return refunded.error();
     const qint64 already = refunded.value().next() ? refunded.value().value(0).toLongLong() : 0;
     const qint64 amount = c.amountFen.value_or(paidFen - already);
-    if (amount <= 0 || amount > paidFen - already) {
+    const bool overAmount = amount > paidFen - already && !core::mutants::isOn(core::mutants::Mutant::RefundOverAmount);
+    if (amount <= 0 || overAmount) {
         return invalid(QStringLiteral("refund of %1 fen exceeds what is left of payment %2 (%3 of %4 fen)")
                            .arg(amount)
                            .arg(payNo)

@@ -5,6 +5,8 @@
 #include "sqlfindings.h"
 #include "sqlrefunds.h"
 
+#include "core/mutants.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -86,6 +88,11 @@ core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, q
     static const QStringList stockColumns{QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("qty"),
                                           QStringLiteral("fence"), QStringLiteral("created_at")};
     for (const auto &[sku, qty] : toRestore) {
+        if (core::mutants::isOn(core::mutants::Mutant::StockRestoreUnkeyed)) {
+            (void)session.execAffected(QStringLiteral("UPDATE skus SET stock = stock + ? WHERE sku_id = ?"), {qty, sku},
+                                       QStringLiteral("mutant give-back"));
+            continue;
+        }
         auto logged = session.execAffected(
             insertIfAbsentSql(session.dialect(), QStringLiteral("stock_log"), stockColumns, QStringLiteral("id")),
             {key, sku, -qty, fence, nowMs}, QStringLiteral("restore refunded stock"));

@@ -109,7 +109,9 @@ RefundNotification notificationOf(const RefundRecord &refund, RefundNotification
     n.payNo = refund.payNo;
     n.amountFen = refund.amountFen;
     n.totalFen = refund.totalFen;
-    n.refundStatus = state == RefundNotification::State::Success ? QStringLiteral("SUCCESS") : QStringLiteral("ABNORMAL");
+    n.refundStatus = state == RefundNotification::State::Success  ? QStringLiteral("SUCCESS")
+                     : state == RefundNotification::State::Closed ? QStringLiteral("CLOSED")
+                                                                  : QStringLiteral("ABNORMAL");
     return n;
 }
 
@@ -219,6 +221,46 @@ private:
         if (!found.ok() || !found.value())
             return std::nullopt;
         return *found.value();
+    }
+
+    /// Proposed by the desk, approved by the lead: the compensation as it stands afterwards.
+    std::optional<Compensation> approvedCompensation(CompensationKind kind, const QString &orderNo, QString *error = nullptr)
+    {
+        auto proposed = m_compensations->propose({kind, orderNo, std::nullopt, {}, QStringLiteral("desk"),
+                                                  QStringLiteral("looks wrong"), {}, std::nullopt},
+                                                 m_clock.nowMs());
+        if (!proposed.ok()) {
+            if (error)
+                *error = proposed.error().internalMessage;
+            return std::nullopt;
+        }
+        auto approved = m_compensations->approve(proposed.value().compensation.id, QStringLiteral("lead"),
+                                                 QStringLiteral("checked"), m_clock.nowMs());
+        if (!approved.ok()) {
+            if (error)
+                *error = approved.error().internalMessage;
+            return std::nullopt;
+        }
+        return approved.value().compensation;
+    }
+
+    QString stockOf(const QString &skuId) { return text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {skuId}); }
+
+    /// What the order holds of the SKU by its own ledger: every entry written for it, net.
+    QString netStockOf(const QString &orderNo, const QString &skuId)
+    {
+        return text(QStringLiteral("SELECT COALESCE(SUM(qty), 0) FROM stock_log WHERE order_no = ? AND sku_id = ?"),
+                    {orderNo, skuId});
+    }
+
+    QString pointsOf(const QString &orderNo)
+    {
+        return text(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"), {orderNo});
+    }
+
+    qint64 activeCoupons(const QString &orderNo)
+    {
+        return count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo});
     }
 
     void verifyRefundedOnce(const Paid &p, const QString &refundNo)
@@ -392,7 +434,7 @@ private Q_SLOTS:
         const auto refund = approvedRefund(p.orderNo);
         QVERIFY(refund);
         QVERIFY(m_refunds->submit(refund->refundNo).ok());
-        auto settled = m_refunds->settle(notificationOf(*refund, RefundNotification::State::Abnormal));
+        auto settled = m_refunds->settle(notificationOf(*refund, RefundNotification::State::Closed));
         QVERIFY(settled.ok());
         QCOMPARE(settled.value(), RefundSettlement::Settled);
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
@@ -467,6 +509,148 @@ private Q_SLOTS:
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refund->refundNo}),
                  QStringLiteral("processing"));
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
+    }
+
+    // ---- settlement regressions: each of these failed on the code before its fix ----
+
+    void restoreStockAfterTheRefundGivesNothingBack()
+    {
+        const Paid p = paidOrder();
+        const auto refund = approvedRefund(p.orderNo);
+        QVERIFY(refund);
+        m_platform.queue(refund->refundNo, FakeRefundPlatform::made(refund->refundNo, GatewayRefundState::Success));
+        QVERIFY(m_refunds->submit(refund->refundNo).ok());
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("10"));
+        // The desk, looking at the stock, asks for it back once more: there is nothing left.
+        QString error;
+        const auto restored = approvedCompensation(CompensationKind::RestoreStock, p.orderNo, &error);
+        QVERIFY2(restored, qPrintable(error));
+        QCOMPARE(restored->status, QStringLiteral("executed"));
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("10")); // 12 before the fix
+        QCOMPARE(netStockOf(p.orderNo, p.skuId), QStringLiteral("0"));
+        QVERIFY(restored->result.value(QStringLiteral("stock_restored")).toObject().isEmpty());
+        QCOMPARE(restored->result.value(QStringLiteral("stock_refused")).toObject().value(p.skuId).toString(),
+                 QStringLiteral("nothing_taken"));
+    }
+
+    void twoRestoreStocksWhileRefundingThenSuccessGiveBackOnce()
+    {
+        const Paid p = paidOrder();
+        const auto refund = approvedRefund(p.orderNo);
+        QVERIFY(refund);
+        QVERIFY(m_refunds->submit(refund->refundNo).ok()); // processing: the order is REFUNDING
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
+        for (int i = 0; i < 2; ++i) {
+            QString error;
+            const auto restored = approvedCompensation(CompensationKind::RestoreStock, p.orderNo, &error);
+            QVERIFY2(restored, qPrintable(error));
+        }
+        // While the refund may still fail, the order owes its stock as a PAID one does.
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("8"));
+        QCOMPARE(m_refunds->settle(notificationOf(*refund, RefundNotification::State::Success)).value(),
+                 RefundSettlement::Settled);
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("10")); // 14 before the fix
+        QCOMPARE(netStockOf(p.orderNo, p.skuId), QStringLiteral("0"));
+    }
+
+    void couponAndPointsCompensationsWhileRefundingTakeNothingItIsOwed()
+    {
+        const Paid p = paidOrder();
+        const auto refund = approvedRefund(p.orderNo);
+        QVERIFY(refund);
+        QVERIFY(m_refunds->submit(refund->refundNo).ok());
+        QVERIFY(approvedCompensation(CompensationKind::FreezeCoupon, p.orderNo));
+        QVERIFY(approvedCompensation(CompensationKind::ReversePoints, p.orderNo));
+        QCOMPARE(activeCoupons(p.orderNo), qint64(1));
+        QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints));
+        // The refund is closed without paying out: the order is PAID with all it earned.
+        QCOMPARE(m_refunds->settle(notificationOf(*refund, RefundNotification::State::Closed)).value(),
+                 RefundSettlement::Settled);
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(activeCoupons(p.orderNo), qint64(1)); // 0 before the fix
+        QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints)); // 0 before the fix
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("8"));
+    }
+
+    void weChatAbnormalKeepsTheRefundProcessing()
+    {
+        const Paid p = paidOrder();
+        const auto refund = approvedRefund(p.orderNo);
+        QVERIFY(refund);
+        QVERIFY(m_refunds->submit(refund->refundNo).ok());
+        const QString subject = QStringLiteral("refund:") + refund->refundNo;
+        // ABNORMAL: the platform waits for manual handling; the money may still go back.
+        for (int i = 0; i < 2; ++i) {
+            auto abnormal = m_refunds->settle(notificationOf(*refund, RefundNotification::State::Abnormal));
+            QVERIFY2(abnormal.ok(), qPrintable(abnormal.ok() ? QString() : abnormal.error().internalMessage));
+        }
+        QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refund->refundNo}),
+                 QStringLiteral("processing")); // failed before the fix
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_abnormal' AND subject = ? "
+                                      "AND order_no = ? AND status = 'open' AND seen_count = 2"),
+                       {subject, p.orderNo}),
+                 qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND subject = ?"), {subject}),
+                 qint64(0));
+        // Handled by hand at the platform: SUCCESS settles it, and the finding resolves.
+        QCOMPARE(m_refunds->settle(notificationOf(*refund, RefundNotification::State::Success)).value(),
+                 RefundSettlement::Settled);
+        verifyRefundedOnce(p, refund->refundNo);
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'refund_abnormal' AND subject = ?"), {subject}),
+                 QStringLiteral("resolved"));
+        // The same through the submission's own answer and the follow-up's query.
+        const Paid q = paidOrder();
+        const auto second = approvedRefund(q.orderNo);
+        QVERIFY(second);
+        m_platform.queue(second->refundNo, FakeRefundPlatform::made(second->refundNo, GatewayRefundState::Abnormal));
+        auto sent = m_refunds->submit(second->refundNo);
+        QVERIFY(sent.ok());
+        QCOMPARE(sent.value().status, RefundStatus::Processing);
+        m_platform.setQuery(second->refundNo, GatewayRefundState::Abnormal);
+        QVERIFY(m_refunds->followUp(m_clock.nowMs() + 60000).ok());
+        QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {second->refundNo}),
+                 QStringLiteral("processing"));
+        m_platform.setQuery(second->refundNo, GatewayRefundState::Closed);
+        QVERIFY(m_refunds->followUp(m_clock.nowMs() + 120000).ok());
+        QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {second->refundNo}),
+                 QStringLiteral("failed"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {q.orderNo}), QStringLiteral("PAID"));
+    }
+
+    void concurrentRefundsOfOnePaymentNeverExceedIt()
+    {
+        // Two approvers, two refunds of 60% each of one extra payment, at the same instant,
+        // ten times over: never more than the payment is recorded.
+        for (int round = 0; round < 10; ++round) {
+            const Paid p = paidOrder();
+            const QString extra = QStringLiteral("EXTRA") + p.payNo;
+            exec(QStringLiteral("INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, outcome, "
+                                "created_at) VALUES ('wechat', ?, ?, ?, 'processed', 'double_payment', 2)"),
+                 {extra, p.orderNo, kAmount});
+            QList<qint64> ids;
+            for (int i = 0; i < 2; ++i) {
+                auto proposed = m_compensations->propose({CompensationKind::Refund, p.orderNo, std::nullopt, {},
+                                                          QStringLiteral("desk"), QStringLiteral("paid twice"), extra,
+                                                          kAmount * 6 / 10},
+                                                         m_clock.nowMs());
+                QVERIFY(proposed.ok());
+                ids << proposed.value().compensation.id;
+            }
+            runConcurrently(2, [&](int i) {
+                (void)m_compensations->approve(ids.at(i), QStringLiteral("lead") + QString::number(i),
+                                               QStringLiteral("checked"), m_clock.nowMs());
+            });
+            const qint64 recorded = text(QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0) FROM refunds WHERE pay_no = ?"),
+                                         {extra})
+                                        .toLongLong();
+            QVERIFY2(recorded <= kAmount, qPrintable(QStringLiteral("round %1: %2 fen of refunds recorded against a "
+                                                                    "payment of %3")
+                                                         .arg(round)
+                                                         .arg(recorded)
+                                                         .arg(kAmount)));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE pay_no = ?"), {extra}), qint64(1));
+        }
     }
 };
 
