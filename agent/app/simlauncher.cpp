@@ -115,7 +115,7 @@ core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &co
         return written.error();
     QString appPublicPath = merchantPublicPath;
     if (config.alipay.privateKeyPath != config.wechat.merchantPrivateKeyPath) {
-        auto appKey = crypto::PrivateKey::fromFile(config.alipay.privateKeyPath);
+        auto appKey = crypto::PrivateKey::fromFile(config.alipay.privateKeyPath, crypto::KeyEncoding::PemOrBareBase64);
         if (!appKey)
             return appKey.error();
         auto appPublic = appKey->publicKey().toPem();

@@ -186,7 +186,7 @@ Result<NotificationVerifierOptions> notificationVerifierOptions(const config::We
                                QStringLiteral("wechat: no platform public key; notifications cannot be verified"));
     }
     if (alipay.isConfigured()) {
-        auto pub = crypto::PublicKey::fromFile(alipay.alipayPublicKeyPath);
+        auto pub = crypto::PublicKey::fromFile(alipay.alipayPublicKeyPath, crypto::KeyEncoding::PemOrBareBase64);
         if (!pub)
             return Error::make(ErrorCode::Misconfigured, QStringLiteral("alipay.alipay_public_key: ") + pub.error().internalMessage);
         o.alipayPublicKey = *pub;

@@ -11,6 +11,7 @@
 #include "logging/categories.h"
 
 #include <QJsonObject>
+#include <QSet>
 #include <QRandomGenerator>
 
 #include <memory>
@@ -786,15 +787,56 @@ CallbackWorker::Report CallbackWorker::runOnce(int limit)
             continue;
         ++report.seen;
         const CallbackOutcome out = m_pipeline.finishAccepted(row);
-        if (out.success()) {
+        if (out.success() && out.note == QLatin1String("stale_fence")) {
+            // Answered SUCCESS to the platform, but nothing was written: the row is not done.
+            ++report.failed;
+            ++report.staleFence;
+            staleFenceRefused(row);
+        } else if (out.success()) {
             ++report.finished;
+            std::lock_guard guard(m_mutex);
+            m_staleTries.remove(channelName(row.channel) + QLatin1Char(':') + row.payNo);
         } else {
             ++report.failed;
             qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "not finished:"
                                        << callbackOutcomeName(out.code) << out.note << out.message;
         }
     }
+    if (rows.value().size() < limit) {
+        // Every accepted row was listed: a row not among them is no longer accepted
+        // (finished elsewhere), its refusals are history.
+        QSet<QString> listed;
+        for (const AcceptedCallback &row : rows.value())
+            listed.insert(channelName(row.channel) + QLatin1Char(':') + row.payNo);
+        std::lock_guard guard(m_mutex);
+        m_staleTries.removeIf([&](const auto &entry) { return !listed.contains(entry.key()); });
+    }
     return report;
+}
+
+void CallbackWorker::staleFenceRefused(const AcceptedCallback &row)
+{
+    const QString subject = channelName(row.channel) + QLatin1Char(':') + row.payNo;
+    int tries = 0;
+    {
+        std::lock_guard guard(m_mutex);
+        tries = ++m_staleTries[subject];
+    }
+    qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "refused as a stale fence" << tries << "time(s)";
+    if (tries < StaleFenceTriesBeforeFinding)
+        return;
+    const CallbackFinding finding{
+        QStringLiteral("stuck_accepted"), subject, row.orderNo, row.payNo,
+        QJsonObject{{QStringLiteral("reason"), QStringLiteral("stale_fence")},
+                    {QStringLiteral("stale_fence_tries"), tries},
+                    {QStringLiteral("has_delivery"), true},
+                    {QStringLiteral("accepted_at_ms"), row.createdAtMs},
+                    {QStringLiteral("proposal"), QStringLiteral("the order carries a fencing token above the key "
+                                                                "store's: check fence_epochs and the Redis fence state, "
+                                                                "then replay")}}};
+    if (auto raised = m_store.raiseFinding(finding); !raised.ok())
+        qCWarning(payonce::lcCore) << "callback worker: finding for" << row.payNo
+                                   << "not raised:" << raised.error().internalMessage;
 }
 
 } // namespace payonce::core

@@ -7,6 +7,7 @@
 #include "core/ports/eventsink.h"
 #include "shared/layer.h"
 
+#include <QHash>
 #include <QString>
 #include <QStringList>
 
@@ -237,6 +238,11 @@ PaymentNotification confirmedByQuery(Channel channel, const QString &paymentNo, 
 /// Finishes `accepted` callback log rows (after a crash, after accept-only mode) through
 /// CallbackPipeline::finishAccepted. runOnce() does nothing while the mode is accept_only.
 /// Rows younger than minAgeMs are left to the delivery that is still processing them.
+/// A row refused as a stale fence (the order carries a newer token) stays `accepted` and
+/// is never counted finished: it is tried again on the next run with a fresh token, and
+/// from its StaleFenceTriesBeforeFinding-th stale-fence refusal on (counted by this worker
+/// while the row stays accepted), each refusal raises (or sees again) a `stuck_accepted`
+/// finding with reason `stale_fence`.
 /// Thread-safe (each runOnce works alone; two workers on two agents are safe — the lock,
 /// L5 and the side-effect keys decide).
 class CallbackWorker {
@@ -246,8 +252,11 @@ public:
         bool acceptOnly = false;
         int seen = 0;
         int finished = 0;
-        int failed = 0;
+        int failed = 0;     ///< not finished, stale fences included
+        int staleFence = 0; ///< refused as a stale fence, left `accepted` for the next run
     };
+    /// A row refused as a stale fence this many times raises a finding.
+    static constexpr int StaleFenceTriesBeforeFinding = 5;
     CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes, const Clock &clock,
                    qint64 minAgeMs = 5000);
     Report runOnce(int limit = 100);
@@ -258,6 +267,10 @@ private:
     CallbackModeStore &m_modes;
     const Clock &m_clock;
     qint64 m_minAgeMs;
+
+    void staleFenceRefused(const AcceptedCallback &row);
+    std::mutex m_mutex;
+    QHash<QString, int> m_staleTries; ///< consecutive stale-fence refusals per channel:pay_no
 };
 
 } // namespace payonce::core

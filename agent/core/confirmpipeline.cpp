@@ -1,5 +1,6 @@
 #include "confirmpipeline.h"
 
+#include "core/inflightheartbeat.h"
 #include "core/orderstatus.h"
 #include "core/paymentrecord.h"
 #include "core/ports/clock.h"
@@ -16,6 +17,7 @@
 #include <QJsonObject>
 #include <QRandomGenerator>
 
+#include <algorithm>
 #include <memory>
 
 namespace payonce::core {
@@ -101,9 +103,15 @@ ConfirmPipeline::ConfirmPipeline(IdempotencyStore &idempotency, IdempotencyCache
                                  DistributedLock &locks, PaymentStore &payments, GatewayFor gateways,
                                  const Clock &clock, ConfirmPipelineOptions options)
     : m_idempotency(idempotency), m_cache(cache), m_tokens(tokens), m_locks(locks), m_payments(payments),
-      m_gateways(std::move(gateways)), m_clock(clock), m_options(std::move(options))
+      m_gateways(std::move(gateways)), m_clock(clock), m_options(std::move(options)),
+      // Four beats per timeout: one late or failed beat never lets a running confirm's
+      // record look abandoned.
+      m_heartbeat(std::make_unique<InFlightHeartbeat>(
+          idempotency, clock, std::chrono::milliseconds(std::max<qint64>(10, idempotency.inFlightTimeoutMs() / 4))))
 {
 }
+
+ConfirmPipeline::~ConfirmPipeline() = default;
 
 PaymentOutcome ConfirmPipeline::confirm(const ConfirmRequest &request)
 {
@@ -157,20 +165,28 @@ PaymentOutcome ConfirmPipeline::decide(const ConfirmRequest &request)
         break;
     }
 
-    Execution done = execute(request);
+    const QString owner = begun.value().owner;
+    const Execution done = [&] {
+        const InFlightHeartbeat::Registration beating =
+            m_heartbeat->beatFor(request.userId, request.idempotencyKey, owner);
+        return execute(request);
+    }();
     if (done.store) {
         const StoredResponse stored{paymentOutcomeName(done.outcome.code), done.outcome.body};
-        auto completed = m_idempotency.complete(request.userId, request.idempotencyKey, fingerprint, stored,
-                                                m_clock.nowMs());
+        auto completed = m_idempotency.complete(request.userId, request.idempotencyKey, owner, stored, m_clock.nowMs());
         if (!completed.ok()) {
             qCWarning(payonce::lcCore) << "confirm: L1 record not completed (stays in_flight until unlocked):"
                                        << completed.error().internalMessage;
-        } else if (completed.value() && m_cache) {
+        } else if (!completed.value()) {
+            qCWarning(payonce::lcCore) << "confirm: L1 record of user" << request.userId << "key"
+                                       << request.idempotencyKey
+                                       << "was taken over or unlocked while this confirm ran; its response is not stored";
+        } else if (m_cache) {
             (void)m_cache->put(userScope(request.userId), request.idempotencyKey,
                                CachedResponse{fingerprint, stored.encode()}, m_options.cacheTtl);
         }
     } else {
-        auto released = m_idempotency.release(request.userId, request.idempotencyKey, fingerprint);
+        auto released = m_idempotency.release(request.userId, request.idempotencyKey, owner);
         if (!released.ok()) {
             qCWarning(payonce::lcCore) << "confirm: L1 record not released (stays in_flight until unlocked):"
                                        << released.error().internalMessage;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 
 namespace payonce::core {
 
@@ -17,6 +18,7 @@ class Clock;
 class DistributedLock;
 class IdempotencyCache;
 class IdempotencyStore;
+class InFlightHeartbeat;
 class PaymentGateway;
 class PaymentStore;
 class TokenStore;
@@ -65,7 +67,10 @@ struct ConfirmPipelineOptions {
 ///   PAYING→PENDING → L1 completed with the outcome.
 ///
 /// No lock or transaction spans the gateway call; the lock is released only after
-/// COMMIT (or rollback). Which outcomes L1 stores: see IdempotencyStore. With the key
+/// COMMIT (or rollback). From L1 begin to complete or release, the L1 record's lock is
+/// kept fresh by a heartbeat every quarter of the store's in-flight timeout, so a retry
+/// of a confirm that is still running (a slow gateway) is answered request_in_progress,
+/// never taken over; complete() and release() act only on this request's own record. Which outcomes L1 stores: see IdempotencyStore. With the key
 /// store unreachable, L2 and L3 are skipped (counted as degraded by the caller) and the
 /// durable layers decide: L1 in the database, L4, and L5 without a fence.
 ///
@@ -78,6 +83,7 @@ public:
     ConfirmPipeline(IdempotencyStore &idempotency, IdempotencyCache *cache, TokenStore &tokens,
                     DistributedLock &locks, PaymentStore &payments, GatewayFor gateways, const Clock &clock,
                     ConfirmPipelineOptions options = {});
+    ~ConfirmPipeline();
 
     PaymentOutcome confirm(const ConfirmRequest &request);
 
@@ -100,6 +106,7 @@ private:
     const Clock &m_clock;
     ConfirmPipelineOptions m_options;
     std::array<std::atomic<qint64>, allLayers.size()> m_byLayer{};
+    std::unique_ptr<InFlightHeartbeat> m_heartbeat;
 };
 
 } // namespace payonce::core

@@ -62,6 +62,45 @@ bool isRsa(EVP_PKEY *key)
     return EVP_PKEY_is_a(key, "RSA") == 1;
 }
 
+/// Bare base64 (no "-----BEGIN" line) under each PEM label that may hold it, so the PEM
+/// readers (and their checks) decide; empty when the text is not base64 at all.
+QList<QByteArray> armouredAs(QByteArrayView text, std::initializer_list<const char *> labels)
+{
+    QByteArray compact;
+    for (const char c : text) {
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            compact.append(c);
+    }
+    const auto decoded = QByteArray::fromBase64Encoding(compact, QByteArray::AbortOnBase64DecodingErrors);
+    if (!decoded || decoded.decoded.isEmpty())
+        return {};
+    const QByteArray base64 = decoded.decoded.toBase64();
+    QByteArray lines;
+    for (qsizetype i = 0; i < base64.size(); i += 64)
+        lines.append(base64.mid(i, 64)).append('\n');
+    QList<QByteArray> pems;
+    for (const char *label : labels)
+        pems.append(QByteArray("-----BEGIN ") + label + "-----\n" + lines + "-----END " + label + "-----\n");
+    return pems;
+}
+
+template <typename Key>
+core::Result<Key> fromBareBase64(QByteArrayView text, std::initializer_list<const char *> labels, const QString &sourceName,
+                                 const QString &what)
+{
+    const QList<QByteArray> pems = armouredAs(text, labels);
+    if (pems.isEmpty())
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("%1: neither a PEM %2 nor bare base64 of one").arg(sourceName, what));
+    core::Result<Key> key = Error::make(ErrorCode::Misconfigured, QString());
+    for (const QByteArray &pem : pems) {
+        key = Key::fromPem(pem, sourceName + QStringLiteral(" (bare base64)"));
+        if (key)
+            break;
+    }
+    return key;
+}
+
 } // namespace
 
 // ---- PrivateKey -------------------------------------------------------------------
@@ -96,12 +135,20 @@ core::Result<PrivateKey> PrivateKey::fromPem(QByteArrayView pem, const QString &
     return PrivateKey(std::move(handle));
 }
 
-core::Result<PrivateKey> PrivateKey::fromFile(const QString &path)
+core::Result<PrivateKey> PrivateKey::fromText(QByteArrayView text, KeyEncoding accepted, const QString &sourceName)
 {
-    auto pem = readKeyFile(path);
-    if (!pem)
-        return pem.error();
-    return fromPem(*pem, path);
+    if (accepted == KeyEncoding::PemOrBareBase64 && !text.contains(QByteArrayView("-----BEGIN")))
+        return fromBareBase64<PrivateKey>(text, {"PRIVATE KEY", "RSA PRIVATE KEY"}, sourceName,
+                                          QStringLiteral("private key"));
+    return fromPem(text, sourceName);
+}
+
+core::Result<PrivateKey> PrivateKey::fromFile(const QString &path, KeyEncoding accepted)
+{
+    auto text = readKeyFile(path);
+    if (!text)
+        return text.error();
+    return fromText(*text, accepted, path);
 }
 
 bool PrivateKey::isNull() const { return !d; }
@@ -197,12 +244,19 @@ core::Result<PublicKey> PublicKey::fromPem(QByteArrayView pem, const QString &so
     return PublicKey(std::move(handle));
 }
 
-core::Result<PublicKey> PublicKey::fromFile(const QString &path)
+core::Result<PublicKey> PublicKey::fromText(QByteArrayView text, KeyEncoding accepted, const QString &sourceName)
 {
-    auto pem = readKeyFile(path);
-    if (!pem)
-        return pem.error();
-    return fromPem(*pem, path);
+    if (accepted == KeyEncoding::PemOrBareBase64 && !text.contains(QByteArrayView("-----BEGIN")))
+        return fromBareBase64<PublicKey>(text, {"PUBLIC KEY", "RSA PUBLIC KEY"}, sourceName, QStringLiteral("public key"));
+    return fromPem(text, sourceName);
+}
+
+core::Result<PublicKey> PublicKey::fromFile(const QString &path, KeyEncoding accepted)
+{
+    auto text = readKeyFile(path);
+    if (!text)
+        return text.error();
+    return fromText(*text, accepted, path);
 }
 
 bool PublicKey::isNull() const { return !d; }

@@ -14,9 +14,11 @@ QByteArray signContent(const Params &params, SignContentKind kind)
 {
     Params kept;
     for (const auto &p : params) {
-        if (p.first == "sign" || p.second.isEmpty())
+        if (p.first == "sign" || p.first.isEmpty())
             continue;
-        if (kind == SignContentKind::Notification && p.first == "sign_type")
+        // A notification's text keeps empty values (Alipay's own verifiers do); a request's
+        // leaves them out.
+        if (kind == SignContentKind::Notification ? p.first == "sign_type" : p.second.isEmpty())
             continue;
         kept.append(p);
     }

@@ -17,8 +17,9 @@ namespace payonce::gateway::alipay {
 /// - a request (the gateway's form parameters) is signed over its parameters sorted by
 ///   name as "k1=v1&k2=v2..." with raw (not URL-encoded) values, leaving out `sign` and
 ///   empty values; `sign_type` IS included for requests;
-/// - an asynchronous notification is signed the same way but without `sign` AND
-///   `sign_type`;
+/// - an asynchronous notification is signed over every parameter received but `sign` AND
+///   `sign_type`, sorted, empty values KEPT (`body=`): what Alipay's own verifiers do (the
+///   Java SDK's getSignCheckContentV1, the Node SDK's notify check);
 /// - a response `{"alipay_trade_query_response":{...},"sign":"..."}` is signed over the
 ///   exact JSON text of the response object as it appears in the body, so the verifier
 ///   must take that text from the raw body, never re-serialise it.

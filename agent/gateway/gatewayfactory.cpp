@@ -52,11 +52,12 @@ core::Result<std::unique_ptr<core::PaymentGateway>> makeAlipayGateway(const conf
     o.sellerId = settings.sellerId;
     o.baseUrl = options.baseUrlOverride.isEmpty() ? settings.baseUrl : options.baseUrlOverride;
     o.timeoutMs = options.timeoutMs;
-    auto key = crypto::PrivateKey::fromFile(settings.privateKeyPath);
+    // Alipay hands its keys out as bare base64; PEM files are taken too.
+    auto key = crypto::PrivateKey::fromFile(settings.privateKeyPath, crypto::KeyEncoding::PemOrBareBase64);
     if (!key)
         return Error::make(ErrorCode::Misconfigured, QStringLiteral("alipay.private_key: ") + key.error().internalMessage);
     o.appPrivateKey = *key;
-    auto pub = crypto::PublicKey::fromFile(settings.alipayPublicKeyPath);
+    auto pub = crypto::PublicKey::fromFile(settings.alipayPublicKeyPath, crypto::KeyEncoding::PemOrBareBase64);
     if (!pub)
         return Error::make(ErrorCode::Misconfigured, QStringLiteral("alipay.alipay_public_key: ") + pub.error().internalMessage);
     o.alipayPublicKey = *pub;

@@ -209,7 +209,7 @@ Result<std::unique_ptr<EmbeddedKeyStore>> EmbeddedKeyStore::create(core::FenceEp
     if (!random.ok())
         return random.error();
     const QString id = QStringLiteral("embedded-") + random.value();
-    auto epoch = epochs.epochFor(id);
+    auto epoch = epochs.newEpoch(id, QStringLiteral("embedded_start"));
     if (!epoch.ok())
         return epoch.error();
     return std::unique_ptr<EmbeddedKeyStore>(

@@ -13,7 +13,7 @@ namespace payonce::redis {
 /// watchdog, fencing — held in this process's memory behind one mutex.
 ///
 /// Fencing: the store draws a random instance id when it starts and asks the
-/// FenceEpochSource for its epoch, so tokens keep growing across agent restarts although
+/// FenceEpochSource for a new epoch, so tokens keep growing across agent restarts although
 /// the counters start again at 1. It is never degraded (nothing to reach). It must not be
 /// used by several agents at once: each would have its own locks (openKeyStore() refuses
 /// that configuration). Thread-safe.

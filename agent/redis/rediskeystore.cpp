@@ -105,19 +105,68 @@ const Script &renewScript()
     return script;
 }
 
-// The lock and its fencing token in one step: SET NX PX, and only if that won, INCR the
-// fence counter (KEYS[2], when a fence scope was given). Returns the counter, 0 when won
-// without a fence scope, nil when the lock is held by someone else. One step, so a holder
-// paused after winning cannot take a token above a successor's.
+// The instance's fence state, one hash: `epoch` (handed out by the database), `counter`
+// (every token of the instance, whatever its scope), `run_id` (the process that installed
+// the epoch). One key, so it is lost whole or not at all: a lost counter is a lost epoch,
+// never a counter restarting inside an epoch.
+const QByteArray &fenceStateKey()
+{
+    static const QByteArray key = QByteArrayLiteral("fence:state");
+    return key;
+}
+
+// Shared by the fencing scripts, which declare `epoch` and `counter` first and get them set
+// here (KEYS[n] = the fence state; ARGV[3], ARGV[4] = the largest
+// token this agent has seen, epoch and counter): refuses, before anything is written, an
+// instance without fence state, with a full counter, or whose state went back below a
+// token this agent already has (restored from an older snapshot). The caller installs a
+// new epoch and runs the script again.
+#define PAYONCE_FENCE_CHECK(stateKey)                                                              \
+    "local state = redis.call('HMGET', " stateKey ", 'epoch', 'counter') "                         \
+    "if not state[1] then return redis.error_reply('FENCE_NO_STATE no fence state') end "                         \
+    "epoch, counter = tonumber(state[1]), tonumber(state[2] or '0') "                        \
+    "if counter >= 4294967295 then return redis.error_reply('FENCE_FULL the counter is full') end "                    \
+    "local floorEpoch, floorCounter = tonumber(ARGV[3]), tonumber(ARGV[4]) "                       \
+    "if epoch < floorEpoch or (epoch == floorEpoch and counter < floorCounter) then "              \
+    "return redis.error_reply('FENCE_BEHIND below a token already handed out') end "
+
+// The lock and its fencing token in one step: SET NX PX, and only if that won, the next
+// token of the instance (KEYS[2], the fence state, when a fence scope was given).
+// Returns {epoch, counter}, 0 when won without a fence scope, nil when the lock is held by
+// someone else. One step, so a holder paused after winning cannot take a token above a
+// successor's.
 const Script &acquireScript()
 {
     static const Script script = makeScript(
         "acquire",
+        "local epoch, counter = 0, 0 "
+        "if #KEYS > 1 then " PAYONCE_FENCE_CHECK("KEYS[2]") "end "
         "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end "
-        "if #KEYS > 1 then return redis.call('INCR', KEYS[2]) end "
+        "if #KEYS > 1 then return {epoch, redis.call('HINCRBY', KEYS[2], 'counter', 1)} end "
         "return 0");
     return script;
 }
+
+// The next token without a lock: {epoch, counter} (ARGV[1], ARGV[2] unused).
+const Script &nextTokenScript()
+{
+    static const Script script = makeScript(
+        "next_token",
+        "local epoch, counter = 0, 0 " PAYONCE_FENCE_CHECK("KEYS[1]")
+        "return {epoch, redis.call('HINCRBY', KEYS[1], 'counter', 1)}");
+    return script;
+}
+
+#undef PAYONCE_FENCE_CHECK
+
+// Installs a new epoch (ARGV[1], from the database) with its counter at 0 for run_id
+// ARGV[2], unless another agent installed a larger one meanwhile. Returns the epoch in
+// force. Run with EVAL: it is needed in the handshake, before the scripts are loaded.
+const char *const installEpochScript =
+    "local current = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0') "
+    "if current < tonumber(ARGV[1]) then "
+    "redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'counter', 0, 'run_id', ARGV[2]) return tonumber(ARGV[1]) end "
+    "return current";
 
 // The L1 cache entry: fingerprint and response, with one expiry.
 const Script &putResponseScript()
@@ -131,8 +180,8 @@ const Script &putResponseScript()
 
 const std::vector<const Script *> &allScripts()
 {
-    static const std::vector<const Script *> scripts{&compareAndDeleteScript(), &renewScript(),
-                                                     &acquireScript(), &putResponseScript()};
+    static const std::vector<const Script *> scripts{&compareAndDeleteScript(), &renewScript(), &acquireScript(),
+                                                     &nextTokenScript(), &putResponseScript()};
     return scripts;
 }
 
@@ -230,21 +279,13 @@ struct Backend {
         return m_lastRunId;
     }
 
-    Result<quint32> epochFor(const QString &runId)
+    /// The largest token this store has handed out: the floor every later one must pass.
+    quint64 highestToken() const { return m_highestToken.load(); }
+    void sawToken(quint64 token)
     {
-        {
-            std::lock_guard lock(m_mutex);
-            if (const auto found = m_epochs.constFind(runId); found != m_epochs.constEnd())
-                return found.value();
+        quint64 seen = m_highestToken.load();
+        while (token > seen && !m_highestToken.compare_exchange_weak(seen, token)) {
         }
-        // Not under the mutex: the source may be a database round trip. It is idempotent
-        // per instance id, so two threads asking at once get the same epoch.
-        auto epoch = epochs.epochFor(runId);
-        if (!epoch.ok())
-            return epoch.error();
-        std::lock_guard lock(m_mutex);
-        m_epochs.insert(runId, epoch.value());
-        return epoch.value();
     }
 
     Error unavailable(const QString &what) const
@@ -262,7 +303,7 @@ private:
     QString m_lastRunId;
     QSet<QString> m_scriptsLoadedFor;
     QSet<QString> m_policyCheckedFor;
-    QHash<QString, quint32> m_epochs;
+    std::atomic<quint64> m_highestToken{0};
 };
 
 // ---------------------------------------------------------------------------------------
@@ -280,12 +321,8 @@ public:
     Connection &operator=(const Connection &) = delete;
 
     const std::shared_ptr<Backend> &backend() const { return m_backend; }
-    /// The run_id of the instance this connection is talking to, and the fence epoch
-    /// registered for it — both set by the handshake, before the connection runs any
-    /// command, so every reply this connection returns comes from an instance whose epoch
-    /// was already in the database.
+    /// The run_id of the instance this connection is talking to (set by the handshake).
     QString runId() const { return m_runId; }
-    quint32 epoch() const { return m_epoch; }
 
     /// Runs one command. Error replies come back as Reply::Type::Error. With
     /// Retry::OnStaleConnection, a command that failed on a connection opened by an
@@ -336,9 +373,42 @@ public:
                 return replyError(QStringLiteral("SCRIPT LOAD %1").arg(QLatin1String(script.name)), *loaded);
             reply = this->command(command, Retry::No);
         }
-        if (reply.ok() && reply->isError())
+        if (reply.ok() && reply->isError() && !isFenceRefusal(*reply))
             return replyError(QStringLiteral("script %1").arg(QLatin1String(script.name)), *reply);
         return reply;
+    }
+
+    /// A fencing script (acquire with a fence scope, next token): when it refuses because
+    /// the instance's fence state cannot be trusted (none, full counter, behind a token this
+    /// store already has), a new epoch is installed and the script runs once more — it
+    /// wrote nothing when it refused, so running it again is safe even for the acquire.
+    Result<Reply> fenced(const Script &script, const std::vector<QByteArray> &keys,
+                         const std::vector<QByteArray> &args, Retry retry)
+    {
+        auto reply = eval(script, keys, args, retry);
+        if (!reply.ok() || !isFenceRefusal(*reply))
+            return reply;
+        static const QHash<QByteArray, QString> reasons{{QByteArrayLiteral("FENCE_NO_STATE"), QStringLiteral("no_fence_state")},
+                                                        {QByteArrayLiteral("FENCE_FULL"), QStringLiteral("counter_full")},
+                                                        {QByteArrayLiteral("FENCE_BEHIND"), QStringLiteral("behind_this_agent")}};
+        if (auto installed = installEpoch(m_runId, reasons.value(fenceRefusal(*reply), QStringLiteral("refused")));
+            !installed.ok())
+            return installed.error();
+        reply = eval(script, keys, args, Retry::No);
+        if (reply.ok() && isFenceRefusal(*reply))
+            return replyError(QStringLiteral("script %1 after a new fence epoch").arg(QLatin1String(script.name)),
+                              *reply);
+        return reply;
+    }
+
+    static bool isFenceRefusal(const Reply &reply) { return reply.isError() && !fenceRefusal(reply).isEmpty(); }
+    /// FENCE_NO_STATE, FENCE_FULL, FENCE_BEHIND; empty for any other reply.
+    static QByteArray fenceRefusal(const Reply &reply)
+    {
+        QByteArray text = reply.text;
+        if (text.startsWith("ERR "))
+            text = text.mid(4);
+        return text.startsWith("FENCE_") ? text.left(text.indexOf(' ')) : QByteArray();
     }
 
     /// What an error reply means: Misconfigured (credentials), Unavailable (the server
@@ -453,15 +523,9 @@ private:
             return Error::make(ErrorCode::Internal,
                                QStringLiteral("Redis at %1: INFO server has no run_id").arg(options.endpoint()),
                                QStringLiteral("internal error"));
-        // The epoch is registered before this connection can run any command: an INCR
-        // on this instance can then never be paired with an epoch handed out after a
-        // later instance's (the database gives max+1 on first lookup).
-        auto epoch = m_backend->epochFor(runId);
-        if (!epoch.ok())
-            return m_backend->unavailable(QStringLiteral("no fence epoch for run_id %1: %2")
-                                              .arg(runId, epoch.error().internalMessage));
         m_runId = runId;
-        m_epoch = epoch.value();
+        if (auto trusted = ensureEpoch(runId); !trusted.ok())
+            return trusted;
         if (m_backend->policyToCheck(runId)) {
             if (auto checked = checkEvictionPolicy(); !checked.ok())
                 return checked;
@@ -486,9 +550,70 @@ private:
         return {};
     }
 
-    /// Fence counters rely on `maxmemory-policy noeviction`: an evicted fence:{scope} key on
-    /// the same run_id restarts its counter within the same epoch, and tokens go back. Not
-    /// ours to change: a warning, not a failure. A refused CONFIG (ACL, renamed command)
+    /// Before this connection runs any command: the instance's fence state is one this
+    /// store can continue, or it gets a new epoch from the database. Continued only when it
+    /// has an epoch, installed by this very process (run_id), and no epoch above it was
+    /// handed out since. Otherwise its counter may be below a token already handed out:
+    /// a new instance or one restarted empty (no state), state restored from disk or
+    /// replicated from another process (another run_id), or an instance that was left and
+    /// is back (a failback: another instance got a larger epoch meanwhile).
+    Result<void> ensureEpoch(const QString &runId)
+    {
+        auto state = send({QByteArrayLiteral("HMGET"), fenceStateKey(), QByteArrayLiteral("epoch"),
+                           QByteArrayLiteral("run_id")});
+        if (!state.ok())
+            return state.error();
+        if (state->isError())
+            return replyError(QStringLiteral("HMGET fence state"), *state);
+        auto largest = m_backend->epochs.largestEpoch();
+        if (!largest.ok())
+            return m_backend->unavailable(QStringLiteral("the largest fence epoch is unknown: %1")
+                                              .arg(largest.error().internalMessage));
+        const bool hasState = state->type == Reply::Type::Array && state->elements.size() == 2
+            && state->elements[0].type == Reply::Type::String;
+        QString reason;
+        if (!hasState)
+            reason = QStringLiteral("no_fence_state");
+        else if (state->elements[1].text != runId.toLatin1())
+            reason = QStringLiteral("other_run_id");
+        else if (state->elements[0].text.toULongLong() < largest.value())
+            reason = QStringLiteral("below_largest");
+        if (reason.isEmpty())
+            return {};
+        return installEpoch(runId, reason);
+    }
+
+    /// A new epoch from the database, installed on this instance with its counter at 0
+    /// (unless another agent installed a larger one meanwhile: that one is in force).
+    Result<void> installEpoch(const QString &runId, const QString &reason)
+    {
+        auto epoch = m_backend->epochs.newEpoch(runId, reason);
+        if (!epoch.ok())
+            return m_backend->unavailable(QStringLiteral("no new fence epoch for run_id %1: %2")
+                                              .arg(runId, epoch.error().internalMessage));
+        auto installed = send({QByteArrayLiteral("EVAL"), QByteArray(installEpochScript), QByteArrayLiteral("1"),
+                               fenceStateKey(), QByteArray::number(epoch.value()), runId.toLatin1()});
+        if (!installed.ok())
+            return installed.error();
+        if (installed->isError())
+            return replyError(QStringLiteral("install fence epoch"), *installed);
+        const QString message = QStringLiteral("Redis at %1 (run_id %2): fence epoch %3 handed out (%4), in force %5")
+                                    .arg(m_backend->options.endpoint(), runId)
+                                    .arg(epoch.value())
+                                    .arg(reason)
+                                    .arg(installed->integer);
+        // A first epoch for a new instance is routine; anything else means the instance's
+        // fence state could not be trusted.
+        if (reason == QLatin1String("no_fence_state") && epoch.value() == 1)
+            qCInfo(lcRedis).noquote() << message;
+        else
+            qCWarning(lcRedis).noquote() << message;
+        return {};
+    }
+
+    /// An evicting `maxmemory-policy` drops held locks and one-time tokens (an evicted
+    /// fence:state is detected and gets a new epoch). Not ours to change: a warning, not a
+    /// failure. A refused CONFIG (ACL, renamed command)
     /// skips the check; only a broken connection fails the handshake.
     Result<void> checkEvictionPolicy()
     {
@@ -497,7 +622,7 @@ private:
             return reply.error();
         if (reply->isError()) {
             qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1: cannot read maxmemory-policy (%2); make sure "
-                                                        "it is noeviction, fence counters must never be evicted")
+                                                        "it is noeviction, locks and tokens must never be evicted")
                                              .arg(m_backend->options.endpoint(), reply->errorText());
             return {};
         }
@@ -506,9 +631,8 @@ private:
             policy = QString::fromUtf8(reply->elements[1].text);
         if (policy != QLatin1String("noeviction"))
             qCWarning(lcRedis).noquote()
-                << QStringLiteral("Redis at %1: maxmemory-policy is %2, not noeviction: an evicted fence counter "
-                                  "restarts within the same epoch and fencing tokens can go backwards; set "
-                                  "maxmemory-policy noeviction")
+                << QStringLiteral("Redis at %1: maxmemory-policy is %2, not noeviction: held locks and one-time "
+                                  "tokens can be evicted; set maxmemory-policy noeviction")
                        .arg(m_backend->options.endpoint(), policy.isEmpty() ? QStringLiteral("unknown") : policy);
         return {};
     }
@@ -555,7 +679,6 @@ private:
     std::shared_ptr<Backend> m_backend;
     redisContext *m_context = nullptr;
     QString m_runId;
-    quint32 m_epoch = 0;
     bool m_lastWasTimeout = false;
 };
 
@@ -672,14 +795,15 @@ public:
         // see our own lock as taken; the orphan lease simply expires.
         std::vector<QByteArray> keys{utf8(key)};
         if (!fenceScope.isEmpty())
-            keys.push_back(fenceKey(fenceScope));
-        auto reply = connection.eval(acquireScript(), keys, {utf8(owner.value()), msText(ttl)}, Retry::No);
+            keys.push_back(fenceStateKey());
+        std::vector<QByteArray> args{utf8(owner.value()), msText(ttl)};
+        appendFloor(args);
+        auto reply = connection.fenced(acquireScript(), keys, args, Retry::No);
         if (!reply.ok())
             return reply.error();
         if (reply->type == Reply::Type::Nil)
             return std::unique_ptr<core::LockHandle>();
-        if (reply->type != Reply::Type::Integer || reply->integer < 0
-            || (!fenceScope.isEmpty() && reply->integer == 0))
+        if (fenceScope.isEmpty() && (reply->type != Reply::Type::Integer || reply->integer != 0))
             return unexpected(*backend, QStringLiteral("lock acquire"), *reply);
 
         const std::shared_ptr<Backend> shared = backend;
@@ -693,8 +817,7 @@ public:
 
         quint64 token = 0;
         if (!fenceScope.isEmpty()) {
-            // The counter came from the connection that ran the script: its epoch.
-            auto fence = fencingToken(connection, fenceScope, reply->integer);
+            auto fence = tokenFrom(*reply, QStringLiteral("lock acquire"));
             if (!fence.ok()) {
                 (void)releaseFunction();
                 return fence.error();
@@ -718,34 +841,39 @@ public:
             key, owner.value(), token, fenceScope, watchdog, std::move(lease), std::move(releaseFunction)));
     }
 
-    Result<quint64> next(const QString &scope) override
+    /// Every scope's tokens come from the instance's one counter: larger than every token
+    /// before it for any scope, so also for this one.
+    Result<quint64> next(const QString &) override
     {
         Connection &connection = connectionFor(backend);
-        auto reply = checked(connection, QStringLiteral("INCR fence"),
-                             connection.command({QByteArrayLiteral("INCR"), fenceKey(scope)},
-                                                Retry::OnStaleConnection));
+        std::vector<QByteArray> args{QByteArray(), QByteArray()};
+        appendFloor(args);
+        // Repeating it is harmless: a skipped token is never a problem.
+        auto reply = connection.fenced(nextTokenScript(), {fenceStateKey()}, args, Retry::OnStaleConnection);
         if (!reply.ok())
             return reply.error();
-        if (reply->type != Reply::Type::Integer || reply->integer <= 0)
-            return unexpected(*backend, QStringLiteral("INCR fence"), *reply);
-        return fencingToken(connection, scope, reply->integer);
+        return tokenFrom(*reply, QStringLiteral("next token"));
     }
 
-    /// A counter from fence:{scope} combined with the epoch of the connection that ran the
-    /// INCR: registered by this very connection's handshake (a context never outlives its
-    /// server), before the INCR.
-    static Result<quint64> fencingToken(const Connection &connection, const QString &scope, long long counter)
+    /// The floor a fencing script checks: the largest token this store handed out.
+    void appendFloor(std::vector<QByteArray> &args) const
     {
-        if (counter > 0xFFFFFFFFLL)
-            return Error::make(ErrorCode::Internal,
-                               QStringLiteral("fence counter for %1 passed 2^32").arg(scope),
-                               QStringLiteral("internal error"));
-        return (quint64(connection.epoch()) << 32) | quint64(counter);
+        const quint64 floor = backend->highestToken();
+        args.push_back(QByteArray::number(floor >> 32));
+        args.push_back(QByteArray::number(floor & 0xFFFFFFFFULL));
     }
 
-    static QByteArray fenceKey(const QString &scope)
+    /// {epoch, counter} from a fencing script, as a token (recorded as the new floor).
+    Result<quint64> tokenFrom(const Reply &reply, const QString &what)
     {
-        return "fence:" + utf8(scope);
+        if (reply.type != Reply::Type::Array || reply.elements.size() != 2
+            || reply.elements[0].type != Reply::Type::Integer || reply.elements[1].type != Reply::Type::Integer
+            || reply.elements[0].integer <= 0 || reply.elements[0].integer > 0xFFFFFFFFLL
+            || reply.elements[1].integer <= 0 || reply.elements[1].integer > 0xFFFFFFFFLL)
+            return unexpected(*backend, what, reply);
+        const quint64 token = (quint64(reply.elements[0].integer) << 32) | quint64(reply.elements[1].integer);
+        backend->sawToken(token);
+        return token;
     }
 
     Result<std::optional<core::CachedResponse>> get(const QString &scope, const QString &key) override

@@ -19,19 +19,24 @@ namespace payonce::redis {
 ///   connect, calls fail fast for a growing backoff (no sleeping in the caller), then the
 ///   next call tries again: the store recovers by itself.
 /// - A wrong or missing password is Misconfigured, with the server's answer in the message.
-/// - Lua scripts (compare-and-delete, owner-checked renew, lock + fence counter, L1 put)
-///   are loaded with SCRIPT LOAD when a connection meets a Redis instance for the first
-///   time and run with EVALSHA; NOSCRIPT (a flushed script cache) reloads and retries.
-/// - Fencing: on every (re)connect the run_id from INFO server identifies the instance,
-///   and the handshake registers its epoch with the FenceEpochSource before the
-///   connection runs any command (no epoch: the connect fails as Unavailable). A token is
-///   the epoch of the connection that ran INCR fence:{scope} and the counter it returned.
-/// - Fence counters rely on `maxmemory-policy noeviction` (an evicted or flushed fence key
-///   restarts within the same epoch): the first handshake with an instance warns in the
-///   log if the policy is another (a refused CONFIG GET skips the check).
+/// - Lua scripts (compare-and-delete, owner-checked renew, lock + fencing token, next
+///   token, L1 put) are loaded with SCRIPT LOAD when a connection meets a Redis instance
+///   for the first time and run with EVALSHA; NOSCRIPT (a flushed script cache) reloads
+///   and retries.
+/// - Fencing: a token is the epoch and the counter of the instance's fence:state hash,
+///   read and incremented in one script. On every (re)connect, before the connection runs
+///   any command, the handshake installs a new epoch from the FenceEpochSource unless the
+///   state has an epoch installed by this very run_id and no larger epoch was handed out
+///   since (no database: the connect fails as Unavailable); a script that finds no state,
+///   a full counter or state below a token this store already has installs a new epoch
+///   and runs again. So tokens never go backwards across restarts, failovers, failbacks
+///   and lost keys (README: "Fencing tokens never go backwards").
+/// - Evicting Redis policies also evict locks and tokens: the first handshake with an
+///   instance warns in the log unless `maxmemory-policy` is noeviction (a refused CONFIG
+///   GET skips the check).
 ///
 /// Construction never contacts Redis (the agent starts with Redis down, degraded). The
-/// FenceEpochSource must outlive the store. Keys used: token:{scope}, fence:{scope},
+/// FenceEpochSource must outlive the store. Keys used: token:{scope}, fence:state,
 /// idem:{scope}:{key}, seen:{channel}:{pay_no}, and the lock keys as given.
 class RedisKeyStore final : public core::KeyStore {
 public:

@@ -157,6 +157,8 @@ void SimNotifier::onTradePaid(const SimTrade &trade)
             {"charset", "utf-8"},
             {"gmt_payment", beijing(trade.paidAt, false).toUtf8()},
             {"subject", trade.description.toUtf8()},
+            // Sent even when empty, as Alipay does (`body=`): it is part of the signed text.
+            {"body", trade.body.toUtf8()},
             {"buyer_id", "2088" + randomDigits(12).toLatin1()},
             {"invoice_amount", amount},
             {"version", "1.0"},
@@ -207,6 +209,8 @@ void SimNotifier::onRefundFinished(const SimRefund &refund, const SimTrade &trad
             {"gmt_payment", beijing(trade.paidAt, false).toUtf8()},
             {"gmt_refund", (beijing(refund.finishedAt, false) + QStringLiteral(".") + QString::number(refund.finishedAt.time().msec() / 100)).toUtf8()},
             {"subject", trade.description.toUtf8()},
+            // Sent even when empty, as Alipay does (`body=`): it is part of the signed text.
+            {"body", trade.body.toUtf8()},
             {"buyer_id", "2088" + randomDigits(12).toLatin1()},
             {"version", "1.0"},
             {"notify_id", (randomDigits(4) + randomToken(30).toLower()).toLatin1()},

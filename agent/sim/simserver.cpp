@@ -538,6 +538,7 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
         proposed.outTradeNo = outTradeNo;
         proposed.amountFen = *fen;
         proposed.description = biz.value(u"subject").toString();
+        proposed.body = biz.value(u"body").toString();
         proposed.notifyUrl = QString::fromUtf8(param(params, "notify_url"));
         proposed.appId = QString::fromUtf8(param(params, "app_id"));
         proposed.traceParent = request.value(QByteArrayLiteral("traceparent"));

@@ -20,6 +20,7 @@ struct SimTrade {
     QString outTradeNo;
     qint64 amountFen = 0;
     QString description;
+    QString body;            ///< Alipay biz_content `body` (optional; empty when the merchant gave none)
     QString notifyUrl;       ///< from the create request (WeChat notify_url, Alipay notify_url param)
     QString merchantId;      ///< WeChat mchid of the create request
     QString appId;           ///< WeChat appid / Alipay app_id of the create request

@@ -6,14 +6,14 @@
 
 namespace payonce::sql {
 
-/// core::FenceEpochSource on the fence_epochs table: the epoch is the row's
-/// auto-increment key, so a key-store instance seen for the first time always gets a
-/// larger epoch than every earlier one, and agents that see the same instance agree
-/// (insert-if-absent on the unique instance_id, then read it back, in one transaction).
+/// core::FenceEpochSource on the fence_epochs table: one row per epoch handed out, the
+/// epoch its auto-increment key (never reused, so every new row is above every earlier
+/// one), with the key-store instance it went to and why.
 class SqlFenceEpochSource final : public core::FenceEpochSource {
 public:
     explicit SqlFenceEpochSource(Database &database) : m_database(database) {}
-    core::Result<quint32> epochFor(const QString &keyStoreInstanceId) override;
+    core::Result<quint32> newEpoch(const QString &keyStoreInstanceId, const QString &reason) override;
+    core::Result<quint32> largestEpoch() override;
 
 private:
     Database &m_database;

@@ -2,6 +2,8 @@
 
 #include "dialectsql.h"
 
+#include <QRandomGenerator>
+
 namespace payonce::sql {
 
 using core::Error;
@@ -35,23 +37,33 @@ IdempotencyRecord recordFrom(const QSqlQuery &q)
     return record;
 }
 
+/// A request's claim on its record: 128 random bits, hex.
+QString newOwner()
+{
+    quint64 bits[2];
+    QRandomGenerator::system()->fillRange(bits);
+    return QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(bits), sizeof(bits)).toHex());
+}
+
 } // namespace
 
 core::Result<IdempotencyBegin> SqlIdempotencyStore::begin(qint64 userId, const QString &key,
                                                            const QByteArray &fingerprint, qint64 nowMs)
 {
     return m_database.write([&](Session &session) -> core::Result<IdempotencyBegin> {
-        static const QStringList columns{QStringLiteral("user_id"),   QStringLiteral("idem_key"),
+        static const QStringList columns{QStringLiteral("user_id"),     QStringLiteral("idem_key"),
                                          QStringLiteral("fingerprint"), QStringLiteral("status"),
-                                         QStringLiteral("locked_at"), QStringLiteral("created_at")};
+                                         QStringLiteral("owner"),       QStringLiteral("locked_at"),
+                                         QStringLiteral("created_at")};
+        const QString owner = newOwner();
         auto inserted = session.execAffected(
             insertIfAbsentSql(session.dialect(), QStringLiteral("idempotency_keys"), columns, QStringLiteral("id")),
-            {userId, key, QString::fromLatin1(fingerprint), QStringLiteral("in_flight"), nowMs, nowMs},
+            {userId, key, QString::fromLatin1(fingerprint), QStringLiteral("in_flight"), owner, nowMs, nowMs},
             QStringLiteral("insert-if-absent idempotency_keys"));
         if (!inserted)
             return inserted.error();
         if (inserted.value() == 1)
-            return IdempotencyBegin{IdempotencyVerdict::Started, std::nullopt};
+            return IdempotencyBegin{IdempotencyVerdict::Started, std::nullopt, owner};
 
         auto query = session.exec(kSelect, {userId, key}, QStringLiteral("read idempotency record"));
         if (!query)
@@ -64,30 +76,45 @@ core::Result<IdempotencyBegin> SqlIdempotencyStore::begin(qint64 userId, const Q
         if (record.status == IdempotencyStatus::InFlight) {
             if (record.lockedAtMs >= nowMs - m_inFlightTimeoutMs)
                 return IdempotencyBegin{IdempotencyVerdict::InFlight, std::nullopt};
-            // Its request died holding it: take it over, exactly one taker wins.
+            // Its request died holding it (no heartbeat for a whole timeout): take it over
+            // under a new owner, exactly one taker wins.
             auto taken = session.execAffected(
-                QStringLiteral("UPDATE idempotency_keys SET locked_at = ? WHERE user_id = ? AND idem_key = ? "
+                QStringLiteral("UPDATE idempotency_keys SET locked_at = ?, owner = ? WHERE user_id = ? AND idem_key = ? "
                                "AND fingerprint = ? AND status = 'in_flight' AND locked_at = ?"),
-                {nowMs, userId, key, QString::fromLatin1(fingerprint), record.lockedAtMs},
+                {nowMs, owner, userId, key, QString::fromLatin1(fingerprint), record.lockedAtMs},
                 QStringLiteral("take over a stale idempotency record"));
             if (!taken)
                 return taken.error();
-            return IdempotencyBegin{taken.value() == 1 ? IdempotencyVerdict::Started : IdempotencyVerdict::InFlight,
-                                    std::nullopt};
+            if (taken.value() != 1)
+                return IdempotencyBegin{IdempotencyVerdict::InFlight, std::nullopt};
+            return IdempotencyBegin{IdempotencyVerdict::Started, std::nullopt, owner};
         }
         return IdempotencyBegin{IdempotencyVerdict::Replay, record.response};
     });
 }
 
-core::Result<bool> SqlIdempotencyStore::complete(qint64 userId, const QString &key, const QByteArray &fingerprint,
+core::Result<bool> SqlIdempotencyStore::heartbeat(qint64 userId, const QString &key, const QString &owner, qint64 nowMs)
+{
+    return m_database.write([&](Session &session) -> core::Result<bool> {
+        auto affected = session.execAffected(
+            QStringLiteral("UPDATE idempotency_keys SET locked_at = ? WHERE user_id = ? AND idem_key = ? AND owner = ? "
+                           "AND status = 'in_flight'"),
+            {nowMs, userId, key, owner}, QStringLiteral("heartbeat idempotency record"));
+        if (!affected)
+            return affected.error();
+        return affected.value() == 1;
+    });
+}
+
+core::Result<bool> SqlIdempotencyStore::complete(qint64 userId, const QString &key, const QString &owner,
                                                  const StoredResponse &response, qint64 nowMs)
 {
     return m_database.write([&](Session &session) -> core::Result<bool> {
         auto affected = session.execAffected(
             QStringLiteral("UPDATE idempotency_keys SET status = 'completed', outcome = ?, response_body = ?, "
-                           "completed_at = ? WHERE user_id = ? AND idem_key = ? AND fingerprint = ? "
+                           "completed_at = ? WHERE user_id = ? AND idem_key = ? AND owner = ? "
                            "AND status = 'in_flight'"),
-            {response.outcome, QString::fromUtf8(response.body), nowMs, userId, key, QString::fromLatin1(fingerprint)},
+            {response.outcome, QString::fromUtf8(response.body), nowMs, userId, key, owner},
             QStringLiteral("complete idempotency record"));
         if (!affected)
             return affected.error();
@@ -95,13 +122,13 @@ core::Result<bool> SqlIdempotencyStore::complete(qint64 userId, const QString &k
     });
 }
 
-core::Result<bool> SqlIdempotencyStore::release(qint64 userId, const QString &key, const QByteArray &fingerprint)
+core::Result<bool> SqlIdempotencyStore::release(qint64 userId, const QString &key, const QString &owner)
 {
     return m_database.write([&](Session &session) -> core::Result<bool> {
         auto affected = session.execAffected(
-            QStringLiteral("DELETE FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND fingerprint = ? "
+            QStringLiteral("DELETE FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND owner = ? "
                            "AND status = 'in_flight'"),
-            {userId, key, QString::fromLatin1(fingerprint)}, QStringLiteral("release idempotency record"));
+            {userId, key, owner}, QStringLiteral("release idempotency record"));
         if (!affected)
             return affected.error();
         return affected.value() == 1;

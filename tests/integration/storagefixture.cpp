@@ -44,13 +44,24 @@ SqliteFenceEpochs::SqliteFenceEpochs() : m_db(MigratedDatabase::start(Dialect::S
         m_source = std::make_unique<sql::SqlFenceEpochSource>(*m_db.database);
 }
 
-core::Result<quint32> SqliteFenceEpochs::epochFor(const QString &keyStoreInstanceId)
+core::Result<quint32> SqliteFenceEpochs::newEpoch(const QString &keyStoreInstanceId, const QString &reason)
 {
-    if (!m_source) {
-        return core::Error::make(core::ErrorCode::Unavailable,
-                                 QStringLiteral("the fence-epoch database could not be made: ") + m_error);
-    }
-    return m_source->epochFor(keyStoreInstanceId);
+    if (!m_source)
+        return unmade();
+    return m_source->newEpoch(keyStoreInstanceId, reason);
+}
+
+core::Result<quint32> SqliteFenceEpochs::largestEpoch()
+{
+    if (!m_source)
+        return unmade();
+    return m_source->largestEpoch();
+}
+
+core::Error SqliteFenceEpochs::unmade() const
+{
+    return core::Error::make(core::ErrorCode::Unavailable,
+                             QStringLiteral("the fence-epoch database could not be made: ") + m_error);
 }
 
 void runConcurrently(int threads, const std::function<void(int)> &body)

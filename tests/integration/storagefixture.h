@@ -23,13 +23,15 @@ struct MigratedDatabase {
 
 /// The real fence-epoch source — fence_epochs in a migrated SQLite file of its own — for
 /// suites that need epochs but are not about SQL (the key store's). If the database
-/// cannot be made, every epochFor() fails with the reason, and so does the test.
+/// cannot be made, every call fails with the reason, and so does the test.
 class SqliteFenceEpochs final : public core::FenceEpochSource {
 public:
     SqliteFenceEpochs();
-    core::Result<quint32> epochFor(const QString &keyStoreInstanceId) override;
+    core::Result<quint32> newEpoch(const QString &keyStoreInstanceId, const QString &reason) override;
+    core::Result<quint32> largestEpoch() override;
 
 private:
+    core::Error unmade() const;
     MigratedDatabase m_db;
     QString m_error;
     std::unique_ptr<sql::SqlFenceEpochSource> m_source;

@@ -17,9 +17,11 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScopeGuard>
 #include <QTest>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -31,15 +33,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class CountingGateway final : public PaymentGateway {
+/// A WeChat platform whose trades are never paid and that refunds nothing: the tests'
+/// gateways differ in createOrder() only.
+class TestGateway : public PaymentGateway {
 public:
     Channel channel() const override { return Channel::WeChat; }
-    Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override
-    {
-        creates.fetch_add(1);
-        std::this_thread::sleep_for(20ms); // a platform takes a while: lets the others pile up
-        return GatewayOrder{QStringLiteral("weixin://wxpay/bizpayurl?pr=") + request.paymentNo};
-    }
     Result<GatewayTrade> query(const QString &) override { return GatewayTrade{}; }
     Result<void> close(const QString &) override { return {}; }
     Result<GatewayRefund> refund(const GatewayRefundRequest &) override
@@ -47,7 +45,48 @@ public:
         return Error::make(ErrorCode::Internal, QStringLiteral("no refunds in this test"));
     }
     Result<GatewayRefund> queryRefund(const QString &, const QString &) override { return GatewayRefund{}; }
+};
+
+class CountingGateway final : public TestGateway {
+public:
+    Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override
+    {
+        creates.fetch_add(1);
+        std::this_thread::sleep_for(20ms); // a platform takes a while: lets the others pile up
+        return GatewayOrder{QStringLiteral("weixin://wxpay/bizpayurl?pr=") + request.paymentNo};
+    }
     std::atomic<int> creates{0};
+};
+
+/// A platform that takes its time: createOrder() blocks until release() (at most 20 s).
+class SlowGateway final : public TestGateway {
+public:
+    Result<GatewayOrder> createOrder(const GatewayOrderRequest &request) override
+    {
+        std::unique_lock guard(m_mutex);
+        m_entered = true;
+        m_changed.notify_all();
+        m_changed.wait_for(guard, 20s, [&] { return m_released; });
+        return GatewayOrder{QStringLiteral("weixin://wxpay/bizpayurl?pr=") + request.paymentNo};
+    }
+
+    bool waitUntilEntered()
+    {
+        std::unique_lock guard(m_mutex);
+        return m_changed.wait_for(guard, 20s, [&] { return m_entered; });
+    }
+    void release()
+    {
+        std::lock_guard guard(m_mutex);
+        m_released = true;
+        m_changed.notify_all();
+    }
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    bool m_entered = false;
+    bool m_released = false;
 };
 
 constexpr qint64 kUser = 10086;
@@ -152,6 +191,67 @@ private Q_SLOTS:
         QCOMPARE(countRows(*m_db.database,
                            QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE status = 'in_flight'")),
                  qint64(0));
+    }
+
+    void slowConfirmIsNotTakenOver()
+    {
+        // A confirm whose gateway call outlasts the in-flight timeout (query + create with
+        // retries; nginx answered 504 meanwhile and the client retries with the same key):
+        // the retry must be told "in progress", and once the confirm ends its response is
+        // the one every later retry gets.
+        constexpr qint64 timeoutMs = 1500;
+        sql::SqlFenceEpochSource epochs(*m_db.database);
+        auto keys = redis::EmbeddedKeyStore::create(epochs);
+        QVERIFY(keys.ok());
+        core::KeyStore &store = *keys.value();
+        sql::SqlIdempotencyStore idempotency(*m_db.database, timeoutMs);
+        sql::SqlPaymentStore payments(*m_db.database);
+        SlowGateway gateway;
+        SystemClock clock;
+        ConfirmPipeline pipeline(idempotency, nullptr, store.tokens(), store.locks(), payments,
+                                 [&](Channel) -> PaymentGateway * { return &gateway; }, clock);
+        TokenIssuer issuer(payments, store.tokens());
+
+        const QString orderNo = QStringLiteral("ORD-SLOW");
+        sql::NewOrder order;
+        order.orderNo = orderNo;
+        order.userId = kUser;
+        order.amountFen = 9900;
+        order.items = {{QStringLiteral("SKU1"), 1}};
+        QVERIFY(sql::SqlOrders(*m_db.database).create(order).ok());
+        const QString token =
+            QJsonDocument::fromJson(issuer.issueToken(kUser, orderNo).body).object().value(QStringLiteral("token")).toString();
+        QVERIFY(!token.isEmpty());
+        const ConfirmRequest request{kUser, QStringLiteral("key-slow"), token, orderNo, Channel::WeChat};
+
+        PaymentOutcome first;
+        std::thread running([&] { first = pipeline.confirm(request); });
+        auto joined = qScopeGuard([&] {
+            gateway.release();
+            running.join();
+        });
+        QVERIFY(gateway.waitUntilEntered());
+        QTest::qSleep(int(2 * timeoutMs)); // the gateway call runs on, past the timeout
+
+        const PaymentOutcome retry = pipeline.confirm(request);
+        QVERIFY2(retry.code == PaymentOutcomeCode::RequestInProgress && retry.layer == Layer::IdempotencyKey,
+                 qPrintable(QStringLiteral("the retry while the first runs got %1@%2")
+                                .arg(paymentOutcomeName(retry.code), layerName(retry.layer))));
+
+        joined.dismiss();
+        gateway.release();
+        running.join();
+        QCOMPARE(first.code, PaymentOutcomeCode::Created);
+        const PaymentOutcome after = pipeline.confirm(request);
+        QVERIFY2(after.replayed && after.code == PaymentOutcomeCode::Created,
+                 qPrintable(QStringLiteral("the retry after it got %1@%2%3")
+                                .arg(paymentOutcomeName(after.code), layerName(after.layer),
+                                     after.replayed ? QStringLiteral(" (replayed)") : QString())));
+        QCOMPARE(after.body, first.body);
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'key-slow' "
+                                          "AND status = 'completed'")),
+                 qint64(1));
     }
 
 private:

@@ -1,6 +1,6 @@
-// The epoch half of fencing tokens, from the database: a key-store instance seen for the
-// first time gets a larger epoch than any before it; agents that see the same instance at
-// once agree on one epoch.
+// The epoch half of fencing tokens, from the database: every epoch handed out is larger
+// than every one before it and handed out once, also to concurrent callers; the same
+// key-store instance gets a new one whenever it needs one.
 
 #include "storagefixture.h"
 
@@ -24,48 +24,56 @@ private Q_SLOTS:
         QVERIFY2(m_db, qPrintable(error));
     }
 
-    void sameInstanceSameEpochNewInstanceLarger()
+    void everyEpochIsLargerThanTheOnesBefore()
     {
         sql::SqlFenceEpochSource epochs(*m_db.database);
-        auto first = epochs.epochFor(QStringLiteral("run-id-a"));
+        auto first = epochs.newEpoch(QStringLiteral("run-id-a"), QStringLiteral("no_fence_state"));
         QVERIFY2(first.ok(), qPrintable(first.ok() ? QString() : first.error().internalMessage));
-        QCOMPARE(epochs.epochFor(QStringLiteral("run-id-a")).value(), first.value());
-        auto second = epochs.epochFor(QStringLiteral("run-id-b"));
+        QCOMPARE(epochs.largestEpoch().value(), first.value());
+        auto second = epochs.newEpoch(QStringLiteral("run-id-b"), QStringLiteral("no_fence_state"));
         QVERIFY(second.ok());
         QVERIFY(second.value() > first.value());
-        // Seeing the old instance again (a failback) does not move the epoch backwards for
-        // anyone who already uses the newer one: it keeps its own, smaller epoch.
-        QCOMPARE(epochs.epochFor(QStringLiteral("run-id-a")).value(), first.value());
+        // The old instance again (a failback): a new epoch, never its old one.
+        auto again = epochs.newEpoch(QStringLiteral("run-id-a"), QStringLiteral("below_largest"));
+        QVERIFY(again.ok());
+        QVERIFY(again.value() > second.value());
+        QCOMPARE(epochs.largestEpoch().value(), again.value());
+        QCOMPARE(firstValueText(*m_db.database, QStringLiteral("SELECT reason FROM fence_epochs WHERE epoch = ?"),
+                                {again.value()}),
+                 QStringLiteral("below_largest"));
     }
 
-    void agentsSeeingOneNewInstanceAgree()
+    void concurrentCallersEachGetTheirOwn()
     {
         sql::SqlFenceEpochSource epochs(*m_db.database);
-        for (int round = 0; round < 10; ++round) {
-            const QString instance = QStringLiteral("run-id-race-%1").arg(round);
-            std::mutex mutex;
-            std::set<quint32> seen;
-            int errors = 0;
-            runConcurrently(16, [&](int) {
-                auto epoch = epochs.epochFor(instance);
+        const quint32 before = epochs.largestEpoch().value();
+        std::mutex mutex;
+        std::set<quint32> seen;
+        int errors = 0;
+        runConcurrently(16, [&](int i) {
+            for (int round = 0; round < 5; ++round) {
+                auto epoch = epochs.newEpoch(QStringLiteral("run-id-race-%1").arg(i % 2), QStringLiteral("no_fence_state"));
                 std::lock_guard guard(mutex);
-                if (epoch)
+                if (epoch && epoch.value() > before)
                     seen.insert(epoch.value());
                 else
                     ++errors;
-            });
-            QCOMPARE(errors, 0);
-            QCOMPARE(seen.size(), size_t(1));
-        }
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM fence_epochs WHERE instance_id LIKE 'run-id-race-%'")),
-                 qint64(10));
+            }
+        });
+        QCOMPARE(errors, 0);
+        QCOMPARE(seen.size(), size_t(80));
+        QCOMPARE(epochs.largestEpoch().value(), *seen.rbegin());
     }
 
-    void badInstanceIdIsRefused()
+    void badArgumentsAreRefused()
     {
         sql::SqlFenceEpochSource epochs(*m_db.database);
-        QCOMPARE(epochs.epochFor(QString()).error().code, core::ErrorCode::InvalidInput);
-        QCOMPARE(epochs.epochFor(QString(200, u'x')).error().code, core::ErrorCode::InvalidInput);
+        const QString reason = QStringLiteral("no_fence_state");
+        QCOMPARE(epochs.newEpoch(QString(), reason).error().code, core::ErrorCode::InvalidInput);
+        QCOMPARE(epochs.newEpoch(QString(200, u'x'), reason).error().code, core::ErrorCode::InvalidInput);
+        QCOMPARE(epochs.newEpoch(QStringLiteral("run-id-c"), QString()).error().code, core::ErrorCode::InvalidInput);
+        QCOMPARE(epochs.newEpoch(QStringLiteral("run-id-c"), QString(40, u'r')).error().code,
+                 core::ErrorCode::InvalidInput);
     }
 
 private:

@@ -63,6 +63,48 @@ private Q_SLOTS:
         QCOMPARE(inFlight.load(), kThreads - 1);
     }
 
+    // The owner that was taken over (its confirm ran past the timeout) comes back: its
+    // complete() and release() must not touch the taker's record.
+    void takenOverRecordIsNotOverwrittenByTheOldOwner()
+    {
+        const QString key = QStringLiteral("taken-over");
+        const qint64 start = 2'000'000;
+        const auto old = m_store->begin(10087, key, kFingerprint, start).value();
+        QCOMPARE(old.verdict, IdempotencyVerdict::Started);
+        const auto taker = m_store->begin(10087, key, kFingerprint, start + 61'000).value();
+        QCOMPARE(taker.verdict, IdempotencyVerdict::Started);
+        QVERIFY(!old.owner.isEmpty() && taker.owner != old.owner);
+        const StoredResponse late{QStringLiteral("duplicate_request"), QByteArrayLiteral("{\"old\":true}")};
+        QVERIFY2(!m_store->release(10087, key, old.owner).value(), "the old owner deleted the taker's record");
+        QVERIFY2(!m_store->complete(10087, key, old.owner, late, start + 62'000).value(),
+                 "the old owner completed the taker's record");
+        QVERIFY2(!m_store->heartbeat(10087, key, old.owner, start + 62'000).value(), "the old owner's heartbeat counted");
+        auto record = m_store->find(10087, key);
+        QVERIFY(record.ok() && record.value());
+        QCOMPARE(record.value()->status, core::IdempotencyStatus::InFlight);
+        QCOMPARE(record.value()->lockedAtMs, start + 61'000);
+        const StoredResponse mine{QStringLiteral("created"), QByteArrayLiteral("{\"taker\":true}")};
+        QVERIFY(m_store->complete(10087, key, taker.owner, mine, start + 63'000).value());
+        QCOMPARE(m_store->begin(10087, key, kFingerprint, start + 64'000).value().response->body, mine.body);
+    }
+
+    // A running request's heartbeat keeps its record from being taken over, however long
+    // it runs; once the heartbeats stop for a whole timeout, it is taken over.
+    void heartbeatKeepsARunningRecord()
+    {
+        const QString key = QStringLiteral("beating");
+        const qint64 start = 3'000'000;
+        const auto running = m_store->begin(10088, key, kFingerprint, start).value();
+        QCOMPARE(running.verdict, IdempotencyVerdict::Started);
+        for (qint64 at = start + 15'000; at <= start + 300'000; at += 15'000) {
+            QVERIFY(m_store->heartbeat(10088, key, running.owner, at).value());
+            QCOMPARE(m_store->begin(10088, key, kFingerprint, at + 1'000).value().verdict, IdempotencyVerdict::InFlight);
+        }
+        QCOMPARE(m_store->begin(10088, key, kFingerprint, start + 300'000 + 60'001).value().verdict,
+                 IdempotencyVerdict::Started);
+        QVERIFY(!m_store->heartbeat(10088, key, running.owner, start + 300'000 + 60'002).value());
+    }
+
     void beginRace()
     {
         for (int round = 0; round < kRounds; ++round) {
@@ -97,12 +139,13 @@ private Q_SLOTS:
     void completeThenReplay()
     {
         const QString key = QStringLiteral("replay");
-        QCOMPARE(m_store->begin(1, key, kFingerprint, 1000).value().verdict, IdempotencyVerdict::Started);
+        const auto begun = m_store->begin(1, key, kFingerprint, 1000).value();
+        QCOMPARE(begun.verdict, IdempotencyVerdict::Started);
         const StoredResponse response{QStringLiteral("created"),
                                       QByteArray("{\"order_no\":\"ORD1\",\"code_url\":\"weixin://x?a=1&b=\\u00e9\","
                                                  "\"duplicate\":false,\"note\":\"\xe4\xb8\xad\"}")};
-        QCOMPARE(m_store->complete(1, key, kFingerprint, response, 2000).value(), true);
-        QCOMPARE(m_store->complete(1, key, kFingerprint, response, 2000).value(), false); // CAS: once
+        QCOMPARE(m_store->complete(1, key, begun.owner, response, 2000).value(), true);
+        QCOMPARE(m_store->complete(1, key, begun.owner, response, 2000).value(), false); // CAS: once
 
         const auto again = m_store->begin(1, key, kFingerprint, 3000);
         QVERIFY(again.ok());
@@ -116,16 +159,17 @@ private Q_SLOTS:
         QVERIFY(record);
         QCOMPARE(record->status, core::IdempotencyStatus::Completed);
         QCOMPARE(record->completedAtMs.value_or(0), qint64(2000));
-        QCOMPARE(m_store->release(1, key, kFingerprint).value(), false); // completed stays
+        QCOMPARE(m_store->release(1, key, begun.owner).value(), false); // completed stays
     }
 
     void releaseLetsTheKeyStartAgain()
     {
         const QString key = QStringLiteral("released");
-        QCOMPARE(m_store->begin(2, key, kFingerprint, 1000).value().verdict, IdempotencyVerdict::Started);
+        const auto begun = m_store->begin(2, key, kFingerprint, 1000).value();
+        QCOMPARE(begun.verdict, IdempotencyVerdict::Started);
         QCOMPARE(m_store->begin(2, key, kOtherFingerprint, 1000).value().verdict, IdempotencyVerdict::Mismatch);
-        QCOMPARE(m_store->release(2, key, kOtherFingerprint).value(), false); // not that request's record
-        QCOMPARE(m_store->release(2, key, kFingerprint).value(), true);
+        QCOMPARE(m_store->release(2, key, QStringLiteral("someone-else")).value(), false); // not that request's record
+        QCOMPARE(m_store->release(2, key, begun.owner).value(), true);
         QVERIFY(!m_store->find(2, key).value());
         QCOMPARE(m_store->begin(2, key, kFingerprint, 1000).value().verdict, IdempotencyVerdict::Started);
     }

@@ -68,9 +68,9 @@ bool waitUntilReachable(core::KeyStore &store, int withinMs)
     return false;
 }
 
-/// A FenceEpochSource in front of the real one whose lookups for one instance id can be
+/// A FenceEpochSource in front of the real one whose new epochs for one instance id can be
 /// held (a slow database round trip), so an interleaving of agents is deterministic. A
-/// held lookup waits until release() or 10 s, whichever comes first.
+/// held call waits until release() or 10 s, whichever comes first.
 class HeldEpochs final : public core::FenceEpochSource {
 public:
     explicit HeldEpochs(core::FenceEpochSource &real) : m_real(real) {}
@@ -100,7 +100,8 @@ public:
         return m_heldOnce;
     }
 
-    core::Result<quint32> epochFor(const QString &instanceId) override
+    core::Result<quint32> largestEpoch() override { return m_real.largestEpoch(); }
+    core::Result<quint32> newEpoch(const QString &instanceId, const QString &reason) override
     {
         {
             std::unique_lock lock(m_mutex);
@@ -111,7 +112,7 @@ public:
                 m_holding = false;
             }
         }
-        return m_real.epochFor(instanceId);
+        return m_real.newEpoch(instanceId, reason);
     }
 
     /// Wakes waitUntilHeldOr() when a flag it watches changed.
@@ -200,10 +201,11 @@ private Q_SLOTS:
 
     void fenceEpochIsRegisteredBeforeTheFirstIncr()
     {
-        // Agent 1 takes a fencing token on instance A, but its epoch lookup in the database
-        // is slow. Meanwhile A dies, B starts empty, agent 2 takes tokens on B. The database
-        // hands out max+1 to an instance on its first lookup, so if A's epoch is first
-        // asked for after B's, A's (older) tokens outrank every token B will ever give.
+        // Agent 1 takes a fencing token on instance A while the database is slow to hand out
+        // epochs for A. Meanwhile A dies, B starts empty, agent 2 takes tokens on B. An epoch
+        // paired with A's counter after B's was handed out would make A's (older) tokens
+        // outrank every token B will ever give; the epoch is read from A in the same script
+        // as the counter, installed there before, so no lookup stands between them.
         QString error;
         auto server = RedisServer::start(&error); // its own: A's run_id is new to the database
         QVERIFY2(server, qPrintable(error));
@@ -250,12 +252,147 @@ private Q_SLOTS:
                                 .arg(onA.value(), 0, 16).arg(onB.value(), 0, 16)));
     }
 
+    void failbackToAnOlderInstanceNeverReusesItsEpoch()
+    {
+        // The agents' endpoint fails over from A to B and back to A, which never restarted:
+        // its run_id and its fence counters are the ones it had. B's tokens were taken with
+        // a larger epoch than A's, so A's old epoch must not come back.
+        QString error;
+        auto a = RedisServer::start(&error);
+        QVERIFY2(a, qPrintable(error));
+        auto b = RedisServer::start(&error);
+        QVERIFY2(b, qPrintable(error));
+        redis::RedisKeyStore agent1(optionsFor(a->url()), m_epochs);
+        redis::RedisKeyStore agent2(optionsFor(a->url()), m_epochs);
+        QVERIFY(waitUntilReachable(agent1, 15000));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        const QString runIdA = agent1.instanceId();
+        const QString order = uniqueKey("order");
+        std::vector<quint64> tokens;
+        auto take = [&](redis::RedisKeyStore &agent, int n) {
+            for (int i = 0; i < n; ++i) {
+                auto lock = agent.locks().acquire(uniqueKey("lock:order"), 10s, order);
+                QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
+                QVERIFY(lock.value());
+                tokens.push_back(lock.value()->fencingToken());
+                QVERIFY(lock.value()->release().ok());
+                auto next = agent.fencing().next(order);
+                QVERIFY2(next.ok(), next.ok() ? "" : qPrintable(describe(next.error())));
+                tokens.push_back(next.value());
+            }
+        };
+        take(agent1, 5);
+        take(agent2, 5);
+
+        QVERIFY2(testsupport::takeOverEndpoint(*a, *b, &error), qPrintable(error));
+        QVERIFY(waitUntilReachable(agent1, 15000));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        QVERIFY(agent1.instanceId() != runIdA);
+        take(agent1, 2);
+
+        QVERIFY2(testsupport::takeOverEndpoint(*b, *a, &error), qPrintable(error));
+        QVERIFY(waitUntilReachable(agent1, 15000));
+        QVERIFY(waitUntilReachable(agent2, 15000));
+        QCOMPARE(agent1.instanceId(), runIdA);
+        take(agent2, 2);
+        take(agent1, 2);
+
+        for (size_t i = 1; i < tokens.size(); ++i)
+            QVERIFY2(tokens[i] > tokens[i - 1],
+                     qPrintable(QStringLiteral("token %1 is %2:%3 after %4:%5")
+                                    .arg(i)
+                                    .arg(tokens[i] >> 32).arg(tokens[i] & 0xFFFFFFFF)
+                                    .arg(tokens[i - 1] >> 32).arg(tokens[i - 1] & 0xFFFFFFFF)));
+    }
+
+    void lostFenceKeysNeverRestartTheCounter()
+    {
+        // The fence keys are deleted (an operator's DEL, a FLUSHDB, an eviction) on the same
+        // instance, while both agents keep their connections: no handshake sees it.
+        const QString order = uniqueKey("order");
+        quint64 last = 0;
+        for (int i = 0; i < 20; ++i) {
+            auto token = (i % 2 ? *m_second : *m_store).fencing().next(order);
+            QVERIFY2(token.ok(), token.ok() ? "" : qPrintable(describe(token.error())));
+            last = token.value();
+        }
+        const QByteArray deleted = m_server->cli(
+            {QStringLiteral("EVAL"),
+             QStringLiteral("local n = 0 for _, k in ipairs(redis.call('KEYS', 'fence:*')) do "
+                            "redis.call('DEL', k) n = n + 1 end return n"),
+             QStringLiteral("0")});
+        QVERIFY2(deleted.toInt() > 0, deleted.constData());
+        for (redis::RedisKeyStore *agent : {m_store.get(), m_second.get()}) {
+            auto lock = agent->locks().acquire(uniqueKey("lock:order"), 10s, order);
+            QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
+            QVERIFY(lock.value());
+            const quint64 token = lock.value()->fencingToken();
+            QVERIFY2(token > last, qPrintable(QStringLiteral("token %1:%2 after %3:%4: the counter restarted")
+                                                  .arg(token >> 32).arg(token & 0xFFFFFFFF)
+                                                  .arg(last >> 32).arg(last & 0xFFFFFFFF)));
+            last = token;
+            QVERIFY(lock.value()->release().ok());
+            auto next = agent->fencing().next(order);
+            QVERIFY2(next.ok(), next.ok() ? "" : qPrintable(describe(next.error())));
+            QVERIFY(next.value() > last);
+            last = next.value();
+        }
+    }
+
+    void untrustedFenceStateTakesANewEpoch_data()
+    {
+        // What the instance's fence:state is turned into, and whether the agents reconnect
+        // (a handshake) before their next token.
+        QTest::addColumn<QStringList>("change");
+        QTest::addColumn<bool>("reconnect");
+        QTest::newRow("counter full") << QStringList{QStringLiteral("counter"), QStringLiteral("4294967295")} << false;
+        // Restored from an older snapshot with the same run_id and epoch: the counter went
+        // back below a token this agent already has.
+        QTest::newRow("counter went back") << QStringList{QStringLiteral("counter"), QStringLiteral("1")} << false;
+        // Restored from disk or replicated: written by another process.
+        QTest::newRow("another run_id") << QStringList{QStringLiteral("run_id"), QStringLiteral("0123abcd")} << true;
+    }
+
+    void untrustedFenceStateTakesANewEpoch()
+    {
+        QFETCH(QStringList, change);
+        QFETCH(bool, reconnect);
+        const QString order = uniqueKey("order");
+        quint64 last = 0;
+        for (int i = 0; i < 5; ++i) {
+            auto token = m_store->fencing().next(order);
+            QVERIFY2(token.ok(), token.ok() ? "" : qPrintable(describe(token.error())));
+            last = token.value();
+        }
+        QCOMPARE(m_server->cli(QStringList{QStringLiteral("HSET"), QStringLiteral("fence:state")} + change),
+                 QByteArrayLiteral("0"));
+        if (reconnect)
+            QVERIFY(!m_server->cli({QStringLiteral("CLIENT"), QStringLiteral("KILL"), QStringLiteral("TYPE"),
+                                    QStringLiteral("normal")})
+                         .isEmpty());
+        QVERIFY(waitUntilReachable(*m_store, 15000));
+        auto lock = m_store->locks().acquire(uniqueKey("lock:order"), 10s, order);
+        QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
+        QVERIFY(lock.value());
+        const quint64 token = lock.value()->fencingToken();
+        QVERIFY2((token >> 32) > (last >> 32),
+                 qPrintable(QStringLiteral("token %1:%2 after %3:%4: no new epoch")
+                                .arg(token >> 32).arg(token & 0xFFFFFFFF).arg(last >> 32).arg(last & 0xFFFFFFFF)));
+        QCOMPARE(token & 0xFFFFFFFF, quint64(1));
+        QVERIFY(lock.value()->release().ok());
+        auto next = m_second->fencing().next(order); // the other agent continues in the new epoch
+        QVERIFY2(next.ok(), next.ok() ? "" : qPrintable(describe(next.error())));
+        QVERIFY(next.value() > token);
+    }
+
     void epochLookupFailureFailsTheConnect()
     {
         // No epoch, no connection: a connection that could run an INCR without a
         // registered epoch is what the previous test is about.
         struct NoEpochs final : core::FenceEpochSource {
-            core::Result<quint32> epochFor(const QString &) override
+            core::Result<quint32> newEpoch(const QString &, const QString &) override { return down(); }
+            core::Result<quint32> largestEpoch() override { return down(); }
+            static core::Error down()
             {
                 return core::Error::make(core::ErrorCode::Internal, QStringLiteral("database is down"),
                                          QStringLiteral("internal error"));
@@ -362,9 +499,9 @@ private Q_SLOTS:
 
     void evictingMaxmemoryPolicyIsWarnedAbout()
     {
-        // Fence counters must not be evicted: a fence:{scope} key evicted on the same
-        // run_id restarts its counter within the same epoch. The handshake says so (a
-        // warning, not a failure) when the policy is not noeviction.
+        // Locks and one-time tokens must not be evicted (an evicted fence state is detected
+        // and gets a new epoch). The handshake says so (a warning, not a failure) when the
+        // policy is not noeviction.
         const int port = m_server->port();
         const auto policyIs = [port](const char *policy) {
             return redisCli(port, {QStringLiteral("CONFIG"), QStringLiteral("SET"), QStringLiteral("maxmemory-policy"),

@@ -67,7 +67,7 @@ const char *const kAlipayPrepare =
     "d = sys.argv[1]\n"
     "pairs = urllib.parse.parse_qsl(open(d + '/form', 'rb').read().decode('utf-8'), keep_blank_values=True, strict_parsing=True)\n"
     "fields = dict(pairs)\n"
-    "content = '&'.join(k + '=' + v for k, v in sorted(pairs) if k not in ('sign', 'sign_type') and v != '')\n"
+    "content = '&'.join(k + '=' + v for k, v in sorted(pairs) if k not in ('sign', 'sign_type'))\n"
     "open(d + '/content', 'wb').write(content.encode('utf-8'))\n"
     "open(d + '/sign.bin', 'wb').write(base64.b64decode(fields['sign']))\n"
     "print(json.dumps(fields))\n";
@@ -558,11 +558,15 @@ void TestSimNotify::alipayFormVerifiesWithOpenssl()
     QVERIFY(!fields.value(u"notify_id").toString().isEmpty());
     QVERIFY(!fields.value(u"notify_time").toString().isEmpty());
     QVERIFY(!fields.value(u"gmt_payment").toString().isEmpty());
+    // As Alipay does, a parameter the merchant left empty is sent empty (and signed).
+    QVERIFY2(fields.contains(u"body"), "no empty body parameter");
+    QCOMPARE(fields.value(u"body").toString(), QString());
     // The check can fail: another amount in the signed string does not verify.
     QFile content(folder + QStringLiteral("/content"));
     QVERIFY(content.open(QIODevice::ReadWrite));
     QByteArray text = content.readAll();
     QVERIFY(text.contains("total_amount=99.00"));
+    QVERIFY2(text.contains("&body=&"), "the empty parameter is not in the signed text"); // verified above
     text.replace("total_amount=99.00", "total_amount=99.01");
     content.seek(0);
     content.write(text);

@@ -22,16 +22,19 @@ struct RedisServer::Private {
     QString logFile() const { return folder->filePath(u"redis.log"_s); }
     QString pidFile() const { return folder->filePath(u"redis.pid"_s); }
 
-    bool ping() const
+    RunResult cli(const QStringList &args) const
     {
         QProcessEnvironment env;
         // REDISCLI_AUTH rather than -a: no password in argv, no warning on stderr.
         if (!options.password.isEmpty())
             env.insert(u"REDISCLI_AUTH"_s, options.password);
-        const RunResult result = run({u"redis-cli"_s,
-                                      {u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port),
-                                       u"ping"_s}},
-                                     env, probeTimeoutMs);
+        return run({u"redis-cli"_s, QStringList{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)} + args},
+                   env, probeTimeoutMs);
+    }
+
+    bool ping() const
+    {
+        const RunResult result = cli({u"ping"_s});
         return result.ok && result.output.trimmed() == u"PONG";
     }
 
@@ -160,6 +163,37 @@ bool RedisServer::stop()
 {
     // With `save ""` SIGTERM is SHUTDOWN NOSAVE: nothing is written.
     return d->halt(SIGTERM);
+}
+
+QByteArray RedisServer::cli(const QStringList &args) const
+{
+    const RunResult result = d->cli(args);
+    return result.ok ? result.output.trimmed().toUtf8() : QByteArrayLiteral("(redis-cli failed)");
+}
+
+bool RedisServer::moveTo(int newPort, QString *error)
+{
+    const int oldPort = d->port;
+    const RunResult moved = d->cli({u"CONFIG"_s, u"SET"_s, u"port"_s, QString::number(newPort)});
+    if (!moved.ok || moved.output.trimmed() != u"OK") {
+        *error = u"redis-server on port %1 did not move to %2: %3"_s.arg(oldPort).arg(newPort).arg(moved.output);
+        return false;
+    }
+    d->port = newPort;
+    // Connections opened on the old port stay open after CONFIG SET port: close them, as a
+    // failover does (redis-cli skips its own connection).
+    const RunResult killed = d->cli({u"CLIENT"_s, u"KILL"_s, u"TYPE"_s, u"normal"_s});
+    if (!killed.ok) {
+        *error = u"CLIENT KILL on port %1 failed: %2"_s.arg(newPort).arg(killed.output);
+        return false;
+    }
+    return true;
+}
+
+bool takeOverEndpoint(RedisServer &leaving, RedisServer &arriving, QString *error)
+{
+    const int endpoint = leaving.port();
+    return leaving.moveTo(freeLoopbackPort(), error) && arriving.moveTo(endpoint, error);
 }
 
 QString RedisServer::logTail(int lines) const

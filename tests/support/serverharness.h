@@ -1,6 +1,8 @@
 #pragma once
 
+#include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 
@@ -38,12 +40,24 @@ public:
     /// Graceful stop (SHUTDOWN NOSAVE semantics).
     bool stop();
     QString logTail(int lines = 30) const;
+    /// Runs redis-cli against the server (its password given); the trimmed standard output,
+    /// "(redis-cli failed)" when it did not run.
+    QByteArray cli(const QStringList &args) const;
+    /// Moves the listener to `port` (CONFIG SET port) and closes every client connection,
+    /// keeping the process, its data and its run_id: what a client sees when its endpoint
+    /// fails over to another instance, or back. port(), url() and startAgain() follow.
+    bool moveTo(int port, QString *error);
 
 private:
     RedisServer();
     struct Private;
     std::unique_ptr<Private> d;
 };
+
+/// A failover between two Redis instances, both kept running: `leaving` moves to a free
+/// port and `arriving` takes over the port `leaving` had; every client connection to
+/// either is closed. Clients of that port now reach `arriving`.
+bool takeOverEndpoint(RedisServer &leaving, RedisServer &arriving, QString *error);
 
 /// A PostgreSQL 15 cluster with scram-sha-256 authentication: a superuser "payonce" with a
 /// generated password and a database "payonce", so a wrong password can be tested.

@@ -1,8 +1,10 @@
 // Alipay RSA2 signatures against the openssl CLI, run at test time over the exact bytes
 // our code says are signed: request parameters (sorted k=v, no sign, no empty values),
-// notifications (also no sign_type), and responses (the raw text of the response object).
+// notifications (no sign, no sign_type, empty values kept), and responses (the raw text of
+// the response object). And the keys as Alipay hands them out (bare base64).
 
 #include "gateway/alipaysignature.h"
+#include "gateway/gatewayfactory.h"
 
 #include <QFile>
 #include <QProcess>
@@ -50,6 +52,9 @@ private Q_SLOTS:
     void rawMemberKeepsExactText_data();
     void rawMemberKeepsExactText();
     void verifiesCliSignedResponse();
+    void notificationContentKeepsEmptyValues();
+    void keysAsBareBase64_data();
+    void keysAsBareBase64();
 };
 
 void TestAlipaySignature::signContentSortsAndFilters()
@@ -125,6 +130,54 @@ void TestAlipaySignature::verifiesCliSignedResponse()
     QVERIFY(!alipay::verifiedResponse(*pub, body, "alipay.trade.close").ok()); // another method's frame
     QByteArray unsignedBody = "{\"alipay_trade_query_response\":" + inner + "}";
     QVERIFY(!alipay::verifiedResponse(*pub, unsignedBody, "alipay.trade.query").ok());
+}
+
+void TestAlipaySignature::notificationContentKeepsEmptyValues()
+{
+    // Alipay's own verifiers (the Java SDK's getSignCheckContentV1, the Node SDK's notify
+    // check) keep every parameter but sign and sign_type, empty values included; request
+    // signing leaves empty values out.
+    const alipay::Params params{{"trade_no", "2026"}, {"body", ""}, {"sign_type", "RSA2"}, {"sign", "abc"},
+                                {"app_id", "2021"}};
+    QCOMPARE(alipay::signContent(params, alipay::SignContentKind::Notification),
+             QByteArray("app_id=2021&body=&trade_no=2026"));
+    QCOMPARE(alipay::signContent(params, alipay::SignContentKind::Request),
+             QByteArray("app_id=2021&sign_type=RSA2&trade_no=2026"));
+}
+
+void TestAlipaySignature::keysAsBareBase64_data()
+{
+    QTest::addColumn<QString>("privateKey");
+    QTest::addColumn<QString>("publicKey");
+    QTest::newRow("pkcs8 and spki, bare") << fixture("merchant_key_pkcs8_bare.txt") << fixture("merchant_pub_bare.txt");
+    QTest::newRow("pkcs1, bare") << fixture("merchant_key_pkcs1_bare.txt") << fixture("merchant_pub_bare.txt");
+    QTest::newRow("pem") << fixture("merchant_key.pem") << fixture("merchant_pub.pem");
+}
+
+void TestAlipaySignature::keysAsBareBase64()
+{
+    // Alipay's console and key tool hand out the app private key and the Alipay public key
+    // as bare base64 (no PEM armour): the gateway takes both forms.
+    QFETCH(QString, privateKey);
+    QFETCH(QString, publicKey);
+    config::AlipaySettings settings;
+    settings.appId = QStringLiteral("2021000000000000");
+    settings.sellerId = QStringLiteral("2088000000000000");
+    settings.privateKeyPath = privateKey;
+    settings.alipayPublicKeyPath = publicKey;
+    auto gateway = gateway::makeAlipayGateway(settings, {});
+    QVERIFY2(gateway.ok(), gateway.ok() ? "" : qPrintable(gateway.error().internalMessage));
+
+    // WeChat Pay's merchant key stays a PEM file.
+    config::WeChatSettings wechat;
+    wechat.mchid = QStringLiteral("1900000001");
+    wechat.appid = QStringLiteral("wx0000000000000000");
+    wechat.merchantSerial = QStringLiteral("SERIAL");
+    wechat.merchantPrivateKeyPath = fixture("merchant_key_pkcs8_bare.txt");
+    wechat.platformKeys.append({QStringLiteral("PLATFORM"), fixture("platform_pub.pem")});
+    auto refused = gateway::makeWeChatPayGateway(wechat, {});
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.error().code, core::ErrorCode::Misconfigured);
 }
 
 QTEST_GUILESS_MAIN(TestAlipaySignature)

@@ -52,7 +52,8 @@ public:
 
 class FakeEpochs final : public FenceEpochSource {
 public:
-    Result<quint32> epochFor(const QString &) override { return quint32(1); }
+    Result<quint32> newEpoch(const QString &, const QString &) override { return quint32(1); }
+    Result<quint32> largestEpoch() override { return quint32(1); }
 };
 
 class FakeModeStore final : public BreakerModeStore {
@@ -77,7 +78,9 @@ public:
         if (it == m_records.end()) {
             m_records[{userId, key}] = IdempotencyRecord{userId, key, fingerprint, IdempotencyStatus::InFlight,
                                                          std::nullopt, nowMs, nowMs, std::nullopt};
-            return IdempotencyBegin{IdempotencyVerdict::Started, std::nullopt};
+            const QString owner = QStringLiteral("owner-%1").arg(++m_owners);
+            m_ownerOf[{userId, key}] = owner;
+            return IdempotencyBegin{IdempotencyVerdict::Started, std::nullopt, owner};
         }
         if (it->second.fingerprint != fingerprint)
             return IdempotencyBegin{IdempotencyVerdict::Mismatch, std::nullopt};
@@ -85,25 +88,33 @@ public:
             return IdempotencyBegin{IdempotencyVerdict::InFlight, std::nullopt};
         return IdempotencyBegin{IdempotencyVerdict::Replay, it->second.response};
     }
-    Result<bool> complete(qint64 userId, const QString &key, const QByteArray &fingerprint,
-                          const StoredResponse &response, qint64 nowMs) override
+    qint64 inFlightTimeoutMs() const override { return 60000; }
+    Result<bool> heartbeat(qint64 userId, const QString &key, const QString &owner, qint64 nowMs) override
     {
         std::lock_guard guard(m_mutex);
         auto it = m_records.find({userId, key});
-        if (it == m_records.end() || it->second.fingerprint != fingerprint
-            || it->second.status != IdempotencyStatus::InFlight)
+        if (it == m_records.end() || !owns(userId, key, owner) || it->second.status != IdempotencyStatus::InFlight)
+            return false;
+        it->second.lockedAtMs = nowMs;
+        return true;
+    }
+    Result<bool> complete(qint64 userId, const QString &key, const QString &owner, const StoredResponse &response,
+                          qint64 nowMs) override
+    {
+        std::lock_guard guard(m_mutex);
+        auto it = m_records.find({userId, key});
+        if (it == m_records.end() || !owns(userId, key, owner) || it->second.status != IdempotencyStatus::InFlight)
             return false;
         it->second.status = IdempotencyStatus::Completed;
         it->second.response = response;
         it->second.completedAtMs = nowMs;
         return true;
     }
-    Result<bool> release(qint64 userId, const QString &key, const QByteArray &fingerprint) override
+    Result<bool> release(qint64 userId, const QString &key, const QString &owner) override
     {
         std::lock_guard guard(m_mutex);
         auto it = m_records.find({userId, key});
-        if (it == m_records.end() || it->second.fingerprint != fingerprint
-            || it->second.status != IdempotencyStatus::InFlight)
+        if (it == m_records.end() || !owns(userId, key, owner) || it->second.status != IdempotencyStatus::InFlight)
             return false;
         m_records.erase(it);
         return true;
@@ -118,8 +129,15 @@ public:
     Result<int> purgeOlderThan(qint64) override { return 0; }
 
 private:
+    bool owns(qint64 userId, const QString &key, const QString &owner) const
+    {
+        const auto found = m_ownerOf.find({userId, key});
+        return found != m_ownerOf.end() && found->second == owner;
+    }
     std::mutex m_mutex;
     std::map<std::pair<qint64, QString>, IdempotencyRecord> m_records;
+    std::map<std::pair<qint64, QString>, QString> m_ownerOf;
+    int m_owners = 0;
 };
 
 /// Orders and payment records in memory. A transaction works on a copy, committed when the

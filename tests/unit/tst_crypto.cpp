@@ -51,6 +51,7 @@ private Q_SLOTS:
     void signVerifyRoundTrip();
     void verifiesOpensslCliSignature();
     void refusesAlteredMessageOrSignature();
+    void bareBase64KeysOnlyWhenAccepted();
     void loadsPublicKeyForms_data();
     void loadsPublicKeyForms();
     void badPemIsAClearError_data();
@@ -93,6 +94,35 @@ void TestCrypto::verifiesOpensslCliSignature()
     auto key = PrivateKey::fromFile(fixture("merchant_key.pem"));
     QVERIFY(key.ok());
     QCOMPARE(*key->signBase64(message), cliSignature);
+}
+
+void TestCrypto::bareBase64KeysOnlyWhenAccepted()
+{
+    // Alipay's form of the same keys (bare base64 of the DER, made by the openssl CLI):
+    // the same signature as the CLI's, the same verification.
+    const QByteArray message = readFixture("message.txt");
+    const QByteArray cliSignature = readFixture("message.sig.b64").trimmed();
+    for (const char *name : {"merchant_key_pkcs8_bare.txt", "merchant_key_pkcs1_bare.txt"}) {
+        auto key = PrivateKey::fromFile(fixture(name), KeyEncoding::PemOrBareBase64);
+        QVERIFY2(key.ok(), key.ok() ? name : qPrintable(key.error().internalMessage));
+        QCOMPARE(*key->signBase64(message), cliSignature);
+        QCOMPARE(PrivateKey::fromFile(fixture(name)).error().code, core::ErrorCode::Misconfigured); // PEM only
+    }
+    auto pub = PublicKey::fromFile(fixture("merchant_pub_bare.txt"), KeyEncoding::PemOrBareBase64);
+    QVERIFY2(pub.ok(), pub.ok() ? "" : qPrintable(pub.error().internalMessage));
+    QVERIFY(pub->verifyBase64(message, cliSignature));
+    QCOMPARE(PublicKey::fromFile(fixture("merchant_pub_bare.txt")).error().code, core::ErrorCode::Misconfigured);
+    // PEM stays accepted, and text that is neither is a clear error naming its source.
+    QVERIFY(PublicKey::fromFile(fixture("merchant_pub.pem"), KeyEncoding::PemOrBareBase64).ok());
+    auto garbage = PrivateKey::fromText("not a key!", KeyEncoding::PemOrBareBase64, QStringLiteral("app.key"));
+    QVERIFY(!garbage.ok());
+    QCOMPARE(garbage.error().code, core::ErrorCode::Misconfigured);
+    QVERIFY2(garbage.error().internalMessage.startsWith(QLatin1String("app.key: neither a PEM private key")),
+             qPrintable(garbage.error().internalMessage));
+    // Base64 of something that is not a key (the public key where a private one belongs).
+    auto wrong = PrivateKey::fromFile(fixture("merchant_pub_bare.txt"), KeyEncoding::PemOrBareBase64);
+    QVERIFY(!wrong.ok());
+    QCOMPARE(wrong.error().code, core::ErrorCode::Misconfigured);
 }
 
 void TestCrypto::refusesAlteredMessageOrSignature()

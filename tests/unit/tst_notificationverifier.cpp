@@ -154,7 +154,9 @@ private Q_SLOTS:
     void unconfiguredChannelIsRefused();
     void factoryRefusesBadSettings();
     void weChatSigningHelpersRoundTrip();
+    void alipaySignNotifyFormMatchesIndependentSignature_data();
     void alipaySignNotifyFormMatchesIndependentSignature();
+    void alipayPublicKeyAsBareBase64();
     void alipaySignNotifyFormRoundTrip();
     void tradeNoFormat_data();
     void tradeNoFormat();
@@ -327,11 +329,20 @@ void TestNotificationVerifier::weChatSigningHelpersRoundTrip()
     QVERIFY(callbacks::decryptWeChatResource(apiv3, *fixtureEnvelope).ok());
 }
 
+void TestNotificationVerifier::alipaySignNotifyFormMatchesIndependentSignature_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::newRow("alipay_valid") << QStringLiteral("alipay_valid");
+    QTest::newRow("alipay_empty_values_signed") << QStringLiteral("alipay_empty_values_signed");
+}
+
 void TestNotificationVerifier::alipaySignNotifyFormMatchesIndependentSignature()
 {
-    // PKCS#1 v1.5 is deterministic: our signer over the fixture's own fields must give
-    // exactly the signature python3-cryptography wrote.
-    auto params = callbacks::parseForm(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))).body);
+    // PKCS#1 v1.5 is deterministic: our signer (the simulator's) over the fixture's own
+    // fields must give exactly the signature python3-cryptography wrote — with empty
+    // parameters too, which Alipay keeps in a notification's signed text.
+    QFETCH(QString, name);
+    auto params = callbacks::parseForm(deliveryOf(caseNamed(name)).body);
     QVERIFY(params.ok());
     QByteArray expected;
     gateway::alipay::Params unsignedParams;
@@ -351,6 +362,21 @@ void TestNotificationVerifier::alipaySignNotifyFormMatchesIndependentSignature()
             actual = p.second;
     }
     QCOMPARE(actual, expected);
+}
+
+void TestNotificationVerifier::alipayPublicKeyAsBareBase64()
+{
+    // The Alipay public key as its console hands it out: bare base64, no PEM armour.
+    config::AlipaySettings bare = alipaySettings();
+    bare.alipayPublicKeyPath = fixturePath(QStringLiteral("alipay_pub_bare.txt"));
+    auto verifier = callbacks::makeNotificationVerifier({}, bare);
+    QVERIFY2(verifier.ok(), verifier.ok() ? "" : qPrintable(verifier.error().internalMessage));
+    for (const char *name : {"alipay_valid", "alipay_empty_values_signed", "alipay_forged_signature"}) {
+        const QJsonObject c = caseNamed(QString::fromLatin1(name));
+        const auto result = verifier.value()->verify(deliveryOf(c), true, c.value(QLatin1StringView("now_ms")).toInteger());
+        QCOMPARE(result.ok() ? QStringLiteral("ok") : codeName(result.error().code),
+                 c.value(QLatin1StringView("expect")).toString());
+    }
 }
 
 void TestNotificationVerifier::alipaySignNotifyFormRoundTrip()

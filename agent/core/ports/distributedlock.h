@@ -73,10 +73,10 @@ public:
 };
 
 /// Fencing tokens per resource (the order): token = epoch * 2^32 + counter, where the epoch
-/// comes from the FenceEpochSource for the key-store instance in use, and the counter is
-/// an atomic increment per scope in the key store. Each call returns a token larger than
-/// every token returned before for the same scope, by any agent, across key-store restarts
-/// (the counter may restart, the epoch then grows). Thread-safe; not idempotent (each call
+/// comes from the FenceEpochSource and the counter is an atomic increment in the key store
+/// (per scope, or one for all scopes). Each call returns a token larger than every token
+/// returned before for the same scope, by any agent, across key-store restarts, failovers,
+/// failbacks and lost counters (the counter may restart, the epoch then grows). Thread-safe; not idempotent (each call
 /// consumes a token), retrying is safe (a skipped token is harmless).
 class FencingTokens {
 public:

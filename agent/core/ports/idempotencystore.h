@@ -48,6 +48,7 @@ enum class IdempotencyVerdict {
 struct IdempotencyBegin {
     IdempotencyVerdict verdict = IdempotencyVerdict::Started;
     std::optional<StoredResponse> response; ///< for Replay
+    QString owner = {}; ///< for Started: this request's claim on the record (heartbeat, complete, release)
 };
 
 /// L1, durable: one record per (user_id, key) in the database — the truth; the key-store
@@ -58,11 +59,13 @@ struct IdempotencyBegin {
 /// record (Mismatch before anything else when the fingerprint differs). Of any number of
 /// concurrent begin() calls for one (user, key), exactly one gets Started.
 ///
-/// An `in_flight` record whose lock is older than the store's in-flight timeout belongs
-/// to a request that died (kill -9, a lost commit of complete()): begin() with the same
-/// fingerprint takes it over — a compare-and-set on the old locked_at, so exactly one
-/// taker gets Started — instead of answering InFlight until the 24 h purge. The timeout
-/// must exceed the longest confirm (the gateway's retries included).
+/// Started hands out an owner (random): the request's claim on its record. While the
+/// request runs, heartbeat() keeps the record's lock fresh (every quarter of the timeout,
+/// however long the gateway takes). An `in_flight` record whose lock is older than the
+/// store's in-flight timeout belongs to a request that died (kill -9, a lost commit of
+/// complete()): begin() with the same fingerprint takes it over — a compare-and-set on
+/// the old locked_at, so exactly one taker gets Started, with a new owner — instead of
+/// answering InFlight until the 24 h purge.
 ///
 /// What is stored (Stripe's rule): a request that started executing — it consumed its
 /// one-time token and so can never run again the same way — stores its response with
@@ -71,9 +74,10 @@ struct IdempotencyBegin {
 /// the user's, a storage failure that rolled everything back) calls release(): the
 /// record is deleted, so the client may retry with the same key.
 ///
-/// complete() and release() are compare-and-set on (fingerprint, status in_flight):
-/// they return false when the record is no longer this request's in_flight record (an
-/// operator unlocked it), and then write nothing. unlockStuck() deletes an in_flight
+/// heartbeat(), complete() and release() are compare-and-set on (owner, status
+/// in_flight): they return false when the record is no longer this request's in_flight
+/// record (taken over, or unlocked by an operator), and then write nothing — a request
+/// that was taken over never overwrites or deletes its taker's record. unlockStuck() deletes an in_flight
 /// record locked before `olderThanMs` (the operator's way out for a crashed agent).
 /// purgeOlderThan() deletes records created before the cutoff (24 h retention).
 ///
@@ -82,11 +86,15 @@ class IdempotencyStore {
 public:
     virtual ~IdempotencyStore() = default;
 
+    /// How old an in_flight lock must be before begin() takes the record over.
+    virtual qint64 inFlightTimeoutMs() const = 0;
     virtual Result<IdempotencyBegin> begin(qint64 userId, const QString &key, const QByteArray &fingerprint,
                                            qint64 nowMs) = 0;
-    virtual Result<bool> complete(qint64 userId, const QString &key, const QByteArray &fingerprint,
+    /// locked_at = nowMs for the owner's in_flight record.
+    virtual Result<bool> heartbeat(qint64 userId, const QString &key, const QString &owner, qint64 nowMs) = 0;
+    virtual Result<bool> complete(qint64 userId, const QString &key, const QString &owner,
                                   const StoredResponse &response, qint64 nowMs) = 0;
-    virtual Result<bool> release(qint64 userId, const QString &key, const QByteArray &fingerprint) = 0;
+    virtual Result<bool> release(qint64 userId, const QString &key, const QString &owner) = 0;
     virtual Result<std::optional<IdempotencyRecord>> find(qint64 userId, const QString &key) = 0;
     virtual Result<bool> unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs) = 0;
     virtual Result<int> purgeOlderThan(qint64 cutoffMs) = 0;

@@ -1,0 +1,8 @@
+-- A fence epoch is handed out whenever a key-store instance needs one, not once per
+-- instance: a Redis that comes back below the largest epoch (a failback), or whose fence
+-- state was lost or restored, gets a new one. So instance_id is no longer unique, and each
+-- row says why it was handed out.
+ALTER TABLE fence_epochs DROP CONSTRAINT fence_epochs_instance_id_key;
+ALTER TABLE fence_epochs ADD COLUMN reason VARCHAR(32) NOT NULL DEFAULT 'first_seen';
+ALTER TABLE fence_epochs ALTER COLUMN reason DROP DEFAULT;
+CREATE INDEX fence_epochs_instance ON fence_epochs (instance_id);

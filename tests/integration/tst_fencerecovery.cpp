@@ -1,0 +1,259 @@
+// Fencing tokens after the key store lost track of them, end to end: a real redis-server
+// (two for the failback), the real RedisKeyStore, the real callback pipeline and worker
+// over the database under test. The order carries the last token written to it; Redis
+// then forgets its fence counters, or the agents fail over to a second Redis and back to
+// the first (which kept its run_id and its old counters). A paid callback must still pay
+// the order, and no token written to it may be lower than one written before — else the
+// CAS refuses the payment as a stale fence and the money is received for an order that
+// never becomes PAID.
+
+#include "settlementstack.h"
+
+#include "core/callbackpipeline.h"
+#include "redis/rediskeystore.h"
+#include "sql/sqlcallbackstore.h"
+#include "sql/sqlfenceepochsource.h"
+#include "sql/sqlorders.h"
+#include "support/serverharness.h"
+
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace payonce;
+using namespace payonce::core;
+using namespace payonce::testsupport;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr qint64 kAmount = 12800;
+const QString kMchId = QStringLiteral("1900000001");
+
+redis::RedisOptions optionsFor(const QString &url)
+{
+    redis::RedisOptions options = redis::RedisOptions::fromUrl(url).value();
+    options.connectTimeout = 1000ms;
+    options.commandTimeout = 1000ms;
+    return options;
+}
+
+bool waitUntilReachable(KeyStore &store)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 15000) {
+        if (store.ping().ok())
+            return true;
+        QTest::qSleep(50);
+    }
+    return false;
+}
+
+QString describe(const CallbackOutcome &out)
+{
+    return callbackOutcomeName(out.code) + QLatin1Char('/') + out.note + QLatin1Char(' ') + out.message;
+}
+
+} // namespace
+
+class TestFenceRecovery : public QObject {
+    Q_OBJECT
+private:
+    SettlementStack m_stack; // the database, its stores and the verifier; its embedded key store is not used
+    int m_serial = 0;
+
+    sql::Database &db() { return m_stack.database(); }
+    void exec(const QString &statement, const QVariantList &binds) { QVERIFY(m_stack.exec(statement, binds)); }
+
+    struct Order {
+        QString orderNo, paymentNo, payNo;
+    };
+
+    /// An order in PAYING, its WeChat attempt pending, as a confirm leaves it.
+    Order payingOrder()
+    {
+        Order o;
+        const QString serial = QString::number(++m_serial) + u'X' + QString::number(QDateTime::currentMSecsSinceEpoch());
+        o.orderNo = QStringLiteral("ORD-FENCE-") + serial;
+        o.paymentNo = QStringLiteral("PNFENCE") + serial;
+        o.payNo = QStringLiteral("4200FENCE") + serial;
+        sql::NewOrder order;
+        order.orderNo = o.orderNo;
+        order.userId = 20240;
+        order.amountFen = kAmount;
+        auto created = sql::SqlOrders(db()).create(order);
+        if (!created.ok())
+            qWarning() << "order not made:" << created.error().internalMessage;
+        exec(QStringLiteral("UPDATE orders SET status = 'PAYING' WHERE order_no = ?"), {o.orderNo});
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
+                            "code_url, created_at, updated_at) VALUES (?, ?, 'wechat', 'pending', 1, ?, 'weixin://x', ?, ?)"),
+             {o.paymentNo, o.orderNo, kAmount, now, now});
+        return o;
+    }
+
+    qint64 fenceOf(const QString &orderNo)
+    {
+        return m_stack.text(QStringLiteral("SELECT fence FROM orders WHERE order_no = ?"), {orderNo}).toLongLong();
+    }
+
+    QString statusOf(const QString &orderNo)
+    {
+        return m_stack.text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo});
+    }
+
+    /// What a confirm does with the order lock `rounds` times: lock with the order as fence
+    /// scope, a fenced write of its token, unlock. Every write must be accepted: a token
+    /// below the one written before is a fencing token gone backwards.
+    void writeTokens(KeyStore &keys, const QString &orderNo, int rounds)
+    {
+        for (int i = 0; i < rounds; ++i) {
+            auto lock = keys.locks().acquire(QStringLiteral("lock:order:") + orderNo, 10s, orderNo);
+            QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(lock.error().internalMessage));
+            QVERIFY(lock.value());
+            const qint64 token = qint64(lock.value()->fencingToken());
+            const qint64 before = fenceOf(orderNo);
+            auto written = db().write([&](sql::Session &session) {
+                return sql::SqlOrders(db()).recordFence(session, orderNo, token);
+            });
+            QVERIFY2(written.ok(), written.ok() ? "" : qPrintable(written.error().internalMessage));
+            QVERIFY2(written.value() == TransitionOutcome::Transitioned,
+                     qPrintable(QStringLiteral("token %1:%2 refused, the order already carries %3:%4")
+                                    .arg(token >> 32).arg(token & 0xFFFFFFFF).arg(before >> 32).arg(before & 0xFFFFFFFF)));
+            QVERIFY(lock.value()->release().ok());
+        }
+    }
+
+    CallbackPipelineOptions pipelineOptions() const
+    {
+        CallbackPipelineOptions o;
+        o.weChatMchId = kMchId;
+        o.modeCacheMs = 0;
+        o.lockWait = 2s;
+        return o;
+    }
+
+    /// The platform's paid notification for `order`: SUCCESS and the order PAID, with a
+    /// token not below the one the order carried.
+    void paidCallbackPays(KeyStore &keys, const Order &order)
+    {
+        const qint64 before = fenceOf(order.orderNo);
+        CallbackPipeline pipeline(*m_stack.verifier, *m_stack.callbackStore, *m_stack.modes, keys.locks(),
+                                  &keys.seenProcessed(), m_stack.clock,
+                                  pipelineOptions());
+        const CallbackOutcome out = pipeline.handle(jsonDelivery(order.payNo, order.paymentNo, kAmount));
+        QVERIFY2(out.success(), qPrintable(describe(out)));
+        QCOMPARE(statusOf(order.orderNo), QStringLiteral("PAID"));
+        QVERIFY2(fenceOf(order.orderNo) > before, "the payment was written without a newer token");
+        QCOMPARE(pipeline.staleFenceRefused(), qint64(0));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QString error;
+        QVERIFY2(m_stack.start(dialectUnderTest(), kMchId, &error), qPrintable(error));
+    }
+
+    void staleFenceOnAnAcceptedRowIsRetriedAndRaisesAFinding()
+    {
+        // First, so the worker sees this row alone. The order carries a token no key store will reach soon (written by a store whose
+        // epoch is far ahead): every attempt is refused as stale. The delivery is answered
+        // SUCCESS (it is recorded, `accepted`), so the worker must keep trying with fresh
+        // tokens, never count the row finished, and raise a finding.
+        QString error;
+        auto server = RedisServer::start(&error);
+        QVERIFY2(server, qPrintable(error));
+        redis::RedisKeyStore keys(optionsFor(server->url()), *m_stack.epochs);
+        QVERIFY(waitUntilReachable(keys));
+        const Order order = payingOrder();
+        exec(QStringLiteral("UPDATE orders SET fence = ? WHERE order_no = ?"), {qint64(0x7FFFFFFF) << 32, order.orderNo});
+
+        CallbackPipeline pipeline(*m_stack.verifier, *m_stack.callbackStore, *m_stack.modes, keys.locks(),
+                                  &keys.seenProcessed(), m_stack.clock,
+                                  pipelineOptions());
+        const CallbackOutcome first = pipeline.handle(jsonDelivery(order.payNo, order.paymentNo, kAmount));
+        QCOMPARE(first.note, QStringLiteral("stale_fence"));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
+                           {order.payNo}),
+                 qint64(1));
+
+        CallbackWorker worker(pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
+        const QString findings = QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'stuck_accepted' AND pay_no = ? "
+                                                "AND status = 'open'");
+        for (int attempt = 1; attempt <= CallbackWorker::StaleFenceTriesBeforeFinding; ++attempt) {
+            const qint64 refusedBefore = pipeline.staleFenceRefused();
+            const CallbackWorker::Report report = worker.runOnce();
+            QCOMPARE(report.seen, 1);
+            QVERIFY2(report.finished == 0, "a row refused as a stale fence was counted finished");
+            QCOMPARE(pipeline.staleFenceRefused(), refusedBefore + 1); // retried, with a fresh token
+            QCOMPARE(m_stack.count(findings, {order.payNo}),
+                     qint64(attempt < CallbackWorker::StaleFenceTriesBeforeFinding ? 0 : 1));
+        }
+        QCOMPARE(statusOf(order.orderNo), QStringLiteral("PAYING"));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
+                           {order.payNo}),
+                 qint64(1));
+        const QString evidence = m_stack.text(
+            QStringLiteral("SELECT evidence FROM findings WHERE kind = 'stuck_accepted' AND pay_no = ?"), {order.payNo});
+        const QJsonObject parsed = QJsonDocument::fromJson(evidence.toUtf8()).object();
+        QCOMPARE(parsed.value(QStringLiteral("reason")).toString(), QStringLiteral("stale_fence"));
+        QCOMPARE(parsed.value(QStringLiteral("stale_fence_tries")).toInt(), CallbackWorker::StaleFenceTriesBeforeFinding);
+    }
+
+    void paidCallbackAfterTheFenceKeysWereDeleted()
+    {
+        QString error;
+        auto server = RedisServer::start(&error);
+        QVERIFY2(server, qPrintable(error));
+        redis::RedisKeyStore keys(optionsFor(server->url()), *m_stack.epochs);
+        QVERIFY(waitUntilReachable(keys));
+        const Order order = payingOrder();
+        writeTokens(keys, order.orderNo, 20);
+
+        // An operator's DEL, a FLUSHDB, an eviction: every fence key is gone.
+        const QByteArray deleted = server->cli(
+            {QStringLiteral("EVAL"),
+             QStringLiteral("local n = 0 for _, k in ipairs(redis.call('KEYS', 'fence:*')) do "
+                            "redis.call('DEL', k) n = n + 1 end return n"),
+             QStringLiteral("0")});
+        QVERIFY2(deleted.toInt() > 0, deleted.constData());
+
+        writeTokens(keys, order.orderNo, 3);
+        paidCallbackPays(keys, order);
+    }
+
+    void paidCallbackAfterAFailbackToTheFirstRedis()
+    {
+        QString error;
+        auto first = RedisServer::start(&error);
+        QVERIFY2(first, qPrintable(error));
+        auto second = RedisServer::start(&error);
+        QVERIFY2(second, qPrintable(error));
+        redis::RedisKeyStore keys(optionsFor(first->url()), *m_stack.epochs);
+        QVERIFY(waitUntilReachable(keys));
+        const QString firstRunId = keys.instanceId();
+        const Order order = payingOrder();
+        writeTokens(keys, order.orderNo, 5);
+
+        // Failover: the first Redis leaves the endpoint (alive, data and run_id kept), the
+        // second takes it over.
+        QVERIFY2(takeOverEndpoint(*first, *second, &error), qPrintable(error));
+        QVERIFY(waitUntilReachable(keys));
+        QVERIFY(keys.instanceId() != firstRunId);
+        writeTokens(keys, order.orderNo, 2);
+
+        // Failback: the first Redis is back, with the counters it had before.
+        QVERIFY2(takeOverEndpoint(*second, *first, &error), qPrintable(error));
+        QVERIFY(waitUntilReachable(keys));
+        QCOMPARE(keys.instanceId(), firstRunId);
+        writeTokens(keys, order.orderNo, 2);
+        paidCallbackPays(keys, order);
+    }
+
+};
+
+QTEST_GUILESS_MAIN(TestFenceRecovery)
+#include "tst_fencerecovery.moc"
