@@ -240,7 +240,15 @@ QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs)
 
 QByteArray httpsExchange(int port, const QString &caPath, const QByteArray &request, int timeoutMs)
 {
+    return httpsExchangeFrom(QHostAddress(), port, caPath, request, timeoutMs);
+}
+
+QByteArray httpsExchangeFrom(const QHostAddress &source, int port, const QString &caPath, const QByteArray &request,
+                             int timeoutMs)
+{
     QSslSocket socket;
+    if (!source.isNull() && !socket.bind(source))
+        return {};
     QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
     tls.setCaCertificates(QSslCertificate::fromPath(caPath));
     socket.setSslConfiguration(tls);
