@@ -148,6 +148,7 @@ public:
         case OptionKind::PlatformKeys:
             return takeArray(spec, value, origin, baseDir);
         case OptionKind::UrlList:
+        case OptionKind::SubnetList:
             return takeStringList(spec, value, origin);
         }
         settings.insert(spec.key.toString(), {value, origin});
@@ -183,7 +184,8 @@ public:
         }
         case OptionKind::AuthTokens:
         case OptionKind::PlatformKeys:
-        case OptionKind::UrlList: {
+        case OptionKind::UrlList:
+        case OptionKind::SubnetList: {
             // The text may hold secrets: the error never quotes it.
             QJsonParseError parseError;
             const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &parseError);
@@ -192,7 +194,7 @@ public:
                                                   .arg(parseError.error != QJsonParseError::NoError
                                                            ? parseError.errorString()
                                                            : QStringLiteral("got another JSON value")));
-            if (spec.kind == OptionKind::UrlList)
+            if (spec.kind == OptionKind::UrlList || spec.kind == OptionKind::SubnetList)
                 return takeStringList(spec, doc.array(), origin);
             return takeArray(spec, doc.array(), origin, QString());
         }
@@ -443,6 +445,12 @@ public:
                                                          .arg(text));
                 c.outbox.webhookUrls.append(text);
             }
+        }
+        // Parsed as addresses by the HTTP server at start (QHostAddress is Qt Network's).
+        if (const Setting *s = find(QStringLiteral("http.trusted_proxies"))) {
+            const QJsonArray subnets = s->value.toArray();
+            for (const QJsonValue &subnet : subnets)
+                c.http.trustedProxies.append(subnet.toString().trimmed());
         }
         if (c.instances > 1 && c.redis.embedded) {
             return misconfigured(originOf(QStringLiteral("instances"))
@@ -714,11 +722,12 @@ QString Config::describeForLog() const
         QStringLiteral("sim={enabled=%1 listen=%2}").arg(onOff(sim.enabled), sim.listen.toString()),
         QStringLiteral("qa={enabled=%1}").arg(onOff(qa.enabled)),
         QStringLiteral("http={idle_timeout_ms=%1 header_timeout_ms=%2 max_connections=%3 max_connections_per_address=%4 "
-                       "max_body_bytes=65536}")
+                       "max_body_bytes=65536 trusted_proxies=[%5]}")
             .arg(http.idleTimeoutMs)
             .arg(http.headerTimeoutMs)
             .arg(http.maxConnections)
-            .arg(http.maxConnectionsPerAddress),
+            .arg(http.maxConnectionsPerAddress)
+            .arg(http.trustedProxies.join(u',')),
         QStringLiteral("outbox={dispatchers=%1 batch_size=%2 max_attempts=%3 claim_lease_ms=%4 webhook_urls=[%5]}")
             .arg(outbox.dispatchers)
             .arg(outbox.batchSize)

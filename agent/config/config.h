@@ -70,6 +70,10 @@ struct HttpSettings {
     int headerTimeoutMs = 10000;             ///< a request head must be complete within this
     int maxConnections = 4096;
     int maxConnectionsPerAddress = 256;      ///< behind nginx: at least its keepalive + concurrency
+    /// Proxies whose X-Forwarded-For names the client: "address/prefix" or an address, as
+    /// written (http::TrustedProxies parses them; the agent refuses to start on a bad one).
+    /// Empty: every connection is its own client.
+    QStringList trustedProxies;
 };
 
 /// The outbox dispatchers (design.md, "Outbox and patrol"; core::OutboxDispatcherOptions).

@@ -50,6 +50,8 @@ constexpr OptionSpec kOptions[] = {
      u"Open HTTP connections at most; more are answered 503 too_many_connections (1-1000000)."},
     {u"http.max_connections_per_address", u"http-max-connections-per-address", K::Integer, u"N", u"256",
      u"Open HTTP connections per client address at most (1-1000000); behind nginx all clients share its address."},
+    {u"http.trusted_proxies", u"", K::SubnetList, u"JSON", u"[]",
+     u"Proxies whose X-Forwarded-For names the client: [\"127.0.0.1/32\"] (subnets or single addresses). The client is the rightmost hop that is not one of them; it is what the failed-authentication limiter counts. Empty: every connection's own address is its client."},
     {u"outbox.dispatchers", u"outbox-dispatchers", K::Integer, u"N", u"1",
      u"Outbox dispatcher loops in this agent, each on its own thread (0-16; 0: this agent delivers no events)."},
     {u"outbox.batch_size", u"outbox-batch-size", K::Integer, u"N", u"100",

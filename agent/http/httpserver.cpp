@@ -186,8 +186,8 @@ struct AuthMetrics {
         missingToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("missing_token")}});
         unknownToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("unknown_token")}});
         refused = &registry.counter(QStringLiteral("payonce_auth_refused_total"),
-                                    QStringLiteral("Requests refused with 429 because their address failed "
-                                                   "authentication too often within the window"));
+                                    QStringLiteral("Requests with a wrong token refused with 429 because their client "
+                                                   "address failed authentication too often within the window"));
     }
 };
 
@@ -217,6 +217,19 @@ struct HttpServer::Private {
     /// least minimumRole (set in *principal), else the refusal to send (429, 401 or 403).
     std::optional<HttpReply> authorize(const HttpRequest &req, QByteArrayView authorization, Role minimumRole,
                                        std::optional<Principal> *principal);
+    /// The client the request is counted against (options.trustedProxies).
+    QHostAddress clientAddressOf(const QHttpServerRequest &request) const
+    {
+        if (options.trustedProxies.isEmpty())
+            return request.remoteAddress();
+        QList<QByteArray> forwardedFor;
+        const auto headers = request.headers();
+        for (const auto &h : headers) {
+            if (h.first.compare("x-forwarded-for", Qt::CaseInsensitive) == 0)
+                forwardedFor.append(h.second);
+        }
+        return options.trustedProxies.clientAddress(request.remoteAddress(), forwardedFor);
+    }
     /// An upgrade request: true when the upgrade may go on; otherwise the refusal is written.
     bool admitUpgrade(const QHttpServerRequest &request, QTcpSocket *socket);
 };
@@ -260,23 +273,30 @@ private:
 std::optional<HttpReply> HttpServer::Private::authorize(const HttpRequest &req, QByteArrayView authorization,
                                                         Role minimumRole, std::optional<Principal> *principal)
 {
-    int retryAfter = 0;
-    if (limiter.isBlocked(req.peerAddress, &retryAfter)) {
-        limiter.recordRefusal();
-        if (authMetrics)
-            authMetrics->refused->add();
-        HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
-                                     QStringLiteral("too many failed authentications from your address"));
-        reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
-        return reply;
-    }
+    // The token first: a valid one is never refused, whatever its address failed before.
     *principal = authenticator.authenticate(authorization);
     if (!*principal) {
-        limiter.recordFailure(req.peerAddress);
+        // "Bearer" with nothing after it names no token either: nothing was guessed, so
+        // it is not a failure for the limiter (a console without its token is no attack).
+        const QByteArrayView presented = authorization.trimmed();
+        const bool missing = presented.isEmpty() || presented.compare("Bearer", Qt::CaseInsensitive) == 0;
         if (authMetrics)
-            (authorization.trimmed().isEmpty() ? authMetrics->missingToken : authMetrics->unknownToken)->add();
-        qCInfo(lcHttp).noquote() << "unauthenticated request from" << req.peerAddress.toString() << "to" << req.path
-                                 << "trace" << req.traceId;
+            (missing ? authMetrics->missingToken : authMetrics->unknownToken)->add();
+        if (!missing) {
+            int retryAfter = 0;
+            if (limiter.isBlocked(req.clientAddress, &retryAfter)) {
+                limiter.recordRefusal();
+                if (authMetrics)
+                    authMetrics->refused->add();
+                HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
+                                             QStringLiteral("too many failed authentications from your address"));
+                reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
+                return reply;
+            }
+            limiter.recordFailure(req.clientAddress);
+        }
+        qCInfo(lcHttp).noquote() << (missing ? "request without a token from" : "unknown token from")
+                                 << req.clientAddress.toString() << "to" << req.path << "trace" << req.traceId;
         HttpReply reply = errorReply(QStringLiteral("unauthenticated"), QStringLiteral("a valid bearer token is required"));
         reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
         return reply;
@@ -292,6 +312,7 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
 {
     HttpRequest req;
     req.peerAddress = request.remoteAddress();
+    req.clientAddress = clientAddressOf(request);
     req.path = request.url().path(QUrl::FullyDecoded);
     adoptTrace(req, traceFor(request.value(QByteArrayLiteral("traceparent"))));
     const logging::ScopedFields traced(traceFields(req.traceId));
@@ -319,7 +340,7 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
     // in Qt (what the stream's backpressure watches) instead of megabytes in the kernel.
     socket->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, kWebSocketSendBuffer);
     qCInfo(lcHttp).noquote() << "WebSocket" << req.path << "opened by" << principal->name << "from"
-                             << req.peerAddress.toString();
+                             << req.clientAddress.toString();
     return true;
 }
 
@@ -328,6 +349,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
 {
     HttpRequest req;
     req.peerAddress = request.remoteAddress();
+    req.clientAddress = clientAddressOf(request);
     req.path = request.url().path(QUrl::FullyDecoded);
     req.query = request.query();
     req.body = request.body();

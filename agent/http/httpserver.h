@@ -1,6 +1,7 @@
 #pragma once
 
 #include "authenticator.h"
+#include "clientaddress.h"
 #include "connectionguard.h"
 #include "httptypes.h"
 
@@ -28,9 +29,9 @@ using EventPublisher = std::function<void(const StreamEvent &)>;
 
 /// How a route is guarded and answered.
 struct RouteOptions {
-    /// Role::None: no token needed. Otherwise `Authorization: Bearer` must name a token of
-    /// at least this role: 401 unauthenticated / 403 forbidden (naming the role) / 429
-    /// when the peer failed authentication too often.
+    /// Role::None: no token needed (none is looked at). Otherwise `Authorization: Bearer`
+    /// must name a token of at least this role: 401 unauthenticated / 403 forbidden (naming
+    /// the role); a wrong token from a client address that failed too often is 429.
     Role minimumRole = Role::None;
     /// For payment and callback routes, whose every reply names a layer: the
     /// X-Payonce-Layer value of replies the server makes itself for this route (401, 403,
@@ -71,8 +72,12 @@ public:
     struct Options {
         ConnectionGuard::Limits limits;
         int workerThreads = 8;
+        /// Wrong tokens a client address may send within the window before its wrong
+        /// tokens are answered 429 (AuthFailureLimiter); valid tokens always pass.
         int authFailuresPerWindow = 10;
         std::chrono::milliseconds authFailureWindow = std::chrono::minutes(1);
+        /// Whose X-Forwarded-For names the client (http.trusted_proxies); empty: the peer is.
+        TrustedProxies trustedProxies;
         /// When set, every reply is counted here — the one place requests are counted:
         /// payonce_requests_total{endpoint,outcome} (endpoint: the route's pattern, or
         /// "unmatched"; outcome: the status class "2xx"…"5xx") and

@@ -159,7 +159,7 @@ private Q_SLOTS:
         QCOMPARE(c.http.maxConnectionsPerAddress, 20);     // flag over env over file
         const QString line = c.describeForLog();
         QVERIFY2(line.contains(u"http={idle_timeout_ms=2000 header_timeout_ms=4000 max_connections=100 "
-                               u"max_connections_per_address=20 max_body_bytes=65536}"_qs),
+                               u"max_connections_per_address=20 max_body_bytes=65536 trusted_proxies=[]}"_qs),
                  qPrintable(line));
     }
 
@@ -199,6 +199,21 @@ private Q_SLOTS:
         QCOMPARE(c.alipay.sellerId, u"2088000000000000"_qs);
         QCOMPARE(c.http.idleTimeoutMs, 60000);
         QCOMPARE(c.http.maxConnectionsPerAddress, 256);
+        QCOMPARE(c.http.trustedProxies, (QStringList{u"127.0.0.1/32"_qs, u"::1/128"_qs}));
+    }
+
+    void trustedProxiesFromEnvironment()
+    {
+        auto r = loadConfig(argsOf({}), envOf({u"PAYONCE_HTTP_TRUSTED_PROXIES=[\"10.0.0.0/8\", \" 127.0.0.1 \"]"_qs}));
+        QVERIFY(r.ok() || (qWarning() << r.error().internalMessage, false));
+        QCOMPARE(r->config.http.trustedProxies, (QStringList{u"10.0.0.0/8"_qs, u"127.0.0.1"_qs}));
+        auto unset = loadConfig(argsOf({}), QProcessEnvironment());
+        QVERIFY(unset.ok());
+        QVERIFY(unset->config.http.trustedProxies.isEmpty());
+        auto notStrings = loadConfig(argsOf({}), envOf({u"PAYONCE_HTTP_TRUSTED_PROXIES=[8]"_qs}));
+        QVERIFY(!notStrings.ok());
+        QVERIFY2(notStrings.error().internalMessage.contains(u"PAYONCE_HTTP_TRUSTED_PROXIES"_qs),
+                 qPrintable(notStrings.error().internalMessage));
     }
 
     void publicBaseUrlLosesTrailingSlashes()
