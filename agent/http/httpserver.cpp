@@ -339,6 +339,8 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
     // A small kernel send buffer: a client that stops reading shows up as bytes waiting
     // in Qt (what the stream's backpressure watches) instead of megabytes in the kernel.
     socket->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, kWebSocketSendBuffer);
+    if (guard)
+        guard->upgradeAccepted(socket);
     qCInfo(lcHttp).noquote() << "WebSocket" << req.path << "opened by" << principal->name << "from"
                              << req.clientAddress.toString();
     return true;
