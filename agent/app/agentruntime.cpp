@@ -542,6 +542,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
                                           "(127.0.0.1/32, ::1/128)")
                                .arg(badProxy));
     options.trustedProxies = *trustedProxies;
+    options.callbackLane = {config.http.callbackThreads, config.http.callbackQueue};
+    options.gatewayLane = {config.http.gatewayThreads, config.http.gatewayQueue};
     // maxBodyBytes stays at the contract's 64 KiB (api.md), not configurable.
     // Live metrics (issue 8): the server counts requests; GET /metrics (no token, like
     // /healthz) renders them with what the pipelines, breakers, key store and database say.

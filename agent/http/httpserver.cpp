@@ -197,7 +197,8 @@ struct HttpServer::Private {
     AuthFailureLimiter limiter;
     std::optional<AuthMetrics> authMetrics;
     QList<Route> routes;
-    QThreadPool pool;
+    // Indexed by Lane; each waits for its handlers when destroyed.
+    std::array<std::unique_ptr<ExecutionLane>, 3> lanes;
     Backend *backend = nullptr;
     ConnectionGuard *guard = nullptr;
     std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
@@ -210,6 +211,18 @@ struct HttpServer::Private {
     Private(const Options &o, Authenticator a)
         : options(o), authenticator(std::move(a)), limiter(o.authFailuresPerWindow, o.authFailureWindow)
     {
+        lanes[std::size_t(Lane::General)] = std::make_unique<ExecutionLane>(Lane::General, o.workerThreads, -1);
+        lanes[std::size_t(Lane::Callbacks)] =
+            std::make_unique<ExecutionLane>(Lane::Callbacks, o.callbackLane.threads, o.callbackLane.queueLimit);
+        lanes[std::size_t(Lane::Gateway)] =
+            std::make_unique<ExecutionLane>(Lane::Gateway, o.gatewayLane.threads, o.gatewayLane.queueLimit);
+    }
+    ExecutionLane &lane(Lane which) { return *lanes[std::size_t(which)]; }
+    void waitForLanes(int timeoutMs)
+    {
+        QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer(QDeadlineTimer::Forever) : QDeadlineTimer(timeoutMs));
+        for (const auto &l : lanes)
+            l->pool().waitForDone(deadline.isForever() ? -1 : int(std::max<qint64>(0, deadline.remainingTime())));
     }
 
     void dispatch(const QHttpServerRequest &request, QTcpSocket *socket, QHttpServerResponder &&responder);
@@ -434,6 +447,20 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         return;
     }
 
+    ExecutionLane &executor = lane(matched->options.lane);
+    if (!executor.tryAdmit()) {
+        qCWarning(lcHttp).noquote() << "lane" << laneName(executor.lane()) << "is full (" << executor.threads()
+                                    << "threads," << executor.queueLimit() << "queued): 503 for" << context.request
+                                    << "trace" << req.traceId;
+        HttpReply reply = matched->options.busyReply
+            ? matched->options.busyReply()
+            : errorReply(QStringLiteral("server_busy"),
+                         QStringLiteral("the server is busy with requests like this one; retry shortly"));
+        reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
+        writeReply(socket, std::move(reply), context, true);
+        return;
+    }
+
     // The safe responder pattern (notes/qthttpserver-6.4.md): the continuation is bound to
     // the socket, so Qt drops it when the socket dies; nothing keeps a raw socket pointer.
     auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
@@ -442,10 +469,12 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         (inFlight->fetch_add(1), nullptr), [counter = inFlight](void *) { counter->fetch_sub(1); });
     QPointer<ConnectionGuard> guardPtr = guard;
     guard->requestStarted(socket);
-    QtConcurrent::run(&pool, [handler = matched->handler, req] {
+    QtConcurrent::run(&executor.pool(), [handler = matched->handler, req, &executor] {
         // Every line the handler logs on this worker names the request's trace.
         const logging::ScopedFields tracedOnWorker(traceFields(req.traceId));
-        return invokeSafely(handler, req);
+        HttpReply reply = invokeSafely(handler, req);
+        executor.finished(); // the place is the handler's, whether or not its client waits
+        return reply;
     })
         .then(socket, [responderPtr, inFlightToken, guardPtr, context](HttpReply reply) {
             QTcpSocket *s = responderPtr->socket();
@@ -458,13 +487,22 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
 HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObject *parent)
     : QObject(parent), d(std::make_unique<Private>(options, std::move(authenticator)))
 {
-    d->pool.setMaxThreadCount(std::max(1, options.workerThreads));
-    d->pool.setObjectName(QStringLiteral("payonce-http-workers"));
     d->backend = new Backend(d.get());
     d->backend->setParent(this);
     if (options.metrics) {
         d->unmatchedMetrics = std::make_shared<EndpointMetrics>(*options.metrics, QStringLiteral("unmatched"));
         d->authMetrics.emplace(*options.metrics);
+        for (const auto &l : d->lanes)
+            l->countRejectionsIn(*options.metrics);
+        options.metrics->addReader(
+            QStringLiteral("payonce_http_lane_admitted"),
+            QStringLiteral("Handlers admitted to each lane: running plus queued"), core::MetricType::Gauge,
+            [lanes = &d->lanes] {
+                QList<core::MetricSample> samples;
+                for (const auto &l : *lanes)
+                    samples.append({{{QStringLiteral("lane"), laneName(l->lane())}}, double(l->admitted())});
+                return samples;
+            });
     }
 }
 
@@ -472,7 +510,7 @@ HttpServer::~HttpServer()
 {
     // Handlers may still run; they only hold value copies, but their continuations must
     // not outlive the sockets' owner.
-    d->pool.waitForDone();
+    d->waitForLanes(-1);
     delete d->backend;
     d->backend = nullptr;
 }
@@ -562,7 +600,7 @@ bool HttpServer::drain(std::chrono::milliseconds timeout)
     d->draining = true;
     if (d->guard)
         d->guard->close();
-    d->pool.waitForDone(int(std::max<qint64>(0, deadline.remainingTime())));
+    d->waitForLanes(int(std::max<qint64>(0, deadline.remainingTime())));
     // Let the continuations write the replies of what just finished.
     while (d->inFlight->load() > 0 && !deadline.hasExpired())
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
@@ -592,6 +630,11 @@ quint64 HttpServer::authFailuresTotal() const
 quint64 HttpServer::authRefusedTotal() const
 {
     return d->limiter.refusedTotal();
+}
+
+quint64 HttpServer::laneRejectedTotal(Lane lane) const
+{
+    return d->lane(lane).rejectedTotal();
 }
 
 int HttpServer::requestsInFlight() const

@@ -159,7 +159,8 @@ private Q_SLOTS:
         QCOMPARE(c.http.maxConnectionsPerAddress, 20);     // flag over env over file
         const QString line = c.describeForLog();
         QVERIFY2(line.contains(u"http={idle_timeout_ms=2000 header_timeout_ms=4000 max_connections=100 "
-                               u"max_connections_per_address=20 max_body_bytes=65536 trusted_proxies=[]}"_qs),
+                               u"max_connections_per_address=20 max_body_bytes=65536 trusted_proxies=[] callback_threads=1 "
+                               u"callback_queue=256 gateway_threads=8 gateway_queue=512}"_qs),
                  qPrintable(line));
     }
 
@@ -200,6 +201,31 @@ private Q_SLOTS:
         QCOMPARE(c.http.idleTimeoutMs, 60000);
         QCOMPARE(c.http.maxConnectionsPerAddress, 256);
         QCOMPARE(c.http.trustedProxies, (QStringList{u"127.0.0.1/32"_qs, u"::1/128"_qs}));
+    }
+
+    // The callback and gateway lanes: defaults (one callback thread on SQLite's one writer),
+    // any source, ranges.
+    void executionLaneSettings()
+    {
+        auto sqlite = loadConfig(argsOf({}), QProcessEnvironment());
+        QVERIFY(sqlite.ok());
+        QCOMPARE(sqlite->config.http.callbackThreads, 1);
+        QCOMPARE(sqlite->config.http.callbackQueue, 256);
+        QCOMPARE(sqlite->config.http.gatewayThreads, 8);
+        QCOMPARE(sqlite->config.http.gatewayQueue, 512);
+        auto postgres = loadConfig(argsOf({u"--db=postgresql://u:p@127.0.0.1:5432/payonce"_qs}), QProcessEnvironment());
+        QVERIFY(postgres.ok());
+        QCOMPARE(postgres->config.http.callbackThreads, 4);
+        auto set = loadConfig(argsOf({u"--http-callback-threads=3"_qs, u"--http-gateway-queue=0"_qs}),
+                              envOf({u"PAYONCE_HTTP_CALLBACK_QUEUE=10"_qs, u"PAYONCE_HTTP_GATEWAY_THREADS=32"_qs}));
+        QVERIFY(set.ok() || (qWarning() << set.error().internalMessage, false));
+        QCOMPARE(set->config.http.callbackThreads, 3); // given: kept on SQLite too
+        QCOMPARE(set->config.http.callbackQueue, 10);
+        QCOMPARE(set->config.http.gatewayThreads, 32);
+        QCOMPARE(set->config.http.gatewayQueue, 0);
+        auto zeroThreads = loadConfig(argsOf({u"--http-gateway-threads=0"_qs}), QProcessEnvironment());
+        QVERIFY(!zeroThreads.ok());
+        QVERIFY2(zeroThreads.error().internalMessage.contains(u"1-256"_qs), qPrintable(zeroThreads.error().internalMessage));
     }
 
     void trustedProxiesFromEnvironment()
