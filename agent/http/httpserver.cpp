@@ -306,10 +306,15 @@ std::optional<HttpReply> HttpServer::Private::authorize(const HttpRequest &req, 
                 reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
                 return reply;
             }
+            // Logged while under the limit only (10 lines a minute per address at most): a
+            // client must not be able to flood the log, or fill a pipe that nobody reads.
             limiter.recordFailure(req.clientAddress);
+            qCInfo(lcHttp).noquote() << "unknown token from" << req.clientAddress.toString() << "to" << req.path
+                                     << "trace" << req.traceId;
+        } else {
+            qCDebug(lcHttp).noquote() << "request without a token from" << req.clientAddress.toString() << "to"
+                                      << req.path << "trace" << req.traceId;
         }
-        qCInfo(lcHttp).noquote() << (missing ? "request without a token from" : "unknown token from")
-                                 << req.clientAddress.toString() << "to" << req.path << "trace" << req.traceId;
         HttpReply reply = errorReply(QStringLiteral("unauthenticated"), QStringLiteral("a valid bearer token is required"));
         reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
         return reply;
