@@ -187,6 +187,12 @@ QByteArray NginxFront::logText()
     return text;
 }
 
+QByteArray NginxFront::accessLogText() const
+{
+    QFile accessLog(m_dir.path() + QStringLiteral("/access.log"));
+    return accessLog.open(QIODevice::ReadOnly) ? accessLog.readAll() : QByteArray();
+}
+
 bool NginxFront::stop(int timeoutMs)
 {
     if (m_process.state() == QProcess::NotRunning)

@@ -58,6 +58,8 @@ public:
     QString certificatePath() const;
     /// nginx's output and error log.
     QByteArray logText();
+    /// nginx's access log (the http block's, in its default format).
+    QByteArray accessLogText() const;
     /// SIGQUIT (graceful) by the pid file, wait; true when nginx exited and its port is free.
     bool stop(int timeoutMs = 15000);
 

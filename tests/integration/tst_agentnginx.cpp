@@ -281,6 +281,12 @@ void TestAgentNginx::streamThroughNginxOverWss()
 
     socket.close();
     QVERIFY2(nginx->stop(), nginx->logText().constData());
+    // The token browsers put in the query never reaches nginx's logs (the agent logs the
+    // stream it opened, by the token's name); the unknown one tried above neither.
+    const QByteArray logs = nginx->accessLogText() + nginx->logText();
+    QVERIFY2(logs.contains("/api/v1/payments/confirm"), logs.constData()); // the log is written at all
+    QVERIFY2(!logs.contains("view-token") && !logs.contains("no-such-token") && !logs.contains("access_token"),
+             logs.constData());
     QCOMPARE(agent->stop(), 0);
 }
 
