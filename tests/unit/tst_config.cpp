@@ -228,6 +228,21 @@ private Q_SLOTS:
         QVERIFY2(zeroThreads.error().internalMessage.contains(u"1-256"_qs), qPrintable(zeroThreads.error().internalMessage));
     }
 
+    // Names are kept trimmed and NFKC-normalised; one script per name, any script.
+    void tokenNamesNormalised()
+    {
+        const QString tokens = uR"(PAYONCE_AUTH_TOKENS=[{"name":"  dave ","role":"operator","sha256":"%1"},)"
+                               uR"({"name":"дейв","role":"approver","sha256":"%2"},)"
+                               uR"({"name":"ops-team 2","role":"viewer","sha256":"%3"}])"_qs
+                                   .arg(kSha, QString(64, u'b'), QString(64, u'c'));
+        auto r = loadConfig(argsOf({}), envOf({tokens}));
+        QVERIFY(r.ok() || (qWarning() << r.error().internalMessage, false));
+        QCOMPARE(r->config.authTokens.size(), 3);
+        QCOMPARE(r->config.authTokens.at(0).name, u"dave"_qs);
+        QCOMPARE(r->config.authTokens.at(1).name, QString::fromUtf8("\xd0\xb4\xd0\xb5\xd0\xb9\xd0\xb2"));
+        QCOMPARE(r->config.authTokens.at(2).name, u"ops-team 2"_qs);
+    }
+
     void trustedProxiesFromEnvironment()
     {
         auto r = loadConfig(argsOf({}), envOf({u"PAYONCE_HTTP_TRUSTED_PROXIES=[\"10.0.0.0/8\", \" 127.0.0.1 \"]"_qs}));
@@ -427,6 +442,30 @@ private Q_SLOTS:
                           << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].sha256 must be 64 hex digits"_qs;
         row("token name twice") << QByteArray() << QStringList{uR"(PAYONCE_AUTH_TOKENS=[{"name":"a","role":"viewer","sha256":"%1"},{"name":"a","role":"viewer","sha256":"%1"}])"_qs.arg(kSha)}
                                 << none << u"PAYONCE_AUTH_TOKENS: auth.tokens[1]: the name \"a\" is used twice"_qs;
+        // Four-eyes compares people, not spellings: names equal once trimmed, NFKC-normalised
+        // and case-folded are one name; a name mixing scripts or holding invisible characters
+        // is refused. JSON escapes keep the look-alikes visible here.
+        const auto twoNames = [](const char *first, const char *second) -> QByteArray {
+            // Built, not written as a raw string: moc 6.4 loses the class on some of those.
+            const auto token = [](const char *name, const char *role, char digit) -> QByteArray {
+                return "{\"name\": \"" + QByteArray(name) + "\", \"role\": \"" + role + "\", \"sha256\": \""
+                    + QByteArray(64, digit) + "\"}";
+            };
+            return "{\"auth\": {\"tokens\": [" + token(first, "operator", 'a') + ", " + token(second, "approver", 'b')
+                + "]}}";
+        };
+        row("names differ in case") << twoNames("dave", "Dave") << none << none
+                                    << u"auth.tokens[1]: the name \"Dave\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("names differ in white space") << twoNames("dave", " dave\\t") << none << none
+                                           << u"auth.tokens[1]: the name \" dave\t\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("fullwidth look-alike") << twoNames("dave", "\\uff44\\uff41\\uff56\\uff45") << none << none
+                                    << u"auth.tokens[1]: the name \"\uff44\uff41\uff56\uff45\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("composed and decomposed") << twoNames("zo\\u00eb", "Zoe\\u0308") << none << none
+                                       << u"auth.tokens[1]: the name \"Zoe\u0308\" is \"zo\u00eb\" of auth.tokens[0] written another way"_qs;
+        row("mixed scripts") << twoNames("d\\u0430ve", "lead") << none << none
+                             << u"auth.tokens[0].name \"d\u0430ve\" mixes scripts (Latin, Cyrillic)"_qs;
+        row("invisible character") << twoNames("da\\u200bve", "lead") << none << none
+                                   << u"auth.tokens[0].name \"da\u200bve\" holds an invisible or control character"_qs;
         row("token field missing") << QByteArray(R"({"auth": {"tokens": [{"name": "a", "role": "viewer"}]}})")
                                    << none << none
                                    << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].sha256 is missing"_qs;
