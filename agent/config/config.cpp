@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "configoptions.h"
+#include "tokenname.h"
 #include "urlparts_p.h"
 
 #include <QCommandLineParser>
@@ -487,18 +488,28 @@ public:
                                  + QStringLiteral(": \"%1\" is not 1-64 of [A-Za-z0-9._:-]").arg(c.instanceId));
 
         if (const Setting *s = find(QStringLiteral("auth.tokens"))) {
-            QSet<QString> names;
+            // By case-folded name: the index and the name as written of the first token.
+            QHash<QString, QPair<qsizetype, QString>> names;
             const QJsonArray tokens = s->value.toArray();
             for (qsizetype i = 0; i < tokens.size(); ++i) {
                 const QJsonObject t = tokens.at(i).toObject();
-                AuthToken token{t.value(u"name").toString(), t.value(u"role").toString(),
-                                Secret(t.value(u"sha256").toString().toLower())};
+                const QString written = t.value(u"name").toString();
                 const QString where = s->origin + QStringLiteral(": auth.tokens[%1]").arg(i);
-                if (token.name.isEmpty())
-                    return misconfigured(where + QStringLiteral(".name is empty"));
-                if (names.contains(token.name))
-                    return misconfigured(where + QStringLiteral(": the name \"%1\" is used twice").arg(token.name));
-                names.insert(token.name);
+                QString why;
+                const auto name = TokenName::parse(written, &why);
+                if (!name)
+                    return misconfigured(where + QStringLiteral(".name ") + why);
+                if (const auto first = names.constFind(name->key); first != names.constEnd()) {
+                    if (first->second == written)
+                        return misconfigured(where + QStringLiteral(": the name \"%1\" is used twice").arg(written));
+                    return misconfigured(where + QStringLiteral(": the name \"%1\" is \"%2\" of auth.tokens[%3] written "
+                                                                "another way (names are compared trimmed, "
+                                                                "NFKC-normalised and case-folded)")
+                                                     .arg(written, first->second)
+                                                     .arg(first->first));
+                }
+                names.insert(name->key, {i, written});
+                AuthToken token{name->name, t.value(u"role").toString(), Secret(t.value(u"sha256").toString().toLower())};
                 if (token.role != u"viewer" && token.role != u"operator" && token.role != u"approver")
                     return misconfigured(where
                                          + QStringLiteral(".role \"%1\" is not viewer, operator or approver").arg(token.role));
