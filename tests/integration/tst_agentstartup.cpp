@@ -1,6 +1,6 @@
 // The agent binary, started as an operator would, against databases it cannot use, and
 // with settings that are unsafe (the simulator or QA reachable from the network, the
-// example config's tokens): each case must end the process with exactly one clear error
+// example config's tokens, keys from the repository's test fixtures): each case must end the process with exactly one clear error
 // line and the documented exit code, within the configured connect timeout (plus process
 // start-up), never a hang.
 
@@ -148,6 +148,18 @@ private Q_SLOTS:
             << QByteArray("{\"auth\": {\"tokens\": [{\"name\": \"lead\", \"role\": \"approver\", \"sha256\": "
                           "\"01E388A40ABC135168B7B5CD1DAFDDB61485CCDF98D91DD245C24F209E6C7892\"}]}}")
             << QStringList{u"auth.tokens"_qs, u"lead"_qs, u"example"_qs};
+        // Keys whose private halves are committed to this repository (tests/fixtures).
+        const QByteArray fixtures = PAYONCE_FIXTURES_DIR;
+        QTest::newRow("fixture platform key")
+            << "{\"wechat\": {\"platform_keys\": [{\"serial\": \"S1\", \"public_key\": \"" + fixtures
+                   + "/notifications/platform_a_pub.pem\"}]}}"
+            << QStringList{u"wechat.platform_keys"_qs, u"platform_a_pub.pem"_qs, u"test fixtures"_qs};
+        QTest::newRow("fixture merchant key")
+            << "{\"wechat\": {\"merchant_private_key\": \"" + fixtures + "/crypto/merchant_key.pem\"}}"
+            << QStringList{u"wechat.merchant_private_key"_qs, u"merchant_key.pem"_qs, u"test fixtures"_qs};
+        QTest::newRow("fixture alipay key")
+            << "{\"alipay\": {\"alipay_public_key\": \"" + fixtures + "/notifications/alipay_pub.pem\"}}"
+            << QStringList{u"alipay.alipay_public_key"_qs, u"alipay_pub.pem"_qs, u"test fixtures"_qs};
     }
     void refusesUnsafeSettings()
     {
