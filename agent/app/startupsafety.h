@@ -13,7 +13,11 @@ namespace payonce::app {
 /// - QA scenarios (qa.enabled) unless the agent listens on loopback: they switch the
 ///   duplicate defences off and drive the simulator;
 /// - a token of resources/payonce.example.json (example-desk-token, example-lead-token),
-///   which anyone can read in the repository.
+///   which anyone can read in the repository;
+/// - a key (merchant, WeChat platform, Alipay) of the repository's test fixtures, whose
+///   private halves are committed: found by the SHA-256 of the public key (DER), whatever
+///   the file is called. PAYONCE_ALLOW_REPOSITORY_TEST_KEYS=1 lets a test run on them
+///   (logged as a warning).
 /// ErrorCode::Misconfigured (exit code 2).
 core::Result<void> checkSafeToStart(const config::Config &config);
 
