@@ -534,6 +534,16 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     options.limits.headerTimeout = std::chrono::milliseconds(config.http.headerTimeoutMs);
     options.limits.maxConnections = config.http.maxConnections;
     options.limits.maxConnectionsPerAddress = config.http.maxConnectionsPerAddress;
+    QString badProxy;
+    const auto trustedProxies = http::TrustedProxies::parse(config.http.trustedProxies, &badProxy);
+    if (!trustedProxies)
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("http.trusted_proxies: \"%1\" is not an address or address/prefix "
+                                          "(127.0.0.1/32, ::1/128)")
+                               .arg(badProxy));
+    options.trustedProxies = *trustedProxies;
+    options.callbackLane = {config.http.callbackThreads, config.http.callbackQueue};
+    options.gatewayLane = {config.http.gatewayThreads, config.http.gatewayQueue};
     // maxBodyBytes stays at the contract's 64 KiB (docs/openapi.yaml), not configurable.
     // Live metrics: the server counts requests; GET /metrics (no token, like
     // /healthz) renders them with what the pipelines, breakers, key store and database say.

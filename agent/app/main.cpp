@@ -4,6 +4,7 @@
 #include "agentruntime.h"
 #include "exitcodes.h"
 #include "signalwatcher.h"
+#include "startupsafety.h"
 
 #include "config/config.h"
 #include "logging/categories.h"
@@ -87,6 +88,8 @@ int main(int argc, char **argv)
     for (const QString &warning : loaded->warnings)
         qCWarning(lcConfig).noquote() << warning;
 
+    if (auto safe = app::checkSafeToStart(config); !safe)
+        return fail(QStringLiteral("cannot start"), safe.error());
     auto runtime = app::AgentRuntime::start(config);
     if (!runtime)
         return fail(QStringLiteral("cannot start"), runtime.error());

@@ -70,6 +70,21 @@ struct HttpSettings {
     int headerTimeoutMs = 10000;             ///< a request head must be complete within this
     int maxConnections = 4096;
     int maxConnectionsPerAddress = 256;      ///< behind nginx: at least its keepalive + concurrency
+    /// Proxies whose X-Forwarded-For names the client: "address/prefix" or an address, as
+    /// written (http::TrustedProxies parses them; the agent refuses to start on a bad one).
+    /// Empty: every connection is its own client.
+    QStringList trustedProxies;
+    /// Platform notifications run on threads of their own (http::Lane::Callbacks): at most
+    /// callbackThreads at once, callbackQueue more waiting; beyond that 503 / FAIL. The
+    /// loader makes the default 1 on SQLite (one writer).
+    int callbackThreads = 4;
+    int callbackQueue = 256;
+    /// Requests that wait on a payment platform (confirm, order close, patrol run,
+    /// compensation approval) likewise (http::Lane::Gateway). The queue is deep because a
+    /// duplicate storm (100 concurrent confirms of one payment) comes through it too, and
+    /// all but one are answered by the duplicate layers in milliseconds.
+    int gatewayThreads = 8;
+    int gatewayQueue = 512;
 };
 
 /// The outbox dispatchers (docs/design.md, "Outbox and patrol"; core::OutboxDispatcherOptions).

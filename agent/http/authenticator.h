@@ -47,10 +47,13 @@ private:
     QList<Entry> m_entries;
 };
 
-/// Counts failed authentications per peer address and refuses an address that failed
-/// maxFailures times within window: isBlocked() then says so, with the seconds until its
-/// oldest failure leaves the window (the Retry-After value). Thread-safe; the clock is
-/// steady time in ms, passed in so tests can drive it.
+/// Counts failed authentications (a token that names no configured token) per client
+/// address and slows an address that failed maxFailures times within window: isBlocked()
+/// then says so, with the seconds until its oldest failure leaves the window (the
+/// Retry-After value). The server asks it only after a token failed: a valid token is
+/// never refused, so one client's guessing cannot lock the desk out (behind nginx every
+/// client would otherwise share its address). Thread-safe; the clock is steady time in
+/// ms, passed in so tests can drive it.
 class AuthFailureLimiter {
 public:
     AuthFailureLimiter(int maxFailures = 10, std::chrono::milliseconds window = std::chrono::minutes(1));

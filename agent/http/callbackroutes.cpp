@@ -36,12 +36,11 @@ HttpReply alipayReply(const core::CallbackOutcome &outcome)
 void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline, const core::Clock &clock,
                             AlipayRefundInterceptor alipayRefunds)
 {
-    RouteOptions options;
-    options.rejectionLayer = QByteArrayLiteral("rejected");
-    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/wechat"), options, [&](const HttpRequest &request) {
+    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/wechat"), platformCallbackRouteOptions(core::Channel::WeChat),
+                 [&](const HttpRequest &request) {
         return weChatReply(pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs())));
     });
-    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/alipay"), options,
+    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/alipay"), platformCallbackRouteOptions(core::Channel::Alipay),
                  [&, alipayRefunds](const HttpRequest &request) {
         // Alipay sends a trade's refund notifications to the trade's notify_url too.
         if (alipayRefunds) {

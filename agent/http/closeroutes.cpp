@@ -14,7 +14,8 @@ namespace payonce::http {
 void registerCloseRoutes(HttpServer &server, core::OrderCloser &closer, core::AuditWriter &audit,
                          const core::Clock &clock)
 {
-    server.route(Method::Post, QStringLiteral("/api/v1/orders/close-expired"), Role::Operator,
+    // Asks the platforms about every order it looks at: the gateway lane.
+    server.route(Method::Post, QStringLiteral("/api/v1/orders/close-expired"), gatewayRoute(Role::Operator),
                  [&](const HttpRequest &request) {
                      const auto body = parseActionBody(request.body);
                      if (!body)

@@ -147,7 +147,8 @@ void registerCompensationRoutes(HttpServer &server, core::CompensationService &c
         return HttpReply::created(toJson(proposed->compensation));
     });
 
-    server.route(Method::Post, QStringLiteral("/api/v1/compensations/<id>/approve"), Role::Approver,
+    // An approved refund compensation is submitted to the platform at once: the gateway lane.
+    server.route(Method::Post, QStringLiteral("/api/v1/compensations/<id>/approve"), gatewayRoute(Role::Approver),
                  [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, true); });
     server.route(Method::Post, QStringLiteral("/api/v1/compensations/<id>/reject"), Role::Approver,
                  [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, false); });

@@ -202,7 +202,6 @@ ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteAr
     qint64 contentLength = 0;
     bool haveLength = false;
     bool expectContinue = false;
-    bool upgrade = false;
     for (qsizetype i = 1; i < lines.size(); ++i) {
         const QByteArray &line = lines.at(i);
         const qsizetype colon = line.indexOf(':');
@@ -233,8 +232,6 @@ ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteAr
             haveLength = true;
         } else if (name == "expect") {
             expectContinue = value.compare("100-continue", Qt::CaseInsensitive) == 0;
-        } else if (name == "upgrade") {
-            upgrade = true;
         }
     }
     if (contentLength > m_limits.maxBodyBytes) {
@@ -243,11 +240,9 @@ ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteAr
                QStringLiteral("the request body is larger than %1 bytes").arg(m_limits.maxBodyBytes));
         return Verdict::Refuse;
     }
-    if (upgrade) {
-        // A WebSocket upgrade: after it the bytes are frames, not HTTP; stop framing.
-        c.state = State::Tunnel;
-        return Verdict::Accept;
-    }
+    // An Upgrade header changes nothing here: the connection stays framed until the server
+    // has accepted a WebSocket handshake on it (upgradeAccepted()). Any other upgrade
+    // (h2c, …) is answered as HTTP/1.1 and guarded like every request.
     if (expectContinue && contentLength > 0)
         c.socket->write("HTTP/1.1 100 Continue\r\n\r\n");
     c.bodyRemaining = contentLength;
@@ -330,6 +325,17 @@ void ConnectionGuard::forget(QTcpSocket *socket)
         m_connectionCount.store(m_counted);
     }
     m_connections.erase(it);
+}
+
+void ConnectionGuard::upgradeAccepted(QTcpSocket *socket)
+{
+    auto it = m_connections.find(socket);
+    if (it == m_connections.end())
+        return;
+    it->state = State::Tunnel;
+    it->head.clear();
+    it->headStartedMs = -1;
+    it->bodyRemaining = 0;
 }
 
 void ConnectionGuard::requestStarted(QTcpSocket *socket)

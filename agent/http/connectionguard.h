@@ -75,6 +75,11 @@ public:
     void requestStarted(QTcpSocket *socket);
     void requestFinished(QTcpSocket *socket);
 
+    /// The server accepted a WebSocket handshake on socket (its path, method and token
+    /// checked): what follows are frames, no longer framed or timed out here (the stream
+    /// keeps its own watch). The only way a connection leaves the guard's checks.
+    void upgradeAccepted(QTcpSocket *socket);
+
     /// Closes every connection at once (end of drain).
     void closeAllConnections();
 
@@ -82,7 +87,7 @@ protected:
     void incomingConnection(qintptr handle) override;
 
 private:
-    enum class State { Head, Body, Refused, Tunnel }; // Tunnel: upgraded (WebSocket), not framed
+    enum class State { Head, Body, Refused, Tunnel }; // Tunnel: an accepted WebSocket, not framed
     struct Connection {
         QPointer<QTcpSocket> socket;
         QString peer;

@@ -55,6 +55,7 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"gateway_unavailable", 503},
     ApiCodeStatus{u"unavailable", 503},
     ApiCodeStatus{u"too_many_connections", 503},
+    ApiCodeStatus{u"server_busy", 503},
 };
 
 } // namespace

@@ -186,8 +186,8 @@ struct AuthMetrics {
         missingToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("missing_token")}});
         unknownToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("unknown_token")}});
         refused = &registry.counter(QStringLiteral("payonce_auth_refused_total"),
-                                    QStringLiteral("Requests refused with 429 because their address failed "
-                                                   "authentication too often within the window"));
+                                    QStringLiteral("Requests with a wrong token refused with 429 because their client "
+                                                   "address failed authentication too often within the window"));
     }
 };
 
@@ -197,7 +197,8 @@ struct HttpServer::Private {
     AuthFailureLimiter limiter;
     std::optional<AuthMetrics> authMetrics;
     QList<Route> routes;
-    QThreadPool pool;
+    // Indexed by Lane; each waits for its handlers when destroyed.
+    std::array<std::unique_ptr<ExecutionLane>, 3> lanes;
     Backend *backend = nullptr;
     ConnectionGuard *guard = nullptr;
     std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
@@ -210,6 +211,18 @@ struct HttpServer::Private {
     Private(const Options &o, Authenticator a)
         : options(o), authenticator(std::move(a)), limiter(o.authFailuresPerWindow, o.authFailureWindow)
     {
+        lanes[std::size_t(Lane::General)] = std::make_unique<ExecutionLane>(Lane::General, o.workerThreads, -1);
+        lanes[std::size_t(Lane::Callbacks)] =
+            std::make_unique<ExecutionLane>(Lane::Callbacks, o.callbackLane.threads, o.callbackLane.queueLimit);
+        lanes[std::size_t(Lane::Gateway)] =
+            std::make_unique<ExecutionLane>(Lane::Gateway, o.gatewayLane.threads, o.gatewayLane.queueLimit);
+    }
+    ExecutionLane &lane(Lane which) { return *lanes[std::size_t(which)]; }
+    void waitForLanes(int timeoutMs)
+    {
+        QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer(QDeadlineTimer::Forever) : QDeadlineTimer(timeoutMs));
+        for (const auto &l : lanes)
+            l->pool().waitForDone(deadline.isForever() ? -1 : int(std::max<qint64>(0, deadline.remainingTime())));
     }
 
     void dispatch(const QHttpServerRequest &request, QTcpSocket *socket, QHttpServerResponder &&responder);
@@ -217,6 +230,19 @@ struct HttpServer::Private {
     /// least minimumRole (set in *principal), else the refusal to send (429, 401 or 403).
     std::optional<HttpReply> authorize(const HttpRequest &req, QByteArrayView authorization, Role minimumRole,
                                        std::optional<Principal> *principal);
+    /// The client the request is counted against (options.trustedProxies).
+    QHostAddress clientAddressOf(const QHttpServerRequest &request) const
+    {
+        if (options.trustedProxies.isEmpty())
+            return request.remoteAddress();
+        QList<QByteArray> forwardedFor;
+        const auto headers = request.headers();
+        for (const auto &h : headers) {
+            if (h.first.compare("x-forwarded-for", Qt::CaseInsensitive) == 0)
+                forwardedFor.append(h.second);
+        }
+        return options.trustedProxies.clientAddress(request.remoteAddress(), forwardedFor);
+    }
     /// An upgrade request: true when the upgrade may go on; otherwise the refusal is written.
     bool admitUpgrade(const QHttpServerRequest &request, QTcpSocket *socket);
 };
@@ -260,23 +286,35 @@ private:
 std::optional<HttpReply> HttpServer::Private::authorize(const HttpRequest &req, QByteArrayView authorization,
                                                         Role minimumRole, std::optional<Principal> *principal)
 {
-    int retryAfter = 0;
-    if (limiter.isBlocked(req.peerAddress, &retryAfter)) {
-        limiter.recordRefusal();
-        if (authMetrics)
-            authMetrics->refused->add();
-        HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
-                                     QStringLiteral("too many failed authentications from your address"));
-        reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
-        return reply;
-    }
+    // The token first: a valid one is never refused, whatever its address failed before.
     *principal = authenticator.authenticate(authorization);
     if (!*principal) {
-        limiter.recordFailure(req.peerAddress);
+        // "Bearer" with nothing after it names no token either: nothing was guessed, so
+        // it is not a failure for the limiter (a console without its token is no attack).
+        const QByteArrayView presented = authorization.trimmed();
+        const bool missing = presented.isEmpty() || presented.compare("Bearer", Qt::CaseInsensitive) == 0;
         if (authMetrics)
-            (authorization.trimmed().isEmpty() ? authMetrics->missingToken : authMetrics->unknownToken)->add();
-        qCInfo(lcHttp).noquote() << "unauthenticated request from" << req.peerAddress.toString() << "to" << req.path
-                                 << "trace" << req.traceId;
+            (missing ? authMetrics->missingToken : authMetrics->unknownToken)->add();
+        if (!missing) {
+            int retryAfter = 0;
+            if (limiter.isBlocked(req.clientAddress, &retryAfter)) {
+                limiter.recordRefusal();
+                if (authMetrics)
+                    authMetrics->refused->add();
+                HttpReply reply = errorReply(QStringLiteral("too_many_requests"),
+                                             QStringLiteral("too many failed authentications from your address"));
+                reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfter));
+                return reply;
+            }
+            // Logged while under the limit only (10 lines a minute per address at most): a
+            // client must not be able to flood the log, or fill a pipe that nobody reads.
+            limiter.recordFailure(req.clientAddress);
+            qCInfo(lcHttp).noquote() << "unknown token from" << req.clientAddress.toString() << "to" << req.path
+                                     << "trace" << req.traceId;
+        } else {
+            qCDebug(lcHttp).noquote() << "request without a token from" << req.clientAddress.toString() << "to"
+                                      << req.path << "trace" << req.traceId;
+        }
         HttpReply reply = errorReply(QStringLiteral("unauthenticated"), QStringLiteral("a valid bearer token is required"));
         reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
         return reply;
@@ -292,6 +330,7 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
 {
     HttpRequest req;
     req.peerAddress = request.remoteAddress();
+    req.clientAddress = clientAddressOf(request);
     req.path = request.url().path(QUrl::FullyDecoded);
     adoptTrace(req, traceFor(request.value(QByteArrayLiteral("traceparent"))));
     const logging::ScopedFields traced(traceFields(req.traceId));
@@ -318,8 +357,10 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
     // A small kernel send buffer: a client that stops reading shows up as bytes waiting
     // in Qt (what the stream's backpressure watches) instead of megabytes in the kernel.
     socket->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, kWebSocketSendBuffer);
+    if (guard)
+        guard->upgradeAccepted(socket);
     qCInfo(lcHttp).noquote() << "WebSocket" << req.path << "opened by" << principal->name << "from"
-                             << req.peerAddress.toString();
+                             << req.clientAddress.toString();
     return true;
 }
 
@@ -328,6 +369,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
 {
     HttpRequest req;
     req.peerAddress = request.remoteAddress();
+    req.clientAddress = clientAddressOf(request);
     req.path = request.url().path(QUrl::FullyDecoded);
     req.query = request.query();
     req.body = request.body();
@@ -410,6 +452,20 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         return;
     }
 
+    ExecutionLane &executor = lane(matched->options.lane);
+    if (!executor.tryAdmit()) {
+        qCWarning(lcHttp).noquote() << "lane" << laneName(executor.lane()) << "is full (" << executor.threads()
+                                    << "threads," << executor.queueLimit() << "queued): 503 for" << context.request
+                                    << "trace" << req.traceId;
+        HttpReply reply = matched->options.busyReply
+            ? matched->options.busyReply()
+            : errorReply(QStringLiteral("server_busy"),
+                         QStringLiteral("the server is busy with requests like this one; retry shortly"));
+        reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
+        writeReply(socket, std::move(reply), context, true);
+        return;
+    }
+
     // The safe responder pattern (docs/architecture.md, "QtHttpServer 6.4"): the continuation is bound to
     // the socket, so Qt drops it when the socket dies; nothing keeps a raw socket pointer.
     auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
@@ -418,10 +474,12 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         (inFlight->fetch_add(1), nullptr), [counter = inFlight](void *) { counter->fetch_sub(1); });
     QPointer<ConnectionGuard> guardPtr = guard;
     guard->requestStarted(socket);
-    QtConcurrent::run(&pool, [handler = matched->handler, req] {
+    QtConcurrent::run(&executor.pool(), [handler = matched->handler, req, &executor] {
         // Every line the handler logs on this worker names the request's trace.
         const logging::ScopedFields tracedOnWorker(traceFields(req.traceId));
-        return invokeSafely(handler, req);
+        HttpReply reply = invokeSafely(handler, req);
+        executor.finished(); // the place is the handler's, whether or not its client waits
+        return reply;
     })
         .then(socket, [responderPtr, inFlightToken, guardPtr, context](HttpReply reply) {
             QTcpSocket *s = responderPtr->socket();
@@ -434,13 +492,22 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
 HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObject *parent)
     : QObject(parent), d(std::make_unique<Private>(options, std::move(authenticator)))
 {
-    d->pool.setMaxThreadCount(std::max(1, options.workerThreads));
-    d->pool.setObjectName(QStringLiteral("payonce-http-workers"));
     d->backend = new Backend(d.get());
     d->backend->setParent(this);
     if (options.metrics) {
         d->unmatchedMetrics = std::make_shared<EndpointMetrics>(*options.metrics, QStringLiteral("unmatched"));
         d->authMetrics.emplace(*options.metrics);
+        for (const auto &l : d->lanes)
+            l->countRejectionsIn(*options.metrics);
+        options.metrics->addReader(
+            QStringLiteral("payonce_http_lane_admitted"),
+            QStringLiteral("Handlers admitted to each lane: running plus queued"), core::MetricType::Gauge,
+            [lanes = &d->lanes] {
+                QList<core::MetricSample> samples;
+                for (const auto &l : *lanes)
+                    samples.append({{{QStringLiteral("lane"), laneName(l->lane())}}, double(l->admitted())});
+                return samples;
+            });
     }
 }
 
@@ -448,7 +515,7 @@ HttpServer::~HttpServer()
 {
     // Handlers may still run; they only hold value copies, but their continuations must
     // not outlive the sockets' owner.
-    d->pool.waitForDone();
+    d->waitForLanes(-1);
     delete d->backend;
     d->backend = nullptr;
 }
@@ -553,7 +620,7 @@ bool HttpServer::drain(std::chrono::milliseconds timeout)
     d->draining = true;
     if (d->guard)
         d->guard->close();
-    d->pool.waitForDone(int(std::max<qint64>(0, deadline.remainingTime())));
+    d->waitForLanes(int(std::max<qint64>(0, deadline.remainingTime())));
     // Let the continuations write the replies of what just finished.
     while (d->inFlight->load() > 0 && !deadline.hasExpired())
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
@@ -583,6 +650,11 @@ quint64 HttpServer::authFailuresTotal() const
 quint64 HttpServer::authRefusedTotal() const
 {
     return d->limiter.refusedTotal();
+}
+
+quint64 HttpServer::laneRejectedTotal(Lane lane) const
+{
+    return d->lane(lane).rejectedTotal();
 }
 
 int HttpServer::requestsInFlight() const

@@ -1,7 +1,9 @@
 #pragma once
 
 #include "authenticator.h"
+#include "clientaddress.h"
 #include "connectionguard.h"
+#include "executionlane.h"
 #include "httptypes.h"
 
 #include "core/result.h"
@@ -28,9 +30,9 @@ using EventPublisher = std::function<void(const StreamEvent &)>;
 
 /// How a route is guarded and answered.
 struct RouteOptions {
-    /// Role::None: no token needed. Otherwise `Authorization: Bearer` must name a token of
-    /// at least this role: 401 unauthenticated / 403 forbidden (naming the role) / 429
-    /// when the peer failed authentication too often.
+    /// Role::None: no token needed (none is looked at). Otherwise `Authorization: Bearer`
+    /// must name a token of at least this role: 401 unauthenticated / 403 forbidden (naming
+    /// the role); a wrong token from a client address that failed too often is 429.
     Role minimumRole = Role::None;
     /// For payment and callback routes, whose every reply names a layer: the
     /// X-Payonce-Layer value of replies the server makes itself for this route (401, 403,
@@ -40,6 +42,14 @@ struct RouteOptions {
     /// Run the handler on the event-loop thread instead of the pool. Only for handlers that
     /// never block (liveness): they keep answering when the pool is saturated.
     bool onEventLoop = false;
+    /// The threads the handler runs on (Options::callbackLane, gatewayLane). When the
+    /// lane's queue is full the request is answered at once with busyReply (default: 503
+    /// server_busy), with Retry-After, and its handler never runs.
+    Lane lane = Lane::General;
+    /// The answer when the lane is full, for callers with a contract of their own (a
+    /// platform's FAIL, so it sends the notification again). Status and body as given;
+    /// the server adds Retry-After.
+    std::function<HttpReply()> busyReply;
 };
 
 /// One registered route as --list-routes prints it: the method, the pattern with its
@@ -51,6 +61,15 @@ struct RouteInfo {
     Role minimumRole = Role::None;
     bool webSocket = false;
 };
+
+/// A route that needs minimumRole and waits on a payment platform (Lane::Gateway).
+inline RouteOptions gatewayRoute(Role minimumRole)
+{
+    RouteOptions options;
+    options.minimumRole = minimumRole;
+    options.lane = Lane::Gateway;
+    return options;
+}
 
 /// What /readyz reports: the app passes a callback that pings the database and asks the
 /// key store whether it is degraded. Runs on a worker thread.
@@ -66,7 +85,8 @@ using ReadinessCheck = std::function<Readiness()>;
 /// roles. Routes are registered before listen() and not changed afterwards.
 ///
 /// A request is copied into an HttpRequest on the event-loop thread; the handler runs on
-/// the pool (workerThreads threads); the reply is written by a continuation bound to the
+/// its route's lane (RouteOptions::lane: the general pool of workerThreads, or the bounded
+/// callback and gateway lanes); the reply is written by a continuation bound to the
 /// socket (QFuture::then(socket, …)), so a client that disconnects mid-request only makes
 /// Qt drop the continuation — the handler's work still completes (it may have written to
 /// the database), its answer is discarded. Unknown path: 404 not_found; known path, other
@@ -78,11 +98,27 @@ using ReadinessCheck = std::function<Readiness()>;
 class HttpServer : public QObject {
     Q_OBJECT
 public:
+    /// A lane's threads and how many handlers may wait for them beyond those.
+    struct LaneLimits {
+        int threads;
+        int queueLimit;
+    };
+
     struct Options {
         ConnectionGuard::Limits limits;
-        int workerThreads = 8;
+        int workerThreads = 8; ///< the general lane (its queue is unbounded)
+        /// Platform notifications: quick database work that must answer within the
+        /// platform's ~5 s timeout, whatever the gateways do.
+        LaneLimits callbackLane{4, 256};
+        /// Requests that wait on a payment platform (seconds, with retries): a slow
+        /// gateway fills these threads, not the others.
+        LaneLimits gatewayLane{8, 512};
+        /// Wrong tokens a client address may send within the window before its wrong
+        /// tokens are answered 429 (AuthFailureLimiter); valid tokens always pass.
         int authFailuresPerWindow = 10;
         std::chrono::milliseconds authFailureWindow = std::chrono::minutes(1);
+        /// Whose X-Forwarded-For names the client (http.trusted_proxies); empty: the peer is.
+        TrustedProxies trustedProxies;
         /// When set, every reply is counted here — the one place requests are counted:
         /// payonce_requests_total{endpoint,outcome} (endpoint: the route's pattern, or
         /// "unmatched"; outcome: the status class "2xx"…"5xx") and
@@ -133,6 +169,8 @@ public:
     ConnectionGuard::Stats connectionStats() const;
     quint64 authFailuresTotal() const;
     quint64 authRefusedTotal() const;
+    /// Requests refused with 503 because the lane's queue was full.
+    quint64 laneRejectedTotal(Lane lane) const;
     int requestsInFlight() const;
 
 private:

@@ -47,7 +47,10 @@ struct HttpRequest {
     QUrlQuery query;
     QList<QPair<QByteArray, QByteArray>> headers; ///< names lower-cased, in arrival order
     QByteArray body;
-    QHostAddress peerAddress;
+    QHostAddress peerAddress;                  ///< the connection's peer (nginx, behind it)
+    /// Who the request is counted against: peerAddress, or behind a trusted proxy the
+    /// client X-Forwarded-For names (TrustedProxies::clientAddress()).
+    QHostAddress clientAddress;
     QString traceId;                           ///< 32 lower-case hex digits (W3C trace-id)
     /// The W3C traceparent that calls made for this request send downstream (gateways):
     /// this trace id with a span id of its own for this request.

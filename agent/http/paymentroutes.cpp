@@ -81,7 +81,10 @@ void registerPaymentRoutes(HttpServer &server, core::TokenIssuer &tokens, core::
         return replyFor(tokens.issueToken(*userId, *orderNo));
     });
 
-    server.route(Method::Post, QStringLiteral("/api/v1/payments/confirm"), options, [&confirm](const HttpRequest &request) {
+    // The confirm waits on the platform's create (seconds, with retries): the gateway lane.
+    RouteOptions confirmOptions = options;
+    confirmOptions.lane = Lane::Gateway;
+    server.route(Method::Post, QStringLiteral("/api/v1/payments/confirm"), confirmOptions, [&confirm](const HttpRequest &request) {
         const auto userId = userIdOf(request);
         if (!userId)
             return rejected(QStringLiteral("invalid_user"), QStringLiteral("X-User-Id must be a positive integer"));

@@ -15,7 +15,8 @@ namespace payonce::http {
 void registerReconciliationRoutes(HttpServer &server, core::PatrolRunner &patrol, core::AuditWriter &audit,
                                   const core::Clock &clock)
 {
-    server.route(Method::Post, QStringLiteral("/api/v1/reconciliation/run"), Role::Operator,
+    // Asks the platforms about every order it looks at: the gateway lane.
+    server.route(Method::Post, QStringLiteral("/api/v1/reconciliation/run"), gatewayRoute(Role::Operator),
                  [&](const HttpRequest &request) {
                      const auto body = parseActionBody(request.body);
                      if (!body)

@@ -96,11 +96,11 @@ std::optional<HttpReply> RefundCallbacks::interceptAlipay(const HttpRequest &req
 
 void registerRefundRoutes(HttpServer &server, const RefundCallbacks &callbacks, core::RefundStore &store)
 {
-    RouteOptions options;
-    options.rejectionLayer = QByteArrayLiteral("rejected");
-    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/wechat/refund"), options,
+    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/wechat/refund"),
+                 platformCallbackRouteOptions(core::Channel::WeChat),
                  [&](const HttpRequest &request) { return callbacks.handle(core::Channel::WeChat, request); });
-    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/alipay/refund"), options,
+    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/alipay/refund"),
+                 platformCallbackRouteOptions(core::Channel::Alipay),
                  [&](const HttpRequest &request) { return callbacks.handle(core::Channel::Alipay, request); });
 
     server.route(Method::Get, QStringLiteral("/api/v1/refunds"), Role::Viewer, [&](const HttpRequest &request) {

@@ -187,6 +187,12 @@ QByteArray NginxFront::logText()
     return text;
 }
 
+QByteArray NginxFront::accessLogText() const
+{
+    QFile accessLog(m_dir.path() + QStringLiteral("/access.log"));
+    return accessLog.open(QIODevice::ReadOnly) ? accessLog.readAll() : QByteArray();
+}
+
 bool NginxFront::stop(int timeoutMs)
 {
     if (m_process.state() == QProcess::NotRunning)
@@ -240,7 +246,15 @@ QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs)
 
 QByteArray httpsExchange(int port, const QString &caPath, const QByteArray &request, int timeoutMs)
 {
+    return httpsExchangeFrom(QHostAddress(), port, caPath, request, timeoutMs);
+}
+
+QByteArray httpsExchangeFrom(const QHostAddress &source, int port, const QString &caPath, const QByteArray &request,
+                             int timeoutMs)
+{
     QSslSocket socket;
+    if (!source.isNull() && !socket.bind(source))
+        return {};
     QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
     tls.setCaCertificates(QSslCertificate::fromPath(caPath));
     socket.setSslConfiguration(tls);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QHostAddress>
 #include <QList>
 #include <QProcess>
 #include <QString>
@@ -57,6 +58,8 @@ public:
     QString certificatePath() const;
     /// nginx's output and error log.
     QByteArray logText();
+    /// nginx's access log (the http block's, in its default format).
+    QByteArray accessLogText() const;
     /// SIGQUIT (graceful) by the pid file, wait; true when nginx exited and its port is free.
     bool stop(int timeoutMs = 15000);
 
@@ -72,6 +75,10 @@ private:
 QByteArray httpExchange(int port, const QByteArray &request, int timeoutMs = 10000);
 /// httpExchange() over TLS, trusting the certificate in caPath (NginxFront's).
 QByteArray httpsExchange(int port, const QString &caPath, const QByteArray &request, int timeoutMs = 10000);
+/// httpsExchange() from the loopback address `source` (127.0.0.2, …): a client of its own
+/// as far as nginx's $remote_addr is concerned. Empty when source cannot be bound.
+QByteArray httpsExchangeFrom(const QHostAddress &source, int port, const QString &caPath, const QByteArray &request,
+                             int timeoutMs = 10000);
 /// The status code of a raw response ("HTTP/1.1 413 …" → 413), 0 if none.
 int httpStatusOf(const QByteArray &response);
 /// The value of a header (case-insensitive) in a raw response.

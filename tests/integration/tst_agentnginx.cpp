@@ -1,7 +1,8 @@
 // resources/nginx/payonce.conf (included unchanged) in front of the REAL payonce-agent,
 // with payonce-sim beside it: https through nginx to /readyz, and a whole payment set-up
 // and confirm (operator token, user header, Idempotency-Key) proxied to the agent; the live
-// stream over wss through nginx, trusting the test certificate as the only CA.
+// stream over wss through nginx, trusting the test certificate as the only CA; the
+// failed-authentication limiter behind nginx (http.trusted_proxies), per client address.
 #include "agentprocess.h"
 #include "httptestsupport.h"
 #include "serverharness.h"
@@ -9,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QMap>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QSslCertificate>
@@ -26,6 +28,7 @@ class TestAgentNginx : public QObject {
 private Q_SLOTS:
     void paymentThroughNginx();
     void streamThroughNginxOverWss();
+    void failedTokensNeverLockTheDeskOut();
 };
 
 namespace {
@@ -102,6 +105,19 @@ QByteArray handshakeStatusLine(int port, const QString &caPath, const QByteArray
     while (!answer.contains("\r\n") && socket.waitForReadyRead(10000))
         answer += socket.readAll();
     return answer.left(answer.indexOf("\r\n"));
+}
+
+/// The status of one request over TLS to nginx from the loopback address `source`, with
+/// `Authorization: <authorization>` unless it is empty, plus any extra header lines.
+int statusThroughNginx(const NginxFront &nginx, const char *source, const QByteArray &target,
+                       const QByteArray &authorization, const QByteArray &extraHeaders = {})
+{
+    QByteArray request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extraHeaders;
+    if (!authorization.isEmpty())
+        request += "Authorization: " + authorization + "\r\n";
+    request += "\r\n";
+    return httpStatusOf(httpsExchangeFrom(QHostAddress(QLatin1String(source)), nginx.port(), nginx.certificatePath(),
+                                          request));
 }
 
 } // namespace
@@ -264,6 +280,73 @@ void TestAgentNginx::streamThroughNginxOverWss()
           duplicatesAt(payonce::Layer::IdempotencyKey));
 
     socket.close();
+    QVERIFY2(nginx->stop(), nginx->logText().constData());
+    // The token browsers put in the query never reaches nginx's logs (the agent logs the
+    // stream it opened, by the token's name); the unknown one tried above neither.
+    const QByteArray logs = nginx->accessLogText() + nginx->logText();
+    QVERIFY2(logs.contains("/api/v1/payments/confirm"), logs.constData()); // the log is written at all
+    QVERIFY2(!logs.contains("view-token") && !logs.contains("no-such-token") && !logs.contains("access_token"),
+             logs.constData());
+    QCOMPARE(agent->stop(), 0);
+}
+
+// Behind nginx every connection comes from nginx's address. With http.trusted_proxies
+// naming it, the agent takes the client from X-Forwarded-For, and its limiter slows only
+// that client's failed tokens: the desk's own token is answered from any address, the one
+// that failed included, however many failures came before it.
+void TestAgentNginx::failedTokensNeverLockTheDeskOut()
+{
+    QString error;
+    auto db = TestDatabase::start(Dialect::Sqlite, &error);
+    QVERIFY2(db, qPrintable(error));
+    AgentProcess::Options options;
+    options.db = db->url();
+    options.extraConfig = QJsonObject{
+        {QStringLiteral("http"), QJsonObject{{QStringLiteral("trusted_proxies"), QJsonArray{QStringLiteral("127.0.0.1/32")}}}}};
+    auto agent = AgentProcess::start(options, &error);
+    QVERIFY2(agent, qPrintable(error));
+    auto nginx = NginxFront::start(agent->port(), QStringLiteral(PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf"),
+                                   &error);
+    QVERIFY2(nginx, qPrintable(error));
+
+    // 50 requests from 127.0.0.2: wrong tokens, no token, and "Bearer" alone on an operator
+    // route, with public routes (no token needed, none sent) in between.
+    const char *attacker = "127.0.0.2";
+    const QByteArray breakers = "/api/v1/breakers";
+    QMap<int, int> statuses;
+    int publicAnswered = 0;
+    for (int i = 0; i < 50; ++i) {
+        QByteArray authorization;
+        switch (i % 3) {
+        case 0: authorization = "Bearer wrong-" + QByteArray::number(i); break;
+        case 1: break;
+        case 2: authorization = "Bearer"; break;
+        }
+        ++statuses[statusThroughNginx(*nginx, attacker, breakers, authorization)];
+        if (i % 10 == 0 && statusThroughNginx(*nginx, attacker, "/readyz", {}) == 200)
+            ++publicAnswered;
+    }
+    qInfo() << "50 bad or missing tokens from" << attacker << "answered:" << statuses;
+    QCOMPARE(statuses.value(401) + statuses.value(429), 50);
+    QVERIFY2(statuses.value(429) > 0, "the limiter never slowed the failing address");
+    QCOMPARE(publicAnswered, 5); // public routes are not failures and never limited
+
+    // The desk's token: from another address, and from the failing one — both answered.
+    QCOMPARE(statusThroughNginx(*nginx, "127.0.0.3", breakers, "Bearer desk-token"), 200);
+    QCOMPARE(statusThroughNginx(*nginx, attacker, breakers, "Bearer desk-token"), 200);
+    // The other address has failures of its own to spend; the failing one is still slowed,
+    // even when it names another client in X-Forwarded-For (nginx appends the real one).
+    QCOMPARE(statusThroughNginx(*nginx, "127.0.0.3", breakers, "Bearer wrong"), 401);
+    QCOMPARE(statusThroughNginx(*nginx, attacker, breakers, "Bearer wrong", "X-Forwarded-For: 127.0.0.9\r\n"), 429);
+
+    // Counted: the refusals in payonce_auth_refused_total, the wrong tokens by reason.
+    const auto metrics = parseMetricSamples(httpCall(agent->port(), "GET", QStringLiteral("/metrics"), {}, {}).body);
+    const double refused = metrics.count(QStringLiteral("payonce_auth_refused_total"))
+        ? metrics.at(QStringLiteral("payonce_auth_refused_total")) : -1;
+    QCOMPARE(refused, double(statuses.value(429) + 1));
+    qInfo("limiter: %d of 50 answered 429 from %s, payonce_auth_refused_total %.0f; desk token 200 from both", statuses.value(429),
+          attacker, refused);
+
     QVERIFY2(nginx->stop(), nginx->logText().constData());
     QCOMPARE(agent->stop(), 0);
 }

@@ -1,10 +1,15 @@
-// The agent binary, started as an operator would, against databases it cannot use: each
-// case must end the process with exactly one clear error line and the documented exit
-// code, within the configured connect timeout (plus process start-up), never a hang.
+// The agent binary, started as an operator would, against databases it cannot use, and
+// with settings that are unsafe (the simulator or QA reachable from the network, the
+// example config's tokens, keys from the repository's test fixtures): each case must end the process with exactly one clear error
+// line and the documented exit code, within the configured connect timeout (plus process
+// start-up), never a hang.
 
 #include "support/serverharness.h"
 
 #include <QElapsedTimer>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -118,6 +123,62 @@ private Q_SLOTS:
         // The password never reaches the log, whatever failed.
         QVERIFY2(!run.stderrLines.first().contains(u"not-the-password"), qPrintable(describe(run)));
         QVERIFY2(!run.stderrLines.first().contains(m_postgres->password()), qPrintable(describe(run)));
+    }
+
+    void refusesUnsafeSettings_data()
+    {
+        QTest::addColumn<QByteArray>("config");
+        QTest::addColumn<QStringList>("mentions");
+        const QByteArray anyAddress = "\"listen\": \"0.0.0.0:" + QByteArray::number(freeLoopbackPort()) + "\"";
+        QTest::newRow("simulator on every address") << "{" + anyAddress + ", \"sim\": {\"enabled\": true}}"
+                                                    << QStringList{u"sim.enabled"_qs, u"0.0.0.0"_qs, u"loopback"_qs};
+        QTest::newRow("simulator listening off loopback")
+            << QByteArray("{\"sim\": {\"enabled\": true, \"listen\": \"0.0.0.0:18090\"}}")
+            << QStringList{u"sim.listen"_qs, u"0.0.0.0"_qs, u"loopback"_qs};
+        QTest::newRow("qa on every address") << "{" + anyAddress + ", \"qa\": {\"enabled\": true}}"
+                                             << QStringList{u"qa.enabled"_qs, u"0.0.0.0"_qs, u"loopback"_qs};
+        QTest::newRow("qa on a LAN address") << QByteArray("{\"listen\": \"192.168.7.7:8080\", \"qa\": {\"enabled\": true}}")
+                                             << QStringList{u"qa.enabled"_qs, u"192.168.7.7"_qs};
+        // resources/payonce.example.json's two tokens, "example-desk-token" and "example-lead-token".
+        QTest::newRow("example desk token")
+            << QByteArray("{\"auth\": {\"tokens\": [{\"name\": \"desk\", \"role\": \"operator\", \"sha256\": "
+                          "\"e34eae51aad85aff8de66fdfd39c1a297d1f14d5db6781e9227c023ed9c9d0b4\"}]}}")
+            << QStringList{u"auth.tokens"_qs, u"desk"_qs, u"example"_qs};
+        QTest::newRow("example lead token")
+            << QByteArray("{\"auth\": {\"tokens\": [{\"name\": \"lead\", \"role\": \"approver\", \"sha256\": "
+                          "\"01E388A40ABC135168B7B5CD1DAFDDB61485CCDF98D91DD245C24F209E6C7892\"}]}}")
+            << QStringList{u"auth.tokens"_qs, u"lead"_qs, u"example"_qs};
+        // Keys whose private halves are committed to this repository (tests/fixtures).
+        const QByteArray fixtures = PAYONCE_FIXTURES_DIR;
+        QTest::newRow("fixture platform key")
+            << "{\"wechat\": {\"platform_keys\": [{\"serial\": \"S1\", \"public_key\": \"" + fixtures
+                   + "/notifications/platform_a_pub.pem\"}]}}"
+            << QStringList{u"wechat.platform_keys"_qs, u"platform_a_pub.pem"_qs, u"test fixtures"_qs};
+        QTest::newRow("fixture merchant key")
+            << "{\"wechat\": {\"merchant_private_key\": \"" + fixtures + "/crypto/merchant_key.pem\"}}"
+            << QStringList{u"wechat.merchant_private_key"_qs, u"merchant_key.pem"_qs, u"test fixtures"_qs};
+        QTest::newRow("fixture alipay key")
+            << "{\"alipay\": {\"alipay_public_key\": \"" + fixtures + "/notifications/alipay_pub.pem\"}}"
+            << QStringList{u"alipay.alipay_public_key"_qs, u"alipay_pub.pem"_qs, u"test fixtures"_qs};
+    }
+    void refusesUnsafeSettings()
+    {
+        QFETCH(QByteArray, config);
+        QFETCH(QStringList, mentions);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QFile file(dir.filePath(QStringLiteral("payonce.json")));
+        QVERIFY(QJsonDocument::fromJson(config).isObject());
+        QVERIFY(file.open(QIODevice::WriteOnly) && file.write(config) == config.size());
+        file.close();
+        const Run run = runAgent({QStringLiteral("--config"), file.fileName(), QStringLiteral("--data-dir"),
+                                  dir.filePath(QStringLiteral("data"))});
+        QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(run)));
+        QVERIFY2(run.stderrLines.size() == 1, qPrintable(QStringLiteral("not one line: ") + describe(run)));
+        for (const QString &word : std::as_const(mentions))
+            QVERIFY2(run.stderrLines.first().contains(word), qPrintable(word + u": "_qs + describe(run)));
+        // Refused before anything was made: no database file, no data folder.
+        QVERIFY2(!QFile::exists(dir.filePath(QStringLiteral("data"))), qPrintable(describe(run)));
     }
 
     void refusesEmbeddedKeyStoreForSeveralInstances()

@@ -23,6 +23,8 @@ private Q_SLOTS:
     void perAddressCap();
     void slowlorisHeaderTimeout();
     void keepAliveSecondRequestChecked();
+    void upgradeHeaderDoesNotSwitchTheGuardOff_data();
+    void upgradeHeaderDoesNotSwitchTheGuardOff();
 };
 
 namespace {
@@ -45,6 +47,36 @@ std::unique_ptr<HttpTestServer> startServer(const QStringList &arguments = {})
     if (!server)
         qWarning().noquote() << error;
     return server;
+}
+
+/// Sends request on socket and reads until one whole answer (head and Content-Length body)
+/// is in, or the server closes, or 5 s pass.
+QByteArray exchangeOn(QTcpSocket &socket, const QByteArray &request)
+{
+    socket.write(request);
+    QByteArray answer;
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 5000) {
+        const qsizetype headEnd = answer.indexOf("\r\n\r\n");
+        if (headEnd >= 0 && answer.size() >= headEnd + 4 + httpHeaderOf(answer, "content-length").toLongLong())
+            break;
+        if (!socket.waitForReadyRead(100) && socket.state() != QAbstractSocket::ConnectedState)
+            break;
+        answer += socket.readAll();
+    }
+    return answer + socket.readAll();
+}
+
+/// A request with an Upgrade the server does not do (HTTP/2 over cleartext, as curl
+/// --http2 sends it) answered as a plain HTTP/1.1 request on a fresh connection: its status
+/// and the still-open socket.
+int answeredUpgradeRequest(QTcpSocket &socket, int port, const QByteArray &upgradeHeaders)
+{
+    socket.connectToHost(QStringLiteral("127.0.0.1"), quint16(port));
+    if (!socket.waitForConnected(5000))
+        return -1;
+    return httpStatusOf(exchangeOn(socket, get("/healthz", upgradeHeaders)));
 }
 
 } // namespace
@@ -241,6 +273,84 @@ void TestHttpGuard::keepAliveSecondRequestChecked()
     while (!second.contains("}}") && socket.waitForReadyRead(5000))
         second += socket.readAll();
     QCOMPARE(httpStatusOf(second), 413);
+}
+
+void TestHttpGuard::upgradeHeaderDoesNotSwitchTheGuardOff_data()
+{
+    QTest::addColumn<QByteArray>("upgradeHeaders");
+    QTest::newRow("h2c") << QByteArray("Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                                       "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n");
+    QTest::newRow("upgrade header alone") << QByteArray("Upgrade: anything/1.0\r\n");
+}
+
+// Only a WebSocket handshake the server accepted ends the guard's framing. Any other
+// request naming an Upgrade is answered as HTTP/1.1 and its connection stays guarded: a
+// body over the limit is 413 before it is read, chunked bodies are 411, and an idle
+// connection is closed.
+void TestHttpGuard::upgradeHeaderDoesNotSwitchTheGuardOff()
+{
+    QFETCH(QByteArray, upgradeHeaders);
+    auto server = startServer({QStringLiteral("--idle-ms"), QStringLiteral("2000")});
+    QVERIFY(server);
+
+    // 50 MB announced after the upgrade request, on the same connection.
+    {
+        QTcpSocket socket;
+        QCOMPARE(answeredUpgradeRequest(socket, server->port(), upgradeHeaders), 200);
+        QVERIFY(socket.state() == QAbstractSocket::ConnectedState);
+        constexpr qint64 total = 50LL * 1024 * 1024;
+        const qint64 rssBefore = procStatusKb(server->pid(), "VmRSS");
+        socket.write("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: "
+                     + QByteArray::number(total) + "\r\n\r\n");
+        const QByteArray chunk(256 * 1024, 'x');
+        QByteArray response;
+        qint64 sent = 0;
+        qint64 sentWhenAnswered = -1;
+        QElapsedTimer timer;
+        timer.start();
+        while (timer.elapsed() < 30000 && socket.state() == QAbstractSocket::ConnectedState) {
+            if (sent < total && socket.bytesToWrite() < 2 * chunk.size()) {
+                socket.write(chunk);
+                sent += chunk.size();
+            }
+            socket.waitForBytesWritten(5);
+            response += socket.readAll();
+            if (sentWhenAnswered < 0 && response.contains("}}"))
+                sentWhenAnswered = sent;
+            if (sent >= total && !socket.waitForReadyRead(100))
+                break;
+        }
+        response += socket.readAll();
+        const qint64 rssAfter = procStatusKb(server->pid(), "VmRSS");
+        qInfo("after the upgrade request: %lld KiB of a 50 MB body sent when answered %d; server VmRSS %lld -> %lld KiB",
+              sentWhenAnswered / 1024, httpStatusOf(response), rssBefore, rssAfter);
+        QVERIFY2(httpStatusOf(response) == 413, response.left(300).constData());
+        QVERIFY(httpBodyOf(response).contains("\"code\":\"payload_too_large\""));
+        QVERIFY2(rssAfter - rssBefore < 16 * 1024, "resident memory grew by 16 MB or more: the body was read");
+    }
+    // A chunked body after it: 411, as on any connection.
+    {
+        QTcpSocket socket;
+        QCOMPARE(answeredUpgradeRequest(socket, server->port(), upgradeHeaders), 200);
+        const QByteArray chunked =
+            exchangeOn(socket, "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+        QVERIFY2(httpStatusOf(chunked) == 411, chunked.left(300).constData());
+    }
+    // Silent after it: closed by the idle timeout (2 s here).
+    {
+        QTcpSocket socket;
+        QCOMPARE(answeredUpgradeRequest(socket, server->port(), upgradeHeaders), 200);
+        QElapsedTimer timer;
+        timer.start();
+        while (socket.state() == QAbstractSocket::ConnectedState && timer.elapsed() < 10000) {
+            socket.waitForReadyRead(100);
+            socket.readAll();
+        }
+        qInfo("silent after the upgrade request: closed after %lld ms", timer.elapsed());
+        QVERIFY2(socket.state() != QAbstractSocket::ConnectedState, "still open 10 s after its answer");
+    }
+    // And the server still serves.
+    QCOMPARE(httpStatusOf(httpExchange(server->port(), get("/healthz"))), 200);
 }
 
 QTEST_GUILESS_MAIN(TestHttpGuard)

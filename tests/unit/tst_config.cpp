@@ -159,7 +159,8 @@ private Q_SLOTS:
         QCOMPARE(c.http.maxConnectionsPerAddress, 20);     // flag over env over file
         const QString line = c.describeForLog();
         QVERIFY2(line.contains(u"http={idle_timeout_ms=2000 header_timeout_ms=4000 max_connections=100 "
-                               u"max_connections_per_address=20 max_body_bytes=65536}"_qs),
+                               u"max_connections_per_address=20 max_body_bytes=65536 trusted_proxies=[] callback_threads=1 "
+                               u"callback_queue=256 gateway_threads=8 gateway_queue=512}"_qs),
                  qPrintable(line));
     }
 
@@ -199,6 +200,61 @@ private Q_SLOTS:
         QCOMPARE(c.alipay.sellerId, u"2088000000000000"_qs);
         QCOMPARE(c.http.idleTimeoutMs, 60000);
         QCOMPARE(c.http.maxConnectionsPerAddress, 256);
+        QCOMPARE(c.http.trustedProxies, (QStringList{u"127.0.0.1/32"_qs, u"::1/128"_qs}));
+    }
+
+    // The callback and gateway lanes: defaults (one callback thread on SQLite's one writer),
+    // any source, ranges.
+    void executionLaneSettings()
+    {
+        auto sqlite = loadConfig(argsOf({}), QProcessEnvironment());
+        QVERIFY(sqlite.ok());
+        QCOMPARE(sqlite->config.http.callbackThreads, 1);
+        QCOMPARE(sqlite->config.http.callbackQueue, 256);
+        QCOMPARE(sqlite->config.http.gatewayThreads, 8);
+        QCOMPARE(sqlite->config.http.gatewayQueue, 512);
+        auto postgres = loadConfig(argsOf({u"--db=postgresql://u:p@127.0.0.1:5432/payonce"_qs}), QProcessEnvironment());
+        QVERIFY(postgres.ok());
+        QCOMPARE(postgres->config.http.callbackThreads, 4);
+        auto set = loadConfig(argsOf({u"--http-callback-threads=3"_qs, u"--http-gateway-queue=0"_qs}),
+                              envOf({u"PAYONCE_HTTP_CALLBACK_QUEUE=10"_qs, u"PAYONCE_HTTP_GATEWAY_THREADS=32"_qs}));
+        QVERIFY(set.ok() || (qWarning() << set.error().internalMessage, false));
+        QCOMPARE(set->config.http.callbackThreads, 3); // given: kept on SQLite too
+        QCOMPARE(set->config.http.callbackQueue, 10);
+        QCOMPARE(set->config.http.gatewayThreads, 32);
+        QCOMPARE(set->config.http.gatewayQueue, 0);
+        auto zeroThreads = loadConfig(argsOf({u"--http-gateway-threads=0"_qs}), QProcessEnvironment());
+        QVERIFY(!zeroThreads.ok());
+        QVERIFY2(zeroThreads.error().internalMessage.contains(u"1-256"_qs), qPrintable(zeroThreads.error().internalMessage));
+    }
+
+    // Names are kept trimmed and NFKC-normalised; one script per name, any script.
+    void tokenNamesNormalised()
+    {
+        const QString tokens = uR"(PAYONCE_AUTH_TOKENS=[{"name":"  dave ","role":"operator","sha256":"%1"},)"
+                               uR"({"name":"дейв","role":"approver","sha256":"%2"},)"
+                               uR"({"name":"ops-team 2","role":"viewer","sha256":"%3"}])"_qs
+                                   .arg(kSha, QString(64, u'b'), QString(64, u'c'));
+        auto r = loadConfig(argsOf({}), envOf({tokens}));
+        QVERIFY(r.ok() || (qWarning() << r.error().internalMessage, false));
+        QCOMPARE(r->config.authTokens.size(), 3);
+        QCOMPARE(r->config.authTokens.at(0).name, u"dave"_qs);
+        QCOMPARE(r->config.authTokens.at(1).name, QString::fromUtf8("\xd0\xb4\xd0\xb5\xd0\xb9\xd0\xb2"));
+        QCOMPARE(r->config.authTokens.at(2).name, u"ops-team 2"_qs);
+    }
+
+    void trustedProxiesFromEnvironment()
+    {
+        auto r = loadConfig(argsOf({}), envOf({u"PAYONCE_HTTP_TRUSTED_PROXIES=[\"10.0.0.0/8\", \" 127.0.0.1 \"]"_qs}));
+        QVERIFY(r.ok() || (qWarning() << r.error().internalMessage, false));
+        QCOMPARE(r->config.http.trustedProxies, (QStringList{u"10.0.0.0/8"_qs, u"127.0.0.1"_qs}));
+        auto unset = loadConfig(argsOf({}), QProcessEnvironment());
+        QVERIFY(unset.ok());
+        QVERIFY(unset->config.http.trustedProxies.isEmpty());
+        auto notStrings = loadConfig(argsOf({}), envOf({u"PAYONCE_HTTP_TRUSTED_PROXIES=[8]"_qs}));
+        QVERIFY(!notStrings.ok());
+        QVERIFY2(notStrings.error().internalMessage.contains(u"PAYONCE_HTTP_TRUSTED_PROXIES"_qs),
+                 qPrintable(notStrings.error().internalMessage));
     }
 
     void publicBaseUrlLosesTrailingSlashes()
@@ -386,6 +442,30 @@ private Q_SLOTS:
                           << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].sha256 must be 64 hex digits"_qs;
         row("token name twice") << QByteArray() << QStringList{uR"(PAYONCE_AUTH_TOKENS=[{"name":"a","role":"viewer","sha256":"%1"},{"name":"a","role":"viewer","sha256":"%1"}])"_qs.arg(kSha)}
                                 << none << u"PAYONCE_AUTH_TOKENS: auth.tokens[1]: the name \"a\" is used twice"_qs;
+        // Four-eyes compares people, not spellings: names equal once trimmed, NFKC-normalised
+        // and case-folded are one name; a name mixing scripts or holding invisible characters
+        // is refused. JSON escapes keep the look-alikes visible here.
+        const auto twoNames = [](const char *first, const char *second) -> QByteArray {
+            // Built, not written as a raw string: moc 6.4 loses the class on some of those.
+            const auto token = [](const char *name, const char *role, char digit) -> QByteArray {
+                return "{\"name\": \"" + QByteArray(name) + "\", \"role\": \"" + role + "\", \"sha256\": \""
+                    + QByteArray(64, digit) + "\"}";
+            };
+            return "{\"auth\": {\"tokens\": [" + token(first, "operator", 'a') + ", " + token(second, "approver", 'b')
+                + "]}}";
+        };
+        row("names differ in case") << twoNames("dave", "Dave") << none << none
+                                    << u"auth.tokens[1]: the name \"Dave\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("names differ in white space") << twoNames("dave", " dave\\t") << none << none
+                                           << u"auth.tokens[1]: the name \" dave\t\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("fullwidth look-alike") << twoNames("dave", "\\uff44\\uff41\\uff56\\uff45") << none << none
+                                    << u"auth.tokens[1]: the name \"\uff44\uff41\uff56\uff45\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("composed and decomposed") << twoNames("zo\\u00eb", "Zoe\\u0308") << none << none
+                                       << u"auth.tokens[1]: the name \"Zoe\u0308\" is \"zo\u00eb\" of auth.tokens[0] written another way"_qs;
+        row("mixed scripts") << twoNames("d\\u0430ve", "lead") << none << none
+                             << u"auth.tokens[0].name \"d\u0430ve\" mixes scripts (Latin, Cyrillic)"_qs;
+        row("invisible character") << twoNames("da\\u200bve", "lead") << none << none
+                                   << u"auth.tokens[0].name \"da\u200bve\" holds an invisible or control character"_qs;
         row("token field missing") << QByteArray(R"({"auth": {"tokens": [{"name": "a", "role": "viewer"}]}})")
                                    << none << none
                                    << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].sha256 is missing"_qs;

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "config/config.h"
+#include "core/result.h"
+
+namespace payonce::app {
+
+/// Settings that load (every value well-formed) but must never run, refused before the
+/// agent opens or writes anything, with a message that says what to change:
+/// - the simulator (sim.enabled) unless the agent's and the simulator's listen addresses
+///   are loopback: the agent trusts the simulator's signing key, so whoever reaches the
+///   simulator can pay any order;
+/// - QA scenarios (qa.enabled) unless the agent listens on loopback: they switch the
+///   duplicate defences off and drive the simulator;
+/// - a token of resources/payonce.example.json (example-desk-token, example-lead-token),
+///   which anyone can read in the repository;
+/// - a key (merchant, WeChat platform, Alipay) of the repository's test fixtures, whose
+///   private halves are committed: found by the SHA-256 of the public key (DER), whatever
+///   the file is called. PAYONCE_ALLOW_REPOSITORY_TEST_KEYS=1 lets a test run on them
+///   (logged as a warning).
+/// ErrorCode::Misconfigured (exit code 2).
+core::Result<void> checkSafeToStart(const config::Config &config);
+
+} // namespace payonce::app
