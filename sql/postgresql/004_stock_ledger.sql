@@ -8,7 +8,8 @@ ALTER TABLE stock_log ADD COLUMN entry_key VARCHAR(96) NOT NULL DEFAULT 'take';
 ALTER TABLE stock_log ADD COLUMN reason VARCHAR(32) NOT NULL DEFAULT 'paid';
 UPDATE stock_log SET entry_key = order_no, reason = 'restore_stock' WHERE order_no LIKE 'reversal:%';
 UPDATE stock_log SET entry_key = order_no, reason = 'refund' WHERE order_no LIKE 'refund:%';
-UPDATE stock_log s SET order_no = c.order_no FROM compensations c WHERE s.entry_key = 'reversal:' || c.id;
-UPDATE stock_log s SET order_no = r.order_no FROM refunds r WHERE s.entry_key = 'refund:' || r.refund_no;
+-- The new key before the rows move: (order_no, sku_id) alone would collide with the take.
 ALTER TABLE stock_log DROP CONSTRAINT stock_log_order_no_sku_id_key;
 ALTER TABLE stock_log ADD CONSTRAINT stock_log_entry UNIQUE (order_no, sku_id, entry_key);
+UPDATE stock_log s SET order_no = c.order_no FROM compensations c WHERE s.entry_key = 'reversal:' || c.id;
+UPDATE stock_log s SET order_no = r.order_no FROM refunds r WHERE s.entry_key = 'refund:' || r.refund_no;

@@ -1,6 +1,8 @@
 // Migrations on each dialect: a fresh database gets every bundled migration once; a second
 // run changes nothing; agents migrating at once apply each step once; a database from a
-// newer payonce, or with an edited migration, is refused with a clear error.
+// newer payonce, or with an edited migration, is refused with a clear error; a database of
+// an older payonce keeps its data through the migrations it has not had (the stock ledger's
+// give-backs, written under order numbers of their own before 004, move to their order).
 
 #include "storagefixture.h"
 
@@ -108,6 +110,86 @@ private Q_SLOTS:
         QCOMPARE(applied.load(), int(bundled.size()));
         QCOMPARE(countRows(*m_database, QStringLiteral("SELECT COUNT(*) FROM schema_migrations")),
                  qint64(bundled.size()));
+    }
+
+    void legacyGiveBacksMoveToTheirOrder()
+    {
+        // A database as payonce left it before 004: migrations 1-3 applied by hand (the
+        // runner knows only "everything"), a refunded order and a restore_stock whose
+        // give-backs sit under 'refund:<refund_no>' and 'reversal:<id>'.
+        const bool sqlite = m_database->dialect() == sql::Dialect::Sqlite;
+        const auto bundled = sql::MigrationRunner::bundled(m_database->dialect());
+        QVERIFY(bundled.size() > 4 && bundled.at(3).version == 4);
+        QVERIFY(m_database->connect().ok());
+        auto old = m_database->write([&](sql::Session &s) -> core::Result<void> {
+            const QString table = sqlite
+                ? QStringLiteral("CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, "
+                                 "checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)")
+                : QStringLiteral("CREATE TABLE schema_migrations (version BIGINT NOT NULL PRIMARY KEY, name VARCHAR(128) "
+                                 "NOT NULL, checksum VARCHAR(64) NOT NULL, applied_at BIGINT NOT NULL)");
+            if (auto made = s.exec(table); !made)
+                return made.error();
+            for (int i = 0; i < 3; ++i) {
+                for (const QString &statement : sql::MigrationRunner::splitStatements(bundled.at(i).sql)) {
+                    if (auto done = s.exec(statement); !done)
+                        return done.error();
+                }
+                if (auto stamped = s.exec(QStringLiteral("INSERT INTO schema_migrations (version, name, checksum, "
+                                                         "applied_at) VALUES (?, ?, ?, 1)"),
+                                          {bundled.at(i).version, bundled.at(i).name,
+                                           QString::fromLatin1(bundled.at(i).checksum)});
+                    !stamped)
+                    return stamped.error();
+            }
+            for (const char *sql :
+                 {"INSERT INTO orders (order_no, user_id, amount_fen, status, version, fence, created_at, updated_at) "
+                  "VALUES ('ORD-OLD-1', 1, 100, 'REFUNDED', 3, 1, 1, 1)",
+                  "INSERT INTO orders (order_no, user_id, amount_fen, status, version, fence, created_at, updated_at) "
+                  "VALUES ('ORD-OLD-2', 1, 100, 'CLOSED', 2, 1, 1, 1)",
+                  "INSERT INTO compensations (id, kind, order_no, status, proposed_by, proposal_reason, created_at, "
+                  "updated_at) VALUES (7, 'refund', 'ORD-OLD-1', 'executed', 'a', 'r', 1, 1)",
+                  "INSERT INTO compensations (id, kind, order_no, status, proposed_by, proposal_reason, created_at, "
+                  "updated_at) VALUES (8, 'restore_stock', 'ORD-OLD-2', 'executed', 'a', 'r', 1, 1)",
+                  "INSERT INTO refunds (refund_no, compensation_id, order_no, channel, pay_no, payment_no, amount_fen, "
+                  "total_fen, own_payment, status, attempts, created_at, updated_at) VALUES ('RF000000000000000007', 7, "
+                  "'ORD-OLD-1', 'wechat', 'P1', 'PN1', 100, 100, 1, 'succeeded', 1, 1, 1)",
+                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-OLD-1', 'SKU-1', 2, 1, 1)",
+                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) "
+                  "VALUES ('refund:RF000000000000000007', 'SKU-1', -2, 1, 2)",
+                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-OLD-2', 'SKU-2', 1, 1, 1)",
+                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('reversal:8', 'SKU-2', -1, 1, 2)"}) {
+                if (auto done = s.exec(QString::fromLatin1(sql)); !done)
+                    return done.error();
+            }
+            return {};
+        });
+        QVERIFY2(old.ok(), qPrintable(old.ok() ? QString() : old.error().internalMessage));
+        sql::MigrationRunner runner(*m_database);
+        auto migrated = runner.migrate();
+        QVERIFY2(migrated.ok(), qPrintable(migrated.ok() ? QString() : migrated.error().internalMessage));
+        QCOMPARE(migrated.value(), int(bundled.size()) - 3);
+        auto rows = [&](const char *sql) { return countRows(*m_database, QString::fromLatin1(sql)); };
+        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE 'refund:%' OR order_no LIKE 'reversal:%'"),
+                 qint64(0));
+        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE order_no = 'ORD-OLD-1' AND entry_key = 'refund:RF000000000000000007' "
+                      "AND reason = 'refund' AND qty = -2"),
+                 qint64(1));
+        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE order_no = 'ORD-OLD-2' AND entry_key = 'reversal:8' "
+                      "AND reason = 'restore_stock' AND qty = -1"),
+                 qint64(1));
+        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE entry_key = 'take' AND reason = 'paid' AND qty > 0"), qint64(2));
+        QCOMPARE(firstValueText(*m_database, QStringLiteral("SELECT SUM(qty) FROM stock_log WHERE order_no = 'ORD-OLD-1'")),
+                 QStringLiteral("0"));
+        // The new key holds: the same give-back again is refused by the unique index.
+        auto again = m_database->write([](sql::Session &s) -> core::Result<void> {
+            auto done = s.exec(QStringLiteral("INSERT INTO stock_log (order_no, sku_id, entry_key, reason, qty, fence, "
+                                              "created_at) VALUES ('ORD-OLD-2', 'SKU-2', 'reversal:8', 'restore_stock', -1, 1, 3)"));
+            if (!done)
+                return done.error();
+            return {};
+        });
+        QVERIFY(!again.ok());
+        QCOMPARE(again.error().code, core::ErrorCode::Duplicate);
     }
 
     void newerSchemaIsRefused()
