@@ -644,6 +644,36 @@ private Q_SLOTS:
         QCOMPARE(effectsOf(forgedOrder).paid, qint64(0));
     }
 
+    void anotherPayNoWithANewerTokenIsADoublePayment()
+    {
+        // The order was paid by another pay_no whose holder had a newer fencing token than
+        // this delivery's (another agent, a later epoch): the status no longer matches the
+        // CAS's guard, so this is money received twice — not a stale writer to retry.
+        auto keys = keyStore();
+        QVERIFY(keys);
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                  options());
+        const QString stamp = QString::number(QDateTime::currentMSecsSinceEpoch());
+        const QString orderNo = newOrder(QStringLiteral("NEWER"), 100, 1);
+        QVERIFY(db().write([&](sql::Session &s) -> Result<void> {
+                        auto done = s.exec(QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ?, paid_channel = "
+                                                          "'wechat', fence = ? WHERE order_no = ?"),
+                                           {QString(QStringLiteral("OTHER-") + stamp), qint64(1) << 62, orderNo});
+                        if (!done)
+                            return done.error();
+                        return {};
+                    }).ok());
+        const CallbackOutcome out = pipeline.handle(deliveryOf(QStringLiteral("LATE-") + stamp, orderNo));
+        QCOMPARE(labelOf(out), QStringLiteral("success@state_machine(double_payment)")); // stale_fence before the fix
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                       {QString(QStringLiteral("wechat:LATE-") + stamp)}),
+                 qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                       {QString(QStringLiteral("LATE-") + stamp)}),
+                 qint64(1));
+        QCOMPARE(pipeline.staleFenceRefused(), qint64(0));
+    }
+
     void acceptOnlyThenWorkerDrains()
     {
         auto keys = keyStore();
