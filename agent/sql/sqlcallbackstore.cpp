@@ -187,13 +187,20 @@ private:
             return affected.error();
         if (affected.value() == 1)
             return TransitionOutcome::Transitioned;
-        // 0 rows: the UPDATE decided; one read tells Lost from StaleFence for the answer.
-        auto query = m_session.exec(QStringLiteral("SELECT fence FROM orders WHERE order_no = ?"), {orderNo},
-                                    QStringLiteral("read order fence"));
+        // 0 rows: the UPDATE decided; one read tells Lost from StaleFence for the answer. A
+        // status the guard no longer admits, reached by another pay_no (or the closer), is
+        // Lost whatever the fence says: the caller must see it as money received twice. The
+        // same pay_no paid under a newer token is the fenced late writer: StaleFence.
+        auto query = m_session.exec(QStringLiteral("SELECT fence, status, pay_no FROM orders WHERE order_no = ?"),
+                                    {orderNo}, QStringLiteral("read order fence"));
         if (!query)
             return query.error();
         if (!query.value().next())
             return TransitionOutcome::NotFound;
+        const QString status = query.value().value(1).toString();
+        const bool movedOn = status != u"PENDING" && status != u"PAYING";
+        if (!statusGuard.isEmpty() && movedOn && query.value().value(2).toString() != payNo)
+            return TransitionOutcome::Lost;
         if (fence && query.value().value(0).toLongLong() > *fence)
             return TransitionOutcome::StaleFence;
         return TransitionOutcome::Lost;
