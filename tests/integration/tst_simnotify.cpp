@@ -4,7 +4,7 @@
 // (/usr/bin/python3 with python3-cryptography), Alipay forms whose sign is checked by the
 // openssl CLI, re-delivery on the scaled schedule until acknowledged, giving up after the
 // last attempt, duplicate copies, extra callback targets and redelivery.
-// Refund notifications: WeChat REFUND.SUCCESS / REFUND.ABNORMAL (refund_fail)
+// Refund notifications: WeChat REFUND.SUCCESS / REFUND.CLOSED (refund_fail)
 // checked the same independent way and by payonce's own refund verifier, Alipay's refund
 // trade_status_sync checked by openssl, and both re-delivered until acknowledged.
 
@@ -684,7 +684,7 @@ void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts_data()
 {
     QTest::addColumn<bool>("refundFails");
     QTest::newRow("success") << false;
-    QTest::newRow("refund_fail: abnormal") << true;
+    QTest::newRow("refund_fail: closed") << true;
 }
 
 void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
@@ -706,7 +706,7 @@ void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
     const QJsonObject checked = runPython(kWeChatCheck, folder);
     QVERIFY2(!checked.isEmpty(), "the refund notification's signature or resource did not verify with python3-cryptography");
     const QJsonObject n = checked.value(u"notification").toObject();
-    QCOMPARE(n.value(u"event_type").toString(), refundFails ? QStringLiteral("REFUND.ABNORMAL") : QStringLiteral("REFUND.SUCCESS"));
+    QCOMPARE(n.value(u"event_type").toString(), refundFails ? QStringLiteral("REFUND.CLOSED") : QStringLiteral("REFUND.SUCCESS"));
     const QJsonObject resource = n.value(u"resource").toObject();
     QCOMPARE(resource.value(u"original_type").toString(), QStringLiteral("refund"));
     QCOMPARE(resource.value(u"associated_data").toString(), QStringLiteral("refund"));
@@ -715,7 +715,7 @@ void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
     QCOMPARE(r.value(u"out_trade_no").toString(), outTradeNo);
     QCOMPARE(r.value(u"transaction_id").toString(), payNo);
     QCOMPARE(r.value(u"mchid").toString(), kMchid);
-    QCOMPARE(r.value(u"refund_status").toString(), refundFails ? QStringLiteral("ABNORMAL") : QStringLiteral("SUCCESS"));
+    QCOMPARE(r.value(u"refund_status").toString(), refundFails ? QStringLiteral("CLOSED") : QStringLiteral("SUCCESS"));
     QVERIFY(!r.value(u"refund_id").toString().isEmpty());
     QCOMPARE(r.value(u"amount").toObject().value(u"refund").toInteger(), 2500);
     QCOMPARE(r.value(u"amount").toObject().value(u"total").toInteger(), 9900);
@@ -733,13 +733,13 @@ void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
     QCOMPARE(verified->refundId, r.value(u"refund_id").toString());
     QCOMPARE(verified->payNo, payNo);
     QCOMPARE(verified->amountFen, std::optional<qint64>(2500));
-    QCOMPARE(verified->state, refundFails ? core::RefundNotification::State::Abnormal : core::RefundNotification::State::Success);
+    QCOMPARE(verified->state, refundFails ? core::RefundNotification::State::Closed : core::RefundNotification::State::Success);
     // ... and the payment verifier does not take it for a payment.
     QVERIFY(!simVerifier().verify(raw, true, QDateTime::currentMSecsSinceEpoch()).ok());
 
     QTRY_VERIFY_WITH_TIMEOUT(refundNotification(outTradeNo, refundNo).value(u"acknowledged").toBool(), 5000);
     const QJsonObject state = refundNotification(outTradeNo, refundNo);
-    QCOMPARE(state.value(u"refund_state").toString(), refundFails ? QStringLiteral("ABNORMAL") : QStringLiteral("SUCCESS"));
+    QCOMPARE(state.value(u"refund_state").toString(), refundFails ? QStringLiteral("CLOSED") : QStringLiteral("SUCCESS"));
     QCOMPARE(state.value(u"attempts").toInt(), 1);
     QCOMPARE(state.value(u"max_attempts").toInt(), 16);
 }
