@@ -197,51 +197,45 @@ private:
         return p;
     }
 
+    /// Proposed by the desk, approved by the lead: the compensation as it stands afterwards.
+    std::optional<Compensation> approved(const CompensationProposal &proposal, QString *error)
+    {
+        auto proposed = m_compensations->propose(proposal, m_clock.nowMs());
+        if (!proposed.ok()) {
+            if (error)
+                *error = proposed.error().internalMessage;
+            return std::nullopt;
+        }
+        auto decided = m_compensations->approve(proposed.value().compensation.id, QStringLiteral("lead"),
+                                                QStringLiteral("checked"), m_clock.nowMs());
+        if (!decided.ok()) {
+            if (error)
+                *error = decided.error().internalMessage;
+            return std::nullopt;
+        }
+        return decided.value().compensation;
+    }
+
+    std::optional<Compensation> approvedCompensation(CompensationKind kind, const QString &orderNo, QString *error = nullptr)
+    {
+        return approved({kind, orderNo, std::nullopt, {}, QStringLiteral("desk"), QStringLiteral("looks wrong"), {},
+                         std::nullopt},
+                        error);
+    }
+
     /// Proposed by the desk, approved by the lead: the refund as recorded.
     std::optional<RefundRecord> approvedRefund(const QString &orderNo, const QString &payNo = {},
                                                std::optional<qint64> amountFen = std::nullopt, QString *error = nullptr)
     {
-        auto proposed = m_compensations->propose({CompensationKind::Refund, orderNo, std::nullopt, {},
-                                                  QStringLiteral("desk"), QStringLiteral("customer asked"), payNo,
-                                                  amountFen},
-                                                 m_clock.nowMs());
-        if (!proposed.ok()) {
-            if (error)
-                *error = proposed.error().internalMessage;
+        const auto c = approved({CompensationKind::Refund, orderNo, std::nullopt, {}, QStringLiteral("desk"),
+                                 QStringLiteral("customer asked"), payNo, amountFen},
+                                error);
+        if (!c)
             return std::nullopt;
-        }
-        auto approved = m_compensations->approve(proposed.value().compensation.id, QStringLiteral("lead"),
-                                                 QStringLiteral("checked"), m_clock.nowMs());
-        if (!approved.ok()) {
-            if (error)
-                *error = approved.error().internalMessage;
-            return std::nullopt;
-        }
-        auto found = m_refundStore->find(approved.value().compensation.result.value(QStringLiteral("refund_no")).toString());
+        auto found = m_refundStore->find(c->result.value(QStringLiteral("refund_no")).toString());
         if (!found.ok() || !found.value())
             return std::nullopt;
         return *found.value();
-    }
-
-    /// Proposed by the desk, approved by the lead: the compensation as it stands afterwards.
-    std::optional<Compensation> approvedCompensation(CompensationKind kind, const QString &orderNo, QString *error = nullptr)
-    {
-        auto proposed = m_compensations->propose({kind, orderNo, std::nullopt, {}, QStringLiteral("desk"),
-                                                  QStringLiteral("looks wrong"), {}, std::nullopt},
-                                                 m_clock.nowMs());
-        if (!proposed.ok()) {
-            if (error)
-                *error = proposed.error().internalMessage;
-            return std::nullopt;
-        }
-        auto approved = m_compensations->approve(proposed.value().compensation.id, QStringLiteral("lead"),
-                                                 QStringLiteral("checked"), m_clock.nowMs());
-        if (!approved.ok()) {
-            if (error)
-                *error = approved.error().internalMessage;
-            return std::nullopt;
-        }
-        return approved.value().compensation;
     }
 
     QString stockOf(const QString &skuId) { return text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {skuId}); }
