@@ -309,17 +309,25 @@ core::Result<RefundSettlement> SqlRefundStore::noteAbnormal(const QString &refun
         if (!row.value())
             return {};
         const RefundRecord r = *row.value();
-        // Open refunds only; the platform accepted it, or it could not be abnormal.
+        // Open refunds only (the platform accepted it, or it could not be abnormal). The
+        // row is locked and its status read, not the UPDATE's count: MariaDB counts rows
+        // changed, and a second ABNORMAL within the same millisecond changes nothing.
+        auto locked = session.exec(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?")
+                                       + forUpdate(session.dialect()),
+                                   {refundNo}, QStringLiteral("lock refund"));
+        if (!locked)
+            return locked.error();
+        const QString status = locked.value().next() ? locked.value().value(0).toString() : QString();
+        if (status != u"requested" && status != u"processing") {
+            outcome = RefundSettlement::AlreadySettled;
+            return {};
+        }
         auto open = session.execAffected(QStringLiteral("UPDATE refunds SET status = 'processing', last_error = ?, "
                                                         "updated_at = ? WHERE refund_no = ? "
                                                         "AND status IN ('requested', 'processing')"),
                                          {why.left(500), nowMs, refundNo}, QStringLiteral("refund abnormal"));
         if (!open)
             return open.error();
-        if (open.value() != 1) {
-            outcome = RefundSettlement::AlreadySettled;
-            return {};
-        }
         bool raisedNow = false;
         auto raised = upsertFinding(session,
                                     {QStringLiteral("refund_abnormal"), QStringLiteral("refund:") + refundNo, r.orderNo,
