@@ -6,6 +6,7 @@
 // its pay lock. The slots run in order and share the first agent and its database.
 
 #include "agentprocess.h"
+#include "auditrefusal.h"
 #include "storagefixture.h"
 
 #include <QDateTime>
@@ -381,6 +382,72 @@ private Q_SLOTS:
         QCOMPARE(audit.size(), 1);
         QCOMPARE(audit.first().toObject().value(QStringLiteral("actor")).toString(), QStringLiteral("desk"));
         QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("agent died, INC-7"));
+    }
+
+    // An unlock and its audit row commit together: with the row refused by the database,
+    // the record is still there and the answer is an error; once rows are written again,
+    // the same unlock releases it with exactly one audit row.
+    void unlockCommitsWithItsAuditRow()
+    {
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        exec("INSERT INTO idempotency_keys (user_id, idem_key, fingerprint, status, locked_at, created_at) "
+             "VALUES (?, 'stuck-2', 'abc', 'in_flight', ?, ?)",
+             {kUser, now - 120000, now - 120000});
+        const QString unlock = QStringLiteral("/api/v1/idempotency-keys/%1/stuck-2/unlock").arg(kUser);
+        const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
+        auto refused = refuseAuditRows(*m_db.database, QStringLiteral("idempotency.unlock"));
+        QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
+        const HttpAnswer failed = post(unlock, "desk-token", reason(QStringLiteral("INC-8")));
+        auto allowed = allowAuditRows(*m_db.database);
+        QVERIFY2(allowed.ok(), allowed.ok() ? "" : qPrintable(allowed.error().internalMessage));
+        QVERIFY2(failed.status >= 500, qPrintable(describe(failed)));
+        QCOMPARE(count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-2' AND status = 'in_flight'"),
+                 qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
+
+        const HttpAnswer unlocked = post(unlock, "desk-token", reason(QStringLiteral("INC-8")));
+        QVERIFY2(unlocked.status == 200, qPrintable(describe(unlocked)));
+        QCOMPARE(count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-2'"), qint64(0));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'idempotency.unlock' AND reason = 'INC-8'"),
+                 qint64(1));
+    }
+
+    // A replay that settles an order commits with its audit row: refused, the accepted row
+    // stays accepted and the order unpaid, with no effect written; allowed again, the
+    // replay pays it once and is audited once.
+    void replayCommitsWithItsAuditRow()
+    {
+        const QString orderNo = QStringLiteral("ORD-REST-AUDIT");
+        setMode("accept_only");
+        QTest::qWait(1100); // the pipeline's mode cache
+        QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-AUDIT"), false));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {orderNo}),
+            qint64(1), 30000);
+        const QString payNo = payNoFromLog(orderNo);
+        QVERIFY(!payNo.isEmpty());
+
+        const auto before = snapshot();
+        auto refused = refuseAuditRows(*m_db.database, QStringLiteral("callback.replay"));
+        QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
+        const HttpAnswer failed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("INC-9")));
+        auto allowed = allowAuditRows(*m_db.database);
+        QVERIFY2(allowed.ok(), allowed.ok() ? "" : qPrintable(allowed.error().internalMessage));
+        QVERIFY2(failed.status >= 500, qPrintable(describe(failed)));
+        QCOMPARE(snapshot(), before);
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(0));
+
+        const HttpAnswer replayed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("INC-9")));
+        QVERIFY2(replayed.status == 200, qPrintable(describe(replayed)));
+        QCOMPARE(replayed.json().value(QStringLiteral("note")).toString(), QStringLiteral("processed"));
+        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1));
+        for (const char *sql : {"SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
+                                "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
+                                "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
+                                "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"})
+            QCOMPARE(count(sql, {orderNo}), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'callback.replay' AND reason = 'INC-9'"), qint64(1));
+        setMode("normal");
     }
 
     // A delivery parked holding its pay lock (test hook) shows in GET /api/v1/locks: held,

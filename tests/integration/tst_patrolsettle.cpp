@@ -6,6 +6,7 @@
 // while late callbacks for the same payments arrive on eight threads; every order must be
 // PAID by exactly one of them, with every effect written once.
 
+#include "auditrefusal.h"
 #include "settlementstack.h"
 
 #include "core/callbackpipeline.h"
@@ -294,6 +295,45 @@ private Q_SLOTS:
                  qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}), qint64(0));
         exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {s.orderNo});
+    }
+
+    // The patrol's finish and revert commit with their audit rows: with the row refused by
+    // the database, the order is as it was (PAYING, nothing taken, the attempt under its
+    // own number); once rows are written again, the next run does it, audited once.
+    void finishAndRevertCommitWithTheirAuditRows()
+    {
+        const Stuck paid = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
+        const Stuck unpaid = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, false});
+        Patrol p = patrol();
+        const qint64 auditBefore = count(QStringLiteral("SELECT COUNT(*) FROM audit_log"));
+        for (const char *action : {"patrol.finish_paying", "patrol.revert_paying"}) {
+            auto refused = refuseAuditRows(db(), QString::fromLatin1(action));
+            QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
+            auto run = p.runOnce(m_stack.clock.nowMs());
+            auto allowed = allowAuditRows(db());
+            QVERIFY2(allowed.ok(), allowed.ok() ? "" : qPrintable(allowed.error().internalMessage));
+            QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
+        }
+        for (const Stuck &s : {paid, unpaid}) {
+            QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}),
+                     QStringLiteral("PAYING"));
+            QCOMPARE(text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo}),
+                     s.paymentNo);
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}), qint64(0));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {s.orderNo}), qint64(0));
+        }
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log")), auditBefore);
+
+        auto run = p.runOnce(m_stack.clock.nowMs());
+        QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
+        verifyPaidOnce(paid);
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {unpaid.orderNo}),
+                 QStringLiteral("PENDING"));
+        for (const auto &[action, s] : {std::pair{"patrol.finish_paying", paid}, std::pair{"patrol.revert_paying", unpaid}})
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = ? AND target = ?"),
+                           {QString::fromLatin1(action), QString(QStringLiteral("order:") + s.orderNo)}),
+                     qint64(1));
+        exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {unpaid.orderNo});
     }
 
     void aTradePaidBetweenQueryAndCloseIsFinished()
