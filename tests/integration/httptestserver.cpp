@@ -13,9 +13,11 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QSocketNotifier>
 #include <QThread>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <unistd.h>
@@ -67,6 +69,16 @@ int main(int argc, char *argv[])
         const int ms = request.queryItem(QStringLiteral("ms")).toInt();
         QThread::msleep(ulong(std::clamp(ms, 0, 60'000)));
         return http::HttpReply::ok(QJsonObject{{QStringLiteral("slept_ms"), ms}});
+    });
+    // Busy for a random 0..us microseconds: handlers that finish while the event loop is
+    // still handing their request to the pool (the race of a reply posted back too early).
+    server.route(http::Method::Get, QStringLiteral("/spin"), http::Role::None, [](const http::HttpRequest &request) {
+        const int us = std::clamp(request.queryItem(QStringLiteral("us")).toInt(), 0, 1'000'000);
+        const auto until = std::chrono::steady_clock::now()
+            + std::chrono::microseconds(us ? QRandomGenerator::global()->bounded(us + 1) : 0);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        return http::HttpReply::ok(QJsonObject{{QStringLiteral("spun_us_at_most"), us}});
     });
     server.route(http::Method::Post, QStringLiteral("/echo"), http::Role::None, [](const http::HttpRequest &request) {
         const auto body = http::parseJsonObject(request.body);
