@@ -15,7 +15,6 @@
 #include <QTcpSocket>
 #include <QWebSocket>
 #include <QThreadPool>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <array>
 #include <chrono>
@@ -466,27 +465,42 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         return;
     }
 
-    // The safe responder pattern (docs/architecture.md, "QtHttpServer 6.4"): the continuation is bound to
-    // the socket, so Qt drops it when the socket dies; nothing keeps a raw socket pointer.
+    // The safe responder pattern (docs/architecture.md, "QtHttpServer 6.4"): the reply goes
+    // back to the event loop as an event posted to the guard, and is written only if the
+    // socket still exists then; nothing on a worker touches the socket. Not QFuture::then
+    // with the socket as context: in Qt 6.4 a continuation attached while its task is
+    // finishing can run twice, and the second run crashed the agent (SIGSEGV in
+    // QFutureInterfaceBase::reportStarted under a scrape load).
     auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
-    // Counts the request until its continuation has run or been dropped with the socket.
+    // Counts the request until its reply has been written or dropped with the socket.
     auto inFlightToken = std::shared_ptr<void>(
         (inFlight->fetch_add(1), nullptr), [counter = inFlight](void *) { counter->fetch_sub(1); });
-    QPointer<ConnectionGuard> guardPtr = guard;
     guard->requestStarted(socket);
-    QtConcurrent::run(&executor.pool(), [handler = matched->handler, req, &executor] {
-        // Every line the handler logs on this worker names the request's trace.
-        const logging::ScopedFields tracedOnWorker(traceFields(req.traceId));
-        HttpReply reply = invokeSafely(handler, req);
+    // The guard outlives every handler: ~HttpServer waits for the lanes before it deletes it.
+    ConnectionGuard *const replyTo = guard;
+    executor.pool().start([handler = matched->handler, req, &executor, replyTo, responderPtr, inFlightToken,
+                           socketPtr = QPointer<QTcpSocket>(socket), context]() mutable {
+        HttpReply reply;
+        {
+            // Every line the handler logs on this worker names the request's trace.
+            const logging::ScopedFields tracedOnWorker(traceFields(req.traceId));
+            reply = invokeSafely(handler, req);
+        }
         executor.finished(); // the place is the handler's, whether or not its client waits
-        return reply;
-    })
-        .then(socket, [responderPtr, inFlightToken, guardPtr, context](HttpReply reply) {
-            QTcpSocket *s = responderPtr->socket();
-            writeReply(s, std::move(reply), context, false);
-            if (guardPtr)
-                guardPtr->requestFinished(s);
-        });
+        // Everything the reply needs moves into the event, so the responder is destroyed
+        // on the event loop's thread, whatever happens to this runnable.
+        QMetaObject::invokeMethod(
+            replyTo,
+            [replyTo, responderPtr = std::move(responderPtr), inFlightToken = std::move(inFlightToken),
+             socketPtr = std::move(socketPtr), context = std::move(context), reply = std::move(reply)]() mutable {
+                if (!socketPtr)
+                    return; // the client left; the token goes with this event
+                QTcpSocket *s = responderPtr->socket();
+                writeReply(s, std::move(reply), context, false);
+                replyTo->requestFinished(s);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObject *parent)
