@@ -139,6 +139,7 @@ struct CallbackPipeline::Context {
     bool dryRun = false;          ///< replay(dryRun): reads only; changes collects the writes
     QStringList changes;
     bool durable = false;         ///< a pay_callback_log row exists for this pay_no
+    SettledInTransaction audit;   ///< run by settle() just before its COMMIT
 };
 
 CallbackPipeline::CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store,
@@ -306,7 +307,8 @@ CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)
     return process(ctx);
 }
 
-Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &payNo, bool dryRun)
+Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &payNo, bool dryRun,
+                                                const SettledInTransaction &audit)
 {
     if (!m_options.history)
         return Error::make(ErrorCode::Misconfigured, QStringLiteral("replay needs the callback history"));
@@ -319,6 +321,8 @@ Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &
     Context ctx;
     ctx.fromReplay = true;
     ctx.dryRun = dryRun;
+    if (!dryRun)
+        ctx.audit = audit;
     ctx.sw = switches();
     ctx.n.payNo = payNo;
     ctx.n.channel = channel;
@@ -334,10 +338,11 @@ Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &
     return out;
 }
 
-CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &confirmed)
+CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &confirmed, const SettledInTransaction &audit)
 {
     Context ctx;
     ctx.fromGatewayQuery = true;
+    ctx.audit = audit;
     ctx.sw = switches();
     ctx.n = confirmed;
     // A query answer is in the merchant's own currency when it names none.
@@ -646,6 +651,10 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
                     return marked.error();
             }
             decided = success(Layer::StateMachine, outcome);
+            if (ctx.audit) {
+                if (auto audited = ctx.audit(*decided); !audited.ok())
+                    return audited.error();
+            }
             return {}; // commit: the finding and the processed row are the outcome
         }
         }
@@ -725,6 +734,10 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
             unlock();
             if (!hook(CallbackHookPoint::BetweenUnlockAndCommit, ctx))
                 return Error::make(ErrorCode::Internal, QStringLiteral("stopped by the test hook"));
+        }
+        if (ctx.audit) {
+            if (auto audited = ctx.audit(success(Layer::None, QStringLiteral("processed"))); !audited.ok())
+                return audited.error();
         }
         return {};
     });

@@ -114,6 +114,13 @@ struct CallbackPipelineOptions {
     EventSink events;
 };
 
+/// Work that runs inside the settling transaction, just before COMMIT, with the outcome that
+/// commit makes (the operator's or the patrol's audit row: an AuditWriter on the same thread
+/// joins the transaction). An error rolls everything back; the call then answers
+/// unavailable. It runs only when the transaction commits a decision (PAID by this call,
+/// or a lost CAS recorded): a path that writes nothing never calls it.
+using SettledInTransaction = std::function<Result<void>(const CallbackOutcome &)>;
+
 /// What an operator's replay of a stored delivery did or, dry, would do.
 struct CallbackReplay {
     qint64 deliveryId = 0;      ///< the stored delivery replayed
@@ -167,7 +174,7 @@ public:
     /// moment meets it at the log row, the lock or the CAS, and the order is paid once. An
     /// existing log row does not end it here (it may be an `accepted` row nobody can
     /// finish); the CAS and the side-effect keys decide.
-    CallbackOutcome settleConfirmed(const PaymentNotification &confirmed);
+    CallbackOutcome settleConfirmed(const PaymentNotification &confirmed, const SettledInTransaction &audit = {});
     /// The operator's replay (docs/openapi.yaml, POST /api/v1/callbacks/{channel}/{pay_no}/replay):
     /// the newest verified stored delivery for (channel, pay_no) runs through the path
     /// again — signature re-verified, the time window not (checked on receipt), content
@@ -183,7 +190,11 @@ public:
     /// no lock, no transaction; the outcome is what the real replay would answer if
     /// nothing changes in between and the pay lock is free, and `changes` names the rows
     /// it would write. QA layer switches are not modelled by the dry run.
-    Result<CallbackReplay> replay(Channel channel, const QString &payNo, bool dryRun);
+    /// `audit` (not for a dry run) runs in the transaction that settles the order, if the
+    /// replay gets that far; otherwise the replay committed nothing of its own and the caller
+    /// audits it on its own.
+    Result<CallbackReplay> replay(Channel channel, const QString &payNo, bool dryRun,
+                                  const SettledInTransaction &audit = {});
 
     /// This agent has just set the shared mode (PUT /api/v1/mode): it applies from the next
     /// delivery on, instead of when the cached read expires. Other agents read the new

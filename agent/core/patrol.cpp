@@ -281,8 +281,30 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
 
     // Settles a payment the platform confirmed, through the callback path's transaction.
     auto finish = [&](const StuckPayingOrder::Attempt &attempt, const GatewayTrade &trade) {
+        // Audited in the transaction that makes the order PAID: both or neither.
+        SettledInTransaction audit;
+        if (m_settlement.audit) {
+            audit = [&](const CallbackOutcome &settled) -> Result<void> {
+                if (settled.note != QLatin1String("processed"))
+                    return {};
+                auto audited = m_settlement.audit->append(
+                    {QStringLiteral("system:patrol"), QStringLiteral("patrol.finish_paying"),
+                     QStringLiteral("order:") + order.orderNo,
+                     compact({{QStringLiteral("status"), QStringLiteral("PAYING")}}),
+                     compact({{QStringLiteral("status"), QStringLiteral("PAID")},
+                              {QStringLiteral("pay_no"), trade.payNo},
+                              {QStringLiteral("payment_no"), attempt.paymentNo},
+                              {QStringLiteral("channel"), channelName(attempt.channel)}}),
+                     QStringLiteral("PAYING for %1 s; the platform's query says paid")
+                         .arg((nowMs - order.payingSinceMs) / 1000),
+                     QString()});
+                if (!audited)
+                    return audited.error();
+                return {};
+            };
+        }
         const CallbackOutcome outcome =
-            m_settlement.callbacks->settleConfirmed(confirmedByQuery(attempt.channel, attempt.paymentNo, trade));
+            m_settlement.callbacks->settleConfirmed(confirmedByQuery(attempt.channel, attempt.paymentNo, trade), audit);
         QJsonObject out = verdict(QString(), outcome.message);
         out.insert(QStringLiteral("pay_no"), trade.payNo);
         out.insert(QStringLiteral("outcome"), outcome.note);
@@ -296,20 +318,6 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
         const bool byUs = outcome.note == QLatin1String("processed");
         out.insert(QStringLiteral("action"), byUs ? QStringLiteral("finished") : QStringLiteral("settled_elsewhere"));
         out.insert(QStringLiteral("why"), QStringLiteral("the platform's query says paid"));
-        if (byUs && m_settlement.audit) {
-            auto audited = m_settlement.audit->append(
-                {QStringLiteral("system:patrol"), QStringLiteral("patrol.finish_paying"),
-                 QStringLiteral("order:") + order.orderNo,
-                 compact({{QStringLiteral("status"), QStringLiteral("PAYING")}}),
-                 compact({{QStringLiteral("status"), QStringLiteral("PAID")},
-                          {QStringLiteral("pay_no"), trade.payNo},
-                          {QStringLiteral("payment_no"), attempt.paymentNo},
-                          {QStringLiteral("channel"), channelName(attempt.channel)}}),
-                 QStringLiteral("PAYING for %1 s; the platform's query says paid").arg((nowMs - order.payingSinceMs) / 1000),
-                 QString()});
-            if (!audited)
-                qCWarning(payonce::lcCore) << "patrol: audit row not written:" << audited.error().internalMessage;
-        }
         return out;
     };
 
@@ -373,24 +381,29 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
     }
     const QString why =
         QStringLiteral("not paid after %1 s in PAYING; closed at the platform by the patrol").arg((nowMs - order.payingSinceMs) / 1000);
-    auto reverted = m_store.revertPaying(order.orderNo, renumbered, why, nowMs);
+    // Audited in the revert's own transaction: both or neither.
+    InTransaction audit;
+    if (m_settlement.audit) {
+        audit = [&]() -> Result<void> {
+            QJsonArray before;
+            for (const auto &[from, to] : renumbered)
+                before.append(from);
+            auto audited = m_settlement.audit->append(
+                {QStringLiteral("system:patrol"), QStringLiteral("patrol.revert_paying"),
+                 QStringLiteral("order:") + order.orderNo,
+                 compact({{QStringLiteral("status"), QStringLiteral("PAYING")}, {QStringLiteral("payment_nos"), before}}),
+                 compact({{QStringLiteral("status"), QStringLiteral("PENDING")}, {QStringLiteral("renumbered"), renumberedJson}}),
+                 why, QString()});
+            if (!audited)
+                return audited.error();
+            return {};
+        };
+    }
+    auto reverted = m_store.revertPaying(order.orderNo, renumbered, why, nowMs, audit);
     if (!reverted)
         return verdict(QStringLiteral("left"), QStringLiteral("revert failed: %1").arg(reverted.error().internalMessage));
     if (!reverted.value())
         return verdict(QStringLiteral("left"), QStringLiteral("the order moved on while the patrol asked"));
-    if (m_settlement.audit) {
-        QJsonArray before;
-        for (const auto &[from, to] : renumbered)
-            before.append(from);
-        auto audited = m_settlement.audit->append(
-            {QStringLiteral("system:patrol"), QStringLiteral("patrol.revert_paying"),
-             QStringLiteral("order:") + order.orderNo,
-             compact({{QStringLiteral("status"), QStringLiteral("PAYING")}, {QStringLiteral("payment_nos"), before}}),
-             compact({{QStringLiteral("status"), QStringLiteral("PENDING")}, {QStringLiteral("renumbered"), renumberedJson}}),
-             why, QString()});
-        if (!audited)
-            qCWarning(payonce::lcCore) << "patrol: audit row not written:" << audited.error().internalMessage;
-    }
     return verdict(QStringLiteral("reverted"), why);
 }
 

@@ -94,24 +94,45 @@ HttpReply replayCallback(const HttpRequest &request, core::CallbackPipeline &pip
         return errorReply(body.error());
     const bool dry = dryRun.value() == u"true";
 
-    auto replayed = pipeline.replay(*channel, payNo, dry);
+    const QString target = QStringLiteral("callback:%1:%2").arg(core::channelName(*channel), payNo);
+    // The answer as the audit row and the reply carry it.
+    auto answerOf = [&](const core::CallbackOutcome &outcome, qint64 deliveryId) {
+        return QJsonObject{
+            {QStringLiteral("outcome"), core::callbackOutcomeName(outcome.code)},
+            {QStringLiteral("layer"), layerName(outcome.layer)},
+            {QStringLiteral("note"), outcome.note},
+            {QStringLiteral("message"), outcome.message},
+            {QStringLiteral("pay_no"), payNo},
+            {QStringLiteral("order_no"), orNull(outcome.orderNo)},
+            {QStringLiteral("delivery_id"), deliveryId},
+            {QStringLiteral("dry_run"), dry},
+        };
+    };
+    // A replay that settles the order writes its audit row inside that transaction (both
+    // or neither); one that commits nothing of its own is audited afterwards.
+    bool auditedInTransaction = false;
+    std::optional<core::Error> auditFailure;
+    auto replayed = pipeline.replay(*channel, payNo, dry, [&](const core::CallbackOutcome &settled) -> core::Result<void> {
+        QJsonObject inTransaction = answerOf(settled, 0);
+        inTransaction.remove(QStringLiteral("delivery_id"));
+        auto audited = audit.append({actorOf(request), QStringLiteral("callback.replay"), target, QString(),
+                                     compactJson(inTransaction), body->reason, request.traceId});
+        if (!audited) {
+            auditFailure = audited.error();
+            return audited.error();
+        }
+        auditedInTransaction = true;
+        return {};
+    });
     if (!replayed)
         return errorReply(replayed.error());
+    if (auditFailure)
+        return errorReply(*auditFailure);
     const core::CallbackOutcome &outcome = replayed->outcome;
-    QJsonObject answer{
-        {QStringLiteral("outcome"), core::callbackOutcomeName(outcome.code)},
-        {QStringLiteral("layer"), layerName(outcome.layer)},
-        {QStringLiteral("note"), outcome.note},
-        {QStringLiteral("message"), outcome.message},
-        {QStringLiteral("pay_no"), payNo},
-        {QStringLiteral("order_no"), orNull(outcome.orderNo)},
-        {QStringLiteral("delivery_id"), replayed->deliveryId},
-        {QStringLiteral("dry_run"), dry},
-    };
+    QJsonObject answer = answerOf(outcome, replayed->deliveryId);
     if (dry) {
         answer.insert(QStringLiteral("changes"), QJsonArray::fromStringList(replayed->changes));
-    } else {
-        const QString target = QStringLiteral("callback:%1:%2").arg(core::channelName(*channel), payNo);
+    } else if (!auditedInTransaction) {
         auto audited = audit.append({actorOf(request), QStringLiteral("callback.replay"), target, QString(),
                                      compactJson(answer), body->reason, request.traceId});
         if (!audited)

@@ -86,19 +86,22 @@ HttpReply unlock(const HttpRequest &request, core::IdempotencyStore &store, core
     if (record->status == core::IdempotencyStatus::Completed)
         return errorReply(QStringLiteral("conflict"), QStringLiteral("the record is completed: nothing to unlock"));
     const qint64 cutoff = clock.nowMs() - timeoutMs;
-    // The store's compare-and-delete on locked_at decides; the read above only words the refusal.
-    auto unlocked = store.unlockStuck(k->userId, k->key, cutoff);
+    // The store's compare-and-delete on locked_at decides; the read above only words the
+    // refusal. The audit row is written in the delete's transaction: both or neither.
+    const QJsonObject before = toJson(record.value());
+    auto unlocked = store.unlockStuck(k->userId, k->key, cutoff, [&]() -> core::Result<void> {
+        auto audited = audit.append({actorOf(request), QStringLiteral("idempotency.unlock"),
+                                     QStringLiteral("idempotency:%1:%2").arg(k->userId).arg(k->key),
+                                     compactJson(before), QString(), body->reason, request.traceId});
+        if (!audited)
+            return audited.error();
+        return {};
+    });
     if (!unlocked)
         return errorReply(unlocked.error());
     if (!unlocked.value())
         return errorReply(QStringLiteral("conflict"),
                           QStringLiteral("the record is not in_flight past its lock timeout of %1 s").arg(timeoutMs / 1000));
-    const QJsonObject before = toJson(record.value());
-    auto audited = audit.append({actorOf(request), QStringLiteral("idempotency.unlock"),
-                                 QStringLiteral("idempotency:%1:%2").arg(k->userId).arg(k->key), compactJson(before),
-                                 QString(), body->reason, request.traceId});
-    if (!audited)
-        return errorReply(audited.error());
     return HttpReply::ok(QJsonObject{{QStringLiteral("unlocked"), true}, {QStringLiteral("record"), before}});
 }
 

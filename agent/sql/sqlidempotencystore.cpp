@@ -147,7 +147,8 @@ core::Result<std::optional<IdempotencyRecord>> SqlIdempotencyStore::find(qint64 
     });
 }
 
-core::Result<bool> SqlIdempotencyStore::unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs)
+core::Result<bool> SqlIdempotencyStore::unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs,
+                                                     const core::InTransaction &audit)
 {
     return m_database.write([&](Session &session) -> core::Result<bool> {
         auto affected = session.execAffected(
@@ -156,7 +157,13 @@ core::Result<bool> SqlIdempotencyStore::unlockStuck(qint64 userId, const QString
             {userId, key, olderThanMs}, QStringLiteral("unlock stuck idempotency record"));
         if (!affected)
             return affected.error();
-        return affected.value() == 1;
+        if (affected.value() != 1)
+            return false;
+        if (audit) {
+            if (auto audited = audit(); !audited)
+                return audited.error();
+        }
+        return true;
     });
 }
 

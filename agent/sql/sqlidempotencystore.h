@@ -37,7 +37,8 @@ public:
                                 const core::StoredResponse &response, qint64 nowMs) override;
     core::Result<bool> release(qint64 userId, const QString &key, const QString &owner) override;
     core::Result<std::optional<core::IdempotencyRecord>> find(qint64 userId, const QString &key) override;
-    core::Result<bool> unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs) override;
+    core::Result<bool> unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs,
+                                   const core::InTransaction &audit = {}) override;
     core::Result<int> purgeOlderThan(qint64 cutoffMs) override;
 
 private:

@@ -135,7 +135,8 @@ core::Result<QList<core::StuckPayingOrder>> SqlPatrolStore::stuckPaying(qint64 u
 }
 
 core::Result<bool> SqlPatrolStore::revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
-                                                const QString &lastError, qint64 nowMs)
+                                                const QString &lastError, qint64 nowMs,
+                                                const core::InTransaction &audit)
 {
     bool movedOn = false;
     auto reverted = m_database.write([&](Session &session) -> core::Result<void> {
@@ -163,7 +164,7 @@ core::Result<bool> SqlPatrolStore::revertPaying(const QString &orderNo, const QL
             movedOn = true;
             return rollback;
         }
-        return {};
+        return audit ? audit() : core::Result<void>();
     });
     if (reverted)
         return true;

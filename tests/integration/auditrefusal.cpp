@@ -11,16 +11,23 @@ const QString kTrigger = QStringLiteral("payonce_test_refuse_audit");
 const QString kFunction = QStringLiteral("payonce_test_refuse_audit_fn");
 } // namespace
 
-core::Result<void> refuseAuditRows(sql::Database &database, const QString &action)
+core::Result<void> refuseAuditRows(sql::Database &database, const QStringList &actions)
 {
     static const QRegularExpression plain(QStringLiteral("^[a-z_.]+$"));
-    if (!plain.match(action).hasMatch())
-        return core::Error::make(core::ErrorCode::InvalidInput, QStringLiteral("not an audit action: %1").arg(action));
+    QStringList quoted;
+    for (const QString &action : actions) {
+        if (!plain.match(action).hasMatch())
+            return core::Error::make(core::ErrorCode::InvalidInput, QStringLiteral("not an audit action: %1").arg(action));
+        quoted << u'\'' + action + u'\'';
+    }
+    if (quoted.isEmpty())
+        return core::Error::make(core::ErrorCode::InvalidInput, QStringLiteral("no audit action to refuse"));
+    const QString action = quoted.join(u',');
     if (auto dropped = allowAuditRows(database); !dropped)
         return dropped;
     switch (database.dialect()) {
     case sql::Dialect::Sqlite:
-        return execSql(database, QStringLiteral("CREATE TRIGGER %1 BEFORE INSERT ON audit_log WHEN NEW.action = '%2' "
+        return execSql(database, QStringLiteral("CREATE TRIGGER %1 BEFORE INSERT ON audit_log WHEN NEW.action IN (%2) "
                                                 "BEGIN SELECT RAISE(ABORT, 'audit row refused by the test'); END")
                                      .arg(kTrigger, action));
     case sql::Dialect::PostgreSql:
@@ -30,11 +37,11 @@ core::Result<void> refuseAuditRows(sql::Database &database, const QString &actio
             !made)
             return made;
         return execSql(database, QStringLiteral("CREATE TRIGGER %1 BEFORE INSERT ON audit_log FOR EACH ROW "
-                                                "WHEN (NEW.action = '%2') EXECUTE FUNCTION %3()")
+                                                "WHEN (NEW.action IN (%2)) EXECUTE FUNCTION %3()")
                                      .arg(kTrigger, action, kFunction));
     case sql::Dialect::MariaDb:
         return execSql(database, QStringLiteral("CREATE TRIGGER %1 BEFORE INSERT ON audit_log FOR EACH ROW "
-                                                "BEGIN IF NEW.action = '%2' THEN SIGNAL SQLSTATE '45000' "
+                                                "BEGIN IF NEW.action IN (%2) THEN SIGNAL SQLSTATE '45000' "
                                                 "SET MESSAGE_TEXT = 'audit row refused by the test'; END IF; END")
                                      .arg(kTrigger, action));
     }

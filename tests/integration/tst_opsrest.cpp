@@ -395,7 +395,7 @@ private Q_SLOTS:
              {kUser, now - 120000, now - 120000});
         const QString unlock = QStringLiteral("/api/v1/idempotency-keys/%1/stuck-2/unlock").arg(kUser);
         const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
-        auto refused = refuseAuditRows(*m_db.database, QStringLiteral("idempotency.unlock"));
+        auto refused = refuseAuditRows(*m_db.database, {QStringLiteral("idempotency.unlock")});
         QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
         const HttpAnswer failed = post(unlock, "desk-token", reason(QStringLiteral("INC-8")));
         auto allowed = allowAuditRows(*m_db.database);
@@ -428,7 +428,7 @@ private Q_SLOTS:
         QVERIFY(!payNo.isEmpty());
 
         const auto before = snapshot();
-        auto refused = refuseAuditRows(*m_db.database, QStringLiteral("callback.replay"));
+        auto refused = refuseAuditRows(*m_db.database, {QStringLiteral("callback.replay")});
         QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
         const HttpAnswer failed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("INC-9")));
         auto allowed = allowAuditRows(*m_db.database);

@@ -306,8 +306,8 @@ private Q_SLOTS:
         const Stuck unpaid = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::NotPaid, {}, false, false});
         Patrol p = patrol();
         const qint64 auditBefore = count(QStringLiteral("SELECT COUNT(*) FROM audit_log"));
-        for (const char *action : {"patrol.finish_paying", "patrol.revert_paying"}) {
-            auto refused = refuseAuditRows(db(), QString::fromLatin1(action));
+        {
+            auto refused = refuseAuditRows(db(), {QStringLiteral("patrol.finish_paying"), QStringLiteral("patrol.revert_paying")});
             QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
             auto run = p.runOnce(m_stack.clock.nowMs());
             auto allowed = allowAuditRows(db());

@@ -125,7 +125,7 @@ public:
         auto it = m_records.find({userId, key});
         return it == m_records.end() ? std::optional<IdempotencyRecord>() : std::optional(it->second);
     }
-    Result<bool> unlockStuck(qint64, const QString &, qint64) override { return false; }
+    Result<bool> unlockStuck(qint64, const QString &, qint64, const InTransaction &) override { return false; }
     Result<int> purgeOlderThan(qint64) override { return 0; }
 
 private:

@@ -31,7 +31,8 @@ public:
         return Error::make(ErrorCode::Internal, QStringLiteral("not expected"));
     }
     Result<QList<StuckPayingOrder>> stuckPaying(qint64, int) override { return QList<StuckPayingOrder>{}; }
-    Result<bool> revertPaying(const QString &, const QList<QPair<QString, QString>> &, const QString &, qint64) override
+    Result<bool> revertPaying(const QString &, const QList<QPair<QString, QString>> &, const QString &, qint64,
+                              const InTransaction &) override
     {
         return Error::make(ErrorCode::Internal, QStringLiteral("not expected"));
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/ports/intransaction.h"
 #include "core/result.h"
 
 #include <QByteArray>
@@ -96,7 +97,9 @@ public:
                                   const StoredResponse &response, qint64 nowMs) = 0;
     virtual Result<bool> release(qint64 userId, const QString &key, const QString &owner) = 0;
     virtual Result<std::optional<IdempotencyRecord>> find(qint64 userId, const QString &key) = 0;
-    virtual Result<bool> unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs) = 0;
+    /// `audit` runs in the delete's transaction, only when a record was deleted.
+    virtual Result<bool> unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs,
+                                     const InTransaction &audit = {}) = 0;
     virtual Result<int> purgeOlderThan(qint64 cutoffMs) = 0;
 };
 

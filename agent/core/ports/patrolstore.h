@@ -2,6 +2,7 @@
 
 #include "core/channel.h"
 #include "core/finding.h"
+#include "core/ports/intransaction.h"
 #include "core/result.h"
 
 #include <QList>
@@ -99,8 +100,9 @@ public:
     /// creates a closed out_trade_no again; a later confirm reuses the record) with
     /// lastError, and the order goes PAYING → PENDING by a status CAS. false: the order was
     /// no longer PAYING or an attempt was no longer open (nothing written).
+    /// `audit` runs in the revert's transaction, only when the revert is made.
     virtual Result<bool> revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
-                                      const QString &lastError, qint64 nowMs) = 0;
+                                      const QString &lastError, qint64 nowMs, const InTransaction &audit = {}) = 0;
     /// Processed payments that are not the one their order is PAID by, or whose amount is
     /// not the order's, and are not refunded in full, by log id after afterLogId, at most
     /// `limit`; with the log id of the last one in *lastLogId.
