@@ -1,6 +1,7 @@
 #include "sqlpatrolstore.h"
 
 #include "sqlfindings.h"
+#include "sqlrefunds.h"
 
 namespace payonce::sql {
 
@@ -13,8 +14,17 @@ core::Result<void> readEffects(Session &session, core::PaidOrderEffects &order)
                               key, QStringLiteral("patrol: items"));
     if (!items)
         return items.error();
-    while (items.value().next())
-        order.items.append({items.value().value(0).toString(), items.value().value(1).toLongLong()});
+    // What the order is owed: its items and points less what its partial refunds took back.
+    auto partial = partialRefundsOf(session, order.orderNo);
+    if (!partial)
+        return partial.error();
+    while (items.value().next()) {
+        const QString sku = items.value().value(0).toString();
+        const qint64 owed = items.value().value(1).toLongLong() - partial.value().items.value(sku);
+        if (owed > 0)
+            order.items.append({sku, owed});
+    }
+    order.rewardPoints = core::pointsStillOwed(order.rewardPoints, partial.value().refundedFen, partial.value().paidFen);
 
     auto coupons = session.exec(
         QStringLiteral("SELECT id, template_id, status FROM user_coupon WHERE order_no = ? ORDER BY id"), key,
