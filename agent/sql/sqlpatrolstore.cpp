@@ -10,14 +10,16 @@ namespace {
 core::Result<void> readEffects(Session &session, core::PaidOrderEffects &order)
 {
     const QVariantList key{order.orderNo};
+    // What the order is owed: its items and points less what its partial refunds took back.
+    // Read first: a query run while another's rows are being read may end that one (the
+    // PostgreSQL driver streams rows one at a time).
+    auto partial = partialRefundsOf(session, order.orderNo);
+    if (!partial)
+        return partial.error();
     auto items = session.exec(QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ? ORDER BY sku_id"),
                               key, QStringLiteral("patrol: items"));
     if (!items)
         return items.error();
-    // What the order is owed: its items and points less what its partial refunds took back.
-    auto partial = partialRefundsOf(session, order.orderNo);
-    if (!partial)
-        return partial.error();
     while (items.value().next()) {
         const QString sku = items.value().value(0).toString();
         const qint64 owed = items.value().value(1).toLongLong() - partial.value().items.value(sku);
