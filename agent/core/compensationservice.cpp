@@ -66,6 +66,21 @@ Result<ProposeOutcome> CompensationService::propose(const CompensationProposal &
     }
     ProposeOutcome outcome;
     auto done = m_store.inTransaction([&](CompensationTransaction &tx) -> Result<void> {
+        if (proposal.kind == CompensationKind::Refund) {
+            // A refund the approval would refuse is refused now, with nothing written; the
+            // same proposal made again answers the first one as it is.
+            std::optional<Compensation> earlier;
+            if (!proposal.dedupKey.isEmpty()) {
+                auto found = tx.findByDedupKey(proposal.dedupKey);
+                if (!found)
+                    return found.error();
+                earlier = found.value();
+            }
+            if (!earlier) {
+                if (auto refundable = tx.checkRefund(proposal); !refundable)
+                    return refundable.error();
+            }
+        }
         auto inserted = tx.insertProposal(proposal, nowMs);
         if (!inserted)
             return inserted.error();
@@ -210,6 +225,13 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
                 result.insert(QStringLiteral("channel"), channelName(r.channel));
                 result.insert(QStringLiteral("amount_fen"), r.amountFen);
                 result.insert(QStringLiteral("own_payment"), r.ownPayment);
+                result.insert(QStringLiteral("partial"), r.partial);
+                if (!r.items.isEmpty()) {
+                    QJsonObject items;
+                    for (auto it = r.items.cbegin(); it != r.items.cend(); ++it)
+                        items.insert(it.key(), it.value());
+                    result.insert(QStringLiteral("items"), items);
+                }
                 break;
             }
             }

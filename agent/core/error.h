@@ -32,12 +32,28 @@ struct Error {
     ErrorCode code = ErrorCode::Internal;
     QString internalMessage;
     QString publicMessage;
+    /// A code of the contract (docs/openapi.yaml ErrorCode) more precise than `code`'s own
+    /// ("refund_exceeds_payment" rather than "conflict"); empty: `code`'s. The HTTP layer
+    /// answers it with its own status.
+    QString contractCode;
 
     static Error make(ErrorCode code, QString internal, QString publicText = {})
     {
         if (publicText.isEmpty())
             publicText = internal;
-        return Error{code, std::move(internal), std::move(publicText)};
+        Error error;
+        error.code = code;
+        error.internalMessage = std::move(internal);
+        error.publicMessage = std::move(publicText);
+        return error;
+    }
+
+    /// The same error answered under a contract code of its own (see contractCode).
+    Error withContractCode(QString apiCode) const
+    {
+        Error out = *this;
+        out.contractCode = std::move(apiCode);
+        return out;
     }
 
     /// Retrying the same operation later may succeed.

@@ -152,7 +152,7 @@ Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
                          kActor,
                          QStringLiteral("extra active coupon(s) %1 on order %2")
                              .arg(joinIds(result.extraCouponIds), order.orderNo),
-                         {}, {}},
+                         {}, {}, {}},
                         nowMs);
                     if (!proposed)
                         return proposed.error();
@@ -165,7 +165,7 @@ Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
                              .arg(result.extraPoints)
                              .arg(result.lastPointId),
                          kActor,
-                         QStringLiteral("%1 extra points on order %2").arg(result.extraPoints).arg(order.orderNo), {}, {}},
+                         QStringLiteral("%1 extra points on order %2").arg(result.extraPoints).arg(order.orderNo), {}, {}, {}},
                         nowMs);
                     if (!proposed)
                         return proposed.error();
@@ -454,7 +454,7 @@ Result<void> Patrol::checkPaymentAnomalies(qint64 nowMs, QList<StoredFinding> &f
                           payment.orderStatus == QLatin1String("CLOSED")
                               ? QStringLiteral("CLOSED")
                               : QStringLiteral("paid by %1").arg(payment.orderPayNo)),
-                 payment.payNo, payment.amountFen},
+                 payment.payNo, payment.amountFen, {}},
                 nowMs);
             if (!proposed)
                 return proposed.error();

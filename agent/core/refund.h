@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/channel.h"
+#include "core/partialrefund.h"
 
 #include <QString>
 
@@ -31,7 +32,13 @@ struct RefundRecord {
     QString paymentNo;      ///< its out_trade_no
     qint64 amountFen = 0;   ///< this refund
     qint64 totalFen = 0;    ///< the payment's amount
-    bool ownPayment = false; ///< the payment the order is PAID by: the order goes REFUNDING → REFUNDED | PAID
+    bool ownPayment = false; ///< the payment the order is PAID by
+    /// Part of the order's own payment, not the rest of it: the order stays PAID, and its
+    /// success gives back `items` and points in proportion (core/partialrefund.h). false
+    /// for the own payment's last refund (the order goes REFUNDING → REFUNDED | PAID) and
+    /// for an extra payment's refunds (the order is left as it is).
+    bool partial = false;
+    RefundItems items; ///< what a partial refund gives back to the shelf (empty: nothing)
     RefundStatus status = RefundStatus::Requested;
     QString platformRefundId;
     qint64 attempts = 0;

@@ -16,6 +16,34 @@ namespace payonce::http {
 
 namespace {
 
+/// A refund's "items": [{"sku_id": "SKU-1", "qty": 2}, …] (sku order); none: [].
+core::Result<core::RefundItems> parseRefundItems(const QJsonValue &value)
+{
+    auto bad = [](const QString &why) {
+        return core::Error::make(core::ErrorCode::InvalidInput, why, why);
+    };
+    if (!value.isArray())
+        return bad(QStringLiteral("items must be an array of {\"sku_id\", \"qty\"}"));
+    core::RefundItems items;
+    for (const QJsonValue &entry : value.toArray()) {
+        const QJsonObject item = entry.toObject();
+        const QString sku = item.value(QStringLiteral("sku_id")).toString();
+        const QJsonValue qty = item.value(QStringLiteral("qty"));
+        if (!entry.isObject() || !core::isValidBusinessId(sku))
+            return bad(QStringLiteral("every item needs a sku_id of 1-64 of [A-Za-z0-9_-]"));
+        // A whole number of units: a JSON number that is an integer, at least 1.
+        if (!qty.isDouble() || qty.toDouble() != double(qty.toInteger()) || qty.toInteger() < 1
+            || qty.toInteger() > 1000000)
+            return bad(QStringLiteral("the qty of %1 must be a whole number from 1 to 1000000").arg(sku));
+        if (items.contains(sku))
+            return bad(QStringLiteral("SKU %1 is named twice").arg(sku));
+        items.insert(sku, qty.toInteger());
+    }
+    if (items.isEmpty())
+        return bad(QStringLiteral("items, when given, names at least one SKU"));
+    return items;
+}
+
 QJsonObject toJson(const core::Compensation &c)
 {
     return QJsonObject{
@@ -32,6 +60,7 @@ QJsonObject toJson(const core::Compensation &c)
         {QStringLiteral("created_at"), isoTime(c.createdAtMs)},
         {QStringLiteral("pay_no"), c.payNo.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(c.payNo)},
         {QStringLiteral("amount"), c.amountFen ? QJsonValue(formatAmountFen(*c.amountFen)) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("items"), refundItemsJson(c.refundItems)},
     };
 }
 
@@ -44,6 +73,8 @@ QJsonObject refundJson(const core::RefundRecord &r)
                        {QStringLiteral("pay_no"), r.payNo},
                        {QStringLiteral("amount"), formatAmountFen(r.amountFen)},
                        {QStringLiteral("own_payment"), r.ownPayment},
+                       {QStringLiteral("partial"), r.partial},
+                       {QStringLiteral("items"), refundItemsJson(r.items)},
                        {QStringLiteral("attempts"), r.attempts},
                        {QStringLiteral("last_error"), r.lastError.isEmpty() ? QJsonValue(QJsonValue::Null)
                                                                              : QJsonValue(r.lastError)}};
@@ -123,11 +154,14 @@ void registerCompensationRoutes(HttpServer &server, core::CompensationService &c
             return errorReply(QStringLiteral("order_not_found"), QStringLiteral("no order %1").arg(orderNo));
         // A refund may name the payment and the amount to give back (a double payment's
         // extra pay_no, a partial refund); every other kind takes neither.
-        core::CompensationProposal proposal{*kind, orderNo, std::nullopt, {}, actorOf(request), body->reason, {}, {}};
+        core::CompensationProposal proposal{*kind, orderNo, std::nullopt, {}, actorOf(request), body->reason, {}, {}, {}};
         const QJsonValue payNo = body->object.value(QStringLiteral("pay_no"));
         const QJsonValue amount = body->object.value(QStringLiteral("amount"));
-        if (*kind != core::CompensationKind::Refund && (!payNo.isUndefined() || !amount.isUndefined()))
-            return errorReply(QStringLiteral("invalid_request"), QStringLiteral("pay_no and amount are for refunds only"));
+        const QJsonValue items = body->object.value(QStringLiteral("items"));
+        if (*kind != core::CompensationKind::Refund
+            && (!payNo.isUndefined() || !amount.isUndefined() || !items.isUndefined()))
+            return errorReply(QStringLiteral("invalid_request"),
+                              QStringLiteral("pay_no, amount and items are for refunds only"));
         if (!payNo.isUndefined()) {
             if (!core::isValidBusinessId(payNo.toString()))
                 return errorReply(QStringLiteral("invalid_request"),
@@ -137,9 +171,15 @@ void registerCompensationRoutes(HttpServer &server, core::CompensationService &c
         if (!amount.isUndefined()) {
             const auto fen = amount.isString() ? parseAmountFen(amount.toString()) : std::nullopt;
             if (!fen || *fen <= 0)
-                return errorReply(QStringLiteral("invalid_request"),
+                return errorReply(QStringLiteral("invalid_amount"),
                                   QStringLiteral("amount must be a positive decimal string such as \"12.50\""));
             proposal.amountFen = *fen;
+        }
+        if (!items.isUndefined()) {
+            auto parsed = parseRefundItems(items);
+            if (!parsed)
+                return errorReply(parsed.error());
+            proposal.refundItems = parsed.value();
         }
         auto proposed = compensations.propose(proposal, clock.nowMs());
         if (!proposed)

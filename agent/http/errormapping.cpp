@@ -56,6 +56,13 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"unavailable", 503},
     ApiCodeStatus{u"too_many_connections", 503},
     ApiCodeStatus{u"server_busy", 503},
+    // Refunds of part of a payment (POST /api/v1/compensations, kind refund, and its approval).
+    ApiCodeStatus{u"refund_amount_required", 400},
+    ApiCodeStatus{u"refund_sku_not_in_order", 400},
+    ApiCodeStatus{u"refund_items_exceed_order", 400},
+    ApiCodeStatus{u"refund_exceeds_payment", 409},
+    ApiCodeStatus{u"refund_in_flight", 409},
+    ApiCodeStatus{u"order_not_refundable", 409},
 };
 
 } // namespace
@@ -131,7 +138,8 @@ HttpReply errorReply(const QString &apiCode, const QString &message)
 
 HttpReply errorReply(const core::Error &error)
 {
-    HttpReply reply = errorReply(apiErrorCode(error.code), error.publicMessage);
+    const bool ownCode = !error.contractCode.isEmpty() && isKnownApiErrorCode(error.contractCode);
+    HttpReply reply = errorReply(ownCode ? error.contractCode : apiErrorCode(error.code), error.publicMessage);
     if (error.isTransient())
         reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
     return reply;

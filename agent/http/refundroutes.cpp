@@ -61,6 +61,8 @@ QJsonObject refundJson(const core::RefundRecord &r)
                        {QStringLiteral("payment_no"), r.paymentNo},
                        {QStringLiteral("amount"), formatAmountFen(r.amountFen)},
                        {QStringLiteral("own_payment"), r.ownPayment},
+                       {QStringLiteral("partial"), r.partial},
+                       {QStringLiteral("items"), refundItemsJson(r.items)},
                        {QStringLiteral("attempts"), r.attempts},
                        {QStringLiteral("last_error"), r.lastError.isEmpty() ? QJsonValue(QJsonValue::Null)
                                                                              : QJsonValue(r.lastError)},

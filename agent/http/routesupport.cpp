@@ -126,4 +126,12 @@ QJsonValue storedJson(const QString &text)
     return text;
 }
 
+QJsonArray refundItemsJson(const core::RefundItems &items)
+{
+    QJsonArray out;
+    for (auto it = items.cbegin(); it != items.cend(); ++it)
+        out.append(QJsonObject{{QStringLiteral("sku_id"), it.key()}, {QStringLiteral("qty"), it.value()}});
+    return out;
+}
+
 } // namespace payonce::http

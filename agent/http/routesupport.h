@@ -2,8 +2,10 @@
 
 #include "httptypes.h"
 
+#include "core/partialrefund.h"
 #include "core/result.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QString>
@@ -54,6 +56,9 @@ struct IdAction {
     ActionBody body;
 };
 core::Result<IdAction> parseIdAction(const HttpRequest &request, const QString &idName = QStringLiteral("id"));
+
+/// A refund's items as the contract writes them: [{"sku_id", "qty"}, …] in SKU order.
+QJsonArray refundItemsJson(const core::RefundItems &items);
 
 /// Compact JSON text of an object (audit before/after).
 QString compactJson(const QJsonObject &object);

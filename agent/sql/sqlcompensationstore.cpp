@@ -19,7 +19,8 @@ using core::ErrorCode;
 namespace {
 
 const QString kColumns = QStringLiteral("id, kind, order_no, finding_id, dedup_key, status, proposed_by, "
-                                        "proposal_reason, decided_by, decision_reason, result, created_at, pay_no, amount_fen");
+                                        "proposal_reason, decided_by, decision_reason, result, created_at, pay_no, amount_fen, "
+                                        "refund_items");
 
 core::Result<Compensation> fromRow(const QSqlQuery &q)
 {
@@ -43,6 +44,7 @@ core::Result<Compensation> fromRow(const QSqlQuery &q)
     c.payNo = q.value(12).toString();
     if (!q.value(13).isNull())
         c.amountFen = q.value(13).toLongLong();
+    c.refundItems = core::refundItemsFromText(q.value(14).toString());
     return c;
 }
 
@@ -73,14 +75,16 @@ public:
             QStringLiteral("kind"),       QStringLiteral("order_no"),        QStringLiteral("finding_id"),
             QStringLiteral("dedup_key"),  QStringLiteral("status"),          QStringLiteral("proposed_by"),
             QStringLiteral("proposal_reason"), QStringLiteral("created_at"), QStringLiteral("updated_at"),
-            QStringLiteral("pay_no"),     QStringLiteral("amount_fen")};
+            QStringLiteral("pay_no"),     QStringLiteral("amount_fen"),      QStringLiteral("refund_items")};
+        const QString itemsText = core::refundItemsText(p.refundItems);
         auto inserted = m_session.execAffected(
             insertIfAbsentSql(m_session.dialect(), QStringLiteral("compensations"), columns, QStringLiteral("id")),
             {core::compensationKindName(p.kind), p.orderNo,
              p.findingId ? QVariant(*p.findingId) : QVariant(QMetaType(QMetaType::LongLong)), key,
              QStringLiteral("proposed"), p.proposedBy, p.reason, nowMs, nowMs,
              p.payNo.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(p.payNo),
-             p.amountFen ? QVariant(*p.amountFen) : QVariant(QMetaType(QMetaType::LongLong))},
+             p.amountFen ? QVariant(*p.amountFen) : QVariant(QMetaType(QMetaType::LongLong)),
+             itemsText.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(itemsText)},
             QStringLiteral("insert compensation"));
         if (!inserted)
             return inserted.error();
@@ -206,6 +210,9 @@ public:
                 return items.error();
             while (items.value().next())
                 owed[items.value().value(0).toString()] += items.value().value(1).toLongLong();
+            // Items a partial refund gave back are no longer owed.
+            for (auto it = order.value().refundedItems.cbegin(); it != order.value().refundedItems.cend(); ++it)
+                owed[it.key()] -= it.value();
         }
         auto held = netStockOf(m_session, orderNo);
         if (!held)
@@ -241,13 +248,19 @@ public:
         return sql::requestRefund(m_session, c, nowMs);
     }
 
+    core::Result<void> checkRefund(const core::CompensationProposal &proposal) override
+    {
+        return sql::checkRefund(m_session, proposal);
+    }
+
 private:
     struct OrderOwed {
         bool owes = false; ///< PAID or REFUNDING: it is owed its items, coupon and points
         qint64 userId = 0;
         qint64 fence = 0;
         QString rewardTemplate;
-        qint64 rewardPoints = 0;
+        qint64 rewardPoints = 0;        ///< owed: reward_points less what partial refunds took back
+        core::RefundItems refundedItems; ///< given back by partial refunds: no longer owed
     };
 
     core::Result<OrderOwed> readOrder(const QString &orderNo)
@@ -272,6 +285,11 @@ private:
         o.fence = q.value(2).toLongLong();
         o.rewardTemplate = q.value(3).toString();
         o.rewardPoints = q.value(4).toLongLong();
+        auto partial = partialRefundsOf(m_session, orderNo);
+        if (!partial)
+            return partial.error();
+        o.rewardPoints = core::pointsStillOwed(o.rewardPoints, partial.value().refundedFen, partial.value().paidFen);
+        o.refundedItems = partial.value().items;
         return o;
     }
 

@@ -1,6 +1,7 @@
 #include "sqlpatrolstore.h"
 
 #include "sqlfindings.h"
+#include "sqlrefunds.h"
 
 namespace payonce::sql {
 
@@ -9,12 +10,23 @@ namespace {
 core::Result<void> readEffects(Session &session, core::PaidOrderEffects &order)
 {
     const QVariantList key{order.orderNo};
+    // What the order is owed: its items and points less what its partial refunds took back.
+    // Read first: a query run while another's rows are being read may end that one (the
+    // PostgreSQL driver streams rows one at a time).
+    auto partial = partialRefundsOf(session, order.orderNo);
+    if (!partial)
+        return partial.error();
     auto items = session.exec(QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ? ORDER BY sku_id"),
                               key, QStringLiteral("patrol: items"));
     if (!items)
         return items.error();
-    while (items.value().next())
-        order.items.append({items.value().value(0).toString(), items.value().value(1).toLongLong()});
+    while (items.value().next()) {
+        const QString sku = items.value().value(0).toString();
+        const qint64 owed = items.value().value(1).toLongLong() - partial.value().items.value(sku);
+        if (owed > 0)
+            order.items.append({sku, owed});
+    }
+    order.rewardPoints = core::pointsStillOwed(order.rewardPoints, partial.value().refundedFen, partial.value().paidFen);
 
     auto coupons = session.exec(
         QStringLiteral("SELECT id, template_id, status FROM user_coupon WHERE order_no = ? ORDER BY id"), key,

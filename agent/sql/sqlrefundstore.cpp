@@ -41,6 +41,30 @@ core::Result<void> resolveAbnormal(Session &session, const QString &refundNo, qi
     return {};
 }
 
+/// Takes back `wanted` of the order's net points (all of them: nullopt), never more than
+/// it holds, by one point_log entry keyed `key`: the points taken back (0: none, or taken
+/// back under this key before).
+core::Result<qint64> takeBackPoints(Session &session, const QString &orderNo, qint64 userId, qint64 fence,
+                                    const QString &key, std::optional<qint64> wanted, qint64 nowMs)
+{
+    auto net = session.exec(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"),
+                            {orderNo}, QStringLiteral("points of the order"));
+    if (!net)
+        return net.error();
+    const qint64 held = std::max<qint64>(net.value().next() ? net.value().value(0).toLongLong() : 0, 0);
+    const qint64 points = std::min(wanted.value_or(held), held);
+    if (points <= 0)
+        return qint64(0);
+    static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("point_type"),
+                                     QStringLiteral("delta"),    QStringLiteral("fence"),   QStringLiteral("created_at")};
+    auto inserted = session.execAffected(
+        insertIfAbsentSql(session.dialect(), QStringLiteral("point_log"), columns, QStringLiteral("id")),
+        {orderNo, userId, key, -points, fence, nowMs}, QStringLiteral("take back refunded points"));
+    if (!inserted)
+        return inserted.error();
+    return inserted.value() == 1 ? points : qint64(0);
+}
+
 /// The order's own payment came back: everything the payment earned is undone, each
 /// under its own key so it happens once.
 core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, qint64 nowMs)
@@ -68,23 +92,9 @@ core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, q
     if (!frozen)
         return frozen.error();
 
-    auto net = session.exec(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"),
-                            {r.orderNo}, QStringLiteral("points of the order"));
-    if (!net)
-        return net.error();
-    const qint64 points = net.value().next() ? net.value().value(0).toLongLong() : 0;
-    qint64 reversed = 0;
-    if (points > 0) {
-        static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("user_id"),
-                                         QStringLiteral("point_type"), QStringLiteral("delta"), QStringLiteral("fence"),
-                                         QStringLiteral("created_at")};
-        auto inserted = session.execAffected(
-            insertIfAbsentSql(session.dialect(), QStringLiteral("point_log"), columns, QStringLiteral("id")),
-            {r.orderNo, userId, key, -points, fence, nowMs}, QStringLiteral("reverse refunded points"));
-        if (!inserted)
-            return inserted.error();
-        reversed = inserted.value() == 1 ? points : 0;
-    }
+    auto reversed = takeBackPoints(session, r.orderNo, userId, fence, key, std::nullopt, nowMs);
+    if (!reversed)
+        return reversed.error();
 
     // Everything the order still holds goes back, under the refund's own entry key.
     auto held = netStockOf(session, r.orderNo);
@@ -119,8 +129,52 @@ core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, q
 
     return QJsonObject{{QStringLiteral("order_status"), QStringLiteral("REFUNDED")},
                        {QStringLiteral("coupons_frozen"), frozen.value()},
-                       {QStringLiteral("points_reversed"), reversed},
+                       {QStringLiteral("points_reversed"), reversed.value()},
                        {QStringLiteral("stock_restored"), restored}};
+}
+
+/// A partial refund of the order's own payment came back: the order stays PAID, its
+/// reward coupon stays active; the points it earned are taken back in proportion to the
+/// money (core::pointsTakenBack over every partial refund so far, so no rounding drifts),
+/// and the refund's items go back to the shelf — each under the refund's own key, once,
+/// never more than the order holds.
+core::Result<QJsonObject> undoPart(Session &session, const RefundRecord &r, qint64 nowMs)
+{
+    // Settlements of one order's refunds take turns from here: each sums the others'.
+    if (auto locked = lockOrder(session, r.orderNo); !locked)
+        return locked.error();
+    auto order = session.exec(QStringLiteral("SELECT user_id, fence, reward_points, status FROM orders WHERE order_no = ?"),
+                              {r.orderNo}, QStringLiteral("partly refunded order"));
+    if (!order)
+        return order.error();
+    if (!order.value().next())
+        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 vanished").arg(r.orderNo));
+    const qint64 userId = order.value().value(0).toLongLong();
+    const qint64 fence = order.value().value(1).toLongLong();
+    const qint64 rewardPoints = order.value().value(2).toLongLong();
+    const QString status = order.value().value(3).toString();
+    const QString key = QStringLiteral("refund:") + r.refundNo;
+
+    auto all = partialRefundsOf(session, r.orderNo); // this one included: it is succeeded now
+    if (!all)
+        return all.error();
+    const qint64 refundedAfter = all.value().refundedFen;
+    const qint64 refundedBefore = refundedAfter - r.amountFen;
+    const qint64 owedPoints = core::pointsTakenBack(rewardPoints, refundedAfter, r.totalFen)
+                              - core::pointsTakenBack(rewardPoints, refundedBefore, r.totalFen);
+    auto reversed = takeBackPoints(session, r.orderNo, userId, fence, key, owedPoints, nowMs);
+    if (!reversed)
+        return reversed.error();
+    auto given = giveBackStock(session, r.orderNo, r.items, key, QStringLiteral("refund"), fence, nowMs);
+    if (!given)
+        return given.error();
+    QJsonObject effects{{QStringLiteral("order_status"), status},
+                        {QStringLiteral("points_reversed"), reversed.value()},
+                        {QStringLiteral("stock_restored"), given.value().restored},
+                        {QStringLiteral("refunded_so_far_fen"), refundedAfter}};
+    if (!given.value().refused.isEmpty())
+        effects.insert(QStringLiteral("stock_refused"), given.value().refused);
+    return effects;
 }
 
 } // namespace
@@ -188,7 +242,7 @@ core::Result<RefundSettlement> SqlRefundStore::settleSucceeded(const QString &re
                           {QStringLiteral("amount_fen"), r.amountFen},
                           {QStringLiteral("pay_no"), r.payNo}};
         if (r.ownPayment) {
-            auto undone = undoEffects(session, r, nowMs);
+            auto undone = r.partial ? undoPart(session, r, nowMs) : undoEffects(session, r, nowMs);
             if (!undone)
                 return undone.error();
             after.insert(QStringLiteral("effects"), undone.value());
@@ -231,7 +285,7 @@ core::Result<RefundSettlement> SqlRefundStore::settleFailed(const QString &refun
             return {};
         }
         QString orderStatus;
-        if (r.ownPayment) {
+        if (r.ownPayment && !r.partial) { // a partial refund left the order PAID throughout
             // The money never left: the order is PAID again (docs/design.md: REFUNDING -> PAID).
             auto back = session.execAffected(QStringLiteral("UPDATE orders SET status = 'PAID', version = version + 1, "
                                                             "updated_at = ? WHERE order_no = ? AND status = 'REFUNDING'"),

@@ -13,6 +13,7 @@
 #include "console/views/incidentview.h"
 #include "console/views/keysview.h"
 #include "console/views/locksview.h"
+#include "console/views/orderrefundsview.h"
 #include "console/views/outboxview.h"
 
 #include <QAction>
@@ -58,6 +59,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_views->addTab(m_outbox, tr("&Outbox"));
     m_incident = new IncidentView(m_client, m_views);
     m_views->addTab(m_incident, tr("&Incident"));
+    m_refunds = new OrderRefundsView(m_client, m_views);
+    m_views->addTab(m_refunds, tr("Re&funds"));
 
     m_banner->setObjectName(QStringLiteral("connectionBanner"));
     m_banner->setWordWrap(true);

@@ -21,6 +21,7 @@ class WallScreen;
 class IncidentView;
 class KeysView;
 class LocksView;
+class OrderRefundsView;
 class OutboxView;
 
 /// The console's window: a banner for connection problems (unreachable, token refused,
@@ -49,6 +50,7 @@ public:
     LocksView *locks() const { return m_locks; }
     OutboxView *outbox() const { return m_outbox; }
     IncidentView *incident() const { return m_incident; }
+    OrderRefundsView *refunds() const { return m_refunds; }
     QTabWidget *views() const { return m_views; }
 
 public Q_SLOTS:
@@ -74,6 +76,7 @@ private:
     LocksView *m_locks;
     OutboxView *m_outbox;
     IncidentView *m_incident;
+    OrderRefundsView *m_refunds;
     QLabel *m_banner;
     QLabel *m_state;
 };

@@ -11,6 +11,7 @@
 #include "console/models/layercolors.h"
 #include "console/models/layertotalsmodel.h"
 #include "console/models/ratehistory.h"
+#include "console/models/refundsmodel.h"
 #include "console/net/apierror.h"
 #include "console/views/dashboardview.h"
 #include "console/views/ratechart.h"
@@ -127,6 +128,82 @@ private Q_SLOTS:
         for (JsonTableModel *model : models)
             model->setRows(QJsonArray{});
         QCOMPARE(compensations.rowCount(), 0);
+    }
+
+    void refundsOfAnOrderAddUp()
+    {
+        RefundsModel refunds;
+        QAbstractItemModelTester tester(&refunds, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(refunds.summary(), QStringLiteral("No refund yet."));
+        refunds.setRows(jsonArray("[{'refund_no':'RF3','status':'processing','amount':'10.00','partial':true,'items':[]},"
+                                  "{'refund_no':'RF2','status':'failed','amount':'5.00','partial':true,'items':[]},"
+                                  "{'refund_no':'RF1','status':'succeeded','amount':'20.00','partial':true,"
+                                  "'items':[{'sku_id':'SKU-1','qty':1}]}]"));
+        QCOMPARE(refunds.rowCount(), 3);
+        const RefundsModel::Totals t = refunds.totals();
+        QCOMPARE(t.succeededFen, qint64(2000));
+        QCOMPARE(t.openFen, qint64(1000));
+        QCOMPARE(t.failedFen, qint64(500));
+        QCOMPARE(refunds.summary(),
+                 QStringLiteral("3 refund(s): 20.00 given back, 10.00 in flight, 5.00 failed (nothing went back)."));
+        const int status = refunds.columnOf(QStringLiteral("status"));
+        QCOMPARE(refunds.index(0, status).data(Qt::DecorationRole).value<QColor>(), QColor(0xff, 0xa5, 0x00));
+        QCOMPARE(refunds.index(1, status).data(Qt::DecorationRole).value<QColor>(), QColor(0xd6, 0x27, 0x28));
+        QVERIFY(!refunds.index(2, status).data(Qt::DecorationRole).isValid());
+        QVERIFY(refunds.index(2, refunds.columnOf(QStringLiteral("items"))).data().toString().contains(u"SKU-1"));
+    }
+
+    void aRefundProposalIsBuiltFromWhatTheDeskTyped_data()
+    {
+        QTest::addColumn<QString>("amount");
+        QTest::addColumn<QString>("items");
+        QTest::addColumn<QString>("reason");
+        QTest::addColumn<QString>("body"); // empty: refused
+        QTest::addColumn<QString>("refusal");
+        QTest::newRow("the rest") << QString() << QString() << QStringLiteral("asked")
+                                  << QStringLiteral("{'kind':'refund','order_no':'ORD-1','reason':'asked'}") << QString();
+        QTest::newRow("amount") << QStringLiteral(" 20.5 ") << QString() << QStringLiteral("late delivery")
+                                << QStringLiteral("{'amount':'20.50','kind':'refund','order_no':'ORD-1','reason':'late delivery'}")
+                                << QString();
+        QTest::newRow("amount and items")
+            << QStringLiteral("20.00") << QStringLiteral("SKU-1 x1, SKU-2 X 2") << QStringLiteral("returned")
+            << QStringLiteral("{'amount':'20.00','items':[{'qty':1,'sku_id':'SKU-1'},{'qty':2,'sku_id':'SKU-2'}],"
+                              "'kind':'refund','order_no':'ORD-1','reason':'returned'}")
+            << QString();
+        QTest::newRow("items without amount") << QString() << QStringLiteral("SKU-1 x1") << QStringLiteral("r") << QString()
+                                              << QStringLiteral("with an amount");
+        QTest::newRow("amount 0") << QStringLiteral("0.00") << QString() << QStringLiteral("r") << QString()
+                                  << QStringLiteral("positive");
+        QTest::newRow("negative") << QStringLiteral("-3.00") << QString() << QStringLiteral("r") << QString()
+                                  << QStringLiteral("positive");
+        QTest::newRow("three decimals") << QStringLiteral("1.005") << QString() << QStringLiteral("r") << QString()
+                                        << QStringLiteral("positive");
+        QTest::newRow("qty 0") << QStringLiteral("1.00") << QStringLiteral("SKU-1 x0") << QStringLiteral("r") << QString()
+                               << QStringLiteral("at least 1");
+        QTest::newRow("no qty") << QStringLiteral("1.00") << QStringLiteral("SKU-1") << QStringLiteral("r") << QString()
+                                << QStringLiteral("not an item");
+        QTest::newRow("sku twice") << QStringLiteral("1.00") << QStringLiteral("SKU-1 x1, SKU-1 x2") << QStringLiteral("r")
+                                   << QString() << QStringLiteral("twice");
+        QTest::newRow("no reason") << QStringLiteral("1.00") << QString() << QStringLiteral("  ") << QString()
+                                   << QStringLiteral("Say why");
+    }
+    void aRefundProposalIsBuiltFromWhatTheDeskTyped()
+    {
+        QFETCH(QString, amount);
+        QFETCH(QString, items);
+        QFETCH(QString, reason);
+        QFETCH(QString, body);
+        QFETCH(QString, refusal);
+        const RefundProposalInput input{QStringLiteral("ORD-1"), amount, items, reason};
+        QString error;
+        const auto built = input.body(&error);
+        if (body.isEmpty()) {
+            QVERIFY2(!built, qPrintable(QString::fromUtf8(QJsonDocument(built.value_or(QJsonObject{})).toJson())));
+            QVERIFY2(error.contains(refusal), qPrintable(error));
+            return;
+        }
+        QVERIFY2(built, qPrintable(error));
+        QCOMPARE(*built, QJsonDocument::fromJson(json(body.toUtf8().constData())).object());
     }
 
     void layerTotalsPassTheTester()

@@ -152,7 +152,7 @@ private Q_SLOTS:
 
         // An operator's own proposal, likewise; another approver rejects it.
         auto mine = m_compensations->propose({core::CompensationKind::RestoreStock, kOrder, std::nullopt, {},
-                                              QStringLiteral("alice"), QStringLiteral("stock looked off"), {}, {}},
+                                              QStringLiteral("alice"), QStringLiteral("stock looked off"), {}, {}, {}},
                                              3200);
         QVERIFY2(mine.ok(), qPrintable(mine.ok() ? QString() : mine.error().internalMessage));
         QVERIFY(mine.value().created);
@@ -279,7 +279,7 @@ private Q_SLOTS:
         exec(QStringLiteral("INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES (?, 'SKU-B', 3, 2, 1)"),
              {closed});
         auto proposed = m_compensations->propose({core::CompensationKind::RestoreStock, closed, std::nullopt, {},
-                                                  QStringLiteral("alice"), QStringLiteral("closed order kept stock"), {}, {}},
+                                                  QStringLiteral("alice"), QStringLiteral("closed order kept stock"), {}, {}, {}},
                                                  6000);
         QVERIFY2(proposed.ok(), qPrintable(proposed.ok() ? QString() : proposed.error().internalMessage));
         const qint64 id = proposed.value().compensation.id;

@@ -258,17 +258,23 @@ private:
     /// A refund proposal by the operator: its id.
     qint64 propose(const QString &orderNo, const QJsonObject &extra = {}, const char *token = "desk-token")
     {
-        QJsonObject body{{QStringLiteral("kind"), QStringLiteral("refund")},
-                         {QStringLiteral("order_no"), orderNo},
-                         {QStringLiteral("reason"), QStringLiteral("customer asked for the money back")}};
-        for (auto it = extra.begin(); it != extra.end(); ++it)
-            body.insert(it.key(), it.value());
-        const HttpAnswer proposed = post(QStringLiteral("/api/v1/compensations"), token, json(body));
+        const HttpAnswer proposed = proposeAnswer(orderNo, extra, token);
         if (proposed.status != 201) {
             qWarning("propose: %s", qPrintable(describe(proposed)));
             return 0;
         }
         return proposed.json().value(QStringLiteral("id")).toInteger();
+    }
+
+    /// The answer to a refund proposal.
+    HttpAnswer proposeAnswer(const QString &orderNo, const QJsonObject &extra = {}, const char *token = "desk-token")
+    {
+        QJsonObject body{{QStringLiteral("kind"), QStringLiteral("refund")},
+                         {QStringLiteral("order_no"), orderNo},
+                         {QStringLiteral("reason"), QStringLiteral("customer asked for the money back")}};
+        for (auto it = extra.begin(); it != extra.end(); ++it)
+            body.insert(it.key(), it.value());
+        return post(QStringLiteral("/api/v1/compensations"), token, json(body));
     }
 
     HttpAnswer approve(qint64 id, const char *token = "lead-token")
@@ -634,12 +640,10 @@ private Q_SLOTS:
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'executed'"), {id}),
                  qint64(1));
 
-        // A second refund of the same (refunded) order is refused at approval.
-        const qint64 secondId = propose(orderNo);
-        QVERIFY(secondId > 0);
-        const HttpAnswer second = approve(secondId);
+        // A second refund of the same (refunded) order is refused when proposed, nothing written.
+        const HttpAnswer second = proposeAnswer(orderNo);
         qInfo("a second refund of a refunded order: %s", qPrintable(describe(second)));
-        QVERIFY2(second.status >= 400 && second.status < 500, qPrintable(describe(second)));
+        QVERIFY2(second.status == 409 && second.errorCode() == u"order_not_refundable", qPrintable(describe(second)));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(1));
         QCOMPARE(stat(simStats(), "refunds_created", channel), stat(after, "refunds_created", channel));
     }
@@ -709,25 +713,127 @@ private Q_SLOTS:
 
     // ---- Refused: a refund of an unpaid order, a forged refund notification --------
 
-    void approvingARefundOfAnUnpaidOrderIsRefused()
+    void proposingARefundOfAnUnpaidOrderIsRefused()
     {
         const QString orderNo = newOrder(QStringLiteral("UNPAID"));
         QVERIFY(!orderNo.isEmpty());
-        const qint64 id = propose(orderNo);
-        QVERIFY(id > 0);
         const QJsonObject before = simStats();
-        const HttpAnswer refused = approve(id);
-        qInfo("approving a refund of an order with no payment: %s", qPrintable(describe(refused)));
-        QVERIFY2(refused.status == 400 && refused.errorCode() == u"invalid_request", qPrintable(describe(refused)));
-        // The approval's transaction rolled back: still proposed, no refund, no decision audited.
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'proposed'"), {id}),
-                 qint64(1));
+        const HttpAnswer refused = proposeAnswer(orderNo);
+        qInfo("proposing a refund of an order with no payment: %s", qPrintable(describe(refused)));
+        QVERIFY2(refused.status == 409 && refused.errorCode() == u"order_not_refundable", qPrintable(describe(refused)));
+        // Nothing written: no proposal, no refund, nothing audited.
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}), qint64(0));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(0));
-        QCOMPARE(audits(QStringLiteral("compensation.approve"), QStringLiteral("compensation:%1").arg(id)), qint64(0));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'compensation.propose' AND after_state LIKE ?"),
+                       {QString(QStringLiteral("%") + orderNo + QStringLiteral("%"))}),
+                 qint64(0));
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PENDING"));
         const QJsonObject after = simStats();
         for (const QString &channel : {QStringLiteral("wechat"), QStringLiteral("alipay")})
             QCOMPARE(stat(after, "refund_calls", channel), stat(before, "refund_calls", channel));
+    }
+
+    void partialRefundsThroughTheSimulator_data()
+    {
+        QTest::addColumn<QString>("channel");
+        QTest::newRow("wechat") << QStringLiteral("wechat"); // amount.refund < amount.total, then REFUND.SUCCESS
+        QTest::newRow("alipay") << QStringLiteral("alipay"); // refund_amount with its own out_request_no
+    }
+    void partialRefundsThroughTheSimulator()
+    {
+        QFETCH(QString, channel);
+        Paid paid;
+        payOrder(QStringLiteral("PART-") + channel, channel, &paid);
+        if (QTest::currentTestFailed())
+            return;
+        const QString &orderNo = paid.orderNo;
+        const QString sku = QStringLiteral("SKU-") + orderNo;
+        const QJsonArray oneUnit{QJsonObject{{QStringLiteral("sku_id"), sku}, {QStringLiteral("qty"), 1}}};
+
+        // Bad input first: each refused with its code, nothing written.
+        struct Bad {
+            const char *what;
+            QJsonObject extra;
+            int status;
+            const char *code;
+        };
+        const QList<Bad> bad{
+            {"amount 0", {{QStringLiteral("amount"), QStringLiteral("0.00")}}, 400, "invalid_amount"},
+            {"negative", {{QStringLiteral("amount"), QStringLiteral("-1.00")}}, 400, "invalid_amount"},
+            {"over", {{QStringLiteral("amount"), QStringLiteral("66.01")}}, 409, "refund_exceeds_payment"},
+            {"unknown sku",
+             {{QStringLiteral("amount"), QStringLiteral("1.00")},
+              {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU-NONE")},
+                                                               {QStringLiteral("qty"), 1}}}}},
+             400, "refund_sku_not_in_order"},
+            {"more than bought",
+             {{QStringLiteral("amount"), QStringLiteral("1.00")},
+              {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), sku}, {QStringLiteral("qty"), 2}}}}},
+             400, "refund_items_exceed_order"},
+            {"items, no amount", {{QStringLiteral("items"), oneUnit}}, 400, "refund_amount_required"},
+            {"qty 0",
+             {{QStringLiteral("amount"), QStringLiteral("1.00")},
+              {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), sku}, {QStringLiteral("qty"), 0}}}}},
+             400, "invalid_request"},
+        };
+        for (const Bad &b : bad) {
+            const HttpAnswer refused = proposeAnswer(orderNo, b.extra);
+            qInfo("%s: %s", b.what, qPrintable(describe(refused)));
+            QVERIFY2(refused.status == b.status && refused.errorCode() == QLatin1String(b.code), qPrintable(describe(refused)));
+        }
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}), qint64(0));
+
+        // The unit returned, 20.00 back: the order stays PAID.
+        const QJsonObject before = simStats();
+        const qint64 id = propose(orderNo, {{QStringLiteral("amount"), QStringLiteral("20.00")}, {QStringLiteral("items"), oneUnit}});
+        QVERIFY(id > 0);
+        const QString refundNo = refundNoOf(id);
+        const HttpAnswer approved = approve(id);
+        QVERIFY2(approved.status == 200, qPrintable(describe(approved)));
+        const QJsonObject refund = approved.json().value(QStringLiteral("refund")).toObject();
+        QCOMPARE(refund.value(QStringLiteral("partial")).toBool(), true);
+        QCOMPARE(refund.value(QStringLiteral("amount")).toString(), QStringLiteral("20.00"));
+        QTRY_COMPARE_WITH_TIMEOUT(refundStatus(refundNo), QStringLiteral("succeeded"), kWaitMs);
+        QCOMPARE(orderStatus(orderNo), QStringLiteral("PAID"));
+        const QJsonObject trade = simTrade(channel, paid.paymentNo);
+        QCOMPARE(trade.value(QStringLiteral("refunded_fen")).toInteger(), qint64(2000));
+        // 100 points × 2000 / 6600 = 30.3: 30 back; the coupon stays; the unit is on the shelf.
+        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}), QStringLiteral("70"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
+                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
+                 qint64(1));
+
+        // The rest: 46.00, its own refund number at the platform; the order REFUNDED.
+        const qint64 restId = propose(orderNo);
+        QVERIFY(restId > 0);
+        const HttpAnswer rest = approve(restId);
+        QVERIFY2(rest.status == 200, qPrintable(describe(rest)));
+        QCOMPARE(rest.json().value(QStringLiteral("refund")).toObject().value(QStringLiteral("amount")).toString(),
+                 QStringLiteral("46.00"));
+        QTRY_COMPARE_WITH_TIMEOUT(refundStatus(refundNoOf(restId)), QStringLiteral("succeeded"), kWaitMs);
+        QTRY_COMPARE_WITH_TIMEOUT(orderStatus(orderNo), QStringLiteral("REFUNDED"), kWaitMs);
+        const QJsonObject after = simStats();
+        printStats("two partial refunds", before, after, channel);
+        QCOMPARE(stat(after, "refunded_fen", channel) - stat(before, "refunded_fen", channel), kAmountFen);
+        QCOMPARE(stat(after, "refunds_created", channel) - stat(before, "refunds_created", channel), qint64(2));
+        const QJsonObject finalTrade = simTrade(channel, paid.paymentNo);
+        QCOMPARE(finalTrade.value(QStringLiteral("refunds")).toArray().size(), 2);
+        QCOMPARE(finalTrade.value(QStringLiteral("refunded_fen")).toInteger(), kAmountFen);
+        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}), QStringLiteral("0"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo}),
+                 qint64(0));
+        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
+        // The desk's list: both, newest first.
+        const HttpAnswer list = get(QStringLiteral("/api/v1/refunds?order_no=") + orderNo, "view-token");
+        QVERIFY2(list.status == 200, qPrintable(describe(list)));
+        const QJsonArray rows = QJsonDocument::fromJson(list.body).array();
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows.at(0).toObject().value(QStringLiteral("partial")).toBool(), false);
+        QCOMPARE(rows.at(1).toObject().value(QStringLiteral("partial")).toBool(), true);
+        QCOMPARE(rows.at(1).toObject().value(QStringLiteral("items")).toArray(), oneUnit);
     }
 
     void aRefundNotificationWithABadSignatureChangesNothing()

@@ -219,16 +219,17 @@ private:
     std::optional<Compensation> approvedCompensation(CompensationKind kind, const QString &orderNo, QString *error = nullptr)
     {
         return approved({kind, orderNo, std::nullopt, {}, QStringLiteral("desk"), QStringLiteral("looks wrong"), {},
-                         std::nullopt},
+                         std::nullopt, {}},
                         error);
     }
 
     /// Proposed by the desk, approved by the lead: the refund as recorded.
     std::optional<RefundRecord> approvedRefund(const QString &orderNo, const QString &payNo = {},
-                                               std::optional<qint64> amountFen = std::nullopt, QString *error = nullptr)
+                                               std::optional<qint64> amountFen = std::nullopt, QString *error = nullptr,
+                                               const RefundItems &items = {})
     {
         const auto c = approved({CompensationKind::Refund, orderNo, std::nullopt, {}, QStringLiteral("desk"),
-                                 QStringLiteral("customer asked"), payNo, amountFen},
+                                 QStringLiteral("customer asked"), payNo, amountFen, items},
                                 error);
         if (!c)
             return std::nullopt;
@@ -236,6 +237,42 @@ private:
         if (!found.ok() || !found.value())
             return std::nullopt;
         return *found.value();
+    }
+
+    /// A refund of the order's own payment proposed by the desk (not decided).
+    Result<ProposeOutcome> proposeRefund(const QString &orderNo, const RefundItems &items, std::optional<qint64> amountFen)
+    {
+        return m_compensations->propose({CompensationKind::Refund, orderNo, std::nullopt, {}, QStringLiteral("desk"),
+                                         QStringLiteral("customer returned goods"), {}, amountFen, items},
+                                        m_clock.nowMs());
+    }
+
+    QString orderStatus(const QString &orderNo)
+    {
+        return text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo});
+    }
+
+    /// 20 copies of the refund's SUCCESS at once: one settles it, 19 find it settled.
+    void settleOnceUnderTwentyNotifications(const RefundRecord &refund)
+    {
+        std::mutex mutex;
+        std::map<int, int> outcomes;
+        QStringList failures;
+        const RefundNotification n = notificationOf(refund, RefundNotification::State::Success);
+        runConcurrently(20, [&](int) {
+            auto settled = m_refunds->settle(n);
+            std::lock_guard guard(mutex);
+            if (!settled.ok())
+                failures.append(settled.error().internalMessage);
+            else
+                ++outcomes[int(settled.value())];
+        });
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
+        qInfo("20 notifications of %s on %s: %d settled, %d already settled", qPrintable(refund.refundNo),
+              qPrintable(dialectName(dialectUnderTest())), outcomes[int(RefundSettlement::Settled)],
+              outcomes[int(RefundSettlement::AlreadySettled)]);
+        QCOMPARE(outcomes[int(RefundSettlement::Settled)], 1);
+        QCOMPARE(outcomes[int(RefundSettlement::AlreadySettled)], 19);
     }
 
     QString stockOf(const QString &skuId) { return text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {skuId}); }
@@ -328,23 +365,9 @@ private Q_SLOTS:
         QVERIFY(m_refunds->submit(refund->refundNo).ok());
         QCOMPARE(m_platform.refundCalls(refund->refundNo), 1);
 
-        std::mutex mutex;
-        std::map<int, int> outcomes; // RefundSettlement → count
-        QStringList failures;
-        const RefundNotification n = notificationOf(*refund, RefundNotification::State::Success);
-        runConcurrently(20, [&](int) {
-            auto settled = m_refunds->settle(n);
-            std::lock_guard guard(mutex);
-            if (!settled.ok())
-                failures.append(settled.error().internalMessage);
-            else
-                ++outcomes[int(settled.value())];
-        });
-        QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
-        qInfo("20 notifications on %s: %d settled, %d already settled", qPrintable(dialectName(dialectUnderTest())),
-              outcomes[int(RefundSettlement::Settled)], outcomes[int(RefundSettlement::AlreadySettled)]);
-        QCOMPARE(outcomes[int(RefundSettlement::Settled)], 1);
-        QCOMPARE(outcomes[int(RefundSettlement::AlreadySettled)], 19);
+        settleOnceUnderTwentyNotifications(*refund);
+        if (QTest::currentTestFailed())
+            return;
         verifyRefundedOnce(p, refund->refundNo);
 
         // Approving the same compensation again changes nothing and sends nothing.
@@ -409,19 +432,248 @@ private Q_SLOTS:
                  QStringLiteral("resolved"));
     }
 
-    void theOrdersOwnPaymentIsRefundedWhole()
+    // ---- partial refunds of the order's own payment ----------------------------------
+
+    void partialRefundsKeepTheOrderPaidUntilTheRestIsRefunded()
+    {
+        const Paid p = paidOrder(); // 88.00 paid, 2 units, 120 points, the coupon
+        sql::SqlPatrolStore patrolStore(db());
+        Patrol patrol(patrolStore, *m_compensations);
+
+        // One unit returned, 20.00 back.
+        QString error;
+        const auto first = approvedRefund(p.orderNo, {}, 2000, &error, {{p.skuId, 1}});
+        QVERIFY2(first, qPrintable(error));
+        QVERIFY(first->ownPayment);
+        QVERIFY(first->partial);
+        QCOMPARE(first->amountFen, qint64(2000));
+        QCOMPARE(first->items.value(p.skuId), qint64(1));
+        QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
+        QVERIFY(m_refunds->submit(first->refundNo).ok());
+        const GatewayRefundRequest request = m_platform.lastRequest(first->refundNo);
+        QCOMPARE(request.amountFen, qint64(2000)); // amount.refund / refund_amount
+        QCOMPARE(request.totalFen, kAmount);       // amount.total
+        // In flight, the order is owed everything: nothing is given back yet.
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("8"));
+        QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints));
+        settleOnceUnderTwentyNotifications(*first);
+        QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("9"));
+        QCOMPARE(netStockOf(p.orderNo, p.skuId), QStringLiteral("1"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
+                                      "AND reason = 'refund' AND qty = -1"),
+                       {p.orderNo, p.skuId, QString(QStringLiteral("refund:") + first->refundNo)}),
+                 qint64(1));
+        // 120 × 2000 / 8800 = 27.27…: 27 points back, rounded down.
+        QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints - 27));
+        QCOMPARE(activeCoupons(p.orderNo), qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.refunded'"),
+                       {p.orderNo}),
+                 qint64(0));
+        // What is left is what the order is owed: the patrol finds nothing, restore_stock gives nothing.
+        QVERIFY(patrol.runOnce(m_clock.nowMs()).ok());
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'effect_mismatch' AND order_no = ?"),
+                       {p.orderNo}),
+                 qint64(0));
+        const auto restored = approvedCompensation(CompensationKind::RestoreStock, p.orderNo, &error);
+        QVERIFY2(restored, qPrintable(error));
+        QCOMPARE(restored->result.value(QStringLiteral("stock_refused")).toObject().value(p.skuId).toString(),
+                 QStringLiteral("owed"));
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("9"));
+        const auto reversed = approvedCompensation(CompensationKind::ReversePoints, p.orderNo, &error);
+        QVERIFY2(reversed, qPrintable(error));
+        QCOMPARE(reversed->result.value(QStringLiteral("points_delta")).toInteger(), qint64(0));
+
+        // A price adjustment of 30.00, no items: 120 × 5000 / 8800 = 68 back in all, 41 of them now.
+        const auto second = approvedRefund(p.orderNo, {}, 3000, &error);
+        QVERIFY2(second, qPrintable(error));
+        QVERIFY(second->partial);
+        QVERIFY(m_refunds->submit(second->refundNo).ok());
+        settleOnceUnderTwentyNotifications(*second);
+        QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints - 68));
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("9"));
+        QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
+        QVERIFY(patrol.runOnce(m_clock.nowMs() + 1).ok());
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'effect_mismatch' AND order_no = ?"),
+                       {p.orderNo}),
+                 qint64(0));
+
+        // The rest (38.00, no amount given): the last refund, REFUNDING → REFUNDED, everything back.
+        const auto rest = approvedRefund(p.orderNo, {}, std::nullopt, &error);
+        QVERIFY2(rest, qPrintable(error));
+        QVERIFY(!rest->partial);
+        QCOMPARE(rest->amountFen, kAmount - 5000);
+        QCOMPARE(orderStatus(p.orderNo), QStringLiteral("REFUNDING"));
+        QVERIFY(m_refunds->submit(rest->refundNo).ok());
+        settleOnceUnderTwentyNotifications(*rest);
+        QCOMPARE(orderStatus(p.orderNo), QStringLiteral("REFUNDED"));
+        QCOMPARE(pointsOf(p.orderNo), QStringLiteral("0"));
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("10"));
+        QCOMPARE(netStockOf(p.orderNo, p.skuId), QStringLiteral("0"));
+        QCOMPARE(activeCoupons(p.orderNo), qint64(0));
+        QCOMPARE(text(QStringLiteral("SELECT SUM(amount_fen) FROM refunds WHERE order_no = ? AND status = 'succeeded'"),
+                      {p.orderNo}),
+                 QString::number(kAmount));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
+                       {QString(QStringLiteral("order.refunded:") + p.orderNo)}),
+                 qint64(1));
+        // Nothing is left to refund.
+        auto more = proposeRefund(p.orderNo, {}, 1);
+        QVERIFY(!more.ok());
+        QCOMPARE(more.error().contractCode, QStringLiteral("order_not_refundable"));
+    }
+
+    void badPartialRefundsAreRefusedWithNothingWritten_data()
+    {
+        QTest::addColumn<qint64>("amountFen"); // 0: none given
+        QTest::addColumn<QString>("sku");      // empty: no items; "*": the order's SKU
+        QTest::addColumn<qint64>("qty");
+        QTest::addColumn<QString>("orderStatus");
+        QTest::addColumn<QString>("code");
+        QTest::newRow("amount 0") << qint64(-0) << QString() << qint64(0) << QStringLiteral("PAID") << QStringLiteral("invalid_amount");
+        QTest::newRow("negative amount") << qint64(-100) << QString() << qint64(0) << QStringLiteral("PAID")
+                                         << QStringLiteral("invalid_amount");
+        QTest::newRow("more than paid") << kAmount + 1 << QString() << qint64(0) << QStringLiteral("PAID")
+                                        << QStringLiteral("refund_exceeds_payment");
+        QTest::newRow("unknown sku") << qint64(100) << QStringLiteral("SKU-NOT-BOUGHT") << qint64(1) << QStringLiteral("PAID")
+                                     << QStringLiteral("refund_sku_not_in_order");
+        QTest::newRow("more items than bought") << qint64(100) << QStringLiteral("*") << qint64(3) << QStringLiteral("PAID")
+                                                << QStringLiteral("refund_items_exceed_order");
+        QTest::newRow("items without an amount") << qint64(0) << QStringLiteral("*") << qint64(1) << QStringLiteral("PAID")
+                                                 << QStringLiteral("refund_amount_required");
+        QTest::newRow("order REFUNDING") << qint64(100) << QString() << qint64(0) << QStringLiteral("REFUNDING")
+                                         << QStringLiteral("order_not_refundable");
+        QTest::newRow("order REFUNDED") << qint64(100) << QString() << qint64(0) << QStringLiteral("REFUNDED")
+                                        << QStringLiteral("order_not_refundable");
+    }
+    void badPartialRefundsAreRefusedWithNothingWritten()
+    {
+        QFETCH(qint64, amountFen);
+        QFETCH(QString, sku);
+        QFETCH(qint64, qty);
+        QFETCH(QString, orderStatus);
+        QFETCH(QString, code);
+        const Paid p = paidOrder();
+        exec(QStringLiteral("UPDATE orders SET status = ? WHERE order_no = ?"), {orderStatus, p.orderNo});
+        RefundItems items;
+        if (!sku.isEmpty())
+            items.insert(sku == u"*" ? p.skuId : sku, qty);
+        const std::optional<qint64> amount = amountFen == 0 && QTest::currentDataTag() != QByteArray("amount 0")
+                                                 ? std::nullopt
+                                                 : std::optional<qint64>(amountFen);
+        const qint64 compensationsBefore = count(QStringLiteral("SELECT COUNT(*) FROM compensations"));
+        const qint64 auditBefore = count(QStringLiteral("SELECT COUNT(*) FROM audit_log"));
+        auto refused = proposeRefund(p.orderNo, items, amount);
+        QVERIFY2(!refused.ok(), "the proposal was accepted");
+        qInfo("%s: %s (%s)", QTest::currentDataTag(), qPrintable(refused.error().contractCode),
+              qPrintable(refused.error().publicMessage));
+        QCOMPARE(refused.error().contractCode, code);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations")), compensationsBefore);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log")), auditBefore);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {p.orderNo}), qint64(0));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), orderStatus);
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("8"));
+    }
+
+    void approvalChecksTheItemsAgainstTheRefundsMadeMeanwhile()
+    {
+        // Two desks each propose one return of both units; the second approval finds them gone.
+        const Paid p = paidOrder();
+        auto a = proposeRefund(p.orderNo, {{p.skuId, 2}}, 1000);
+        auto b = proposeRefund(p.orderNo, {{p.skuId, 1}}, 1000);
+        QVERIFY(a.ok() && b.ok());
+        QVERIFY(m_compensations->approve(a.value().compensation.id, QStringLiteral("lead"), QStringLiteral("ok"),
+                                         m_clock.nowMs())
+                    .ok());
+        auto second = m_compensations->approve(b.value().compensation.id, QStringLiteral("lead"), QStringLiteral("ok"),
+                                               m_clock.nowMs());
+        QVERIFY(!second.ok());
+        QCOMPARE(second.error().contractCode, QStringLiteral("refund_items_exceed_order"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM compensations WHERE id = ?"), {b.value().compensation.id}),
+                 QStringLiteral("proposed"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {p.orderNo}), qint64(1));
+        // The proposer never approves their own, partial or not.
+        auto own = m_compensations->approve(b.value().compensation.id, QStringLiteral("desk"), QStringLiteral("mine"),
+                                            m_clock.nowMs());
+        QVERIFY(!own.ok());
+        QCOMPARE(own.error().code, ErrorCode::FourEyes);
+    }
+
+    void theRestWaitsForTheOpenPartialRefundsAndAFailedOneGivesItsShareBack()
     {
         const Paid p = paidOrder();
         QString error;
-        QVERIFY(!approvedRefund(p.orderNo, {}, kAmount - 1, &error));
-        QVERIFY2(error.contains(u"whole"), qPrintable(error));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {p.orderNo}), qint64(0));
-        // The approval rolled back with it: the proposal waits, undecided.
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ? AND status = 'proposed'"),
-                       {p.orderNo}),
+        const auto part = approvedRefund(p.orderNo, {}, 5000, &error, {{p.skuId, 1}});
+        QVERIFY2(part, qPrintable(error));
+        QVERIFY(m_refunds->submit(part->refundNo).ok()); // processing at the platform
+        // The refund of the rest must mean the whole payment went back: it waits.
+        auto rest = proposeRefund(p.orderNo, {}, kAmount - 5000);
+        QVERIFY(!rest.ok());
+        QCOMPARE(rest.error().contractCode, QStringLiteral("refund_in_flight"));
+        auto defaultRest = proposeRefund(p.orderNo, {}, std::nullopt);
+        QVERIFY(!defaultRest.ok());
+        QCOMPARE(defaultRest.error().contractCode, QStringLiteral("refund_in_flight"));
+        // Another part may go meanwhile (the order is PAID), but not more than is left.
+        auto over = proposeRefund(p.orderNo, {}, kAmount - 5000 + 1);
+        QVERIFY(!over.ok());
+        QCOMPARE(over.error().contractCode, QStringLiteral("refund_exceeds_payment"));
+        // While it is open, coupon and points compensations take nothing the order is owed.
+        QVERIFY(approvedCompensation(CompensationKind::FreezeCoupon, p.orderNo));
+        QVERIFY(approvedCompensation(CompensationKind::ReversePoints, p.orderNo));
+        QCOMPARE(activeCoupons(p.orderNo), qint64(1));
+        QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints));
+        // CLOSED: nothing went back, nothing is undone, the order is PAID, its share is free again.
+        QCOMPARE(m_refunds->settle(notificationOf(*part, RefundNotification::State::Closed)).value(),
+                 RefundSettlement::Settled);
+        QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
+        QCOMPARE(stockOf(p.skuId), QStringLiteral("8"));
+        QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND subject = ?"),
+                       {QString(QStringLiteral("refund:") + part->refundNo)}),
                  qint64(1));
-        QVERIFY(!approvedRefund(QStringLiteral("ORD-NOBODY"), {}, std::nullopt, &error));
+        const auto whole = approvedRefund(p.orderNo, {}, std::nullopt, &error);
+        QVERIFY2(whole, qPrintable(error));
+        QCOMPARE(whole->amountFen, kAmount);
+        QCOMPARE(orderStatus(p.orderNo), QStringLiteral("REFUNDING"));
+    }
+
+    void concurrentPartialRefundsOfTheOrdersPaymentAcceptExactlyWhatFits()
+    {
+        // Six approvers at once, six refunds of 20.00 of one payment of 88.00, five rounds:
+        // four fit (80.00), the others are refused refund_exceeds_payment, counted in rows.
+        constexpr int kApprovers = 6;
+        constexpr qint64 kPart = 2000;
+        for (int round = 0; round < 5; ++round) {
+            const Paid p = paidOrder();
+            QList<qint64> ids;
+            for (int i = 0; i < kApprovers; ++i) {
+                auto proposed = proposeRefund(p.orderNo, {}, kPart);
+                QVERIFY2(proposed.ok(), qPrintable(proposed.ok() ? QString() : proposed.error().internalMessage));
+                ids << proposed.value().compensation.id;
+            }
+            std::mutex mutex;
+            QStringList outcomes;
+            runConcurrently(kApprovers, [&](int i) {
+                auto decided = m_compensations->approve(ids.at(i), QStringLiteral("lead") + QString::number(i),
+                                                        QStringLiteral("checked"), m_clock.nowMs());
+                std::lock_guard guard(mutex);
+                outcomes << (decided.ok() ? QStringLiteral("executed") : decided.error().contractCode);
+            });
+            const qint64 rows = count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE pay_no = ?"), {p.payNo});
+            const qint64 recorded = text(QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0) FROM refunds WHERE pay_no = ?"),
+                                         {p.payNo})
+                                        .toLongLong();
+            qInfo("round %d on %s: %lld refund rows, %lld fen recorded of %lld; %s", round,
+                  qPrintable(dialectName(dialectUnderTest())), rows, recorded, kAmount, qPrintable(outcomes.join(u' ')));
+            QCOMPARE(rows, kAmount / kPart);
+            QCOMPARE(recorded, (kAmount / kPart) * kPart);
+            QCOMPARE(outcomes.count(QStringLiteral("executed")), int(kAmount / kPart));
+            QCOMPARE(outcomes.count(QStringLiteral("refund_exceeds_payment")), kApprovers - int(kAmount / kPart));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ? AND status = 'executed'"),
+                           {p.orderNo}),
+                     kAmount / kPart);
+            QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
+        }
     }
 
     void aFailedRefundPutsTheOrderBackToPaid()
@@ -629,7 +881,7 @@ private Q_SLOTS:
             for (int i = 0; i < 2; ++i) {
                 auto proposed = m_compensations->propose({CompensationKind::Refund, p.orderNo, std::nullopt, {},
                                                           QStringLiteral("desk"), QStringLiteral("paid twice"), extra,
-                                                          kAmount * 6 / 10},
+                                                          kAmount * 6 / 10, {}},
                                                          m_clock.nowMs());
                 QVERIFY(proposed.ok());
                 ids << proposed.value().compensation.id;

@@ -1,5 +1,7 @@
 #include "ledgerinvariants.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSqlQuery>
 
 namespace payonce::simulation {
@@ -76,7 +78,29 @@ struct RefundRow {
     qint64 amountFen = 0;
     QString status;
     bool own = false;
+    bool partial = false;
+    qint64 totalFen = 0;
+    QMap<QString, qint64> items; // sku → qty given back by a partial refund
 };
+
+/// The partial-refund rule of docs/design.md, written out here again so the check does not
+/// lean on the code it checks: after refunds of R of a payment of P, floor(reward × R / P)
+/// points have been taken back.
+qint64 pointsTakenBackAfter(qint64 rewardPoints, qint64 refundedFen, qint64 paidFen)
+{
+    if (paidFen <= 0)
+        return 0;
+    return rewardPoints * std::min(refundedFen, paidFen) / paidFen; // sim amounts: no overflow
+}
+
+QMap<QString, qint64> itemsOf(const QString &text)
+{
+    QMap<QString, qint64> out;
+    const QJsonObject o = QJsonDocument::fromJson(text.toUtf8()).object();
+    for (auto it = o.begin(); it != o.end(); ++it)
+        out[it.key()] += it.value().toInteger();
+    return out;
+}
 
 } // namespace
 
@@ -268,11 +292,14 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                 findings.insert(q.value(0).toString() + QLatin1Char('|') + q.value(1).toString());
             });
         if (r)
-            r = each(QStringLiteral("SELECT refund_no, order_no, pay_no, amount_fen, status, own_payment FROM refunds"),
+            r = each(QStringLiteral("SELECT refund_no, order_no, pay_no, amount_fen, status, own_payment, partial_refund, "
+                                    "total_fen, refund_items FROM refunds"),
                      [&](const QSqlQuery &q) {
                          refunds[q.value(1).toString()].append({q.value(0).toString(), q.value(1).toString(),
                                                                 q.value(2).toString(), q.value(3).toLongLong(),
-                                                                q.value(4).toString(), q.value(5).toInt() == 1});
+                                                                q.value(4).toString(), q.value(5).toInt() == 1,
+                                                                q.value(6).toInt() == 1, q.value(7).toLongLong(),
+                                                                itemsOf(q.value(8).toString())});
                      });
         if (r)
             r = each(QStringLiteral("SELECT order_no FROM payment_records WHERE status = 'paid'"),
@@ -305,6 +332,23 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
             if (!row.payNo.isEmpty())
                 m_lastPayNo.insert(o, row.payNo);
 
+            // What the partial refunds of its own payment that succeeded gave back: no longer owed.
+            qint64 partlyRefundedFen = 0, paidFen = 0;
+            QMap<QString, qint64> refundedItems;
+            for (const RefundRow &rf : refunds.value(o)) {
+                if (!rf.own || !rf.partial)
+                    continue;
+                if (row.status != u"PAID" && row.status != u"REFUNDING" && row.status != u"REFUNDED")
+                    fail(QStringLiteral("partial-refund"),
+                         QStringLiteral("order %1 is %2 with partial refund %3").arg(o, row.status, rf.refundNo));
+                if (rf.status != u"succeeded")
+                    continue;
+                partlyRefundedFen += rf.amountFen;
+                paidFen = rf.totalFen;
+                for (auto i = rf.items.cbegin(); i != rf.items.cend(); ++i)
+                    refundedItems[i.key()] += i.value();
+            }
+
             // stock-per-order and effects-owed: stock
             const QMap<QString, qint64> items = m_items.value(o);
             QSet<QString> orderSkus(items.keyBegin(), items.keyEnd());
@@ -327,7 +371,7 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                 if (have > items.value(sku))
                     fail(QStringLiteral("stock-per-order"),
                          QStringLiteral("order %1 holds %2 of %3, its items say %4").arg(o).arg(have).arg(sku).arg(items.value(sku)));
-                const qint64 owed = owes ? items.value(sku) : 0;
+                const qint64 owed = owes ? items.value(sku) - refundedItems.value(sku) : 0;
                 const bool oversold = have == 0 && findings.contains(QStringLiteral("oversold|") + o + QLatin1Char(':') + sku);
                 if (have != owed && !(owes && oversold))
                     fail(QStringLiteral("effects-owed"),
@@ -337,7 +381,7 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                              .arg(sku)
                              .arg(have));
             }
-            // coupons
+            // coupons: kept by a PAID order whatever part of it was refunded
             const QMap<QString, int> c = coupons.value(o);
             int activeOwed = 0, activeOther = 0;
             for (auto k = c.cbegin(); k != c.cend(); ++k) {
@@ -358,7 +402,8 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                          .arg(activeOwed)
                          .arg(activeOther));
             // points
-            const qint64 pointsOwed = owes ? row.rewardPoints : 0;
+            const qint64 pointsOwed =
+                owes ? row.rewardPoints - pointsTakenBackAfter(row.rewardPoints, partlyRefundedFen, paidFen) : 0;
             if (points.value(o) != pointsOwed)
                 fail(QStringLiteral("effects-owed"), QStringLiteral("order %1 is %2: owes %3 points, point_log nets %4")
                                                          .arg(o, row.status)
@@ -427,6 +472,23 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
             }
             if (row.status == u"REFUNDED" && !ownSucceeded)
                 fail(QStringLiteral("refund-books"), QStringLiteral("order %1 is REFUNDED without a succeeded refund").arg(o));
+            // A REFUNDED order got its whole payment back, in one refund or in parts.
+            if (row.status == u"REFUNDED") {
+                qint64 ownBack = 0, ownPaid = 0;
+                for (const RefundRow &rf : refunds.value(o)) {
+                    if (rf.own && rf.status == u"succeeded")
+                        ownBack += rf.amountFen;
+                }
+                for (const LogRow &l : logRows.value(o)) {
+                    if (l.payNo == row.payNo && l.channel == row.paidChannel && l.status == u"processed")
+                        ownPaid = l.amountFen;
+                }
+                if (ownBack != ownPaid)
+                    fail(QStringLiteral("refund-books"), QStringLiteral("order %1 is REFUNDED with %2 fen of its %3 given back")
+                                                             .arg(o)
+                                                             .arg(ownBack)
+                                                             .arg(ownPaid));
+            }
         }
 
         // four-eyes and audit, over the compensations of these orders

@@ -28,9 +28,11 @@ struct Violation {
 /// - stock-per-order: no order gives back more of a SKU than it took, nor takes more than
 ///   its items (give-backs written under another order_no are attributed to the order
 ///   whose compensation or refund wrote them);
-/// - effects-owed: PAID/REFUNDING orders have their stock (or an oversold finding), exactly
-///   one active coupon of their template and nothing else active, net points equal to
-///   reward_points, one order.paid event and the processed log row of their pay_no;
+/// - effects-owed: PAID/REFUNDING orders have their stock (or an oversold finding) less the
+///   items their succeeded partial refunds gave back, exactly one active coupon of their
+///   template and nothing else active (partial refunds keep it), net points equal to
+///   reward_points − floor(reward_points × partly refunded / paid) (docs/design.md,
+///   "Partial refunds"), one order.paid event and the processed log row of their pay_no;
 ///   PENDING/PAYING/CLOSED/REFUNDED ones none of the effects (REFUNDED keeps its event);
 /// - order-transition: every status change is an edge of the state machine, CLOSED and
 ///   REFUNDED are final, the pay_no of a paid order never changes;
@@ -38,7 +40,10 @@ struct Violation {
 ///   double_payment finding or a refund;
 /// - refund-total: the refunds of one payment that have not failed sum to at most its amount;
 /// - refund-books: a refund the platform paid out is not failed in our books, one we call
-///   succeeded was paid out, a REFUNDED order has its succeeded refund;
+///   succeeded was paid out, a REFUNDED order has its succeeded refund and got its whole
+///   payment back (one refund or several);
+/// - partial-refund: a partial refund of an order's own payment exists only for an order
+///   that was paid (PAID, REFUNDING, REFUNDED);
 /// - four-eyes: nobody decided a compensation they proposed;
 /// - audit: every compensation has exactly one audit row per step it went through.
 ///

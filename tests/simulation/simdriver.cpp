@@ -36,7 +36,8 @@ QString outcomeText(const core::CallbackOutcome &o)
 
 QString errorText(const core::Error &e)
 {
-    return QStringLiteral("error %1").arg(core::errorCodeName(e.code));
+    return e.contractCode.isEmpty() ? QStringLiteral("error %1").arg(core::errorCodeName(e.code))
+                                    : QStringLiteral("error %1 (%2)").arg(core::errorCodeName(e.code), e.contractCode);
 }
 
 } // namespace
@@ -184,7 +185,7 @@ std::optional<Violation> SimDriver::step(int number)
     m_probe.pipelineEvents.clear();
     const bool canCreate = m_orders.size() < m_options.maxOrders;
     QString line;
-    switch (m_random.weighted({canCreate ? 9 : 0, 12, 10, 24, 3, 2, 2, 4, 2, 4, 5, 4, 5, 3, 2, 2, 2, 6, 2, 4, 1, 2, 2})) {
+    switch (m_random.weighted({canCreate ? 9 : 0, 12, 10, 24, 3, 2, 2, 4, 2, 4, 5, 4, 5, 3, 2, 2, 2, 6, 2, 4, 1, 2, 2, 4})) {
     case 0: line = opCreateOrder(op); break;
     case 1: line = opConfirm(op); break;
     case 2: line = opUserPays(op); break;
@@ -207,7 +208,8 @@ std::optional<Violation> SimDriver::step(int number)
     case 19: line = opOutbox(op); break;
     case 20: line = opRedrive(op); break;
     case 21: line = opCrash(op); break;
-    default: line = opClock(op); break;
+    case 22: line = opClock(op); break;
+    default: line = opRefundPartial(op); break;
     }
     m_clock.advance(m_random.between(20, 400));
     const QString traced = QStringLiteral("%1 %2").arg(number, 5).arg(line);
@@ -263,7 +265,12 @@ QString SimDriver::opCreateOrder(Op &op)
     auto created = m_world->setup->createOrder(draft);
     op.touched << draft.orderNo;
     if (created)
-        m_orders.append({draft.orderNo, draft.userId, draft.amountFen});
+    {
+        QMap<QString, qint64> bought;
+        for (const auto &item : draft.items)
+            bought[item.skuId] += item.qty;
+        m_orders.append({draft.orderNo, draft.userId, draft.amountFen, bought});
+    }
     return QStringLiteral("create %1 user %2 %3 fen [%4] coupon %5 points %6 -> %7")
         .arg(draft.orderNo)
         .arg(draft.userId)
@@ -649,6 +656,51 @@ QString SimDriver::opRefundOwn(Op &op)
     if (!proposed)
         return QStringLiteral("refund %1: propose -> %2").arg(orderNo, errorText(proposed.error()));
     return QStringLiteral("refund %1: compensation %2 proposed; ").arg(orderNo).arg(proposed.value().compensation.id)
+           + decide(op, proposed.value().compensation.id, QStringLiteral("refund"));
+}
+
+QString SimDriver::opRefundPartial(Op &op)
+{
+    const QString orderNo = pickOrder(m_ledger->ordersIn(QStringLiteral("PAID")));
+    if (orderNo.isEmpty())
+        return QStringLiteral("partial refund: no order yet");
+    const OrderModel *order = nullptr;
+    for (const OrderModel &o : std::as_const(m_orders)) {
+        if (o.orderNo == orderNo)
+            order = &o;
+    }
+    if (!order || order->amountFen < 2)
+        return QStringLiteral("partial refund %1: nothing to split").arg(orderNo);
+    op.touched << orderNo;
+    core::CompensationProposal p;
+    p.kind = CompensationKind::Refund;
+    p.orderNo = orderNo;
+    p.proposedBy = kDesk;
+    p.reason = QStringLiteral("sim: part of the order back");
+    p.dedupKey = QStringLiteral("sim:refund:%1").arg(op.number);
+    // Mostly a third or so of the price, now and then more than can be left (refused).
+    p.amountFen = m_random.chance(85) ? m_random.between(1, std::max<qint64>(1, order->amountFen / 3))
+                                      : m_random.between(order->amountFen / 2, order->amountFen);
+    QString itemsText = QStringLiteral("no items");
+    if (m_random.chance(60) && !order->items.isEmpty()) {
+        const QStringList skus = order->items.keys();
+        const QString sku = skus.at(int(m_random.below(skus.size())));
+        // Now and then one more than was bought (refused).
+        const qint64 qty = m_random.between(1, order->items.value(sku) + (m_random.chance(10) ? 1 : 0));
+        p.refundItems.insert(sku, qty);
+        itemsText = QStringLiteral("%1x%2").arg(sku).arg(qty);
+    }
+    auto proposed = m_world->compensations->propose(p, m_clock.nowMs());
+    if (!proposed)
+        return QStringLiteral("partial refund %1 %2 fen %3: propose -> %4")
+            .arg(orderNo)
+            .arg(*p.amountFen)
+            .arg(itemsText, errorText(proposed.error()));
+    return QStringLiteral("partial refund %1 %2 fen %3: compensation %4 proposed; ")
+               .arg(orderNo)
+               .arg(*p.amountFen)
+               .arg(itemsText)
+               .arg(proposed.value().compensation.id)
            + decide(op, proposed.value().compensation.id, QStringLiteral("refund"));
 }
 

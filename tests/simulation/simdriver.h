@@ -45,7 +45,7 @@ struct RunResult {
 /// draws `steps` operations from the seed (orders, confirms against a scripted gateway,
 /// WeChat and Alipay notifications first / duplicated / out of order / late / forged /
 /// for a second pay_no / for a CLOSED order / with another amount, the worker, accept-only,
-/// replays, refunds with every platform answer, close and patrol runs, compensations of
+/// replays, refunds (whole, partial by amount and items, of extra payments) with every platform answer, close and patrol runs, compensations of
 /// every kind approved once, twice, concurrently or by their proposer, the outbox with
 /// failing handlers and re-drives, crashes), checks the ledger after each, and at the end
 /// drives everything to quiescence and checks again. Single-threaded but for the
@@ -70,6 +70,7 @@ private:
         QString orderNo;
         qint64 userId = 0;
         qint64 amountFen = 0;
+        QMap<QString, qint64> items; // sku → qty bought
     };
 
     core::Result<void> rebuild();
@@ -88,6 +89,7 @@ private:
     QString opMode(Op &op);
     QString opReplay(Op &op);
     QString opRefundOwn(Op &op);
+    QString opRefundPartial(Op &op);
     QString opRefundStray(Op &op);
     QString opRefundFinish(Op &op);
     QString opRefundResend(Op &op);

@@ -31,7 +31,8 @@ struct Compensation {
     QJsonObject result; ///< what execution did
     qint64 createdAtMs = 0;
     QString payNo;                   ///< refund: the payment to give back (empty: the order's own)
-    std::optional<qint64> amountFen; ///< refund: how much (none: that payment's whole amount)
+    std::optional<qint64> amountFen; ///< refund: how much (none: what is left of that payment)
+    RefundItems refundItems;         ///< refund: the items returned with it (empty: none)
 };
 
 /// A proposal before it is stored. An empty dedupKey never dedups.
@@ -43,7 +44,8 @@ struct CompensationProposal {
     QString proposedBy;
     QString reason;
     QString payNo;                   ///< refund only: the payment to give back (empty: the order's own)
-    std::optional<qint64> amountFen; ///< refund only: how much (none: that payment's whole amount)
+    std::optional<qint64> amountFen; ///< refund only: how much (none: what is left of that payment)
+    RefundItems refundItems;         ///< refund only: the items returned with it (an amount is then required)
 };
 
 /// The statements of one compensation transaction; valid only inside
@@ -79,13 +81,29 @@ public:
                                                   qint64 nowMs) = 0;
     /// The refund an approved refund compensation asks for, recorded as `requested` under
     /// refundNoFor(id): the payment is c.payNo (default: the one the order is PAID by), the
-    /// amount c.amountFen (default: that payment's whole amount). Refusals (InvalidInput,
-    /// nothing written): no processed payment of that pay_no for the order, an amount above
-    /// what is left of the payment after its other refunds, a partial refund of the order's
-    /// own payment (it is refunded whole; a double payment's extra one may be partial).
-    /// For the order's own payment the order goes PAID → REFUNDING by CAS (Conflict when it
-    /// is not PAID). A second call for the same compensation answers the row as it is.
+    /// amount c.amountFen (default: what is left of that payment after its other refunds
+    /// that have not failed). The payment's callback-log row is locked before anything is
+    /// summed, so concurrent approvals of one payment never give back more than it paid.
+    /// Of the order's own payment (the order must be PAID: Conflict order_not_refundable
+    /// otherwise):
+    /// - less than what is left is a partial refund: the order stays PAID, guarded by a
+    ///   CAS on its status (version + 1); c.refundItems are checked against the items the
+    ///   order bought less those of its other refunds that have not failed;
+    /// - what is left is the last refund: PAID → REFUNDING by CAS, refused (Conflict
+    ///   refund_in_flight) while another refund of the payment is open, so that its success
+    ///   really means the whole payment went back.
+    /// Refusals, nothing written: no processed payment of that pay_no for the order
+    /// (InvalidInput), an amount above what is left (Conflict refund_exceeds_payment),
+    /// items of an extra payment or items without an amount (InvalidInput
+    /// refund_amount_required), a SKU the order did not buy (InvalidInput
+    /// refund_sku_not_in_order), more of a SKU than is left of it (InvalidInput
+    /// refund_items_exceed_order). A second call for the same compensation answers the row
+    /// as it is.
     virtual Result<RefundRecord> requestRefund(const Compensation &c, qint64 nowMs) = 0;
+    /// What requestRefund would refuse of this proposal now, refused (the same errors);
+    /// nothing is written or locked. The proposal of a refund is checked so, and its
+    /// approval again (the order may have changed in between).
+    virtual Result<void> checkRefund(const CompensationProposal &proposal) = 0;
 };
 
 /// Where compensations live. Thread-safe; work runs on the calling thread.

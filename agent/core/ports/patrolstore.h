@@ -39,8 +39,8 @@ struct PaidOrderEffects {
     qint64 userId = 0;
     QString payNo;
     QString rewardCouponTemplate; ///< empty: no coupon owed
-    qint64 rewardPoints = 0;
-    QList<Item> items;
+    qint64 rewardPoints = 0;       ///< owed: reward_points less what partial refunds took back
+    QList<Item> items;             ///< owed: what it bought less what partial refunds gave back
     QList<Coupon> coupons;         ///< user_coupon rows with this order_no, by id
     QList<PointEntry> points;      ///< point_log rows with this order_no, by id
     QList<StockEntry> stock;       ///< stock_log rows with this order_no, by id

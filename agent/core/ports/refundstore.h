@@ -33,14 +33,17 @@ public:
     /// the platform no longer knows it) → requested with the error, to be sent again.
     virtual Result<void> recordAttempt(const QString &refundNo, bool accepted, const QString &platformRefundId,
                                        const QString &error, qint64 nowMs) = 0;
-    /// requested|processing → succeeded. For the order's own payment: REFUNDING → REFUNDED,
-    /// its active coupons frozen, its net points reversed by one entry keyed
-    /// "refund:<refund_no>", its stock given back by negative stock_log entries under
-    /// order_no "refund:<refund_no>", an "order.refunded" outbox event. An audit row.
+    /// requested|processing → succeeded. For the order's own payment's last refund:
+    /// REFUNDING → REFUNDED, its active coupons frozen, its net points reversed by one entry
+    /// keyed "refund:<refund_no>", the stock it still holds given back by entries of its own
+    /// stock ledger keyed "refund:<refund_no>", an "order.refunded" outbox event. For a
+    /// partial refund (the order stays PAID, its coupon active): the points taken back in
+    /// proportion (core/partialrefund.h) and the refund's items given back, under the same
+    /// keys. An audit row.
     virtual Result<RefundSettlement> settleSucceeded(const QString &refundNo, const QString &platformRefundId,
                                                      const QString &actor, const QString &reason, qint64 nowMs) = 0;
-    /// requested|processing → failed with why (CLOSED, a refusal: nothing was refunded). For the order's own payment: REFUNDING →
-    /// PAID. A `refund_failed` finding (subject "refund:<refund_no>"), the compensation
+    /// requested|processing → failed with why (CLOSED, a refusal: nothing was refunded). For the order's own payment's
+    /// last refund: REFUNDING → PAID (a partial refund left it PAID). A `refund_failed` finding (subject "refund:<refund_no>"), the compensation
     /// marked failed, an audit row.
     virtual Result<RefundSettlement> settleFailed(const QString &refundNo, const QString &why, const QString &actor,
                                                   qint64 nowMs) = 0;
