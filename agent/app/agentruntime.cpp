@@ -651,6 +651,8 @@ void AgentRuntime::Parts::registerQa(const http::EventPublisher &publish)
     qaDriver = std::make_unique<qa::HttpScenarioDriver>(simBaseUrl, kQaHttpTimeoutMs);
     core::ScenarioRunnerOptions options;
     options.publish = publish;
+    options.agentId = config.instanceId;
+    options.leaseMs = config.qa.leaseMs;
     qaRunner = std::make_unique<core::ScenarioRunner>(*qaRuns, *qaDriver, *audit, clock, options);
     http::registerQaRoutes(*server, *qaRunner, *qaRuns, selfBaseUrl);
     qCWarning(lcApp).noquote() << QStringLiteral("qa.enabled: POST /api/v1/qa/scenarios is open to operators, "

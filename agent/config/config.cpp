@@ -572,6 +572,8 @@ public:
                                        .arg(c.listen.toString()));
         if (const Setting *s = find(QStringLiteral("qa.enabled")))
             c.qa.enabled = s->value.toBool();
+        if (!integer(QStringLiteral("qa.lease_ms"), c.qa.leaseMs, 1000, 3600000))
+            return error;
         return c;
     }
 
@@ -745,7 +747,7 @@ QString Config::describeForLog() const
             .arg(orNone(alipay.appId), orNone(alipay.sellerId), orNone(alipay.privateKeyPath),
                  orNone(alipay.alipayPublicKeyPath), alipay.baseUrl),
         QStringLiteral("sim={enabled=%1 listen=%2}").arg(onOff(sim.enabled), sim.listen.toString()),
-        QStringLiteral("qa={enabled=%1}").arg(onOff(qa.enabled)),
+        QStringLiteral("qa={enabled=%1 lease_ms=%2}").arg(onOff(qa.enabled)).arg(qa.leaseMs),
         QStringLiteral("http={idle_timeout_ms=%1 header_timeout_ms=%2 max_connections=%3 max_connections_per_address=%4 "
                        "max_body_bytes=65536 trusted_proxies=[%5] callback_threads=%6 callback_queue=%7 "
                        "gateway_threads=%8 gateway_queue=%9}")

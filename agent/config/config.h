@@ -61,6 +61,7 @@ struct SimSettings {
 
 struct QaSettings {
     bool enabled = false;
+    int leaseMs = 15000; ///< a run's lease (core::ScenarioRunnerOptions::leaseMs)
 };
 
 /// The HTTP connection guard (http::ConnectionGuard::Limits). The body limit is not

@@ -101,6 +101,8 @@ constexpr OptionSpec kOptions[] = {
      u"Start payonce-sim as a child process and point the gateways at it."},
     {u"sim.listen", u"", K::String, u"HOST:PORT", u"127.0.0.1:8090", u"Address of the started payonce-sim."},
     {u"qa.enabled", u"", K::Boolean, u"BOOL", u"false", u"Allow POST /api/v1/qa/scenarios."},
+    {u"qa.lease_ms", u"", K::Integer, u"MS", u"15000",
+     u"A QA run's lease, renewed by its agent every third of it: a run whose agent died is shown abandoned, on every agent, once its lease has run out (1000-3600000)."},
 };
 
 QString wrapped(const QString &text, int indent, int width)

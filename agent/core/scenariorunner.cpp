@@ -71,10 +71,13 @@ struct ScenarioRunner::Private {
     ScenarioRunnerOptions options;
 
     std::mutex mutex;
-    std::condition_variable wake; // interrupts waits when stopping
+    std::condition_variable wake; // interrupts waits when stopping or when the lease is lost
     std::thread thread;
     bool running = false;
     std::atomic<bool> stopping{false};
+    QString leasedRun;              ///< the run whose lease the keeper renews; guarded by mutex
+    std::atomic<bool> leaseLost{false}; ///< the running run's lease was lost: it stops
+    std::thread leaseKeeper;        ///< started last in the constructor
 
     Private(QaRunStore &s, ScenarioDriver &dr, AuditWriter &a, const Clock &c, ScenarioRunnerOptions o)
         : store(s), driver(dr), audit(a), clock(c), options(std::move(o))
@@ -100,11 +103,14 @@ struct ScenarioRunner::Private {
         QString error;
     };
 
-    /// Waits; false when the agent is stopping (then at once). Safe on any thread.
+    /// The run in progress must end: the agent is stopping, or the run lost its lease.
+    bool halted() const { return stopping || leaseLost; }
+
+    /// Waits; false when the run must end (then at once). Safe on any thread.
     bool pause(std::chrono::milliseconds duration)
     {
         std::unique_lock lock(mutex);
-        return !wake.wait_for(lock, duration, [this] { return stopping.load(); });
+        return !wake.wait_for(lock, duration, [this] { return halted(); });
     }
     /// The same on the run's own thread, which unwinds when stopping.
     void sleepFor(std::chrono::milliseconds duration)
@@ -122,7 +128,7 @@ struct ScenarioRunner::Private {
         std::vector<std::thread> workers;
         for (int t = 0; t < std::min(threads, n); ++t) {
             workers.emplace_back([&] {
-                for (int i = next++; i < n && !stopping; i = next++) {
+                for (int i = next++; i < n && !halted(); i = next++) {
                     QString error = body(i);
                     if (!error.isEmpty()) {
                         std::lock_guard guard(failedMutex);
@@ -135,7 +141,7 @@ struct ScenarioRunner::Private {
         }
         for (std::thread &worker : workers)
             worker.join();
-        if (stopping)
+        if (halted())
             throw StopRequested();
         return failed;
     }
@@ -287,7 +293,11 @@ struct ScenarioRunner::Private {
     template<typename Predicate>
     QString waitUntil(qint64 timeoutMs, const QString &what, Predicate done);
     void execute(Run &run);
+    void finish(Run &run, const QString &status, const QString &report);
     void runThread(std::unique_ptr<Run> run);
+    void keepLeases();
+    void renewLease();
+    void writeDownAbandoned();
 };
 
 QString ScenarioRunner::Private::createOrders(Run &run, QList<Group> &groups)
@@ -523,14 +533,14 @@ void ScenarioRunner::Private::execute(Run &run)
     if (!error.isEmpty()) {
         run.error = error;
         setPhase(run, QStringLiteral("error"));
-        (void)store.finish(run.id, QStringLiteral("error"), {}, clock.nowMs());
+        finish(run, QStringLiteral("error"), {});
         return;
     }
     auto report = store.report(prefix);
     if (!report) {
         run.error = report.error().internalMessage;
         setPhase(run, QStringLiteral("error"));
-        (void)store.finish(run.id, QStringLiteral("error"), {}, clock.nowMs());
+        finish(run, QStringLiteral("error"), {});
         return;
     }
     {
@@ -538,8 +548,17 @@ void ScenarioRunner::Private::execute(Run &run)
         report.value().confirmLayers = run.confirmLayers;
     }
     const QString status = report.value().passed() ? QStringLiteral("passed") : QStringLiteral("failed");
-    (void)store.finish(run.id, status, QString::fromUtf8(compact(report.value().toJson())), clock.nowMs());
+    finish(run, status, QString::fromUtf8(compact(report.value().toJson())));
     setPhase(run, status);
+}
+
+void ScenarioRunner::Private::finish(Run &run, const QString &status, const QString &report)
+{
+    auto finished = store.finish(run.id, options.agentId, status, report, clock.nowMs());
+    if (!finished)
+        qCWarning(lcCore).noquote() << "qa" << run.id << "end not stored:" << finished.error().internalMessage;
+    else if (!finished.value())
+        qCWarning(lcCore).noquote() << "qa" << run.id << "ended" << status << "after its lease ran out: it stays abandoned";
 }
 
 void ScenarioRunner::Private::runThread(std::unique_ptr<Run> run)
@@ -547,19 +566,86 @@ void ScenarioRunner::Private::runThread(std::unique_ptr<Run> run)
     try {
         execute(*run);
     } catch (const StopRequested &) {
-        run->error = QStringLiteral("the agent stopped during the run");
-        run->phase = QStringLiteral("error");
-        (void)store.saveProgress(run->id, QString::fromUtf8(compact(progressJson(*run))));
-        (void)store.finish(run->id, QStringLiteral("error"), {}, clock.nowMs());
+        if (leaseLost) {
+            qCWarning(lcCore).noquote() << "qa" << run->id << "lost its lease (this agent was out of reach longer than"
+                                        << options.leaseMs << "ms): stopped, it stays abandoned";
+        } else {
+            run->error = QStringLiteral("the agent stopped during the run");
+            run->phase = QStringLiteral("error");
+            (void)store.saveProgress(run->id, QString::fromUtf8(compact(progressJson(*run))));
+            finish(*run, QStringLiteral("error"), {});
+        }
     }
     std::lock_guard guard(mutex);
     running = false;
+    leasedRun.clear();
+}
+
+void ScenarioRunner::Private::keepLeases()
+{
+    const std::chrono::milliseconds interval(std::max(1, options.leaseMs / 3));
+    std::unique_lock lock(mutex);
+    while (!wake.wait_for(lock, interval, [this] { return stopping.load(); })) {
+        lock.unlock();
+        renewLease();
+        writeDownAbandoned();
+        lock.lock();
+    }
+}
+
+void ScenarioRunner::Private::renewLease()
+{
+    QString id;
+    {
+        std::lock_guard guard(mutex);
+        id = leasedRun;
+    }
+    if (id.isEmpty())
+        return;
+    const qint64 now = clock.nowMs();
+    auto renewed = store.renewLease(id, options.agentId, now, now + options.leaseMs);
+    if (!renewed) {
+        // Tried again at the next beat; the lease holds until then.
+        qCWarning(lcCore).noquote() << "qa" << id << "lease not renewed:" << renewed.error().internalMessage;
+        return;
+    }
+    if (!renewed.value()) {
+        {
+            std::lock_guard guard(mutex);
+            if (leasedRun != id)
+                return; // that run ended meanwhile
+            leaseLost = true;
+        }
+        wake.notify_all();
+    }
+}
+
+void ScenarioRunner::Private::writeDownAbandoned()
+{
+    auto abandoned = store.abandonExpired(clock.nowMs());
+    if (!abandoned) {
+        qCWarning(lcCore).noquote() << "qa: abandoned runs not written down:" << abandoned.error().internalMessage;
+        return;
+    }
+    for (const QaRun &run : std::as_const(abandoned.value())) {
+        qCWarning(lcCore).noquote() << "qa" << run.scenarioId << "abandoned: its agent" << run.agentId
+                                    << "stopped renewing its lease, which ended at" << run.leaseUntil;
+        if (!options.publish)
+            continue;
+        QJsonObject progress = QJsonDocument::fromJson(run.progress.toUtf8()).object();
+        progress.insert(QStringLiteral("phase"), QStringLiteral("abandoned"));
+        progress.insert(QStringLiteral("agent_id"), run.agentId);
+        progress.insert(QStringLiteral("lease_until"), run.leaseUntil);
+        options.publish(StreamEvent{QStringLiteral("scenario.progress"), run.scenarioId,
+                                    QString::fromUtf8(compact(progress)), run.startedBy, {}});
+    }
 }
 
 ScenarioRunner::ScenarioRunner(QaRunStore &store, ScenarioDriver &driver, AuditWriter &audit, const Clock &clock,
                                ScenarioRunnerOptions options)
     : d(std::make_unique<Private>(store, driver, audit, clock, std::move(options)))
 {
+    d->leaseKeeper = std::thread([this] { d->keepLeases(); });
 }
 
 void ScenarioRunner::requestStop()
@@ -576,6 +662,8 @@ ScenarioRunner::~ScenarioRunner()
     requestStop();
     if (d->thread.joinable())
         d->thread.join();
+    if (d->leaseKeeper.joinable())
+        d->leaseKeeper.join();
 }
 
 Result<QString> ScenarioRunner::start(const ScenarioParams &params, const QString &actor, const QString &reason,
@@ -598,8 +686,9 @@ Result<QString> ScenarioRunner::start(const ScenarioParams &params, const QStrin
     run->authorization = authorization;
     run->traceId = traceId;
     const QString paramsText = QString::fromUtf8(compact(params.toJson()));
-    QaRun row{run->id, scenarioKindName(params.kind), paramsText, QStringLiteral("running"), {}, {}, actor,
-              d->clock.nowMs(), 0};
+    const qint64 now = d->clock.nowMs();
+    QaRun row{run->id, scenarioKindName(params.kind), paramsText, QStringLiteral("running"), {}, {}, actor, now, 0,
+              d->options.agentId, now + d->options.leaseMs};
     if (auto created = d->store.create(row); !created)
         return created.error();
     if (auto audited = d->audit.append({actor, QStringLiteral("qa.scenario.start"),
@@ -608,6 +697,8 @@ Result<QString> ScenarioRunner::start(const ScenarioParams &params, const QStrin
         return audited.error();
     const QString id = run->id;
     d->running = true;
+    d->leasedRun = id;
+    d->leaseLost = false;
     d->thread = std::thread([this, run = std::move(run)]() mutable { d->runThread(std::move(run)); });
     return id;
 }

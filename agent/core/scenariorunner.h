@@ -29,6 +29,12 @@ struct ScenarioRunnerOptions {
     /// How long a confirm answered 503 (gateway down, breaker open) is tried again, as a
     /// user clicking again would, before the run gives up with status error.
     int confirmRetryMs = 60000;
+    /// This agent's instance id: the run's lease holder, named in qa_runs.agent_id.
+    QString agentId;
+    /// A run's lease (QaRunStore): renewed every third of it while the run lasts, so a
+    /// run whose agent died is shown abandoned at most this long after its last renewal.
+    /// The same keeper writes down, on every agent, the runs whose lease ran out.
+    int leaseMs = 15000;
 };
 
 /// Runs QA scenarios (docs/openapi.yaml, "QA scenarios") in the background, one at a time per agent
@@ -48,6 +54,12 @@ struct ScenarioRunnerOptions {
 /// Any step that cannot be done (a target or the simulator not answering, a confirm
 /// refused) ends the run with status error and the reason in its progress.
 /// Progress (phase and counts) is stored in qa_runs.progress and published.
+///
+/// A lease keeper thread, for the runner's lifetime, renews the running run's lease every
+/// leaseMs / 3 and writes down as abandoned any run (of any agent) whose lease ran out,
+/// publishing a "scenario.progress" event with phase "abandoned" for it. A run that lost
+/// its lease (this agent was frozen past it, or the database was out of reach that long)
+/// stops at once and writes no end of its own: it stays abandoned.
 class ScenarioRunner {
 public:
     ScenarioRunner(QaRunStore &store, ScenarioDriver &driver, AuditWriter &audit, const Clock &clock,

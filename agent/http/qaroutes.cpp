@@ -22,7 +22,9 @@ QJsonObject runJson(const core::QaRun &run, bool withReport)
                      {QStringLiteral("progress"), storedJson(run.progress)},
                      {QStringLiteral("started_by"), run.startedBy},
                      {QStringLiteral("started_at"), isoTime(run.startedAt)},
-                     {QStringLiteral("finished_at"), run.finishedAt > 0 ? QJsonValue(isoTime(run.finishedAt)) : QJsonValue()}};
+                     {QStringLiteral("finished_at"), run.finishedAt > 0 ? QJsonValue(isoTime(run.finishedAt)) : QJsonValue()},
+                     {QStringLiteral("agent_id"), run.agentId},
+                     {QStringLiteral("lease_until"), run.leaseUntil > 0 ? QJsonValue(isoTime(run.leaseUntil)) : QJsonValue()}};
     if (withReport)
         json.insert(QStringLiteral("report"), storedJson(run.report));
     return json;

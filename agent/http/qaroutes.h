@@ -21,8 +21,9 @@ namespace payonce::http {
 ///        Absent targets: this agent (selfBaseUrl).
 ///   GET  /api/v1/qa/scenarios?limit= (viewer) → newest first, without reports.
 ///   GET  /api/v1/qa/scenarios/{id} (viewer) → the run: params, status running | passed |
-///        failed | error, progress and, once finished, the invariant report; 404
-///        scenario_not_found.
+///        failed | error | abandoned, progress, the agent that runs it and its lease and,
+///        once finished, the invariant report; 404 scenario_not_found. An abandoned run's
+///        agent stopped renewing its lease (it died): finished_at is when the lease ended.
 void registerQaRoutes(HttpServer &server, core::ScenarioRunner &runner, core::QaRunStore &store,
                       const QString &selfBaseUrl);
 

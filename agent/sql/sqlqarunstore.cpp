@@ -1,5 +1,7 @@
 #include "sqlqarunstore.h"
 
+#include "dialectsql.h"
+
 #include <QSqlQuery>
 
 namespace payonce::sql {
@@ -7,7 +9,9 @@ namespace payonce::sql {
 namespace {
 
 const QString kColumns = QStringLiteral(
-    "scenario_id, kind, params, status, progress, report, started_by, started_at, finished_at");
+    "scenario_id, kind, params, status, progress, report, started_by, started_at, finished_at, agent_id, lease_until");
+const QString kRunning = QStringLiteral("running");
+const QString kAbandoned = QStringLiteral("abandoned");
 
 // What each PAID order is owed (docs/design.md, "Callback path"): one stock row per item, one
 // coupon when it has a template, one points grant when it has points.
@@ -30,10 +34,10 @@ core::Result<void> SqlQaRunStore::create(const core::QaRun &run)
 {
     return m_database.write([&](Session &session) -> core::Result<void> {
         auto inserted = session.exec(
-            QStringLiteral("INSERT INTO qa_runs (%1) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").arg(kColumns),
+            QStringLiteral("INSERT INTO qa_runs (%1) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").arg(kColumns),
             {run.scenarioId, run.kind, run.params, run.status, run.progress.isEmpty() ? QVariant() : run.progress,
              run.report.isEmpty() ? QVariant() : run.report, run.startedBy, run.startedAt,
-             run.finishedAt > 0 ? QVariant(run.finishedAt) : QVariant()},
+             run.finishedAt > 0 ? QVariant(run.finishedAt) : QVariant(), run.agentId, run.leaseUntil},
             QStringLiteral("insert qa run"));
         if (!inserted)
             return inserted.error();
@@ -52,17 +56,66 @@ core::Result<void> SqlQaRunStore::saveProgress(const QString &scenarioId, const 
     });
 }
 
-core::Result<void> SqlQaRunStore::finish(const QString &scenarioId, const QString &status, const QString &report,
-                                         qint64 finishedAt)
+core::Result<bool> SqlQaRunStore::finish(const QString &scenarioId, const QString &agentId, const QString &status,
+                                         const QString &report, qint64 nowMs)
 {
-    return m_database.write([&](Session &session) -> core::Result<void> {
-        auto updated = session.exec(
-            QStringLiteral("UPDATE qa_runs SET status = ?, report = ?, finished_at = ? WHERE scenario_id = ?"),
-            {status, report.isEmpty() ? QVariant() : report, finishedAt, scenarioId}, QStringLiteral("qa finish"));
+    return m_database.write([&](Session &session) -> core::Result<bool> {
+        auto updated = session.execAffected(
+            QStringLiteral("UPDATE qa_runs SET status = ?, report = ?, finished_at = ? WHERE scenario_id = ? "
+                           "AND agent_id = ? AND status = 'running' AND lease_until >= ?"),
+            {status, report.isEmpty() ? QVariant() : report, nowMs, scenarioId, agentId, nowMs},
+            QStringLiteral("qa finish"));
         if (!updated)
             return updated.error();
-        return {};
+        return updated.value() == 1;
     });
+}
+
+core::Result<bool> SqlQaRunStore::renewLease(const QString &scenarioId, const QString &agentId, qint64 nowMs,
+                                             qint64 leaseUntil)
+{
+    return m_database.write([&](Session &session) -> core::Result<bool> {
+        // MariaDB counts changed rows: a renewal to the same lease_until (two in one
+        // millisecond) would count 0, so the row is matched by a read in the same
+        // transaction first.
+        auto held = session.exec(QStringLiteral("SELECT lease_until FROM qa_runs WHERE scenario_id = ? AND agent_id = ? "
+                                                "AND status = 'running' AND lease_until >= ?")
+                                     + forUpdate(session.dialect()),
+                                 {scenarioId, agentId, nowMs}, QStringLiteral("qa lease held"));
+        if (!held)
+            return held.error();
+        if (!held.value().next())
+            return false;
+        auto renewed = session.exec(QStringLiteral("UPDATE qa_runs SET lease_until = ? WHERE scenario_id = ?"),
+                                    {std::max(leaseUntil, held.value().value(0).toLongLong()), scenarioId},
+                                    QStringLiteral("qa lease renewal"));
+        if (!renewed)
+            return renewed.error();
+        return true;
+    });
+}
+
+core::Result<QList<core::QaRun>> SqlQaRunStore::abandonExpired(qint64 nowMs)
+{
+    auto expired = select(QStringLiteral("WHERE status = 'running' AND lease_until < ?"), {nowMs}, 100);
+    if (!expired)
+        return expired;
+    QList<core::QaRun> abandoned;
+    for (core::QaRun run : std::as_const(expired.value())) {
+        auto marked = m_database.write([&](Session &session) -> core::Result<int> {
+            return session.execAffected(QStringLiteral("UPDATE qa_runs SET status = 'abandoned', finished_at = lease_until "
+                                                       "WHERE scenario_id = ? AND status = 'running' AND lease_until < ?"),
+                                        {run.scenarioId, nowMs}, QStringLiteral("qa abandon"));
+        });
+        if (!marked)
+            return marked.error();
+        if (marked.value() == 1) { // another agent may have written it down first
+            run.status = kAbandoned;
+            run.finishedAt = run.leaseUntil;
+            abandoned.append(run);
+        }
+    }
+    return abandoned;
 }
 
 core::Result<QList<core::QaRun>> SqlQaRunStore::select(const QString &where, const QVariantList &binds, int limit)
@@ -75,10 +128,17 @@ core::Result<QList<core::QaRun>> SqlQaRunStore::select(const QString &where, con
             return query.error();
         QList<core::QaRun> runs;
         QSqlQuery &q = query.value();
+        const qint64 now = session.nowMs();
         while (q.next()) {
-            runs.append({q.value(0).toString(), q.value(1).toString(), q.value(2).toString(), q.value(3).toString(),
-                         q.value(4).toString(), q.value(5).toString(), q.value(6).toString(),
-                         q.value(7).toLongLong(), q.value(8).isNull() ? 0 : q.value(8).toLongLong()});
+            core::QaRun run{q.value(0).toString(), q.value(1).toString(), q.value(2).toString(), q.value(3).toString(),
+                            q.value(4).toString(), q.value(5).toString(), q.value(6).toString(),
+                            q.value(7).toLongLong(), q.value(8).isNull() ? 0 : q.value(8).toLongLong(),
+                            q.value(9).toString(), q.value(10).toLongLong()};
+            if (run.status == kRunning && run.leaseUntil < now) { // its agent died; not yet written down
+                run.status = kAbandoned;
+                run.finishedAt = run.leaseUntil;
+            }
+            runs.append(run);
         }
         return runs;
     });
@@ -101,7 +161,15 @@ core::Result<std::optional<core::QaRun>> SqlQaRunStore::find(const QString &scen
 
 core::Result<QList<core::QaRun>> SqlQaRunStore::running()
 {
-    return select(QStringLiteral("WHERE status = 'running'"), {}, 100);
+    auto runs = select(QStringLiteral("WHERE status = 'running'"), {}, 100);
+    if (!runs)
+        return runs;
+    QList<core::QaRun> live;
+    for (const core::QaRun &run : std::as_const(runs.value())) {
+        if (run.status == kRunning)
+            live.append(run);
+    }
+    return live;
 }
 
 core::Result<qint64> SqlQaRunStore::count(const QString &sql, const QString &orderPrefix)

@@ -1,18 +1,10 @@
 #include "qarunsmodel.h"
 
+#include "scenariotext.h"
+
 #include <QColor>
 
 namespace payonce::console {
-
-namespace {
-
-// Phases a run ends in (agent/core/scenariorunner.cpp): the status then equals the phase.
-bool isFinalPhase(const QString &phase)
-{
-    return phase == u"passed" || phase == u"failed" || phase == u"error";
-}
-
-} // namespace
 
 QaRunsModel::QaRunsModel(QObject *parent)
     : JsonTableModel({{QStringLiteral("scenario_id"), tr("Scenario")},
@@ -24,6 +16,7 @@ QaRunsModel::QaRunsModel(QObject *parent)
                       {QStringLiteral("concurrency"), tr("Concurrency")},
                       {QStringLiteral("disable_layers"), tr("Layers off")},
                       {QStringLiteral("started_by"), tr("Started by")},
+                      {QStringLiteral("agent_id"), tr("Agent")},
                       {QStringLiteral("started_at"), tr("Started")},
                       {QStringLiteral("finished_at"), tr("Finished")}},
                      parent)
@@ -71,8 +64,12 @@ bool QaRunsModel::applyProgress(const QString &scenarioId, const QJsonObject &pr
     const QString phase = progress.value(QStringLiteral("phase")).toString();
     object.insert(QStringLiteral("phase"), phase);
     object.insert(QStringLiteral("progress"), progress);
-    if (isFinalPhase(phase))
+    // A final phase is the run's status too (an abandoned run's event names its agent).
+    if (isFinalScenarioPhase(phase)) {
         object.insert(QStringLiteral("status"), phase);
+        if (progress.contains(QStringLiteral("agent_id")))
+            object.insert(QStringLiteral("agent_id"), progress.value(QStringLiteral("agent_id")));
+    }
     replaceRow(row, object);
     return true;
 }
@@ -92,6 +89,8 @@ QColor scenarioStatusColor(const QString &status)
         return QColor(0xd6, 0x27, 0x28);
     if (status == u"running")
         return QColor(0xff, 0xa5, 0x00);
+    if (status == u"abandoned") // its agent died: no verdict, neither green nor orange
+        return QColor(0x8c, 0x56, 0x4b);
     return QColor(Qt::gray);
 }
 

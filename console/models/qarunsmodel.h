@@ -29,7 +29,8 @@ protected:
     QVariant cellRole(const QJsonObject &row, const QString &key, int role) const override;
 };
 
-/// The colour of a run's status: passed green, failed and error red, running orange.
+/// The colour of a run's status: passed green, failed and error red, running orange,
+/// abandoned (its agent died) brown.
 QColor scenarioStatusColor(const QString &status);
 
 } // namespace payonce::console

@@ -77,6 +77,22 @@ QString describeProgress(const QJsonObject &progress)
     return text;
 }
 
+bool isFinalScenarioPhase(const QString &phase)
+{
+    return phase == u"passed" || phase == u"failed" || phase == u"error" || phase == u"abandoned";
+}
+
+QString abandonedInWords(const QJsonObject &run)
+{
+    QString agent = run.value(QStringLiteral("agent_id")).toString();
+    if (agent.isEmpty())
+        agent = tr("(unnamed)");
+    QString ended = run.value(QStringLiteral("finished_at")).toString();
+    if (ended.isEmpty())
+        ended = tr("an unknown time");
+    return tr("ABANDONED — agent %1 stopped renewing its lease, which ended at %2").arg(agent, ended);
+}
+
 int progressPercent(const QJsonObject &progress)
 {
     const qint64 orders = count(progress, "orders");

@@ -25,4 +25,12 @@ QString describeProgress(const QJsonObject &progress);
 /// Paid at the platform out of the orders, 0…100 (0 for a progress without orders).
 int progressPercent(const QJsonObject &progress);
 
+/// A phase a run ends in (passed, failed, error; abandoned, which its agent never
+/// reaches: another agent publishes it when the dead agent's lease has run out).
+bool isFinalScenarioPhase(const QString &phase);
+
+/// A run whose agent stopped renewing its lease (status abandoned), in words:
+/// "ABANDONED — agent agent-2 stopped renewing its lease, which ended at 2026-…Z".
+QString abandonedInWords(const QJsonObject &run);
+
 } // namespace payonce::console

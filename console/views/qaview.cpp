@@ -24,6 +24,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -34,10 +35,9 @@ namespace {
 // The runs an operator compares; older ones stay in the agent's database.
 constexpr int kRunsShown = 200;
 
-bool isFinished(const QString &phase)
-{
-    return phase == u"passed" || phase == u"failed" || phase == u"error";
-}
+// While the shown run is running, it is fetched again this often without any event: an
+// agent that died sends none, and the run turns abandoned once its lease has run out.
+constexpr int kRunningRunPollMs = 5000;
 
 } // namespace
 
@@ -79,6 +79,14 @@ QaView::QaView(AgentClient *client, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(splitter);
     updatePlan();
+
+    auto *watch = new QTimer(this);
+    watch->setObjectName(QStringLiteral("runningRunWatch"));
+    connect(watch, &QTimer::timeout, this, [this] {
+        if (shownIsRunning())
+            showScenario(m_shown);
+    });
+    watch->start(kRunningRunPollMs);
 }
 
 QaView::~QaView() = default;
@@ -269,8 +277,7 @@ void QaView::applyMessage(const StreamMessage &message)
     if (!m_runs->applyProgress(event->subject, progress) && !m_listInFlight)
         refresh();
     // A run started elsewhere is followed too, unless the one shown is still running.
-    const bool shownRunning = !m_shown.isEmpty() && m_report->report().isEmpty()
-        && m_runs->rowObject(m_runs->rowOf(m_shown)).value(QStringLiteral("status")).toString() == u"running";
+    const bool shownRunning = m_report->report().isEmpty() && shownIsRunning();
     if (event->subject != m_shown && shownRunning)
         return;
     if (event->subject != m_shown) {
@@ -280,7 +287,7 @@ void QaView::applyMessage(const StreamMessage &message)
         m_details->clear();
     }
     showProgress(progress);
-    if (isFinished(progress.value(QStringLiteral("phase")).toString()))
+    if (isFinalScenarioPhase(progress.value(QStringLiteral("phase")).toString()))
         showScenario(m_shown);
 }
 
@@ -300,6 +307,17 @@ void QaView::showRun(const QJsonObject &run)
     showProgress(run.value(QStringLiteral("progress")).toObject());
     const QJsonObject report = run.value(QStringLiteral("report")).toObject();
     m_report->setReport(report);
+    const QString status = run.value(QStringLiteral("status")).toString();
+    if (status == u"abandoned") {
+        m_verdict->setText(abandonedInWords(run));
+        m_verdict->setStyleSheet(QStringLiteral("color: %1").arg(scenarioStatusColor(status).name()));
+        m_details->setText(tr("No report: the run ended with its agent."));
+        QJsonObject progress = run.value(QStringLiteral("progress")).toObject();
+        progress.insert(QStringLiteral("phase"), status);
+        progress.insert(QStringLiteral("agent_id"), run.value(QStringLiteral("agent_id")));
+        m_runs->applyProgress(m_shown, progress);
+        return;
+    }
     if (report.isEmpty()) {
         m_verdict->clear();
         m_details->clear();
@@ -312,6 +330,12 @@ void QaView::showRun(const QJsonObject &run)
                                                                  .name()));
     m_details->setText(verdict.details);
     m_runs->applyProgress(m_shown, run.value(QStringLiteral("progress")).toObject());
+}
+
+bool QaView::shownIsRunning() const
+{
+    return !m_shown.isEmpty()
+        && m_runs->rowObject(m_runs->rowOf(m_shown)).value(QStringLiteral("status")).toString() == u"running";
 }
 
 void QaView::showProgress(const QJsonObject &progress)

@@ -57,6 +57,7 @@ private:
     QWidget *buildOutcome();
     void showProgress(const QJsonObject &progress);
     void showRun(const QJsonObject &run);
+    bool shownIsRunning() const;
     void updatePlan();
 
     AgentClient *m_client;

@@ -58,6 +58,32 @@ private Q_SLOTS:
                  scenarioStatusColor(QStringLiteral("passed")));
     }
 
+    // A run whose agent died: the event another agent publishes (phase abandoned, the dead
+    // agent named) ends it in the list, in a colour of its own, and says so in words.
+    void abandonedRunEndsWithItsAgentNamed()
+    {
+        QaRunsModel runs;
+        QAbstractItemModelTester tester(&runs, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        runs.setRuns(json("[{'scenario_id':'qa-2','status':'running','agent_id':'agent-1','progress':{'phase':'retry_storm'}}]")
+                         .array());
+        QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("agent_id"))).data().toString(), QStringLiteral("agent-1"));
+        QVERIFY(runs.applyProgress(QStringLiteral("qa-2"),
+                                   json("{'phase':'abandoned','agent_id':'agent-1','orders':4}").object()));
+        QCOMPARE(runs.rowObject(0).value(QStringLiteral("status")).toString(), QStringLiteral("abandoned"));
+        const QColor abandoned = scenarioStatusColor(QStringLiteral("abandoned"));
+        QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("status"))).data(Qt::DecorationRole).value<QColor>(), abandoned);
+        for (const char *other : {"passed", "failed", "error", "running"})
+            QVERIFY(abandoned != scenarioStatusColor(QLatin1String(other)));
+        QVERIFY(isFinalScenarioPhase(QStringLiteral("abandoned")));
+        QVERIFY(!isFinalScenarioPhase(QStringLiteral("settling")));
+        QCOMPARE(abandonedInWords(json("{'status':'abandoned','agent_id':'agent-1',"
+                                       "'finished_at':'2026-12-02T07:00:05.000Z'}").object()),
+                 QStringLiteral("ABANDONED — agent agent-1 stopped renewing its lease, which ended at "
+                                "2026-12-02T07:00:05.000Z"));
+        QCOMPARE(abandonedInWords({}), QStringLiteral("ABANDONED — agent (unnamed) stopped renewing its lease, which "
+                                                      "ended at an unknown time"));
+    }
+
     void reportModelShowsEveryLayerInItsColour()
     {
         ScenarioReportModel report;
