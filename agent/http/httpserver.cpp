@@ -534,6 +534,32 @@ HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObj
             QStringLiteral("Open streams closed because their token was removed on a reload"));
         for (const auto &l : d->lanes)
             l->countRejectionsIn(*options.metrics);
+        // What the connection guard closed or refused: where a client's "connection
+        // closed with a request in flight" would show its cause.
+        options.metrics->addReader(
+            QStringLiteral("payonce_http_connections_closed_total"),
+            QStringLiteral("Connections the agent closed, by reason (idle keep-alive, a head not complete in time)"),
+            core::MetricType::Counter, [d = d.get()] {
+                const ConnectionGuard::Stats s = d->guard ? d->guard->stats() : ConnectionGuard::Stats{};
+                return QList<core::MetricSample>{
+                    {{{QStringLiteral("reason"), QStringLiteral("idle")}}, double(s.idleCloses)},
+                    {{{QStringLiteral("reason"), QStringLiteral("header_timeout")}}, double(s.headerTimeouts)}};
+            });
+        options.metrics->addReader(
+            QStringLiteral("payonce_http_connections_refused_total"),
+            QStringLiteral("Connections the guard answered with an error and closed, by reason"),
+            core::MetricType::Counter, [d = d.get()] {
+                const ConnectionGuard::Stats s = d->guard ? d->guard->stats() : ConnectionGuard::Stats{};
+                auto sample = [](const char *reason, quint64 value) {
+                    return core::MetricSample{{{QStringLiteral("reason"), QLatin1String(reason)}}, double(value)};
+                };
+                return QList<core::MetricSample>{sample("payload_too_large", s.payloadTooLarge),
+                                                 sample("length_required", s.lengthRequired),
+                                                 sample("header_too_large", s.headerTooLarge),
+                                                 sample("malformed", s.malformed),
+                                                 sample("too_many_per_address", s.perAddressRefused),
+                                                 sample("too_many_in_total", s.totalRefused)};
+            });
         options.metrics->addReader(
             QStringLiteral("payonce_http_lane_admitted"),
             QStringLiteral("Handlers admitted to each lane: running plus queued"), core::MetricType::Gauge,

@@ -69,8 +69,10 @@ private:
             m_report.phases.append(
                 PhaseFigures{key, title, result, cpu.benchShareOfMachine(), cpu.agentCores(), limitKey});
         }
-        std::fprintf(stderr, "payonce-bench:   %lld ops in %.2f s, %lld errors\n",
-                     static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed));
+        std::fprintf(stderr, "payonce-bench:   %lld ops in %.2f s, %lld errors, %lld dropped, %lld idle connections "
+                             "found closed by the agent\n",
+                     static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed),
+                     static_cast<long long>(result.dropped()), static_cast<long long>(result.idleClosesSeen));
         return result;
     }
     BenchOrder orderAt(qint64 index) const

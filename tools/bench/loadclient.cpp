@@ -40,6 +40,16 @@ int openConnection(int port)
     return fd;
 }
 
+/// Whether the agent has closed (or reset) the connection on fd: read without waiting and
+/// without taking anything. A keep-alive connection is checked before it is reused, as
+/// HTTP clients do, so a close the agent made while it was idle is no dropped request.
+bool closedByPeer(int fd)
+{
+    char byte = 0;
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
 /// A complete reply at the front of `in`: parsed and removed. False while incomplete.
 bool takeReply(QByteArray &in, HttpReply *reply, bool *closeAfter)
 {
@@ -134,6 +144,12 @@ void runThread(Shared &shared, int connectionCount)
                 c.finished = true;
                 continue;
             }
+            if (closedByPeer(c.fd)) {
+                ++share.idleClosesSeen;
+                reopen(c);
+                if (!c.exchange)
+                    continue;
+            }
             c.out = c.exchange->firstRequest();
             c.sent = 0;
             c.started = Clock::now();
@@ -221,6 +237,7 @@ void mergeShare(LoadResult &total, const LoadShare &share)
     total.failed += share.failed;
     total.requestsSent += share.requestsSent;
     total.answersReceived += share.answersReceived;
+    total.idleClosesSeen += share.idleClosesSeen;
     total.latenciesNs.insert(total.latenciesNs.end(), share.latencies.begin(), share.latencies.end());
     for (const QString &failure : share.failures) {
         if (total.failureSamples.size() < kFailureSamples)
@@ -230,7 +247,7 @@ void mergeShare(LoadResult &total, const LoadShare &share)
 
 void mergeShare(LoadResult &total, const std::vector<qint64> &latencies, qint64 failed, const QStringList &failures)
 {
-    mergeShare(total, LoadShare{latencies, failed, 0, 0, failures});
+    mergeShare(total, LoadShare{latencies, failed, 0, 0, 0, failures});
 }
 
 LoadResult runLoad(const LoadOptions &options, Workload &workload)

@@ -16,6 +16,7 @@ struct LoadResult {
     bool overHttp = false;           ///< the load client's phases: requests and answers counted
     qint64 requestsSent = 0;         ///< requests whose first byte went out
     qint64 answersReceived = 0;      ///< complete answers read
+    qint64 idleClosesSeen = 0;       ///< idle connections found closed by the agent (reopened, not drops)
     /// Requests sent that never got their answer (the connection closed or broke first).
     qint64 dropped() const { return requestsSent - answersReceived; }
     double seconds = 0;              ///< from the first request to the last reply
@@ -31,6 +32,7 @@ struct LoadShare {
     qint64 failed = 0;
     qint64 requestsSent = 0;
     qint64 answersReceived = 0;
+    qint64 idleClosesSeen = 0;
     QStringList failures;
 };
 void mergeShare(LoadResult &total, const LoadShare &share);
