@@ -118,9 +118,14 @@ void TestAgentReload::sighupAppliesNewTokensAndClosesTheRemovedTokensStreams()
     const QJsonArray tokens{tokenEntry(QStringLiteral("desk"), QStringLiteral("operator"), "desk-token"),
                             tokenEntry(QStringLiteral("lead"), QStringLiteral("approver"), "lead-token"),
                             tokenEntry(QStringLiteral("fresh"), QStringLiteral("viewer"), "fresh-token")};
-    QVERIFY(writeConfig(agent->configPath(), withTokens(agent->config(), tokens)));
+    // A setting that cannot change live is changed too: named, left for the restart.
+    QJsonObject changed = agent->config();
+    changed.insert(QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), 30000}});
+    QVERIFY(writeConfig(agent->configPath(), withTokens(changed, tokens)));
     QVERIFY(agent->sendSignal(SIGHUP));
     QVERIFY2(agent->waitForOutput("configuration reloaded", 15000), qPrintable(agent->output()));
+    QVERIFY2(agent->waitForOutput("applied only at the next start: http", 5000), qPrintable(agent->output()));
+    QVERIFY2(agent->output().contains(u"added fresh; removed view"), qPrintable(agent->output()));
 
     QVERIFY2(agent->running(), qPrintable(agent->output()));
     QCOMPARE(statusWith(*agent, "fresh-token"), 200);
