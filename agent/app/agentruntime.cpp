@@ -1,6 +1,7 @@
 #include "agentruntime.h"
 
 #include "agentmetrics.h"
+#include "configreload.h"
 #include "operationalcountscache.h"
 #include "eventrelay.h"
 #include "outboxloops.h"
@@ -542,6 +543,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
                                           "(127.0.0.1/32, ::1/128)")
                                .arg(badProxy));
     options.trustedProxies = *trustedProxies;
+    options.maxStreamsPerToken = config.stream.maxPerToken;
     options.callbackLane = {config.http.callbackThreads, config.http.callbackQueue};
     options.gatewayLane = {config.http.gatewayThreads, config.http.gatewayQueue};
     // maxBodyBytes stays at the contract's 64 KiB (docs/openapi.yaml), not configurable.
@@ -703,6 +705,37 @@ bool AgentRuntime::drain(std::chrono::milliseconds timeout)
 {
     d->stopBackgroundWork();
     return d->server ? d->server->drain(timeout) : true;
+}
+
+void AgentRuntime::reload(const config::Config &next)
+{
+    Parts &p = *d;
+    const ReloadPlan plan = planReload(p.config, next);
+    const int closed = p.server->setTokens(http::Authenticator(next.authTokens));
+    p.server->setMaxStreamsPerToken(next.stream.maxPerToken);
+    p.config.authTokens = next.authTokens;
+    p.config.stream.maxPerToken = next.stream.maxPerToken;
+    // What an operator may have set by hand in the database, or another agent just now.
+    p.breakers->refreshModes();
+    if (auto mode = p.callbackModes->mode(); mode.ok()) {
+        p.callbacks->noteModeSet(mode.value().mode);
+        p.events.noteCallbackMode(core::callbackModeName(mode.value().mode));
+    } else {
+        qCWarning(lcApp).noquote() << "reload: the callback mode could not be read, the last one read stays:"
+                                   << mode.error().internalMessage;
+    }
+    auto listed = [](const QStringList &names) {
+        return names.isEmpty() ? QStringLiteral("none") : names.join(QStringLiteral(", "));
+    };
+    qCInfo(lcApp).noquote() << QStringLiteral("configuration reloaded: %1 token(s); added %2; removed %3; %4 stream(s) "
+                                              "of removed tokens closed; stream.max_per_token %5")
+                                   .arg(next.authTokens.size())
+                                   .arg(listed(plan.tokensAdded), listed(plan.tokensRemoved))
+                                   .arg(closed)
+                                   .arg(next.stream.maxPerToken);
+    if (!plan.restartNeeded.isEmpty())
+        qCWarning(lcApp).noquote() << QStringLiteral("changed in the file, applied only at the next start: %1")
+                                          .arg(plan.restartNeeded.join(QStringLiteral(", ")));
 }
 
 quint16 AgentRuntime::port() const

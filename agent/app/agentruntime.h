@@ -23,6 +23,13 @@ public:
     /// SIGTERM: stop accepting, let requests in flight finish (bounded), stop timers.
     bool drain(std::chrono::milliseconds timeout);
 
+    /// SIGHUP, with the configuration file read again and validated (never an invalid
+    /// one): the tokens and the streams-per-token cap apply at once, atomically for
+    /// every request from the next on; the streams of removed tokens are closed; the
+    /// breakers and the callback mode re-read their operator settings from the
+    /// database now. Other changed settings are logged as waiting for a restart.
+    void reload(const config::Config &next);
+
     quint16 port() const;
     /// The routes the HTTP server registered (--list-routes).
     QList<http::RouteInfo> routes() const;

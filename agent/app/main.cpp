@@ -1,4 +1,4 @@
-// payonce-agent: configuration, logging, storage, then serve until SIGTERM/SIGINT.
+// payonce-agent: configuration, logging, storage, then serve until SIGTERM/SIGINT (SIGHUP reloads).
 // This is the one place that wires adapters into the core's ports.
 
 #include "agentruntime.h"
@@ -107,6 +107,23 @@ int main(int argc, char **argv)
                              qCWarning(lcApp) << "requests still running after 30 s; stopping anyway";
                          QCoreApplication::quit();
                      });
+    // SIGHUP: the file is read and checked as at start; an invalid one changes nothing.
+    QObject::connect(&signals, &app::SignalWatcher::reloadRequested, &application, [&runtime] {
+        qCInfo(lcApp) << "SIGHUP received: reloading the configuration";
+        auto reread = config::loadConfig(QCoreApplication::arguments());
+        if (reread) {
+            if (auto safe = app::checkSafeToStart(reread->config); !safe)
+                reread = core::Result<config::LoadResult>(safe.error());
+        }
+        if (!reread) {
+            qCWarning(lcConfig).noquote() << "reload refused, the running configuration stays:"
+                                          << reread.error().internalMessage;
+            return;
+        }
+        for (const QString &warning : reread->warnings)
+            qCWarning(lcConfig).noquote() << warning;
+        runtime.value()->reload(reread->config);
+    });
     qCInfo(lcApp).noquote() << QStringLiteral("ready on %1:%2").arg(config.listen.host).arg(runtime.value()->port());
     const int code = QCoreApplication::exec();
     qCInfo(lcApp) << "stopped";

@@ -30,12 +30,14 @@ SignalWatcher::SignalWatcher(QObject *parent) : QObject(parent)
     action.sa_flags = SA_RESTART;
     ::sigaction(SIGTERM, &action, nullptr);
     ::sigaction(SIGINT, &action, nullptr);
+    ::sigaction(SIGHUP, &action, nullptr);
 }
 
 SignalWatcher::~SignalWatcher()
 {
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGHUP, SIG_DFL);
     m_notifier.reset();
     ::close(g_signalPipe[0]);
     ::close(g_signalPipe[1]);
@@ -45,7 +47,11 @@ SignalWatcher::~SignalWatcher()
 void SignalWatcher::readSignal()
 {
     unsigned char byte = 0;
-    if (::read(g_signalPipe[1], &byte, 1) == 1)
+    if (::read(g_signalPipe[1], &byte, 1) != 1)
+        return;
+    if (byte == SIGHUP)
+        Q_EMIT reloadRequested();
+    else
         Q_EMIT terminationRequested(byte);
 }
 

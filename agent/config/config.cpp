@@ -437,7 +437,8 @@ public:
                         86400000)
             || !integer(QStringLiteral("close.pending_timeout_ms"), c.close.pendingTimeoutMs, 0, 604800000)
             || !integer(QStringLiteral("close.interval_ms"), c.close.intervalMs, 100, 86400000)
-            || !integer(QStringLiteral("stream.interval_ms"), c.stream.intervalMs, 5, 60000))
+            || !integer(QStringLiteral("stream.interval_ms"), c.stream.intervalMs, 5, 60000)
+            || !integer(QStringLiteral("stream.max_per_token"), c.stream.maxPerToken, 1, 1000))
             return error;
         if (const Setting *s = find(QStringLiteral("outbox.webhook_urls"))) {
             const QJsonArray urls = s->value.toArray();
@@ -771,7 +772,7 @@ QString Config::describeForLog() const
             .arg(patrol.stuckPayingAfterMs)
             .arg(patrol.stuckAcceptedAfterMs),
         QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}").arg(close.pendingTimeoutMs).arg(close.intervalMs),
-        QStringLiteral("stream={interval_ms=%1}").arg(stream.intervalMs),
+        QStringLiteral("stream={interval_ms=%1 max_per_token=%2}").arg(stream.intervalMs).arg(stream.maxPerToken),
     };
     return parts.join(u' ');
 }

@@ -43,6 +43,7 @@ struct WeChatSettings {
     QList<PlatformKey> platformKeys;
     QString baseUrl = QStringLiteral("https://api.mch.weixin.qq.com");
     bool isConfigured() const { return !mchid.isEmpty(); }
+    bool operator==(const WeChatSettings &) const = default;
 };
 
 struct AlipaySettings {
@@ -52,16 +53,19 @@ struct AlipaySettings {
     QString alipayPublicKeyPath;
     QString baseUrl = QStringLiteral("https://openapi.alipay.com");
     bool isConfigured() const { return !appId.isEmpty(); }
+    bool operator==(const AlipaySettings &) const = default;
 };
 
 struct SimSettings {
     bool enabled = false;
     HostPort listen{QStringLiteral("127.0.0.1"), 8090};
+    bool operator==(const SimSettings &) const = default;
 };
 
 struct QaSettings {
     bool enabled = false;
     int leaseMs = 15000; ///< a run's lease (core::ScenarioRunnerOptions::leaseMs)
+    bool operator==(const QaSettings &) const = default;
 };
 
 /// The HTTP connection guard (http::ConnectionGuard::Limits). The body limit is not
@@ -86,6 +90,7 @@ struct HttpSettings {
     /// all but one are answered by the duplicate layers in milliseconds.
     int gatewayThreads = 8;
     int gatewayQueue = 512;
+    bool operator==(const HttpSettings &) const = default;
 };
 
 /// The outbox dispatchers (docs/design.md, "Outbox and patrol"; core::OutboxDispatcherOptions).
@@ -95,6 +100,7 @@ struct OutboxSettings {
     int maxAttempts = 10;                    ///< failed deliveries before an event is dead
     int claimLeaseMs = 30000;                ///< a claim's lease; a dead dispatcher's rows are reclaimed after it
     QStringList webhookUrls;                 ///< receivers of "order.paid" (http/https); empty: only logged
+    bool operator==(const OutboxSettings &) const = default;
 };
 
 /// The reconciliation patrol (core::Patrol): on a timer and on demand.
@@ -102,17 +108,23 @@ struct PatrolSettings {
     int intervalMs = 60000;                  ///< 0: no timer, only POST /api/v1/reconciliation/run
     int stuckPayingAfterMs = 300000;         ///< a PAYING order older than this is asked at its platform
     int stuckAcceptedAfterMs = 300000;       ///< an `accepted` callback row older than this is stuck
+    bool operator==(const PatrolSettings &) const = default;
 };
 
 /// Order close (core::OrderCloser): PENDING orders past their timeout closed at the platform, then CLOSED.
 struct CloseSettings {
     int pendingTimeoutMs = 1800000;          ///< a PENDING order unchanged this long is closed; 0: never
     int intervalMs = 60000;                  ///< the closer runs this often
+    bool operator==(const CloseSettings &) const = default;
 };
 
 /// The live stream (GET /api/v1/stream).
 struct StreamSettings {
     int intervalMs = 250; ///< a metrics message this often; below 100 only for tests (5 is the floor)
+    /// Open streams one token may hold; one more is refused 429 too_many_streams. A
+    /// console opens one; a few more leave room for reconnects and a second screen.
+    int maxPerToken = 8;
+    bool operator==(const StreamSettings &) const = default;
 };
 
 /// The agent's whole configuration, valid by construction when it comes out of

@@ -82,6 +82,8 @@ constexpr OptionSpec kOptions[] = {
      u"Look for PENDING orders past close.pending_timeout_ms this often (100-86400000)."},
     {u"stream.interval_ms", u"stream-interval-ms", K::Integer, u"MS", u"250",
      u"GET /api/v1/stream sends a metrics message this often (5-60000; below 100 only for tests)."},
+    {u"stream.max_per_token", u"stream-max-per-token", K::Integer, u"N", u"8",
+     u"Open streams one token may hold (1-1000); one more is refused 429 too_many_streams. Applied on SIGHUP."},
     {u"auth.tokens", u"", K::AuthTokens, u"JSON", u"[]",
      u"API tokens: [{\"name\",\"role\":\"viewer|operator|approver\",\"sha256\":\"<hex of the token>\"}]."},
     {u"wechat.mchid", u"", K::String, u"ID", u"", u"WeChat Pay merchant id."},

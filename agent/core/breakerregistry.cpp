@@ -38,18 +38,27 @@ CircuitBreaker *BreakerRegistry::find(const QString &name)
     return it == m_breakers.end() ? nullptr : it->second.get();
 }
 
+QList<CircuitBreaker *> BreakerRegistry::all()
+{
+    QList<CircuitBreaker *> list;
+    std::lock_guard guard(m_mutex);
+    for (auto &[name, breaker] : m_breakers)
+        list.append(breaker.get());
+    return list;
+}
+
 QList<BreakerSnapshot> BreakerRegistry::snapshots()
 {
-    QList<CircuitBreaker *> all;
-    {
-        std::lock_guard guard(m_mutex);
-        for (auto &[name, breaker] : m_breakers)
-            all.append(breaker.get());
-    }
     QList<BreakerSnapshot> out;
-    for (CircuitBreaker *breaker : all)
+    for (CircuitBreaker *breaker : all())
         out.append(breaker->snapshot());
     return out;
+}
+
+void BreakerRegistry::refreshModes()
+{
+    for (CircuitBreaker *breaker : all())
+        breaker->refreshMode();
 }
 
 namespace {

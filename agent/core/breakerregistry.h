@@ -37,6 +37,9 @@ public:
     CircuitBreaker *find(const QString &name);
 
     QList<BreakerSnapshot> snapshots();
+    /// Every breaker re-reads its operator mode from the store now (SIGHUP), instead of
+    /// within its refresh interval.
+    void refreshModes();
 
     /// expiresIn zero: no expiry.
     Result<void> setMode(const QString &name, BreakerMode mode, const QString &actor, const QString &reason,
@@ -48,6 +51,8 @@ public:
     static QString webhookBreakerName(const QString &eventType);
 
 private:
+    QList<CircuitBreaker *> all();
+
     const Clock &m_clock;
     BreakerModeStore &m_modes;
     AuditWriter *m_audit;

@@ -35,20 +35,32 @@ Authenticator::Authenticator(const QList<config::AuthToken> &tokens)
     }
 }
 
-std::optional<Principal> Authenticator::authenticate(QByteArrayView authorizationHeader) const
+QByteArray Authenticator::bearerTokenSha256(QByteArrayView authorizationHeader)
 {
     static constexpr QByteArrayView kBearer("Bearer ");
     if (authorizationHeader.size() <= kBearer.size()
         || authorizationHeader.first(kBearer.size()).compare(kBearer, Qt::CaseInsensitive) != 0)
-        return std::nullopt;
+        return {};
     const QByteArrayView token = authorizationHeader.sliced(kBearer.size()).trimmed();
     if (token.isEmpty())
+        return {};
+    return sha256Hex(token);
+}
+
+std::optional<Principal> Authenticator::authenticate(QByteArrayView authorizationHeader) const
+{
+    const QByteArray hash = bearerTokenSha256(authorizationHeader);
+    if (hash.isEmpty())
         return std::nullopt;
-    const QByteArray hash = sha256Hex(token);
+    return principalForSha256(hash);
+}
+
+std::optional<Principal> Authenticator::principalForSha256(QByteArrayView tokenSha256) const
+{
     const Entry *found = nullptr;
     for (const Entry &entry : m_entries) {
         // Every entry is compared; no break, so the time does not say which one matched.
-        if (constantTimeEquals(hash, entry.sha256Hex) && !found)
+        if (constantTimeEquals(tokenSha256, entry.sha256Hex) && !found)
             found = &entry;
     }
     if (!found)

@@ -36,6 +36,12 @@ public:
     /// The principal for an Authorization header value, or nullopt (missing, not Bearer,
     /// unknown token).
     std::optional<Principal> authenticate(QByteArrayView authorizationHeader) const;
+    /// The principal whose token has this SHA-256 (lower-case hex), or nullopt: whether a
+    /// stream opened with that token may go on after the tokens were replaced.
+    std::optional<Principal> principalForSha256(QByteArrayView tokenSha256) const;
+    /// The SHA-256 (hex) of the token in `Authorization: Bearer <token>`; empty when the
+    /// header names none.
+    static QByteArray bearerTokenSha256(QByteArrayView authorizationHeader);
 
     qsizetype tokenCount() const { return m_entries.size(); }
 

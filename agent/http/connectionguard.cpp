@@ -5,6 +5,7 @@
 
 #include <QTcpSocket>
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +24,16 @@ qint64 nowMs()
 
 // After a refusal only a little input is buffered at a time: it is read and dropped.
 constexpr qint64 kRefusedReadBuffer = 64 * 1024;
+
+/// Whether bytes from the peer have arrived in the kernel and wait for their read
+/// notification (Qt's own buffer is not asked: a head in progress sits there, and the
+/// header timeout is what judges it).
+bool inputArrived(QTcpSocket *socket)
+{
+    int pending = 0;
+    const qintptr fd = socket->socketDescriptor();
+    return fd >= 0 && ::ioctl(int(fd), FIONREAD, &pending) == 0 && pending > 0;
+}
 
 } // namespace
 
@@ -383,6 +394,13 @@ void ConnectionGuard::sweep()
             m_stats.headerTimeouts.fetch_add(1);
             toClose << it.key();
         } else if (now - c.lastActivityMs > m_limits.idleTimeout.count()) {
+            // A request that has arrived is not idleness, however late the event loop
+            // comes to it (a stalled or busy loop): closing now would drop it — and, its
+            // bytes unread, reset the connection. Its read notification frames it next.
+            if (inputArrived(c.socket)) {
+                c.lastActivityMs = now;
+                continue;
+            }
             m_stats.idleCloses.fetch_add(1);
             toClose << it.key();
         }

@@ -47,6 +47,7 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"idempotency_key_reused", 422},
     ApiCodeStatus{u"upgrade_required", 426},
     ApiCodeStatus{u"too_many_requests", 429},
+    ApiCodeStatus{u"too_many_streams", 429},
     ApiCodeStatus{u"header_too_large", 431},
     ApiCodeStatus{u"internal", 500},
     ApiCodeStatus{u"internal_error", 500},

@@ -1,6 +1,7 @@
 #include "httpserver.h"
 
 #include "errormapping.h"
+#include "streamregistry.h"
 #include "core/metricsregistry.h"
 #include "logging/categories.h"
 #include "logging/logging.h"
@@ -206,9 +207,14 @@ struct HttpServer::Private {
     QString webSocketPath;
     Role webSocketRole = Role::Viewer;
     WebSocketHandler webSocketHandler;
+    StreamRegistry streams;
+    core::Counter *streamsOverCap = nullptr; // payonce_stream_refused_total{reason="per_token_cap"}
+    core::Counter *streamsRevoked = nullptr; // payonce_stream_revoked_total
+    std::atomic<quint64> streamsRefused{0};
 
     Private(const Options &o, Authenticator a)
-        : options(o), authenticator(std::move(a)), limiter(o.authFailuresPerWindow, o.authFailureWindow)
+        : options(o), authenticator(std::move(a)), limiter(o.authFailuresPerWindow, o.authFailureWindow),
+          streams(o.maxStreamsPerToken)
     {
         lanes[std::size_t(Lane::General)] = std::make_unique<ExecutionLane>(Lane::General, o.workerThreads, -1);
         lanes[std::size_t(Lane::Callbacks)] =
@@ -343,14 +349,36 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
                    context, true);
         return false;
     }
-    // Browsers cannot set headers on a WebSocket: the token may come in the query instead.
-    QByteArray authorization = request.value(QByteArrayLiteral("authorization"));
-    const QString queryToken = request.query().queryItemValue(QStringLiteral("access_token"), QUrl::FullyDecoded);
-    if (authorization.isEmpty() && !queryToken.isEmpty())
-        authorization = "Bearer " + queryToken.toUtf8();
+    // The token rides in the upgrade request's Authorization header only: a query's token
+    // would be kept by every log that writes request lines (proxies, browsers' history).
+    const QByteArray authorization = request.value(QByteArrayLiteral("authorization"));
+    if (authorization.isEmpty() && request.query().hasQueryItem(QStringLiteral("access_token"))) {
+        HttpReply reply = errorReply(QStringLiteral("unauthenticated"),
+                                     QStringLiteral("send the stream's token as Authorization: Bearer on the upgrade "
+                                                    "request; ?access_token= is not accepted"));
+        reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
+        writeReply(socket, std::move(reply), context, true);
+        return false;
+    }
     std::optional<Principal> principal;
     if (auto refusal = authorize(req, authorization, webSocketRole, &principal)) {
         writeReply(socket, std::move(*refusal), context, true);
+        return false;
+    }
+    if (streams.admit(socket, *principal, Authenticator::bearerTokenSha256(authorization))
+        == StreamRegistry::Admission::OverCap) {
+        streamsRefused.fetch_add(1, std::memory_order_relaxed);
+        if (streamsOverCap)
+            streamsOverCap->add();
+        qCWarning(lcHttp).noquote() << "stream refused:" << principal->name << "already holds"
+                                    << streams.maxPerToken() << "streams (stream.max_per_token), from"
+                                    << req.clientAddress.toString();
+        writeReply(socket,
+                   errorReply(QStringLiteral("too_many_streams"),
+                              QStringLiteral("%1 already holds %2 open streams, the most one token may (stream.max_per_token)")
+                                  .arg(principal->name)
+                                  .arg(streams.maxPerToken())),
+                   context, true);
         return false;
     }
     // A small kernel send buffer: a client that stops reading shows up as bytes waiting
@@ -511,8 +539,41 @@ HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObj
     if (options.metrics) {
         d->unmatchedMetrics = std::make_shared<EndpointMetrics>(*options.metrics, QStringLiteral("unmatched"));
         d->authMetrics.emplace(*options.metrics);
+        d->streamsOverCap = &options.metrics->counter(
+            QStringLiteral("payonce_stream_refused_total"),
+            QStringLiteral("Stream upgrades refused at the handshake, by reason"),
+            {{QStringLiteral("reason"), QStringLiteral("per_token_cap")}});
+        d->streamsRevoked = &options.metrics->counter(
+            QStringLiteral("payonce_stream_revoked_total"),
+            QStringLiteral("Open streams closed because their token was removed on a reload"));
         for (const auto &l : d->lanes)
             l->countRejectionsIn(*options.metrics);
+        // What the connection guard closed or refused: where a client's "connection
+        // closed with a request in flight" would show its cause.
+        options.metrics->addReader(
+            QStringLiteral("payonce_http_connections_closed_total"),
+            QStringLiteral("Connections the agent closed, by reason (idle keep-alive, a head not complete in time)"),
+            core::MetricType::Counter, [d = d.get()] {
+                const ConnectionGuard::Stats s = d->guard ? d->guard->stats() : ConnectionGuard::Stats{};
+                return QList<core::MetricSample>{
+                    {{{QStringLiteral("reason"), QStringLiteral("idle")}}, double(s.idleCloses)},
+                    {{{QStringLiteral("reason"), QStringLiteral("header_timeout")}}, double(s.headerTimeouts)}};
+            });
+        options.metrics->addReader(
+            QStringLiteral("payonce_http_connections_refused_total"),
+            QStringLiteral("Connections the guard answered with an error and closed, by reason"),
+            core::MetricType::Counter, [d = d.get()] {
+                const ConnectionGuard::Stats s = d->guard ? d->guard->stats() : ConnectionGuard::Stats{};
+                auto sample = [](const char *reason, quint64 value) {
+                    return core::MetricSample{{{QStringLiteral("reason"), QLatin1String(reason)}}, double(value)};
+                };
+                return QList<core::MetricSample>{sample("payload_too_large", s.payloadTooLarge),
+                                                 sample("length_required", s.lengthRequired),
+                                                 sample("header_too_large", s.headerTooLarge),
+                                                 sample("malformed", s.malformed),
+                                                 sample("too_many_per_address", s.perAddressRefused),
+                                                 sample("too_many_in_total", s.totalRefused)};
+            });
         options.metrics->addReader(
             QStringLiteral("payonce_http_lane_admitted"),
             QStringLiteral("Handlers admitted to each lane: running plus queued"), core::MetricType::Gauge,
@@ -578,8 +639,10 @@ void HttpServer::webSocketRoute(const QString &path, Role minimumRole, WebSocket
     connect(d->backend, &QAbstractHttpServer::newWebSocketConnection, this, [this] {
         while (d->backend->hasPendingWebSocketConnections()) {
             std::unique_ptr<QWebSocket> socket = d->backend->nextPendingWebSocketConnection();
-            if (socket)
-                d->webSocketHandler(std::move(socket));
+            if (!socket)
+                continue;
+            d->streams.attach(socket.get());
+            d->webSocketHandler(std::move(socket));
         }
     });
 }
@@ -649,6 +712,28 @@ bool HttpServer::drain(std::chrono::milliseconds timeout)
     }
     qCInfo(lcHttp) << "drained:" << (finished ? "all requests finished" : "requests still running at the deadline");
     return finished;
+}
+
+int HttpServer::setTokens(Authenticator authenticator)
+{
+    d->authenticator = std::move(authenticator);
+    const int closed = d->streams.closeRevoked([this](const QByteArray &tokenSha256) {
+        const auto principal = d->authenticator.principalForSha256(tokenSha256);
+        return principal && int(principal->role) >= int(d->webSocketRole);
+    });
+    if (d->streamsRevoked && closed > 0)
+        d->streamsRevoked->add(quint64(closed));
+    return closed;
+}
+
+void HttpServer::setMaxStreamsPerToken(int maxStreamsPerToken)
+{
+    d->streams.setMaxPerToken(maxStreamsPerToken);
+}
+
+quint64 HttpServer::streamsRefusedTotal() const
+{
+    return d->streamsRefused.load(std::memory_order_relaxed);
 }
 
 ConnectionGuard::Stats HttpServer::connectionStats() const

@@ -119,6 +119,9 @@ public:
         std::chrono::milliseconds authFailureWindow = std::chrono::minutes(1);
         /// Whose X-Forwarded-For names the client (http.trusted_proxies); empty: the peer is.
         TrustedProxies trustedProxies;
+        /// Open streams one token may hold (stream.max_per_token); one more is refused at
+        /// its handshake with 429 too_many_streams.
+        int maxStreamsPerToken = 8;
         /// When set, every reply is counted here — the one place requests are counted:
         /// payonce_requests_total{endpoint,outcome} (endpoint: the route's pattern, or
         /// "unmatched"; outcome: the status class "2xx"…"5xx") and
@@ -141,17 +144,27 @@ public:
     using WebSocketHandler = std::function<void(std::unique_ptr<QWebSocket>)>;
 
     /// GET `path` upgraded to WebSocket on this server's port (docs/architecture.md, "QtHttpServer 6.4"
-    /// item 4). The token comes as `Authorization: Bearer` or `?access_token=` and must have
-    /// at least minimumRole: otherwise the upgrade is refused right at the handshake — the
-    /// usual 401 / 403 / 429 reply is written instead of 101 and the connection closed, so
-    /// no WebSocket is ever made for it. A request to `path` that is not an upgrade gets
-    /// 426 upgrade_required; an upgrade to any other path, 404. One WebSocket path.
+    /// item 4). The token comes as `Authorization: Bearer` on the upgrade request (never in
+    /// the query, where every log of request lines would keep it) and must have at least
+    /// minimumRole, and the token may not hold maxStreamsPerToken streams already:
+    /// otherwise the upgrade is refused right at the handshake — the usual 401 / 403 / 429
+    /// reply, or 429 too_many_streams, is written instead of 101 and the connection
+    /// closed, so no WebSocket is ever made for it. A request to `path` that is not an
+    /// upgrade gets 426 upgrade_required; an upgrade to any other path, 404. One WebSocket path.
     void webSocketRoute(const QString &path, Role minimumRole, WebSocketHandler handler);
 
     /// GET /healthz → 200 {"status":"up"} (on the event loop); GET /readyz → 200
     /// {"status":"ready","redis":"ok"|"degraded"} or 503 {"status":"unready","redis":…,
     /// "reason":…} from check (on the pool). No token needed.
     void addHealthRoutes(ReadinessCheck check);
+
+    /// Replaces the tokens (SIGHUP): requests from now on are checked against these, and
+    /// every open stream whose token is gone — or now has a role below the stream's — is
+    /// closed (WebSocket close 1008, "token revoked"). Returns how many were closed.
+    int setTokens(Authenticator authenticator);
+    void setMaxStreamsPerToken(int maxStreamsPerToken);
+    /// Upgrades refused because their token held maxStreamsPerToken streams already.
+    quint64 streamsRefusedTotal() const;
 
     /// Listens on address:port (port 0: any free port); returns the port.
     core::Result<quint16> listen(const QHostAddress &address, quint16 port);

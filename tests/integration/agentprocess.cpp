@@ -12,6 +12,8 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 
+#include <csignal>
+
 namespace payonce::testsupport {
 
 QByteArray HttpAnswer::header(const QByteArray &name) const
@@ -68,11 +70,7 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
     agent->m_port = options.port > 0 ? options.port : freeLoopbackPort();
     agent->m_simPort = options.simPort > 0 ? options.simPort : freeLoopbackPort();
     auto tokenOf = [](const char *name, const char *role) {
-        const QByteArray token = QByteArray(name) + "-token";
-        return QJsonObject{{QStringLiteral("name"), QLatin1String(name)},
-                           {QStringLiteral("role"), QLatin1String(role)},
-                           {QStringLiteral("sha256"),
-                            QString::fromLatin1(QCryptographicHash::hash(token, QCryptographicHash::Sha256).toHex())}};
+        return tokenEntry(QLatin1String(name), QLatin1String(role), QByteArray(name) + "-token");
     };
     QJsonObject config{
         {QStringLiteral("listen"), QStringLiteral("127.0.0.1:%1").arg(agent->m_port)},
@@ -104,6 +102,8 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
         return nullptr;
     }
     file.close();
+    agent->m_configPath = configPath;
+    agent->m_config = config;
 
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     for (const QString &name : environment.keys()) {
@@ -164,6 +164,34 @@ int AgentProcess::stop(int timeoutMs)
     }
     m_output += m_process.readAll();
     return m_process.exitStatus() == QProcess::NormalExit ? m_process.exitCode() : -1;
+}
+
+bool AgentProcess::sendSignal(int signalNumber) const
+{
+    const qint64 pid = m_process.processId();
+    return pid > 0 && ::kill(pid_t(pid), signalNumber) == 0;
+}
+
+bool AgentProcess::waitForOutput(const QByteArray &text, int timeoutMs)
+{
+    QElapsedTimer waited;
+    waited.start();
+    for (;;) {
+        m_output += m_process.readAll();
+        if (m_output.contains(text))
+            return true;
+        if (m_process.state() == QProcess::NotRunning || waited.elapsed() > timeoutMs)
+            return false;
+        m_process.waitForReadyRead(100);
+    }
+}
+
+QJsonObject tokenEntry(const QString &name, const QString &role, const QByteArray &token)
+{
+    return QJsonObject{{QStringLiteral("name"), name},
+                       {QStringLiteral("role"), role},
+                       {QStringLiteral("sha256"),
+                        QString::fromLatin1(QCryptographicHash::hash(token, QCryptographicHash::Sha256).toHex())}};
 }
 
 QString AgentProcess::output()

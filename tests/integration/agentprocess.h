@@ -61,6 +61,17 @@ public:
     /// SIGTERM and wait: the exit code, -1 when it did not exit normally in time.
     int stop(int timeoutMs = 30000);
     QString output();
+    /// Whether the agent is still running.
+    bool running() const { return m_process.state() != QProcess::NotRunning; }
+    /// Sends signalNumber (SIGHUP, …) to the agent.
+    bool sendSignal(int signalNumber) const;
+    /// Waits until the agent's output (since it started) holds text; false at the timeout
+    /// or when the agent exits first.
+    bool waitForOutput(const QByteArray &text, int timeoutMs);
+    /// The config file the agent was started with (a test may rewrite it, then SIGHUP).
+    QString configPath() const { return m_configPath; }
+    /// The config file as generated (the tokens, the extra settings).
+    QJsonObject config() const { return m_config; }
 
     /// One request on a fresh connection; headers as "Name: value" pairs.
     HttpAnswer call(const QByteArray &method, const QString &path, const QByteArray &body = {},
@@ -97,7 +108,12 @@ private:
     QString m_ownDataDir;
     int m_port = 0;
     int m_simPort = 0;
+    QString m_configPath;
+    QJsonObject m_config;
 };
+
+/// One entry of auth.tokens: {"name", "role", "sha256" of the token}.
+QJsonObject tokenEntry(const QString &name, const QString &role, const QByteArray &token);
 
 /// A Prometheus text scrape's "name{labels} value" lines, keyed by "name{labels}" as written.
 std::map<QString, double> parseMetricSamples(const QByteArray &text);

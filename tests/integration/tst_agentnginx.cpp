@@ -92,7 +92,8 @@ QSslConfiguration trustingOnly(const QString &caPath)
 
 /// The status line nginx answers to a WebSocket handshake sent over TLS by hand (no token),
 /// or the reason there was none.
-QByteArray handshakeStatusLine(int port, const QString &caPath, const QByteArray &target)
+QByteArray handshakeStatusLine(int port, const QString &caPath, const QByteArray &target,
+                               const QByteArray &authorization = {})
 {
     QSslSocket socket;
     socket.setSslConfiguration(trustingOnly(caPath));
@@ -100,7 +101,8 @@ QByteArray handshakeStatusLine(int port, const QString &caPath, const QByteArray
     if (!socket.waitForEncrypted(10000))
         return "no TLS: " + socket.errorString().toUtf8();
     socket.write("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                 "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+                 "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 + (authorization.isEmpty() ? QByteArray() : "Authorization: " + authorization + "\r\n") + "\r\n");
     QByteArray answer;
     while (!answer.contains("\r\n") && socket.waitForReadyRead(10000))
         answer += socket.readAll();
@@ -209,10 +211,14 @@ void TestAgentNginx::streamThroughNginxOverWss()
     const QByteArray refused = handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream");
     QVERIFY2(refused.startsWith("HTTP/1.1 401"), refused.constData());
     const QByteArray unknown =
-        handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream?access_token=no-such-token");
+        handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream", "Bearer no-such-token");
     QVERIFY2(unknown.startsWith("HTTP/1.1 401"), unknown.constData());
+    // A token in the query is refused, a valid one too: the stream takes it in the header only.
+    const QByteArray inQuery =
+        handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream?access_token=view-token");
+    QVERIFY2(inQuery.startsWith("HTTP/1.1 401"), inQuery.constData());
 
-    // A viewer's token in the query (browsers cannot set headers on a WebSocket), over wss.
+    // A viewer's token in the upgrade request's Authorization header, over wss.
     QList<payonce::StreamMessage> messages;
     QStringList errors;
     QWebSocket socket;
@@ -227,8 +233,8 @@ void TestAgentNginx::streamThroughNginxOverWss()
         for (const QSslError &e : sslErrors)
             errors << e.errorString();
     });
-    QNetworkRequest request(
-        QUrl(QStringLiteral("wss://127.0.0.1:%1/api/v1/stream?access_token=view-token").arg(nginx->port())));
+    QNetworkRequest request(QUrl(QStringLiteral("wss://127.0.0.1:%1/api/v1/stream").arg(nginx->port())));
+    request.setRawHeader("Authorization", "Bearer view-token");
     // QWebSocket takes its TLS settings from itself, not from the request.
     socket.setSslConfiguration(trustingOnly(nginx->certificatePath()));
     socket.open(request);
@@ -281,8 +287,8 @@ void TestAgentNginx::streamThroughNginxOverWss()
 
     socket.close();
     QVERIFY2(nginx->stop(), nginx->logText().constData());
-    // The token browsers put in the query never reaches nginx's logs (the agent logs the
-    // stream it opened, by the token's name); the unknown one tried above neither.
+    // No stream token reaches nginx's logs (the agent logs the stream it opened, by the
+    // token's name): not the one tried in the query, not the unknown one.
     const QByteArray logs = nginx->accessLogText() + nginx->logText();
     QVERIFY2(logs.contains("/api/v1/payments/confirm"), logs.constData()); // the log is written at all
     QVERIFY2(!logs.contains("view-token") && !logs.contains("no-such-token") && !logs.contains("access_token"),

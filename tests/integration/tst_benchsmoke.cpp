@@ -58,7 +58,8 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
     QStringList phases;
     for (const QStringList &row : rows)
         phases << row.value(0);
-    QCOMPARE(phases, (QStringList{QStringLiteral("(c) confirms (token + confirm)"),
+    QCOMPARE(phases, (QStringList{QStringLiteral("create orders (preparation)"),
+                                  QStringLiteral("(c) confirms (token + confirm)"),
                                   QStringLiteral("(a) unique callbacks"),
                                   QStringLiteral("(a') unique callbacks, slow stream client"),
                                   QStringLiteral("(b) duplicate callbacks"), QStringLiteral("limit: GET /healthz"),
@@ -66,7 +67,7 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
                                   QStringLiteral("limit: callback SQL, direct, 8 threads"),
                                   QStringLiteral("limit: Redis PING")}));
     for (const QStringList &row : rows) {
-        QCOMPARE(row.size(), 11);
+        QCOMPARE(row.size(), 13);
         // ops, seconds, ops/s, p50, p99, max: measured, so positive; errors: none.
         for (int column = 1; column <= 6; ++column) {
             bool ok = false;
@@ -74,27 +75,40 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
             QVERIFY2(ok && value > 0, qPrintable(row.join(u" | ")));
         }
         QCOMPARE(row[7], QStringLiteral("0"));
-        QVERIFY2(row[8].endsWith(u'%') && row[8].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
+        // HTTP phases count their requests, and every one was answered; SQL and Redis send none.
+        const bool overHttp = !row[0].startsWith(u"limit: callback SQL") && row[0] != u"limit: Redis PING";
+        if (overHttp) {
+            QVERIFY2(row[8].toLongLong() >= row[1].toLongLong(), qPrintable(row.join(u" | ")));
+            QCOMPARE(row[9], QStringLiteral("0"));
+        } else {
+            QCOMPARE(row[8], QStringLiteral("-"));
+            QCOMPARE(row[9], QStringLiteral("-"));
+        }
+        QVERIFY2(row[10].endsWith(u'%') && row[10].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
         // The agent's CPU moves in 10 ms ticks: positive over the agent phases (seconds
         // long), possibly 0 over a limit phase that took a few milliseconds.
         if (!row[0].startsWith(u"limit:"))
-            QVERIFY2(row[9].endsWith(u'%') && row[9].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
-        // The agent figures are ratios of their limits.
-        if (!row[0].startsWith(u"limit:"))
-            QVERIFY2(row[10].contains(u"% of ") && row[10].section(u'%', 0, 0).toDouble() > 0,
+            QVERIFY2(row[11].endsWith(u'%') && row[11].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
+        // The agent figures are ratios of their limits; the preparation is none.
+        if (row[0] == u"create orders (preparation)")
+            QCOMPARE(row[12], QStringLiteral("-"));
+        else if (!row[0].startsWith(u"limit:"))
+            QVERIFY2(row[12].contains(u"% of ") && row[12].section(u'%', 0, 0).toDouble() > 0,
                      qPrintable(row.join(u" | ")));
     }
-    // 400 confirms (twice the count: the slow-stream comparison pays twice), then 200 +
-    // 200 unique callbacks, each paying its own order; the direct SQL repeats those 400
-    // (at 8 connections, then at the agent's 8 worker threads); 200 of each of the others.
+    // 400 orders created and 400 confirms (twice the count: the slow-stream comparison
+    // pays twice), then 200 + 200 unique callbacks, each paying its own order; the direct
+    // SQL repeats those 400 (at 8 connections, then at the agent's 8 worker threads); 200
+    // of each of the others.
     QCOMPARE(rows[0][1], QStringLiteral("400"));
-    QCOMPARE(rows[1][1], QStringLiteral("200"));
+    QCOMPARE(rows[1][1], QStringLiteral("400"));
     QCOMPARE(rows[2][1], QStringLiteral("200"));
     QCOMPARE(rows[3][1], QStringLiteral("200"));
     QCOMPARE(rows[4][1], QStringLiteral("200"));
-    QCOMPARE(rows[5][1], QStringLiteral("400"));
+    QCOMPARE(rows[5][1], QStringLiteral("200"));
     QCOMPARE(rows[6][1], QStringLiteral("400"));
-    QCOMPARE(rows[7][1], QStringLiteral("200"));
+    QCOMPARE(rows[7][1], QStringLiteral("400"));
+    QCOMPARE(rows[8][1], QStringLiteral("200"));
     QVERIFY2(output.contains(u"unique callbacks >= 50% of direct SQL"), qPrintable(output));
     QVERIFY2(output.contains(u"duplicates p99 <= 10 ms"), qPrintable(output));
 
@@ -103,6 +117,7 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
     QVERIFY(jsonFile.open(QIODevice::ReadOnly));
     const QJsonObject json = QJsonDocument::fromJson(jsonFile.readAll()).object();
     QCOMPARE(json.value(QStringLiteral("errors")).toInt(-1), 0);
+    QCOMPARE(json.value(QStringLiteral("dropped")).toInt(-1), 0);
     QCOMPARE(json.value(QStringLiteral("phases")).toArray().size(), rows.size());
     const QJsonObject slow = json.value(QStringLiteral("slow_stream")).toObject();
     for (const char *key : {"rate_without", "rate_with", "rss_before_kib", "rss_after_kib"})

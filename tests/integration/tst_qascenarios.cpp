@@ -41,7 +41,9 @@ public:
             if (event && event->kind == u"scenario.progress")
                 progress.append(*event);
         });
-        m_socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/api/v1/stream?access_token=view-token").arg(port)));
+        QNetworkRequest request(QUrl(QStringLiteral("ws://127.0.0.1:%1/api/v1/stream").arg(port)));
+        request.setRawHeader("Authorization", "Bearer view-token");
+        m_socket.open(request);
     }
     bool connected() const { return m_socket.state() == QAbstractSocket::ConnectedState; }
     QStringList phasesOf(const QString &scenarioId) const

@@ -161,8 +161,12 @@ private Q_SLOTS:
                                              << QByteArray("HTTP/1.1 401");
         QTest::newRow("other path") << QByteArray("/api/v1/streams") << QByteArray("Bearer view-token")
                                     << QByteArray("HTTP/1.1 404");
+        // The token goes in the header only: a query's token would land in every log that
+        // writes request lines (proxies, the browser's history), so a valid one is refused too.
         QTest::newRow("viewer in the query") << QByteArray("/api/v1/stream?access_token=view-token") << QByteArray()
-                                             << QByteArray("HTTP/1.1 101");
+                                             << QByteArray("HTTP/1.1 401");
+        QTest::newRow("viewer in the header") << QByteArray("/api/v1/stream") << QByteArray("Bearer view-token")
+                                              << QByteArray("HTTP/1.1 101");
         QTest::newRow("operator in the header") << QByteArray("/api/v1/stream") << QByteArray("Bearer desk-token")
                                                 << QByteArray("HTTP/1.1 101");
     }

@@ -62,25 +62,38 @@ qint64 BenchReport::totalErrors() const
     return errors;
 }
 
+qint64 BenchReport::totalDropped() const
+{
+    qint64 dropped = 0;
+    for (const PhaseFigures &figures : phases)
+        dropped += figures.load.dropped();
+    return dropped;
+}
+
 void BenchReport::print(std::FILE *out) const
 {
     std::fprintf(out, "payonce-bench: %s, key store %s, %d connections (%d client threads), %d cores, "
                       "load average %.2f before, %.2f after\n\n",
                  qPrintable(dialect), qPrintable(keyStore), connections, clientThreads, cores, loadAverageBefore,
                  loadAverageAfter);
-    std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | bench CPU | agent CPU | of limit |\n");
-    std::fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | requests | dropped | bench CPU | agent CPU | of limit |\n");
+    std::fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const PhaseFigures &f : phases) {
         const std::optional<double> ratio = ratioToLimit(f);
         const QByteArray ratioCell = ratio ? cell(*ratio * 100, 1) + "% of " + f.limitKey.toUtf8() : QByteArray("limit");
+        const QByteArray ratioShown = f.preparation ? QByteArray("-") : ratioCell;
         const QByteArray agentCell = f.agentCores < 0 ? QByteArray("-") : cell(f.agentCores * 100, 0) + "%";
-        std::fprintf(out, "| %s | %lld | %s | %s | %s | %s | %s | %lld | %s%% | %s | %s |\n", qPrintable(f.title),
+        const QByteArray requestsCell = f.load.overHttp ? QByteArray::number(f.load.requestsSent) : QByteArray("-");
+        const QByteArray droppedCell = f.load.overHttp ? QByteArray::number(f.load.dropped()) : QByteArray("-");
+        std::fprintf(out, "| %s | %lld | %s | %s | %s | %s | %s | %lld | %s | %s | %s%% | %s | %s |\n", qPrintable(f.title),
                      static_cast<long long>(f.load.completed), cell(f.load.seconds, 3).constData(),
                      cell(f.rate(), 0).constData(), cell(f.latencyMs(0.5), 3).constData(),
                      cell(f.latencyMs(0.99), 3).constData(), cell(f.latencyMs(1.0), 3).constData(),
-                     static_cast<long long>(f.load.failed), cell(f.benchCpuShare * 100, 1).constData(),
-                     agentCell.constData(), ratioCell.constData());
+                     static_cast<long long>(f.load.failed), requestsCell.constData(), droppedCell.constData(),
+                     cell(f.benchCpuShare * 100, 1).constData(), agentCell.constData(), ratioShown.constData());
     }
+    std::fprintf(out, "\nrequests: HTTP requests sent; dropped: of those, the ones whose connection closed before "
+                      "their answer came (every request the agent accepted must be answered).\n");
     std::fprintf(out, "\nbench CPU: the benchmark's CPU time over wall time x %d cores; agent CPU: the agent's CPU "
                       "time over wall time (100%% = one core).\n",
                  cores);
@@ -117,7 +130,8 @@ void BenchReport::print(std::FILE *out) const
     }
     for (const QString &problem : problems)
         std::fprintf(out, "\nERROR: %s", qPrintable(problem));
-    std::fprintf(out, "\n%s: %lld errors\n", succeeded() ? "OK" : "FAILED", static_cast<long long>(totalErrors()));
+    std::fprintf(out, "\n%s: %lld errors, %lld dropped\n", succeeded() ? "OK" : "FAILED",
+                 static_cast<long long>(totalErrors()), static_cast<long long>(totalDropped()));
 }
 
 QJsonObject BenchReport::toJson() const
@@ -132,8 +146,14 @@ QJsonObject BenchReport::toJson() const
                       {QStringLiteral("p99_ms"), f.latencyMs(0.99)},
                       {QStringLiteral("max_ms"), f.latencyMs(1.0)},
                       {QStringLiteral("errors"), f.load.failed},
+                      {QStringLiteral("preparation"), f.preparation},
                       {QStringLiteral("bench_cpu_share"), f.benchCpuShare},
                       {QStringLiteral("agent_cpu_cores"), f.agentCores}};
+        if (f.load.overHttp) {
+            o.insert(QStringLiteral("requests"), f.load.requestsSent);
+            o.insert(QStringLiteral("answers"), f.load.answersReceived);
+            o.insert(QStringLiteral("dropped"), f.load.dropped());
+        }
         if (const std::optional<double> ratio = ratioToLimit(f)) {
             o.insert(QStringLiteral("limit"), f.limitKey);
             o.insert(QStringLiteral("ratio_to_limit"), *ratio);
@@ -148,6 +168,7 @@ QJsonObject BenchReport::toJson() const
                      {QStringLiteral("load_average_after"), loadAverageAfter},
                      {QStringLiteral("phases"), phaseArray},
                      {QStringLiteral("errors"), totalErrors()},
+                     {QStringLiteral("dropped"), totalDropped()},
                      {QStringLiteral("problems"), QJsonArray::fromStringList(problems)}};
     if (slowStream) {
         root.insert(QStringLiteral("slow_stream"),

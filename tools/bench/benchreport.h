@@ -20,6 +20,7 @@ struct PhaseFigures {
     double benchCpuShare = 0; ///< the benchmark's CPU over wall × cores
     double agentCores = -1;   ///< the agent's CPU over wall (cores); -1 unknown
     QString limitKey;         ///< the phase this one is a ratio of, empty for limits themselves
+    bool preparation = false; ///< set-up load (creating orders): shown, never a ratio or a limit
 
     double rate() const { return load.seconds > 0 ? double(load.completed) / load.seconds : 0; }
     /// Latency quantile (0..1) in milliseconds; 0 without samples.
@@ -55,7 +56,8 @@ struct BenchReport {
     /// The agent figure over its limit's rate, or nullopt when either is missing.
     std::optional<double> ratioToLimit(const PhaseFigures &figures) const;
     qint64 totalErrors() const;
-    bool succeeded() const { return totalErrors() == 0 && problems.isEmpty(); }
+    qint64 totalDropped() const;
+    bool succeeded() const { return totalErrors() == 0 && totalDropped() == 0 && problems.isEmpty(); }
 
     /// The table, the benchmark's targets (met / not met) and the slow-stream comparison.
     void print(std::FILE *out) const;

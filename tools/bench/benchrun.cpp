@@ -69,8 +69,10 @@ private:
             m_report.phases.append(
                 PhaseFigures{key, title, result, cpu.benchShareOfMachine(), cpu.agentCores(), limitKey});
         }
-        std::fprintf(stderr, "payonce-bench:   %lld ops in %.2f s, %lld errors\n",
-                     static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed));
+        std::fprintf(stderr, "payonce-bench:   %lld ops in %.2f s, %lld errors, %lld dropped, %lld idle connections "
+                             "found closed by the agent\n",
+                     static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed),
+                     static_cast<long long>(result.dropped()), static_cast<long long>(result.idleClosesSeen));
         return result;
     }
     BenchOrder orderAt(qint64 index) const
@@ -104,8 +106,10 @@ bool Runner::prepareOrders()
     const qint64 wanted = m_options.requests ? *m_options.requests * (m_options.slowStreamClient ? 2 : 1)
                                              : std::numeric_limits<qint64>::max();
     IndexedWorkload create(wanted, false, [this](qint64 i) { return createOrderExchange(orderAt(i)); });
+    // Shown in the table (its requests and dropped count like any phase's), never a limit.
     const LoadResult created = measure(QStringLiteral("create_orders"), QStringLiteral("create orders (preparation)"),
-                                       {}, [&] { return runLoad(loadOptions(true), create); }, false);
+                                       {}, [&] { return runLoad(loadOptions(true), create); });
+    m_report.phases.last().preparation = true;
     if (created.failed > 0) {
         m_report.problems << QStringLiteral("creating orders failed %1 times: %2")
                                  .arg(created.failed)

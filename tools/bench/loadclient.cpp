@@ -40,6 +40,16 @@ int openConnection(int port)
     return fd;
 }
 
+/// Whether the agent has closed (or reset) the connection on fd: read without waiting and
+/// without taking anything. A keep-alive connection is checked before it is reused, as
+/// HTTP clients do, so a close the agent made while it was idle is no dropped request.
+bool closedByPeer(int fd)
+{
+    char byte = 0;
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
 /// A complete reply at the front of `in`: parsed and removed. False while incomplete.
 bool takeReply(QByteArray &in, HttpReply *reply, bool *closeAfter)
 {
@@ -97,14 +107,12 @@ struct Shared {
 void runThread(Shared &shared, int connectionCount)
 {
     std::vector<Connection> connections(std::size_t(std::max(connectionCount, 0)));
-    std::vector<qint64> latencies;
-    qint64 failed = 0;
-    QStringList failures;
+    LoadShare share;
     Clock::time_point lastReply{};
     auto fail = [&](Connection &c, const QString &why) {
-        ++failed;
-        if (failures.size() < kFailureSamples)
-            failures << why;
+        ++share.failed;
+        if (share.failures.size() < kFailureSamples)
+            share.failures << why;
         c.exchange.reset();
     };
     auto reopen = [&](Connection &c) {
@@ -136,6 +144,12 @@ void runThread(Shared &shared, int connectionCount)
                 c.finished = true;
                 continue;
             }
+            if (closedByPeer(c.fd)) {
+                ++share.idleClosesSeen;
+                reopen(c);
+                if (!c.exchange)
+                    continue;
+            }
             c.out = c.exchange->firstRequest();
             c.sent = 0;
             c.started = Clock::now();
@@ -160,6 +174,8 @@ void runThread(Shared &shared, int connectionCount)
                 const ssize_t n = ::send(c.fd, c.out.constData() + c.sent, std::size_t(c.out.size() - c.sent),
                                          MSG_NOSIGNAL);
                 if (n > 0) {
+                    if (c.sent == 0)
+                        ++share.requestsSent;
                     c.sent += n;
                 } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
                     fail(c, QStringLiteral("send failed: %1").arg(QString::fromLocal8Bit(strerror(errno))));
@@ -181,6 +197,7 @@ void runThread(Shared &shared, int connectionCount)
             bool closeAfter = false;
             if (!takeReply(c.in, &reply, &closeAfter))
                 continue;
+            ++share.answersReceived;
             lastReply = Clock::now();
             const ExchangeStep step = c.exchange->onReply(reply);
             switch (step.kind) {
@@ -189,7 +206,7 @@ void runThread(Shared &shared, int connectionCount)
                 c.sent = 0;
                 break;
             case ExchangeStep::Kind::Done:
-                latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(lastReply - c.started).count());
+                share.latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(lastReply - c.started).count());
                 c.exchange.reset();
                 break;
             case ExchangeStep::Kind::Failed:
@@ -208,21 +225,29 @@ void runThread(Shared &shared, int connectionCount)
             ::close(c.fd);
     }
     QMutexLocker locker(&shared.mutex);
-    mergeShare(shared.result, latencies, failed, failures);
+    mergeShare(shared.result, share);
     shared.lastReply = std::max(shared.lastReply, lastReply);
 }
 
 } // namespace
 
-void mergeShare(LoadResult &total, const std::vector<qint64> &latencies, qint64 failed, const QStringList &failures)
+void mergeShare(LoadResult &total, const LoadShare &share)
 {
-    total.completed += qint64(latencies.size());
-    total.failed += failed;
-    total.latenciesNs.insert(total.latenciesNs.end(), latencies.begin(), latencies.end());
-    for (const QString &failure : failures) {
+    total.completed += qint64(share.latencies.size());
+    total.failed += share.failed;
+    total.requestsSent += share.requestsSent;
+    total.answersReceived += share.answersReceived;
+    total.idleClosesSeen += share.idleClosesSeen;
+    total.latenciesNs.insert(total.latenciesNs.end(), share.latencies.begin(), share.latencies.end());
+    for (const QString &failure : share.failures) {
         if (total.failureSamples.size() < kFailureSamples)
             total.failureSamples << failure;
     }
+}
+
+void mergeShare(LoadResult &total, const std::vector<qint64> &latencies, qint64 failed, const QStringList &failures)
+{
+    mergeShare(total, LoadShare{latencies, failed, 0, 0, 0, failures});
 }
 
 LoadResult runLoad(const LoadOptions &options, Workload &workload)
@@ -244,6 +269,7 @@ LoadResult runLoad(const LoadOptions &options, Workload &workload)
     for (std::thread &thread : threads)
         thread.join();
     LoadResult result = std::move(shared.result);
+    result.overHttp = true;
     result.seconds = std::chrono::duration<double>(shared.lastReply - start).count();
     std::sort(result.latenciesNs.begin(), result.latenciesNs.end());
     return result;

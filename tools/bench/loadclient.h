@@ -13,6 +13,12 @@ namespace payonce::bench {
 struct LoadResult {
     qint64 completed = 0;            ///< operations that ended Done
     qint64 failed = 0;               ///< operations that ended Failed (or lost their connection)
+    bool overHttp = false;           ///< the load client's phases: requests and answers counted
+    qint64 requestsSent = 0;         ///< requests whose first byte went out
+    qint64 answersReceived = 0;      ///< complete answers read
+    qint64 idleClosesSeen = 0;       ///< idle connections found closed by the agent (reopened, not drops)
+    /// Requests sent that never got their answer (the connection closed or broke first).
+    qint64 dropped() const { return requestsSent - answersReceived; }
     double seconds = 0;              ///< from the first request to the last reply
     std::vector<qint64> latenciesNs; ///< one per completed operation, sorted
     QStringList failureSamples;      ///< the first few failures, as printed
@@ -20,6 +26,17 @@ struct LoadResult {
 
 /// Adds one worker thread's share to `total` (the caller holds the lock): its count,
 /// latencies and failures, keeping the first few failure messages.
+/// What one load-client thread counted.
+struct LoadShare {
+    std::vector<qint64> latencies;
+    qint64 failed = 0;
+    qint64 requestsSent = 0;
+    qint64 answersReceived = 0;
+    qint64 idleClosesSeen = 0;
+    QStringList failures;
+};
+void mergeShare(LoadResult &total, const LoadShare &share);
+/// The same for a phase that is not HTTP (direct SQL, Redis): no requests to count.
 void mergeShare(LoadResult &total, const std::vector<qint64> &latencies, qint64 failed, const QStringList &failures);
 
 struct LoadOptions {

@@ -1,0 +1,117 @@
+// The idle timeout of the agent's connections must never race a request: a keep-alive
+// connection whose next request has arrived — in the kernel's buffer or in Qt's — is not
+// idle, however long the agent took to look at it. The agent's event loop is held up past
+// the idle timeout (SIGSTOP, as a loaded machine or a stall would) while clients send
+// their next request; once it runs again every request must be answered, and only the
+// connection that really stayed silent is closed.
+
+#include "agentprocess.h"
+#include "storagefixture.h"
+
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <csignal>
+#include <memory>
+#include <vector>
+
+using namespace payonce::testsupport;
+
+namespace {
+
+constexpr int kIdleTimeoutMs = 300;
+constexpr int kClients = 24;
+
+const QByteArray kRequest = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+/// Reads one answer (head and Content-Length body) off socket: its status, or -1 when the
+/// connection closed (or nothing came) first.
+int readAnswer(QTcpSocket &socket, int timeoutMs)
+{
+    QByteArray in;
+    QElapsedTimer waited;
+    waited.start();
+    for (;;) {
+        const qsizetype headEnd = in.indexOf("\r\n\r\n");
+        if (headEnd >= 0) {
+            qsizetype length = 0;
+            for (const QByteArray &line : in.left(headEnd).split('\n')) {
+                if (line.toLower().startsWith("content-length:"))
+                    length = line.mid(15).trimmed().toLongLong();
+            }
+            if (in.size() >= headEnd + 4 + length)
+                return in.mid(9, 3).toInt();
+        }
+        if (socket.state() != QAbstractSocket::ConnectedState || waited.elapsed() > timeoutMs)
+            return -1;
+        socket.waitForReadyRead(50);
+        in += socket.readAll();
+    }
+}
+
+} // namespace
+
+class TestAgentIdle : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered();
+};
+
+void TestAgentIdle::requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered()
+{
+    QString error;
+    auto db = TestDatabase::start(Dialect::Sqlite, &error);
+    QVERIFY2(db, qPrintable(error));
+    AgentProcess::Options options;
+    options.db = db->url();
+    options.sim = false;
+    options.extraConfig = QJsonObject{{QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), kIdleTimeoutMs}}}};
+    auto agent = AgentProcess::start(options, &error);
+    QVERIFY2(agent, qPrintable(error));
+
+    // Keep-alive connections that have had one answer each, and one that will stay silent.
+    std::vector<std::unique_ptr<QTcpSocket>> clients;
+    for (int i = 0; i < kClients + 1; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(agent->port()));
+        QVERIFY(socket->waitForConnected(5000));
+        socket->write(kRequest);
+        QCOMPARE(readAnswer(*socket, 5000), 200);
+        clients.push_back(std::move(socket));
+    }
+    QTcpSocket &silent = *clients.back();
+
+    // The agent stops running; the clients send their next request well inside the idle
+    // timeout (counted from their last answer), and the agent runs again only after it.
+    QVERIFY(agent->sendSignal(SIGSTOP));
+    for (int i = 0; i < kClients; ++i) {
+        clients[std::size_t(i)]->write(kRequest);
+        QVERIFY(clients[std::size_t(i)]->waitForBytesWritten(1000));
+    }
+    QTest::qWait(3 * kIdleTimeoutMs);
+    QVERIFY(agent->sendSignal(SIGCONT));
+
+    int answered = 0;
+    QStringList dropped;
+    for (int i = 0; i < kClients; ++i) {
+        const int status = readAnswer(*clients[std::size_t(i)], 10000);
+        if (status == 200)
+            ++answered;
+        else
+            dropped << QString::number(i);
+    }
+    QVERIFY2(answered == kClients, qPrintable(QStringLiteral("%1 of %2 answered; closed with the request unanswered: %3")
+                                                  .arg(answered)
+                                                  .arg(kClients)
+                                                  .arg(dropped.join(u' '))));
+    // The idle timeout still closes what really is idle.
+    QTRY_VERIFY_WITH_TIMEOUT(silent.state() != QAbstractSocket::ConnectedState
+                                 || (silent.waitForReadyRead(10), silent.state() != QAbstractSocket::ConnectedState),
+                             5000);
+    QCOMPARE(agent->stop(), 0);
+}
+
+QTEST_MAIN(TestAgentIdle)
+#include "tst_agentidle.moc"
