@@ -456,7 +456,13 @@ Result<void> Patrol::checkPaymentAnomalies(qint64 nowMs, QList<StoredFinding> &f
                               : QStringLiteral("paid by %1").arg(payment.orderPayNo)),
                  payment.payNo, payment.amountFen, {}},
                 nowMs);
-            if (!proposed)
+            // A refund the refund rules refuse to propose (no payment record of that channel
+            // for the order, an order's own payment on an order no longer PAID) leaves the
+            // finding open for the desk; it never stops the run.
+            if (!proposed && (proposed.error().code == ErrorCode::InvalidInput || proposed.error().code == ErrorCode::Conflict))
+                qCWarning(payonce::lcCore).noquote() << "patrol: refund for" << subject << "not proposed:"
+                                                     << proposed.error().internalMessage;
+            else if (!proposed)
                 return proposed.error();
         }
         if (page.value().size() < kPageSize)

@@ -409,18 +409,22 @@ private Q_SLOTS:
     // stored (the amount as a decimal string, never a float).
     void refundProposalNamesPaymentAndAmount()
     {
+        // A proposal is checked when it is made: it must name the order's processed payment.
+        const QString payNo = firstValueText(*m_db.database, QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"),
+                                             {kPaid});
+        QVERIFY(!payNo.isEmpty() && !payNo.startsWith(u'<'));
         const HttpAnswer proposed = post(QStringLiteral("/api/v1/compensations"), "desk-token",
                                          json({{QStringLiteral("kind"), QStringLiteral("refund")},
                                                {QStringLiteral("order_no"), kPaid},
-                                               {QStringLiteral("pay_no"), QStringLiteral("4200000000001")},
+                                               {QStringLiteral("pay_no"), payNo},
                                                {QStringLiteral("amount"), QStringLiteral("5.50")},
                                                {QStringLiteral("reason"), QStringLiteral("customer paid twice")}}));
         QVERIFY2(proposed.status == 201, qPrintable(describe(proposed)));
-        QCOMPARE(proposed.json().value(QStringLiteral("pay_no")).toString(), QStringLiteral("4200000000001"));
+        QCOMPARE(proposed.json().value(QStringLiteral("pay_no")).toString(), payNo);
         QCOMPARE(proposed.json().value(QStringLiteral("amount")).toString(), QStringLiteral("5.50"));
         const qint64 id = proposed.json().value(QStringLiteral("id")).toInteger();
-        QCOMPARE(count("SELECT COUNT(*) FROM compensations WHERE id = ? AND amount_fen = 550 AND pay_no = '4200000000001'",
-                       {id}),
+        QCOMPARE(count("SELECT COUNT(*) FROM compensations WHERE id = ? AND amount_fen = 550 AND pay_no = ?",
+                       {id, payNo}),
                  qint64(1));
         const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/compensations?status=proposed"), "view-token")),
                                   QStringLiteral("id"), QJsonValue(id));
@@ -468,13 +472,13 @@ private Q_SLOTS:
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("amount"), 12.5},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
-            400, "invalid_request");
+            400, "invalid_amount");
         row("refund amount zero", "POST", "/api/v1/compensations", "desk-token",
             json({{QStringLiteral("kind"), QStringLiteral("refund")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("amount"), QStringLiteral("0.00")},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
-            400, "invalid_request");
+            400, "invalid_amount");
         row("refund bad pay_no", "POST", "/api/v1/compensations", "desk-token",
             json({{QStringLiteral("kind"), QStringLiteral("refund")},
                   {QStringLiteral("order_no"), kPaid},

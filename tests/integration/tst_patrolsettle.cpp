@@ -414,8 +414,9 @@ private Q_SLOTS:
         // amount is not the order's.
         const Stuck closed = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
         exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {closed.orderNo});
+        // (on the channel of its own payment record: a refund is proposed against that record)
         exec(QStringLiteral("INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, created_at) "
-                            "VALUES ('alipay', ?, ?, ?, 'processed', 1)"),
+                            "VALUES ('wechat', ?, ?, ?, 'processed', 1)"),
              {closed.payNo, closed.orderNo, kAmount});
         const Stuck odd = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
         exec(QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ? WHERE order_no = ?"), {odd.payNo, odd.orderNo});
@@ -433,7 +434,7 @@ private Q_SLOTS:
             // Raised by the callback path first, then seen again by every run.
             QCOMPARE(doubled->seenCount, qint64(1 + run));
             const auto afterClose = findingFor(found.value(), QStringLiteral("double_payment"),
-                                               QStringLiteral("alipay:") + closed.payNo);
+                                               QStringLiteral("wechat:") + closed.payNo);
             QVERIFY(afterClose);
             QCOMPARE(afterClose->evidence.value(QStringLiteral("order_status")).toString(), QStringLiteral("CLOSED"));
             const auto mismatch = findingFor(found.value(), QStringLiteral("amount_mismatch"), QStringLiteral("wechat:") + odd.payNo);
@@ -466,7 +467,7 @@ private Q_SLOTS:
              {m_stack.clock.nowMs() - kStuckAfterMs - 5000, payNo});
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
-        QVERIFY(run.ok());
+        QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage + u' ' + run.error().publicMessage));
         const auto finding = findingFor(run.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo);
         QVERIFY(finding);
         QCOMPARE(finding->orderNo, s.orderNo);
