@@ -226,12 +226,8 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
                 result.insert(QStringLiteral("amount_fen"), r.amountFen);
                 result.insert(QStringLiteral("own_payment"), r.ownPayment);
                 result.insert(QStringLiteral("partial"), r.partial);
-                if (!r.items.isEmpty()) {
-                    QJsonObject items;
-                    for (auto it = r.items.cbegin(); it != r.items.cend(); ++it)
-                        items.insert(it.key(), it.value());
-                    result.insert(QStringLiteral("items"), items);
-                }
+                if (!r.items.isEmpty())
+                    result.insert(QStringLiteral("items"), refundItemsObject(r.items));
                 break;
             }
             }

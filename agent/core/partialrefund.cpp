@@ -19,14 +19,19 @@ qint64 pointsTakenBack(qint64 rewardPoints, qint64 refundedFen, qint64 paidFen)
     return static_cast<qint64>(product / paidFen);
 }
 
+QJsonObject refundItemsObject(const RefundItems &items)
+{
+    QJsonObject object;
+    for (auto it = items.cbegin(); it != items.cend(); ++it)
+        object.insert(it.key(), it.value());
+    return object;
+}
+
 QString refundItemsText(const RefundItems &items)
 {
     if (items.isEmpty())
         return {};
-    QJsonObject object;
-    for (auto it = items.cbegin(); it != items.cend(); ++it)
-        object.insert(it.key(), it.value());
-    return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
+    return QString::fromUtf8(QJsonDocument(refundItemsObject(items)).toJson(QJsonDocument::Compact));
 }
 
 RefundItems refundItemsFromText(const QString &text)

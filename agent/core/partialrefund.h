@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QJsonObject>
 #include <QMap>
 #include <QString>
 
@@ -26,6 +27,8 @@ inline qint64 pointsStillOwed(qint64 rewardPoints, qint64 refundedFen, qint64 pa
     return rewardPoints - pointsTakenBack(rewardPoints, refundedFen, paidFen);
 }
 
+/// {"SKU-1":2} as a JSON object.
+QJsonObject refundItemsObject(const RefundItems &items);
 /// {"SKU-1":2} (compact JSON, keys sorted); empty items: an empty string.
 QString refundItemsText(const RefundItems &items);
 /// The inverse of refundItemsText; an empty or malformed text: no items.

@@ -65,6 +65,26 @@ core::Result<qint64> takeBackPoints(Session &session, const QString &orderNo, qi
     return inserted.value() == 1 ? points : qint64(0);
 }
 
+/// What a refund's settlement needs of its order.
+struct RefundedOrder {
+    qint64 userId = 0;
+    qint64 fence = 0;
+    qint64 rewardPoints = 0;
+    QString status;
+};
+
+core::Result<RefundedOrder> refundedOrder(Session &session, const QString &orderNo)
+{
+    auto order = session.exec(QStringLiteral("SELECT user_id, fence, reward_points, status FROM orders WHERE order_no = ?"),
+                              {orderNo}, QStringLiteral("refunded order"));
+    if (!order)
+        return order.error();
+    if (!order.value().next())
+        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 vanished").arg(orderNo));
+    return RefundedOrder{order.value().value(0).toLongLong(), order.value().value(1).toLongLong(),
+                         order.value().value(2).toLongLong(), order.value().value(3).toString()};
+}
+
 /// The order's own payment came back: everything the payment earned is undone, each
 /// under its own key so it happens once.
 core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, qint64 nowMs)
@@ -76,14 +96,11 @@ core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, q
         return moved.error();
     if (moved.value() != 1)
         return Error::make(ErrorCode::Internal, QStringLiteral("order %1 is not REFUNDING").arg(r.orderNo));
-    auto order = session.exec(QStringLiteral("SELECT user_id, fence FROM orders WHERE order_no = ?"), {r.orderNo},
-                              QStringLiteral("refunded order"));
+    auto order = refundedOrder(session, r.orderNo);
     if (!order)
         return order.error();
-    if (!order.value().next())
-        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 vanished").arg(r.orderNo));
-    const qint64 userId = order.value().value(0).toLongLong();
-    const qint64 fence = order.value().value(1).toLongLong();
+    const qint64 userId = order->userId;
+    const qint64 fence = order->fence;
     const QString key = QStringLiteral("refund:") + r.refundNo;
 
     auto frozen = session.execAffected(QStringLiteral("UPDATE user_coupon SET status = 'frozen', updated_at = ? "
@@ -143,16 +160,13 @@ core::Result<QJsonObject> undoPart(Session &session, const RefundRecord &r, qint
     // Settlements of one order's refunds take turns from here: each sums the others'.
     if (auto locked = lockOrder(session, r.orderNo); !locked)
         return locked.error();
-    auto order = session.exec(QStringLiteral("SELECT user_id, fence, reward_points, status FROM orders WHERE order_no = ?"),
-                              {r.orderNo}, QStringLiteral("partly refunded order"));
+    auto order = refundedOrder(session, r.orderNo);
     if (!order)
         return order.error();
-    if (!order.value().next())
-        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 vanished").arg(r.orderNo));
-    const qint64 userId = order.value().value(0).toLongLong();
-    const qint64 fence = order.value().value(1).toLongLong();
-    const qint64 rewardPoints = order.value().value(2).toLongLong();
-    const QString status = order.value().value(3).toString();
+    const qint64 userId = order->userId;
+    const qint64 fence = order->fence;
+    const qint64 rewardPoints = order->rewardPoints;
+    const QString status = order->status;
     const QString key = QStringLiteral("refund:") + r.refundNo;
 
     auto all = partialRefundsOf(session, r.orderNo); // this one included: it is succeeded now
