@@ -418,8 +418,7 @@ private Q_SLOTS:
     void replayCommitsWithItsAuditRow()
     {
         const QString orderNo = QStringLiteral("ORD-REST-AUDIT");
-        setMode("accept_only");
-        QTest::qWait(1100); // the pipeline's mode cache
+        setMode("accept_only"); // this agent obeys it from the next delivery on
         QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-AUDIT"), false));
         QTRY_COMPARE_WITH_TIMEOUT(
             count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {orderNo}),
