@@ -5,6 +5,7 @@
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/callbackstore.h"
 #include "core/ports/eventsink.h"
+#include "core/ports/paymentgateway.h"
 #include "shared/layer.h"
 
 #include <QHash>
@@ -270,6 +271,9 @@ public:
     static constexpr int StaleFenceTriesBeforeFinding = 5;
     CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes, const Clock &clock,
                    qint64 minAgeMs = 5000);
+    /// The platforms a row without a stored delivery is settled through (a query by its
+    /// out_trade_no). Without them such rows are left to the patrol.
+    void setGateways(std::function<PaymentGateway *(Channel)> gateways) { m_gateways = std::move(gateways); }
     Report runOnce(int limit = 100);
 
 private:
@@ -278,6 +282,7 @@ private:
     CallbackModeStore &m_modes;
     const Clock &m_clock;
     qint64 m_minAgeMs;
+    std::function<PaymentGateway *(Channel)> m_gateways;
 
     void staleFenceRefused(const AcceptedCallback &row);
     std::mutex m_mutex;

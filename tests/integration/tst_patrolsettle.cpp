@@ -456,6 +456,101 @@ private Q_SLOTS:
         exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {odd.orderNo});
     }
 
+    /// The pay lock of `payNo`, held as another agent would hold it (30 s lease).
+    std::unique_ptr<LockHandle> holdPayLock(const Stuck &s)
+    {
+        auto held = m_stack.keys->locks().acquire(QStringLiteral("lock:pay:") + s.payNo, 30s, s.orderNo);
+        if (!held.ok() || !held.value())
+            qWarning() << "pay lock not taken for" << s.payNo;
+        return held.ok() ? std::move(held).value() : nullptr;
+    }
+
+    /// The patrol's query confirms the payment while another holder has its lock: the log
+    /// row is written (accepted, no delivery) and the order stays PAYING.
+    void leaveARowWithoutADelivery(const Stuck &s)
+    {
+        auto lock = holdPayLock(s);
+        QVERIFY(lock);
+        Patrol p = patrol();
+        auto run = p.runOnce(m_stack.clock.nowMs());
+        QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
+        (void)lock->release();
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted' "
+                                      "AND delivery_id IS NULL"),
+                       {s.payNo}),
+                 qint64(1));
+    }
+
+    // A row written from the platform's query has no delivery; the real notification that
+    // follows is not a duplicate of anything processed: it becomes the row's delivery and
+    // pays the order (it used to be acknowledged at the unique index, the order PAYING for good).
+    void aRowWrittenByAQueryIsFinishedByTheRealNotification()
+    {
+        const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
+        leaveARowWithoutADelivery(s);
+        if (QTest::currentTestFailed())
+            return;
+        const CallbackOutcome real = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        QVERIFY2(real.success(), qPrintable(real.note + u' ' + real.message));
+        QCOMPARE(real.note, QStringLiteral("processed"));
+        verifyPaidOnce(s);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log l JOIN callback_deliveries d "
+                                      "ON d.id = l.delivery_id WHERE l.pay_no = ? AND d.pay_no = l.pay_no"),
+                       {s.payNo}),
+                 qint64(1));
+        // A copy after it is a plain duplicate.
+        const CallbackOutcome copy = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        QVERIFY2(copy.success() && copy.note != QLatin1String("processed"), qPrintable(copy.note));
+        verifyPaidOnce(s);
+    }
+
+    // The worker settles a row without a delivery through the platform's query instead of
+    // skipping it for ever.
+    void theWorkerFinishesARowWithoutADeliveryThroughAQuery()
+    {
+        const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
+        leaveARowWithoutADelivery(s);
+        if (QTest::currentTestFailed())
+            return;
+        CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
+        worker.setGateways([this](Channel channel) -> PaymentGateway * {
+            return channel == Channel::WeChat ? &m_platform : nullptr;
+        });
+        const CallbackWorker::Report report = worker.runOnce(1000);
+        QVERIFY2(report.finished >= 1, qPrintable(QStringLiteral("finished %1 failed %2").arg(report.finished).arg(report.failed)));
+        QVERIFY(m_platform.calls().contains(QStringLiteral("query ") + s.paymentNo));
+        verifyPaidOnce(s);
+    }
+
+    // A row the worker could not take the lock for is not finished: it stays accepted and
+    // is counted as not done, and the next run pays it.
+    void theWorkerDoesNotCountABusyLockAsFinished()
+    {
+        const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
+        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
+                                       m_stack.clock.nowMs())
+                    .ok());
+        const CallbackOutcome accepted = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
+                                       m_stack.clock.nowMs())
+                    .ok());
+        QCOMPARE(accepted.note, QStringLiteral("accept_only"));
+        CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
+        auto lock = holdPayLock(s);
+        QVERIFY(lock);
+        const CallbackWorker::Report busy = worker.runOnce(1000);
+        (void)lock->release();
+        QCOMPARE(busy.finished, 0);
+        QVERIFY(busy.failed >= 1);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
+                       {s.payNo}),
+                 qint64(1));
+        const CallbackWorker::Report next = worker.runOnce(1000);
+        QVERIFY2(next.finished >= 1, qPrintable(QStringLiteral("finished %1 failed %2").arg(next.finished).arg(next.failed)));
+        verifyPaidOnce(s);
+    }
+
     void anOldAcceptedRowIsAFindingUntilItIsProcessed()
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
