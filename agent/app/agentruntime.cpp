@@ -173,6 +173,8 @@ struct AgentRuntime::Parts {
     quint16 port = 0;
 
     QString callbackBaseUrl() const;
+    /// The offered channels' gateways, behind their breakers; null for a channel not offered.
+    std::function<core::PaymentGateway *(core::Channel)> gatewayLookup();
     core::Result<void> openStorage();
     core::Result<void> openGateways();
     core::Result<void> openCallbacks();
@@ -186,6 +188,14 @@ struct AgentRuntime::Parts {
 QString AgentRuntime::Parts::callbackBaseUrl() const
 {
     return config.publicBaseUrl.isEmpty() ? QStringLiteral("http://") + config.listen.toString() : config.publicBaseUrl;
+}
+
+std::function<core::PaymentGateway *(core::Channel)> AgentRuntime::Parts::gatewayLookup()
+{
+    return [this](core::Channel channel) -> core::PaymentGateway * {
+        const auto found = gateways.find(channel);
+        return found == gateways.end() ? nullptr : found->second.get();
+    };
 }
 
 core::Result<void> AgentRuntime::Parts::openStorage()
@@ -364,6 +374,8 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
     callbacks = std::make_unique<core::CallbackPipeline>(*verifier, *callbackStore, *callbackModes, keyStore->locks(),
                                                          &keyStore->seenProcessed(), clock, options);
     callbackWorker = std::make_unique<core::CallbackWorker>(*callbacks, *callbackStore, *callbackModes, clock);
+    // Rows written from the platform's query (no delivery) are settled by querying again.
+    callbackWorker->setGateways(gatewayLookup());
     callbackWorkerTimer = std::make_unique<QTimer>();
     QObject::connect(callbackWorkerTimer.get(), &QTimer::timeout, [this] {
         if (callbackWorkerRunning.exchange(true))
@@ -423,10 +435,7 @@ core::Result<void> AgentRuntime::Parts::openOperations()
     refundOptions.notifyUrlAlipay = callbackBaseUrl() + QStringLiteral("/api/v1/callbacks/alipay/refund");
     refunds = std::make_unique<core::RefundService>(
         *refundStore,
-        [this](core::Channel channel) -> core::PaymentGateway * {
-            const auto found = gateways.find(channel);
-            return found == gateways.end() ? nullptr : found->second.get();
-        },
+        gatewayLookup(),
         clock, refundOptions);
     refundCallbacks = std::make_unique<http::RefundCallbacks>(*refundVerifier, *refunds, clock);
     refundFollowUpTimer = std::make_unique<QTimer>();
@@ -448,10 +457,7 @@ core::Result<void> AgentRuntime::Parts::openOperations()
     // Orders stuck in PAYING are asked at their platform (behind the breakers) and settled
     // through the callback path's own transaction.
     core::PatrolSettlement settlement;
-    settlement.gateways = [this](core::Channel channel) -> core::PaymentGateway * {
-        const auto found = gateways.find(channel);
-        return found == gateways.end() ? nullptr : found->second.get();
-    };
+    settlement.gateways = gatewayLookup();
     settlement.callbacks = callbacks.get();
     settlement.modes = callbackModes.get();
     settlement.audit = audit.get();
@@ -523,10 +529,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     tokens = std::make_unique<core::TokenIssuer>(*payments, keyStore->tokens());
     confirm = std::make_unique<core::ConfirmPipeline>(
         *idempotency, &keyStore->idempotency(), keyStore->tokens(), keyStore->locks(), *payments,
-        [this](core::Channel channel) -> core::PaymentGateway * {
-            const auto found = gateways.find(channel);
-            return found == gateways.end() ? nullptr : found->second.get();
-        },
+        gatewayLookup(),
         clock, confirmOptions);
 
     http::HttpServer::Options options;

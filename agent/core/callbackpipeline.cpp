@@ -453,11 +453,21 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         }
         // L4, durable before anything else happens.
         auto inserted = m_store.insertAccepted(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
-                                                                ctx.deliveryId, m_clock.nowMs()});
+                                                                ctx.deliveryId, m_clock.nowMs(), n.paymentNo});
         if (!inserted.ok())
             return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), inserted.error().internalMessage));
-        if (inserted.value() == LogInsert::Duplicate && !ctx.fromGatewayQuery)
-            return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("log_row_exists")));
+        if (inserted.value() == LogInsert::Duplicate && !ctx.fromGatewayQuery) {
+            // A row the patrol or the closer wrote from the platform's query has no delivery
+            // and may never have been settled (its lock was busy): this delivery becomes the
+            // row's and settles it, as if it had inserted the row. Any other row is durable
+            // and owned by whoever wrote it (or the worker).
+            auto attached = ctx.deliveryId ? m_store.attachDelivery(n.channel, n.payNo, *ctx.deliveryId)
+                                           : Result<bool>(false);
+            if (!attached.ok())
+                return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), attached.error().internalMessage));
+            if (!attached.value())
+                return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("log_row_exists")));
+        }
         ctx.durable = true;
         if (!hook(CallbackHookPoint::AfterLogRowDurable, ctx))
             return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
@@ -486,7 +496,7 @@ std::optional<CallbackOutcome> CallbackPipeline::replayLogRow(Context &ctx)
     }
     // Inserted, or a row that appeared meanwhile: either way the CAS and the keys decide.
     auto inserted = m_store.insertAccepted(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
-                                                            std::nullopt, m_clock.nowMs()});
+                                                            std::nullopt, m_clock.nowMs(), n.paymentNo});
     if (!inserted.ok())
         return unavailable(Layer::None, QStringLiteral("storage"), inserted.error().internalMessage);
     return std::nullopt;
@@ -793,18 +803,27 @@ CallbackWorker::Report CallbackWorker::runOnce(int limit)
         return report;
     }
     for (const AcceptedCallback &row : rows.value()) {
-        // A row the patrol wrote for a payment the platform's query confirmed has no
-        // delivery to verify again: the patrol finishes it on its next run (the order is
-        // still PAYING), so the worker leaves it alone instead of failing on it forever.
-        if (!row.deliveryId)
-            continue;
         ++report.seen;
-        const CallbackOutcome out = m_pipeline.finishAccepted(row);
+        CallbackOutcome out;
+        if (row.deliveryId) {
+            out = m_pipeline.finishAccepted(row);
+        } else if (auto settled = settleByQuery(row)) {
+            ++report.byQuery;
+            out = *settled;
+        } else {
+            ++report.failed;
+            continue;
+        }
         if (out.success() && out.note == QLatin1String("stale_fence")) {
             // Answered SUCCESS to the platform, but nothing was written: the row is not done.
             ++report.failed;
             ++report.staleFence;
             staleFenceRefused(row);
+        } else if (out.success() && leavesTheRowAccepted(out)) {
+            // Its lock is held elsewhere (or was lost before COMMIT), or accept-only began:
+            // the row is still `accepted`, the next run tries again.
+            ++report.failed;
+            ++report.busy;
         } else if (out.success()) {
             ++report.finished;
             std::lock_guard guard(m_mutex);
@@ -825,6 +844,41 @@ CallbackWorker::Report CallbackWorker::runOnce(int limit)
         m_staleTries.removeIf([&](const auto &entry) { return !listed.contains(entry.key()); });
     }
     return report;
+}
+
+bool CallbackWorker::leavesTheRowAccepted(const CallbackOutcome &outcome)
+{
+    // The SUCCESS answers that a durable row backs without having settled it (rule 8).
+    return outcome.note == QLatin1String("lock_busy_durable") || outcome.note == QLatin1String("lock_lost")
+        || outcome.note == QLatin1String("stale_fence") || outcome.note == QLatin1String("accept_only");
+}
+
+std::optional<CallbackOutcome> CallbackWorker::settleByQuery(const AcceptedCallback &row)
+{
+    // The row was written from the platform's query (the patrol, the closer) and has no
+    // delivery to verify again: the platform is asked again, and a trade it still reports
+    // paid by this pay_no is settled whatever the order's status (PAID by another pay_no or
+    // CLOSED: a double payment, acknowledged with its finding).
+    PaymentGateway *gateway = m_gateways ? m_gateways(row.channel) : nullptr;
+    if (!gateway || row.paymentNo.isEmpty()) {
+        qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "has no delivery and"
+                                   << (gateway ? "no payment number to query" : "no gateway to query")
+                                   << "; left to the patrol";
+        return std::nullopt;
+    }
+    auto trade = gateway->query(row.paymentNo);
+    if (!trade.ok()) {
+        qCWarning(payonce::lcCore) << "callback worker: query of" << row.paymentNo << "for" << row.payNo
+                                   << "failed:" << trade.error().internalMessage;
+        return std::nullopt;
+    }
+    if (trade.value().state != GatewayTradeState::Paid || trade.value().payNo != row.payNo) {
+        qCWarning(payonce::lcCore) << "callback worker:" << row.paymentNo << "is" << tradeStateName(trade.value().state)
+                                   << "by" << trade.value().payNo << "at the platform, the row says paid by"
+                                   << row.payNo << "; left to the patrol";
+        return std::nullopt;
+    }
+    return m_pipeline.settleConfirmed(confirmedByQuery(row.channel, row.paymentNo, trade.value()), {});
 }
 
 void CallbackWorker::staleFenceRefused(const AcceptedCallback &row)

@@ -111,7 +111,7 @@ OrderCloser::OrderOutcome OrderCloser::closeOne(const ExpiredOrder &order, qint6
                                                                 closed.error().internalMessage));
             const CallbackOutcome settled = m_ports.callbacks->settleConfirmed(
                 confirmedByQuery(trade.channel, trade.paymentNo, paid.value()));
-            if (!settled.success())
+            if (!settled.success() || CallbackWorker::leavesTheRowAccepted(settled))
                 return outcome(QStringLiteral("left"), QStringLiteral("paid at %1 as %2, not settled: %3 %4")
                                                            .arg(channelName(trade.channel), paid.value().payNo,
                                                                 settled.note, settled.message));

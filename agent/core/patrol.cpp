@@ -99,18 +99,6 @@ Check check(const PaidOrderEffects &order)
     return out;
 }
 
-QString tradeStateName(GatewayTradeState state)
-{
-    switch (state) {
-    case GatewayTradeState::NotFound: return QStringLiteral("not_found");
-    case GatewayTradeState::NotPaid: return QStringLiteral("not_paid");
-    case GatewayTradeState::Paid: return QStringLiteral("paid");
-    case GatewayTradeState::Closed: return QStringLiteral("closed");
-    case GatewayTradeState::Refunded: return QStringLiteral("refunded");
-    }
-    return QStringLiteral("unknown");
-}
-
 QString compact(const QJsonObject &object)
 {
     return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
@@ -311,6 +299,15 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
         out.insert(QStringLiteral("layer"), layerName(outcome.layer));
         if (!outcome.success()) {
             out.insert(QStringLiteral("action"), QStringLiteral("left"));
+            return out;
+        }
+        if (CallbackWorker::leavesTheRowAccepted(outcome)) {
+            // Acknowledged behind a durable log row without being settled (its lock is held
+            // elsewhere, or was lost): the callback worker or the next run finishes it.
+            out.insert(QStringLiteral("action"), QStringLiteral("left"));
+            out.insert(QStringLiteral("why"), QStringLiteral("the platform's query says paid; the log row is durable, "
+                                                             "settling it waits for its lock (%1)")
+                                                  .arg(outcome.note));
             return out;
         }
         // "processed": this call made the order PAID; anything else means another path

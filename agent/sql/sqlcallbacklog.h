@@ -11,6 +11,7 @@ struct CallbackLogEntry {
     QString orderNo;
     qint64 amountFen = 0;
     std::optional<qint64> deliveryId;
+    QString paymentNo; ///< the out_trade_no it pays; empty: not known (NULL)
 };
 
 enum class InsertOutcome { Inserted, Duplicate };
@@ -30,6 +31,11 @@ public:
     /// raised for a duplicate (PostgreSQL would abort the transaction), the affected-row
     /// count answers.
     core::Result<InsertOutcome> insertAcceptedIfAbsent(Session &session, const CallbackLogEntry &entry);
+
+    /// A row still `accepted` with no delivery (written from the platform's query) takes
+    /// `deliveryId` as its delivery, as a CAS on both. True when this call attached it:
+    /// the caller now owns finishing the row, as if it had inserted it.
+    core::Result<bool> attachDelivery(const QString &channel, const QString &payNo, qint64 deliveryId);
 
     /// accepted -> processed, as a CAS on the status. True when this call made the change.
     core::Result<bool> markProcessed(Session &session, const QString &channel, const QString &payNo,

@@ -313,18 +313,27 @@ core::Result<std::optional<core::RawDelivery>> SqlCallbackStore::rawDelivery(qin
 core::Result<core::LogInsert> SqlCallbackStore::insertAccepted(const core::AcceptedCallback &row)
 {
     auto inserted = m_log.insertAccepted(
-        CallbackLogEntry{core::channelName(row.channel), row.payNo, row.orderNo, row.amountFen, row.deliveryId});
+        CallbackLogEntry{core::channelName(row.channel), row.payNo, row.orderNo, row.amountFen, row.deliveryId,
+                         row.paymentNo});
     if (!inserted)
         return inserted.error();
     return inserted.value() == InsertOutcome::Inserted ? core::LogInsert::Inserted : core::LogInsert::Duplicate;
+}
+
+core::Result<bool> SqlCallbackStore::attachDelivery(core::Channel channel, const QString &payNo, qint64 deliveryId)
+{
+    return m_log.attachDelivery(core::channelName(channel), payNo, deliveryId);
 }
 
 core::Result<QList<core::AcceptedCallback>> SqlCallbackStore::listAccepted(qint64 createdBeforeMs, int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<core::AcceptedCallback>> {
         auto query = session.exec(
-            QStringLiteral("SELECT channel, pay_no, order_no, amount_fen, delivery_id, created_at FROM pay_callback_log "
-                           "WHERE status = 'accepted' AND created_at <= ? ORDER BY created_at, id LIMIT %1")
+            QStringLiteral("SELECT l.channel, l.pay_no, l.order_no, l.amount_fen, l.delivery_id, l.created_at, "
+                           "COALESCE(l.payment_no, (SELECT p.payment_no FROM payment_records p WHERE p.order_no = "
+                           "l.order_no AND p.channel = l.channel ORDER BY p.attempt DESC LIMIT 1)) "
+                           "FROM pay_callback_log l WHERE l.status = 'accepted' AND l.created_at <= ? "
+                           "ORDER BY l.created_at, l.id LIMIT %1")
                 .arg(qMax(1, limit)),
             {createdBeforeMs}, QStringLiteral("list accepted callbacks"));
         if (!query)
@@ -340,6 +349,7 @@ core::Result<QList<core::AcceptedCallback>> SqlCallbackStore::listAccepted(qint6
             if (!q.value(4).isNull())
                 row.deliveryId = q.value(4).toLongLong();
             row.createdAtMs = q.value(5).toLongLong();
+            row.paymentNo = q.value(6).toString();
             rows.append(row);
         }
         return rows;

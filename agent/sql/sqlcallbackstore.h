@@ -22,6 +22,7 @@ public:
     core::Result<void> decideDelivery(qint64 id, Layer layer, int httpStatus, const QString &outcome) override;
     core::Result<std::optional<core::RawDelivery>> rawDelivery(qint64 id) override;
     core::Result<core::LogInsert> insertAccepted(const core::AcceptedCallback &row) override;
+    core::Result<bool> attachDelivery(core::Channel channel, const QString &payNo, qint64 deliveryId) override;
     core::Result<QList<core::AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) override;
     core::Result<bool> raiseFinding(const core::CallbackFinding &finding) override;
     core::Result<void> inTransaction(const std::function<core::Result<void>(core::CallbackTransaction &)> &work) override;

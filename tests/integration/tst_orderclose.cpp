@@ -263,7 +263,7 @@ private Q_SLOTS:
         // Paid and durable, but not processed yet (the worker's): not to be closed.
         const Pending waiting = pendingOrder(kTimeoutMs + 5000, QString());
         auto accepted = m_stack.callbackStore->insertAccepted(
-            AcceptedCallback{Channel::WeChat, waiting.payNo, waiting.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs()});
+            AcceptedCallback{Channel::WeChat, waiting.payNo, waiting.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), waiting.paymentNo});
         QVERIFY(accepted.ok());
 
         OrderCloser c = closer();

@@ -142,7 +142,7 @@ private:
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
                        {s.payNo}),
                  qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM payment_records WHERE order_no = ?"), {s.orderNo}),
+        QCOMPARE(text(QStringLiteral("SELECT status FROM payment_records WHERE payment_no = ?"), {s.paymentNo}),
                  QStringLiteral("paid"));
     }
 
@@ -523,6 +523,39 @@ private Q_SLOTS:
         verifyPaidOnce(s);
     }
 
+    // Whatever the order's status: a row without a delivery for a second payment of a PAID
+    // order, on the other channel (written before payment_no was recorded, so its order's
+    // payment record of that channel is queried) is settled as the double payment it is, and the first payment's effects stay once.
+    void theWorkerSettlesARowWithoutADeliveryForAPaidOrderAsADoublePayment()
+    {
+        const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
+        const CallbackOutcome first = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        QCOMPARE(first.note, QStringLiteral("processed"));
+        const QString secondPaymentNo = s.paymentNo + QStringLiteral("B");
+        const QString secondPayNo = QStringLiteral("SECOND") + s.payNo;
+        exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
+                            "code_url, created_at, updated_at) VALUES (?, ?, 'alipay', 'pending', 1, ?, 'https://qr.alipay/y', 1, 1)"),
+             {secondPaymentNo, s.orderNo, kAmount});
+        m_platform.set(secondPaymentNo, {GatewayTradeState::Paid, secondPayNo, false, false});
+        auto inserted = m_stack.callbackStore->insertAccepted(
+            AcceptedCallback{Channel::Alipay, secondPayNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), {}});
+        QVERIFY(inserted.ok());
+
+        CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
+        worker.setGateways([this](Channel) -> PaymentGateway * { return &m_platform; });
+        const CallbackWorker::Report report = worker.runOnce(1000);
+        QVERIFY2(report.byQuery >= 1 && report.finished >= 1,
+                 qPrintable(QStringLiteral("by query %1 finished %2 failed %3").arg(report.byQuery).arg(report.finished).arg(report.failed)));
+        QVERIFY(m_platform.calls().contains(QStringLiteral("query ") + secondPaymentNo));
+        QCOMPARE(text(QStringLiteral("SELECT outcome FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                      {secondPayNo}),
+                 QStringLiteral("double_payment"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                       {QString(QStringLiteral("alipay:") + secondPayNo)}),
+                 qint64(1));
+        verifyPaidOnce(s);
+    }
+
     // A row the worker could not take the lock for is not finished: it stays accepted and
     // is counted as not done, and the next run pays it.
     void theWorkerDoesNotCountABusyLockAsFinished()
@@ -556,7 +589,7 @@ private Q_SLOTS:
         const Stuck s = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
         const QString payNo = QStringLiteral("ACC") + s.payNo;
         auto inserted = m_stack.callbackStore->insertAccepted(
-            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs()});
+            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), s.paymentNo});
         QVERIFY(inserted.ok());
         exec(QStringLiteral("UPDATE pay_callback_log SET created_at = ? WHERE pay_no = ?"),
              {m_stack.clock.nowMs() - kStuckAfterMs - 5000, payNo});

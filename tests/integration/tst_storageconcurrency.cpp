@@ -79,7 +79,7 @@ private Q_SLOTS:
             const QString payNo = QStringLiteral("PAY-INSERT-%1").arg(round);
             Tally tally;
             runConcurrently(kThreads, [&](int) {
-                auto outcome = log.insertAccepted({QStringLiteral("wechat"), payNo, QStringLiteral("ORD-X"), 9900, {}});
+                auto outcome = log.insertAccepted({QStringLiteral("wechat"), payNo, QStringLiteral("ORD-X"), 9900, {}, {}});
                 if (!outcome)
                     tally.error(outcome.error());
                 else if (outcome.value() == InsertOutcome::Inserted)
@@ -145,7 +145,7 @@ private Q_SLOTS:
                 InsertOutcome insertOutcome{};
                 TransitionOutcome casOutcome{};
                 auto committed = m_db.database->write([&](sql::Session &s) -> core::Result<void> {
-                    auto ins = log.insertAcceptedIfAbsent(s, {QStringLiteral("alipay"), payNo, orderNo, 9900, {}});
+                    auto ins = log.insertAcceptedIfAbsent(s, {QStringLiteral("alipay"), payNo, orderNo, 9900, {}, {}});
                     if (!ins)
                         return ins.error();
                     auto tr = orders.transition(s, orderNo, OrderStatus::Pending, OrderStatus::Paid, 0);

@@ -110,6 +110,7 @@ core::Result<std::unique_ptr<SimWorld>> SimWorld::build(const Options &options, 
     }
     w->worker = std::make_unique<core::CallbackWorker>(*w->callbacks, *w->callbackStore, *w->modes, clock,
                                                        kWorkerMinAgeMs);
+    w->worker->setGateways(gateways);
 
     w->compensations = std::make_unique<core::CompensationService>(*w->compensationStore, *w->audit);
     w->refunds = std::make_unique<core::RefundService>(*w->refundStore, gateways, clock);

@@ -86,7 +86,7 @@ Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options
         return appended.error();
     auto accepted = store.insertAccepted(core::AcceptedCallback{core::Channel::WeChat, payNo, order.orderNo,
                                                                 order.amountFen, *appended,
-                                                                QDateTime::currentMSecsSinceEpoch()});
+                                                                QDateTime::currentMSecsSinceEpoch(), paymentNo});
     if (!accepted.ok())
         return accepted.error();
     const qint64 fence = 2; // above the confirm's 1, as a later lock holder's token would be

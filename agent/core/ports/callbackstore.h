@@ -61,6 +61,9 @@ struct AcceptedCallback {
     qint64 amountFen = 0;
     std::optional<qint64> deliveryId;
     qint64 createdAtMs = 0;
+    /// The out_trade_no it pays (the notification's, or the queried one); what the worker
+    /// asks the platform about when the row has no delivery. Empty: not known.
+    QString paymentNo;
 };
 
 /// A reconciliation finding, upserted on (kind, subject): seen again, seen_count grows.
@@ -134,7 +137,14 @@ public:
     /// L4: the log row as `accepted` in its own short transaction; Duplicate when a row for
     /// (channel, pay_no) exists in any status (decided by the unique index). Durable on return.
     virtual Result<LogInsert> insertAccepted(const AcceptedCallback &row) = 0;
-    /// Rows still `accepted` created at or before `createdBeforeMs`, oldest first.
+    /// A row still `accepted` with no delivery (written from the platform's query) takes
+    /// `deliveryId` as its delivery (a CAS: one caller wins). true: attached — the caller
+    /// now finishes the row as if it had inserted it.
+    virtual Result<bool> attachDelivery(Channel channel, const QString &payNo, qint64 deliveryId) = 0;
+    /// Rows still `accepted` created at or before `createdBeforeMs`, oldest first. A row
+    /// written before payment_no was recorded names its order's latest payment record of
+    /// the row's channel.
+
     virtual Result<QList<AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) = 0;
     /// A finding in its own transaction (or joining the caller's); true: it is new.
     virtual Result<bool> raiseFinding(const CallbackFinding &finding) = 0;

@@ -32,6 +32,19 @@ enum class GatewayTradeState {
     Refunded,   ///< WeChat REFUND (paid, then refunded)
 };
 
+/// The state's name in findings and logs: not_found, not_paid, paid, closed, refunded.
+inline QString tradeStateName(GatewayTradeState state)
+{
+    switch (state) {
+    case GatewayTradeState::NotFound: return QStringLiteral("not_found");
+    case GatewayTradeState::NotPaid: return QStringLiteral("not_paid");
+    case GatewayTradeState::Paid: return QStringLiteral("paid");
+    case GatewayTradeState::Closed: return QStringLiteral("closed");
+    case GatewayTradeState::Refunded: return QStringLiteral("refunded");
+    }
+    return QStringLiteral("unknown");
+}
+
 struct GatewayTrade {
     GatewayTradeState state = GatewayTradeState::NotFound;
     QString payNo;        ///< the platform's transaction_id / trade_no, when paid
