@@ -26,9 +26,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QElapsedTimer>
 #include <QRandomGenerator>
 #include <QTest>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -581,6 +583,61 @@ private Q_SLOTS:
                  qint64(1));
         const CallbackWorker::Report next = worker.runOnce(1000);
         QVERIFY2(next.finished >= 1, qPrintable(QStringLiteral("finished %1 failed %2").arg(next.finished).arg(next.failed)));
+        verifyPaidOnce(s);
+    }
+
+    // A copy of a notification whose log row another holder has locked (its paid
+    // transaction open: paused before COMMIT, on another agent) is answered within a bound
+    // the platform's ~5 s timeout allows, from the row's committed state — not when that
+    // holder ends. SQLite has one writer per database: a write transaction held open blocks
+    // every writer of the process, so the bound is for the server databases.
+    void aDuplicateNeverWaitsOnAnotherHoldersOpenTransaction()
+    {
+        if (dialectUnderTest() == Dialect::Sqlite)
+            QSKIP("SQLite: one writer per database; an open write transaction blocks every writer");
+        const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
+        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
+                                       m_stack.clock.nowMs())
+                    .ok());
+        const CallbackOutcome first = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
+                                       m_stack.clock.nowMs())
+                    .ok());
+        QCOMPARE(first.note, QStringLiteral("accept_only"));
+
+        constexpr auto kHeld = 8s;
+        std::atomic<bool> holding{false};
+        std::thread holder([&] {
+            // The holder's transaction has the log row locked and is not committing.
+            (void)db().write([&](sql::Session &session) -> Result<void> {
+                auto locked = session.exec(QStringLiteral("UPDATE pay_callback_log SET outcome = 'held' "
+                                                          "WHERE channel = 'wechat' AND pay_no = ?"),
+                                           {s.payNo});
+                if (!locked)
+                    return locked.error();
+                holding = true;
+                std::this_thread::sleep_for(kHeld);
+                return Error::make(ErrorCode::Internal, QStringLiteral("rolled back on purpose"));
+            });
+            holding = true;
+        });
+        while (!holding)
+            std::this_thread::sleep_for(5ms);
+        QElapsedTimer answered;
+        answered.start();
+        const CallbackOutcome copy = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
+        const qint64 waitedMs = answered.elapsed();
+        holder.join();
+        qInfo("the copy was answered after %lld ms (%s) while the row was held for %lld ms", waitedMs,
+              qPrintable(copy.note), qint64(std::chrono::milliseconds(kHeld).count()));
+        QVERIFY2(waitedMs < 4000, qPrintable(QStringLiteral("answered after %1 ms").arg(waitedMs)));
+        // The row was durable (accepted, committed) before the holder locked it: SUCCESS.
+        QVERIFY2(copy.success(), qPrintable(copy.note + u' ' + copy.message));
+        QCOMPARE(copy.note, QStringLiteral("log_row_exists"));
+        // Nothing is lost: the row is still accepted, and the worker finishes it.
+        CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
+        const CallbackWorker::Report report = worker.runOnce(1000);
+        QVERIFY(report.finished >= 1);
         verifyPaidOnce(s);
     }
 
