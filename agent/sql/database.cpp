@@ -232,7 +232,7 @@ core::Result<void> Database::openConnection(Session &session)
         // MariaDB defaults to REPEATABLE READ, where SELECT-then-UPDATE races were
         // measured here; payonce runs READ COMMITTED everywhere (docs/design.md, Storage).
         setup = {QStringLiteral("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"),
-                 QStringLiteral("SET SESSION innodb_lock_wait_timeout = 15"),
+                 QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(kLockWaitTimeoutSeconds),
                  QStringLiteral("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'"),
                  QStringLiteral("SET time_zone = '+00:00'")};
         break;

@@ -43,6 +43,10 @@ public:
     Database(const Database &) = delete;
     Database &operator=(const Database &) = delete;
 
+    /// MariaDB's innodb_lock_wait_timeout for every connection (a lock wait ends as 1205,
+    /// retried as contention); statements with a bound of their own restore it after.
+    static constexpr int kLockWaitTimeoutSeconds = 15;
+
     Dialect dialect() const { return m_options.url.dialect; }
     const DatabaseOptions &options() const { return m_options; }
     const core::Clock &clock() const { return m_options.clock ? *m_options.clock : m_systemClock; }

@@ -24,14 +24,60 @@ QVariantList bindsFor(const Session &session, const CallbackLogEntry &entry)
             entry.paymentNo.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(entry.paymentNo)};
 }
 
+/// How long a statement on a log row may wait for another holder's open transaction (its
+/// paid transaction has the row locked — on another agent, maybe paused before COMMIT).
+/// Well inside the platforms' ~5 s timeout; MariaDB counts whole seconds.
+constexpr int kRowLockWaitMs = 1000;
+
+/// Runs `statement` with its lock waits bounded by kRowLockWaitMs (PostgreSQL
+/// lock_timeout for the transaction, MariaDB innodb_lock_wait_timeout around it). A wait
+/// that ran out sets *waitEnded and answers Unavailable — not Busy, which write() would run
+/// again for as long again. SQLite waits on its one writer lock as every writer does.
+core::Result<int> execWithBoundedLockWait(Session &session, const QString &statement, const QVariantList &binds,
+                                          const QString &what, bool *waitEnded)
+{
+    static const QString mariaDbDefault = QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1")
+                                              .arg(Database::kLockWaitTimeoutSeconds);
+    switch (session.dialect()) {
+    case Dialect::PostgreSql:
+        if (auto set = session.exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(kRowLockWaitMs)); !set)
+            return set.error();
+        break;
+    case Dialect::MariaDb:
+        if (auto set = session.exec(QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1")
+                                        .arg(std::max(1, kRowLockWaitMs / 1000)));
+            !set)
+            return set.error();
+        break;
+    case Dialect::Sqlite:
+        break;
+    }
+    auto affected = session.execAffected(statement, binds, what);
+    if (session.dialect() == Dialect::MariaDb) {
+        if (auto reset = session.exec(mariaDbDefault); !reset)
+            return reset.error();
+    }
+    if (!affected && affected.error().code == core::ErrorCode::Busy && session.dialect() != Dialect::Sqlite) {
+        *waitEnded = true;
+        return core::Error::make(core::ErrorCode::Unavailable,
+                                 what + QStringLiteral(": waited %1 ms for another holder's transaction; ").arg(kRowLockWaitMs)
+                                     + affected.error().internalMessage,
+                                 QStringLiteral("this payment is being processed; retry"));
+    }
+    return affected;
+}
+
 } // namespace
 
 core::Result<InsertOutcome> SqlCallbackLog::insertAccepted(const CallbackLogEntry &entry)
 {
     static const QString sql = QStringLiteral("INSERT INTO pay_callback_log (%1) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
                                    .arg(kColumns.join(QStringLiteral(", ")));
+    bool waitEnded = false;
     auto written = m_database.write([&](Session &session) -> core::Result<void> {
-        auto done = session.exec(sql, bindsFor(session, entry), QStringLiteral("insert pay_callback_log"));
+        waitEnded = false;
+        auto done = execWithBoundedLockWait(session, sql, bindsFor(session, entry),
+                                            QStringLiteral("insert pay_callback_log"), &waitEnded);
         if (!done)
             return done.error();
         return {};
@@ -40,6 +86,22 @@ core::Result<InsertOutcome> SqlCallbackLog::insertAccepted(const CallbackLogEntr
         return InsertOutcome::Inserted;
     if (written.error().code == core::ErrorCode::Duplicate)
         return InsertOutcome::Duplicate;
+    if (waitEnded) {
+        // The unique check waited on another holder's open transaction. The row's committed
+        // state answers without waiting (MVCC): a row is durable, so this is a duplicate of
+        // it; none means the other holder's INSERT has not committed — not yet durable.
+        auto committed = m_database.read([&](Session &session) -> core::Result<bool> {
+            auto row = session.exec(QStringLiteral("SELECT 1 FROM pay_callback_log WHERE channel = ? AND pay_no = ?"),
+                                    {entry.channel, entry.payNo}, QStringLiteral("committed pay_callback_log row"));
+            if (!row)
+                return row.error();
+            return row.value().next();
+        });
+        if (!committed)
+            return committed.error();
+        if (committed.value())
+            return InsertOutcome::Duplicate;
+    }
     return written.error();
 }
 
@@ -55,15 +117,23 @@ core::Result<InsertOutcome> SqlCallbackLog::insertAcceptedIfAbsent(Session &sess
 
 core::Result<bool> SqlCallbackLog::attachDelivery(const QString &channel, const QString &payNo, qint64 deliveryId)
 {
-    return m_database.write([&](Session &session) -> core::Result<bool> {
-        auto affected = session.execAffected(
+    bool waitEnded = false;
+    auto attached = m_database.write([&](Session &session) -> core::Result<bool> {
+        waitEnded = false;
+        auto affected = execWithBoundedLockWait(
+            session,
             QStringLiteral("UPDATE pay_callback_log SET delivery_id = ? "
                            "WHERE channel = ? AND pay_no = ? AND status = 'accepted' AND delivery_id IS NULL"),
-            {deliveryId, channel, payNo}, QStringLiteral("attach delivery to pay_callback_log"));
+            {deliveryId, channel, payNo}, QStringLiteral("attach delivery to pay_callback_log"), &waitEnded);
         if (!affected)
             return affected.error();
         return affected.value() == 1;
     });
+    // Locked by a holder settling it (the patrol's or the closer's transaction): that holder,
+    // or the worker after it, finishes the row.
+    if (!attached && waitEnded)
+        return false;
+    return attached;
 }
 
 core::Result<bool> SqlCallbackLog::markProcessed(Session &session, const QString &channel, const QString &payNo,
