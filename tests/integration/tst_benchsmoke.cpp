@@ -46,7 +46,8 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
     bench.start(QStringLiteral(PAYONCE_BENCH_PATH),
                 {QStringLiteral("--db"), QStringLiteral("sqlite"), QStringLiteral("--redis"), QStringLiteral("server"),
                  QStringLiteral("--connections"), QStringLiteral("8"), QStringLiteral("--requests"),
-                 QStringLiteral("200"), QStringLiteral("--slow-stream-client"), QStringLiteral("--json"), jsonPath});
+                 QStringLiteral("200"), QStringLiteral("--skus"), QStringLiteral("4"), QStringLiteral("--slow-stream-client"),
+                 QStringLiteral("--json"), jsonPath});
     QVERIFY(bench.waitForFinished(240000));
     const QString output = QString::fromUtf8(bench.readAllStandardOutput());
     const QString diagnostics = output + QString::fromUtf8(bench.readAllStandardError());
@@ -63,9 +64,15 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
                                   QStringLiteral("(a) unique callbacks"),
                                   QStringLiteral("(a') unique callbacks, slow stream client"),
                                   QStringLiteral("(b) duplicate callbacks"), QStringLiteral("limit: GET /healthz"),
-                                  QStringLiteral("limit: callback SQL, direct, 8 threads"),
-                                  QStringLiteral("limit: callback SQL, direct, 8 threads"),
+                                  QStringLiteral("diagnostic: agent's callback SQL, direct, 8 threads"),
+                                  QStringLiteral("diagnostic: agent's callback SQL, direct, 8 threads"),
+                                  QStringLiteral("floor: paid transaction by hand, 8 threads"),
+                                  QStringLiteral("floor: paid transaction by hand, 8 threads"),
                                   QStringLiteral("limit: Redis PING")}));
+    // Not measured over the agent: the limits, the diagnostic and the floor.
+    auto besideTheAgent = [](const QString &phase) {
+        return phase.startsWith(u"limit:") || phase.startsWith(u"diagnostic:") || phase.startsWith(u"floor:");
+    };
     for (const QStringList &row : rows) {
         QCOMPARE(row.size(), 13);
         // ops, seconds, ops/s, p50, p99, max: measured, so positive; errors: none.
@@ -76,7 +83,8 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
         }
         QCOMPARE(row[7], QStringLiteral("0"));
         // HTTP phases count their requests, and every one was answered; SQL and Redis send none.
-        const bool overHttp = !row[0].startsWith(u"limit: callback SQL") && row[0] != u"limit: Redis PING";
+        const bool overHttp = !row[0].startsWith(u"diagnostic:") && !row[0].startsWith(u"floor:")
+            && row[0] != u"limit: Redis PING";
         if (overHttp) {
             QVERIFY2(row[8].toLongLong() >= row[1].toLongLong(), qPrintable(row.join(u" | ")));
             QCOMPARE(row[9], QStringLiteral("0"));
@@ -87,19 +95,19 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
         QVERIFY2(row[10].endsWith(u'%') && row[10].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
         // The agent's CPU moves in 10 ms ticks: positive over the agent phases (seconds
         // long), possibly 0 over a limit phase that took a few milliseconds.
-        if (!row[0].startsWith(u"limit:"))
+        if (!besideTheAgent(row[0]))
             QVERIFY2(row[11].endsWith(u'%') && row[11].chopped(1).toDouble() > 0, qPrintable(row.join(u" | ")));
         // The agent figures are ratios of their limits; the preparation is none.
         if (row[0] == u"create orders (preparation)")
             QCOMPARE(row[12], QStringLiteral("-"));
-        else if (!row[0].startsWith(u"limit:"))
+        else if (!besideTheAgent(row[0]))
             QVERIFY2(row[12].contains(u"% of ") && row[12].section(u'%', 0, 0).toDouble() > 0,
                      qPrintable(row.join(u" | ")));
     }
     // 400 orders created and 400 confirms (twice the count: the slow-stream comparison
     // pays twice), then 200 + 200 unique callbacks, each paying its own order; the direct
-    // SQL repeats those 400 (at 8 connections, then at the agent's 8 worker threads); 200
-    // of each of the others.
+    // SQL and the floor each repeat those 400 (at 8 connections, then at the agent's 8
+    // worker threads); 200 of each of the others.
     QCOMPARE(rows[0][1], QStringLiteral("400"));
     QCOMPARE(rows[1][1], QStringLiteral("400"));
     QCOMPARE(rows[2][1], QStringLiteral("200"));
@@ -108,8 +116,13 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
     QCOMPARE(rows[5][1], QStringLiteral("200"));
     QCOMPARE(rows[6][1], QStringLiteral("400"));
     QCOMPARE(rows[7][1], QStringLiteral("400"));
-    QCOMPARE(rows[8][1], QStringLiteral("200"));
-    QVERIFY2(output.contains(u"unique callbacks >= 50% of direct SQL"), qPrintable(output));
+    QCOMPARE(rows[8][1], QStringLiteral("400"));
+    QCOMPARE(rows[9][1], QStringLiteral("400"));
+    QCOMPARE(rows[10][1], QStringLiteral("200"));
+    // The unique callbacks are a ratio of the floor.
+    QVERIFY2(rows[2][12].contains(u"% of floor_paid"), qPrintable(rows[2].join(u" | ")));
+    QVERIFY2(output.contains(u"unique callbacks >= 60% of the floor (4 SKUs)"), qPrintable(output));
+    QVERIFY2(output.contains(u"unique callbacks p99 <= 50 ms"), qPrintable(output));
     QVERIFY2(output.contains(u"duplicates p99 <= 10 ms"), qPrintable(output));
 
     // The JSON says the same, and carries the slow-stream comparison.

@@ -40,6 +40,10 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
     const QCommandLineOption redis(QStringLiteral("redis"),
                                    QStringLiteral("embedded | server: the agent's key store (default embedded)."),
                                    QStringLiteral("KIND"), QStringLiteral("embedded"));
+    const QCommandLineOption skus(QStringLiteral("skus"),
+                                  QStringLiteral("Orders spread over N SKUs (default 1000; 1: every order on one "
+                                                 "stock row, a flash sale)."),
+                                  QStringLiteral("N"), QStringLiteral("1000"));
     const QCommandLineOption slow(QStringLiteral("slow-stream-client"),
                                   QStringLiteral("Also measure unique callbacks with a WebSocket client on "
                                                  "/api/v1/stream that never reads."));
@@ -52,7 +56,7 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
                                    QStringLiteral("Instead: a callback storm of S seconds, the agent's RSS sampled "
                                                   "every 5 s after a warm-up (scripts/bench-memory.sh)."),
                                    QStringLiteral("S"));
-    parser.addOptions({db, connections, threads, duration, requests, redis, slow, interval, json, storm});
+    parser.addOptions({db, connections, threads, duration, requests, redis, skus, slow, interval, json, storm});
     parser.process(arguments);
 
     BenchOptions options;
@@ -81,6 +85,7 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
     if (store != u"embedded" && store != u"server")
         refuse(QStringLiteral("--redis must be embedded or server"));
     options.redisServer = store == u"server";
+    options.skus = int(positive(skus));
     options.slowStreamClient = parser.isSet(slow);
     options.streamIntervalMs = int(positive(interval));
     options.jsonPath = parser.value(json);

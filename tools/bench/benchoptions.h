@@ -19,6 +19,8 @@ struct BenchOptions {
     /// … or, when set, exactly this many operations (then duration is unused).
     std::optional<qint64> requests;
     bool redisServer = false;
+    /// Orders spread over this many SKUs (1: a flash sale, every order on one stock row).
+    int skus = 1000;
     bool slowStreamClient = false;
     int streamIntervalMs = 5;
     QString jsonPath;

@@ -44,6 +44,7 @@ struct BenchReport {
     QString dialect;
     QString keyStore;
     int connections = 0;
+    int skus = 0; ///< the orders' SKUs (1: every order on one stock row)
     int clientThreads = 0;
     int cores = 0;
     double loadAverageBefore = -1;

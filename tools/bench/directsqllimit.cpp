@@ -1,9 +1,9 @@
 #include "directsqllimit.h"
 
+#include "benchsqlorders.h"
+
 #include "sql/database.h"
 #include "sql/sqlcallbackstore.h"
-#include "sql/sqlorderrepository.h"
-#include "sql/sqlpaymentstore.h"
 #include "shared/tracecontext.h"
 
 #include <QDateTime>
@@ -21,47 +21,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using core::Result;
 
-QString orderNoOf(const DirectSqlOptions &options, qint64 i)
-{
-    return options.prefix + QStringLiteral("-O") + QString::number(i);
-}
-QString paymentNoOf(const DirectSqlOptions &options, qint64 i)
-{
-    return options.prefix + QStringLiteral("-P") + QString::number(i);
-}
-
-/// What a confirm leaves behind: the order PAYING, its payment record pending.
-Result<void> prepareOrder(sql::SqlOrderRepository &orders, sql::SqlPaymentStore &payments,
-                          const DirectSqlOptions &options, qint64 i)
-{
-    core::OrderDraft draft;
-    draft.orderNo = orderNoOf(options, i);
-    draft.userId = 500000 + i;
-    draft.amountFen = 100;
-    draft.items = {core::OrderItem{QStringLiteral("BENCH-SKU"), 1}};
-    draft.rewardCouponTemplate = QStringLiteral("WELCOME10");
-    draft.rewardPoints = 100;
-    if (auto created = orders.createOrder(draft); !created.ok())
-        return created.error();
-    return payments.inTransaction([&](core::ConfirmTransaction &tx) -> Result<void> {
-        const core::PaymentRecord record{paymentNoOf(options, i), draft.orderNo, core::Channel::WeChat,
-                                         core::PaymentRecordStatus::Creating, 1, draft.amountFen, {}, {}};
-        if (auto inserted = tx.insertRecordIfAbsent(record); !inserted.ok())
-            return inserted.error();
-        if (auto moved = tx.transition(draft.orderNo, core::OrderStatus::Pending, core::OrderStatus::Paying, 1);
-            !moved.ok())
-            return moved.error();
-        if (auto pending = tx.markRecordPending(record.paymentNo, QStringLiteral("weixin://bench")); !pending.ok())
-            return pending.error();
-        return {};
-    });
-}
-
 /// One first-time notification's statements, in the order the callback pipeline issues them.
-Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options,
+Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options, const BenchSqlOrder &benchOrder,
                      const QList<QPair<QByteArray, QByteArray>> &headers, const QByteArray &body, qint64 i)
 {
-    const QString paymentNo = paymentNoOf(options, i);
+    const QString &paymentNo = benchOrder.paymentNo;
     const QString payNo = options.prefix + QStringLiteral("-T") + QString::number(i);
     auto found = store.findOrderForPayment(paymentNo);
     if (!found.ok())
@@ -129,42 +93,6 @@ Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options
     return store.decideDelivery(*appended, Layer::None, 200, QStringLiteral("processed"));
 }
 
-/// Runs work(i) for i in [0, count) on `threads` threads; the failures' first messages kept.
-template<typename Work>
-LoadResult onThreads(int threads, qint64 count, Work work)
-{
-    std::atomic<qint64> next{0};
-    QMutex mutex;
-    LoadResult result;
-    const Clock::time_point start = Clock::now();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < std::max(threads, 1); ++t) {
-        pool.emplace_back([&] {
-            std::vector<qint64> latencies;
-            qint64 failed = 0;
-            QStringList failures;
-            for (qint64 i = next.fetch_add(1); i < count; i = next.fetch_add(1)) {
-                const Clock::time_point began = Clock::now();
-                const Result<void> done = work(i);
-                if (done.ok()) {
-                    latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count());
-                } else {
-                    ++failed;
-                    if (failures.size() < 10)
-                        failures << done.error().internalMessage;
-                }
-            }
-            QMutexLocker locker(&mutex);
-            mergeShare(result, latencies, failed, failures);
-        });
-    }
-    for (std::thread &thread : pool)
-        thread.join();
-    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    std::sort(result.latenciesNs.begin(), result.latenciesNs.end());
-    return result;
-}
-
 /// The request bytes split into header pairs and body, as the agent stores a delivery.
 void splitRequest(const QByteArray &request, QList<QPair<QByteArray, QByteArray>> *headers, QByteArray *body)
 {
@@ -189,24 +117,20 @@ LoadResult runDirectSqlLimit(const DirectSqlOptions &options)
         return failed;
     }
     sql::Database database(sql::DatabaseOptions{*url});
-    sql::SqlOrderRepository orders(database);
-    sql::SqlPaymentStore payments(database);
     sql::SqlCallbackStore callbacks(database);
-
-    const LoadResult prepared = onThreads(options.threads, options.count, [&](qint64 i) {
-        return prepareOrder(orders, payments, options, i);
-    });
-    if (prepared.failed > 0) {
+    auto prepared = prepareBenchSqlOrders(database, options.prefix, options.count, options.skus, options.threads);
+    if (!prepared.ok()) {
         LoadResult failed;
-        failed.failed = prepared.failed;
-        failed.failureSamples = prepared.failureSamples;
-        failed.failureSamples.prepend(QStringLiteral("preparing the direct-SQL orders:"));
+        failed.failed = 1;
+        failed.failureSamples << QStringLiteral("preparing the direct-SQL orders: ") + prepared.error().internalMessage;
         return failed;
     }
+    const std::vector<BenchSqlOrder> orders = std::move(prepared).value();
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray body;
     splitRequest(options.sampleRequest, &headers, &body);
-    return onThreads(options.threads, options.count, [&](qint64 i) { return payOnce(callbacks, options, headers, body, i); });
+    return onThreads(options.threads, options.count,
+                     [&](qint64 i) { return payOnce(callbacks, options, orders[std::size_t(i)], headers, body, i); });
 }
 
 } // namespace payonce::bench

@@ -34,7 +34,7 @@ int runMemoryStorm(const BenchOptions &options)
     envOptions.redisServer = options.redisServer;
     QString error;
     std::unique_ptr<BenchEnvironment> env = BenchEnvironment::start(envOptions, &error);
-    if (!env || !putBenchSku(env->agent().port(), &error)) {
+    if (!env || !putBenchSkus(env->agent().port(), 1, &error)) {
         std::fprintf(stderr, "payonce-bench: %s\n", qPrintable(error));
         return 1;
     }
@@ -46,7 +46,7 @@ int runMemoryStorm(const BenchOptions &options)
     const QString prefix = QStringLiteral("M") + QString::number(QDateTime::currentMSecsSinceEpoch() % 100000000);
     std::vector<BenchOrder> orders;
     for (qint64 i = 0; i < kPoolSize; ++i)
-        orders.push_back(BenchOrder{prefix + QStringLiteral("-") + QString::number(i), 1000 + i, {}});
+        orders.push_back(BenchOrder{prefix + QStringLiteral("-") + QString::number(i), 1000 + i, {}, benchSkuOf(i, 1)});
     IndexedWorkload create(kPoolSize, false, [&](qint64 i) { return createOrderExchange(orders[std::size_t(i)]); });
     IndexedWorkload confirm(kPoolSize, false, [&](qint64 i) { return confirmExchange(&orders[std::size_t(i)]); });
     std::fprintf(stderr, "payonce-bench: preparing %lld confirmed payments ...\n", static_cast<long long>(kPoolSize));

@@ -84,7 +84,7 @@ std::unique_ptr<Exchange> IndexedWorkload::next()
 QByteArray orderBody(const BenchOrder &order)
 {
     return QByteArrayLiteral("{\"order_no\":\"") + order.orderNo.toUtf8() + "\",\"user_id\":"
-        + QByteArray::number(order.userId) + ",\"amount\":\"1.00\",\"items\":[{\"sku_id\":\"" + kSkuId
+        + QByteArray::number(order.userId) + ",\"amount\":\"1.00\",\"items\":[{\"sku_id\":\"" + order.skuId.toUtf8()
         + "\",\"qty\":1}],\"reward_coupon_template\":\"WELCOME10\",\"reward_points\":100}";
 }
 
@@ -114,15 +114,23 @@ std::unique_ptr<Exchange> notificationExchange(QByteArray request, NotificationE
     });
 }
 
-bool putBenchSku(int port, QString *error)
+QString benchSkuOf(qint64 index, int skus)
 {
-    const testsupport::HttpAnswer sku =
-        testsupport::httpCall(port, "PUT", QStringLiteral("/api/v1/skus/") + QString::fromLatin1(kSkuId),
-                              R"({"stock": 1000000000})", {{"Authorization", "Bearer " + kOperatorToken}});
-    if (sku.status == 200)
-        return true;
-    *error = QStringLiteral("PUT sku: HTTP %1 %2").arg(sku.status).arg(QString::fromUtf8(sku.body));
-    return false;
+    return QStringLiteral("BENCH-SKU-") + QString::number(index % std::max(skus, 1));
+}
+
+bool putBenchSkus(int port, int skus, QString *error)
+{
+    for (int k = 0; k < std::max(skus, 1); ++k) {
+        const testsupport::HttpAnswer sku =
+            testsupport::httpCall(port, "PUT", QStringLiteral("/api/v1/skus/") + benchSkuOf(k, skus),
+                                  R"({"stock": 1000000000})", {{"Authorization", "Bearer " + kOperatorToken}});
+        if (sku.status != 200) {
+            *error = QStringLiteral("PUT sku: HTTP %1 %2").arg(sku.status).arg(QString::fromUtf8(sku.body));
+            return false;
+        }
+    }
+    return true;
 }
 
 std::unique_ptr<Exchange> healthzExchange()

@@ -34,10 +34,12 @@ struct BenchOrder {
     QString orderNo;
     qint64 userId = 0;
     QString paymentNo; ///< set by a confirm
+    QString skuId;     ///< the SKU it buys one unit of (benchSkuOf)
 };
 
 constexpr qint64 kOrderAmountFen = 100;
-inline const QByteArray kSkuId = "BENCH-SKU";
+/// The SKU order `index` buys when the run spreads its orders over `skus` SKUs.
+QString benchSkuOf(qint64 index, int skus);
 inline const QByteArray kOperatorToken = "desk-token";
 
 /// The JSON body of POST /api/v1/orders for `order`.
@@ -55,8 +57,9 @@ std::unique_ptr<Exchange> confirmExchange(BenchOrder *order);
 enum class NotificationExpectation { FirstTime, Duplicate, Either };
 /// A notification request sent as it is (implicitly shared, so cheap to pass).
 std::unique_ptr<Exchange> notificationExchange(QByteArray request, NotificationExpectation expectation);
-/// PUT /api/v1/skus/BENCH-SKU with stock for any run; false and *error otherwise.
-bool putBenchSku(int port, QString *error);
+/// PUT /api/v1/skus/<sku> for each of the `skus` SKUs, with stock for any run; false and
+/// *error otherwise.
+bool putBenchSkus(int port, int skus, QString *error);
 /// GET /healthz, expecting 200.
 std::unique_ptr<Exchange> healthzExchange();
 
