@@ -133,6 +133,7 @@ struct CallbackPipeline::Context {
     CallbackOrder order;          ///< as read at the content checks
     CallbackLayerSwitches sw;
     std::optional<qint64> deliveryId;
+    bool deliveryDecided = false;  ///< the delivery row was written with its decision: no UPDATE after
     bool fromWorker = false;
     bool fromGatewayQuery = false; ///< settleConfirmed: no delivery, merchant checked by the client
     bool fromReplay = false;      ///< replay(): a stored delivery, not appended again
@@ -225,7 +226,7 @@ CallbackOutcome CallbackPipeline::finish(Context &ctx, CallbackOutcome outcome)
     outcome.orderNo = ctx.order.orderNo;
     if (!ctx.dryRun)
         m_byLayer[std::size_t(outcome.layer)].fetch_add(1);
-    if (ctx.deliveryId) {
+    if (ctx.deliveryId && !ctx.deliveryDecided) {
         const int status = m_options.httpStatusOf ? m_options.httpStatusOf(outcome.code) : 0;
         auto decided = m_store.decideDelivery(*ctx.deliveryId, outcome.layer, status,
                                               outcome.note.isEmpty() ? callbackOutcomeName(outcome.code) : outcome.note);
@@ -355,12 +356,10 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
 {
     const PaymentNotification &n = ctx.n;
 
-    // Content checks against the order.
-    auto found = m_store.findOrderForPayment(n.paymentNo);
-    if (!found.ok())
-        return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), found.error().internalMessage));
-
-    auto appendDelivery = [&](Layer layer, Code code, const QString &note) -> std::optional<CallbackOutcome> {
+    // The delivery's row, written once: with its decision when that is known already (a
+    // rejection, a duplicate the seen set answers), else undecided (layer none, status 0)
+    // and decided by finish() once the pipeline has run.
+    auto appendDelivery = [&](const std::optional<CallbackOutcome> &decided) -> std::optional<CallbackOutcome> {
         if (ctx.fromWorker || ctx.fromGatewayQuery || ctx.fromReplay)
             return std::nullopt;
         DeliveryRecord record;
@@ -369,9 +368,9 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         record.orderNo = ctx.order.orderNo;
         record.receivedAtMs = ctx.raw.receivedAtMs ? ctx.raw.receivedAtMs : m_clock.nowMs();
         record.verified = true;
-        record.layer = layer;
-        record.httpStatus = code == Code::Success ? 0 : (m_options.httpStatusOf ? m_options.httpStatusOf(code) : 0);
-        record.outcome = note;
+        record.layer = decided ? decided->layer : Layer::None;
+        record.httpStatus = decided && m_options.httpStatusOf ? m_options.httpStatusOf(decided->code) : 0;
+        record.outcome = decided ? decided->note : QString();
         record.headers = ctx.raw.headers;
         record.rawBody = ctx.raw.body;
         record.agentId = m_options.agentId;
@@ -380,37 +379,84 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         if (!appended.ok())
             return unavailable(Layer::None, QStringLiteral("storage"), appended.error().internalMessage);
         ctx.deliveryId = appended.value();
+        ctx.deliveryDecided = decided.has_value();
         return std::nullopt;
     };
     auto reject = [&](Code code, const QString &note, const QString &message) {
-        if (auto failed = appendDelivery(Layer::Rejected, code, note))
+        const CallbackOutcome rejected = make(code, Layer::Rejected, note, message);
+        if (auto failed = appendDelivery(rejected))
             return finish(ctx, *failed);
-        return finish(ctx, make(code, Layer::Rejected, note, message));
+        return finish(ctx, rejected);
     };
 
+    // A running QA scenario's disable_layers, for its own orders only (qa.enabled only).
+    auto applyScenarioSwitches = [&] {
+        if (m_options.qaEnabled && m_options.scenarioSwitches) {
+            if (const auto scenario = m_options.scenarioSwitches(ctx.order.orderNo))
+                ctx.sw = ctx.sw.with(*scenario);
+        }
+    };
+    // The content checks that need no order: our merchant and app, our currency. Empty, or
+    // the field that differs.
+    auto merchantMismatch = [&]() -> QString {
+        const QString &mch = n.channel == Channel::WeChat ? m_options.weChatMchId : m_options.alipaySellerId;
+        const QString &app = n.channel == Channel::WeChat ? m_options.weChatAppId : m_options.alipayAppId;
+        if (!ctx.fromGatewayQuery && !mch.isEmpty() && n.merchantId != mch)
+            return QStringLiteral("merchant");
+        if (!ctx.fromGatewayQuery && !app.isEmpty() && !n.appId.isEmpty() && n.appId != app)
+            return QStringLiteral("app_id");
+        if (n.currency != m_options.currency)
+            return QStringLiteral("currency");
+        return {};
+    };
+    // A copy of a payment the seen set remembers `processed` (terminal and durable, so
+    // remembering it is safe): one write, its delivery row written with its decision.
+    auto answerSeen = [&] {
+        const CallbackOutcome duplicate = success(Layer::UniqueIndex, QStringLiteral("seen_processed"));
+        if (auto failed = appendDelivery(duplicate))
+            return *failed;
+        return finish(ctx, duplicate);
+    };
+
+    // The seen set first: a copy that names the payment, amount and currency the processed
+    // one did, and passes the merchant's own checks, is answered without reading the order
+    // (the patrol compares processed payments with their orders). A replay or a query's
+    // settlement is an operator's or the patrol's question about the order as it is now:
+    // they are checked against it first.
+    std::optional<SeenEntry> seenEntry;
+    if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex && m_seen) {
+        if (auto seen = m_seen->seen(channelName(n.channel), n.payNo); seen.ok() && seen.value().processed)
+            seenEntry = seen.value();
+        const std::optional<SeenPayment> paid = seenEntry ? seenEntry->payment : std::nullopt;
+        if (paid && !ctx.fromReplay && !ctx.fromGatewayQuery && n.paid && paid->paymentNo == n.paymentNo && paid->amountFen == n.amountFen
+            && paid->currency == n.currency && merchantMismatch().isEmpty()) {
+            ctx.order.orderNo = paid->orderNo;
+            applyScenarioSwitches();
+            if (!ctx.sw.disableUniqueIndex) {
+                if (!hook(CallbackHookPoint::AfterContentChecks, ctx))
+                    return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
+                return answerSeen();
+            }
+        }
+    }
+
+    // Content checks against the order.
+    auto found = m_store.findOrderForPayment(n.paymentNo);
+    if (!found.ok())
+        return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), found.error().internalMessage));
     if (!found.value())
         return reject(Code::UnknownOrder, QStringLiteral("unknown_order"),
                       QStringLiteral("no order for %1").arg(n.paymentNo));
     ctx.order = *found.value();
-    // A running QA scenario's disable_layers, for its own orders only (qa.enabled only).
-    if (m_options.qaEnabled && m_options.scenarioSwitches) {
-        if (const auto scenario = m_options.scenarioSwitches(ctx.order.orderNo))
-            ctx.sw = ctx.sw.with(*scenario);
-    }
+    applyScenarioSwitches();
     if (!n.paid)
         return reject(Code::InvalidNotification, QStringLiteral("not_paid"),
                       QStringLiteral("trade state %1 does not pay").arg(n.tradeState));
 
-    QString mismatch;
-    const QString &mch = n.channel == Channel::WeChat ? m_options.weChatMchId : m_options.alipaySellerId;
-    const QString &app = n.channel == Channel::WeChat ? m_options.weChatAppId : m_options.alipayAppId;
-    if (!ctx.fromGatewayQuery && !mch.isEmpty() && n.merchantId != mch)
-        mismatch = QStringLiteral("merchant");
-    else if (!ctx.fromGatewayQuery && !app.isEmpty() && !n.appId.isEmpty() && n.appId != app)
-        mismatch = QStringLiteral("app_id");
-    else if (n.currency != m_options.currency || (!ctx.order.currency.isEmpty() && n.currency != ctx.order.currency))
+    QString mismatch = merchantMismatch();
+    if (mismatch.isEmpty() && !ctx.order.currency.isEmpty() && n.currency != ctx.order.currency)
         mismatch = QStringLiteral("currency");
-    else if (n.amountFen != ctx.order.amountFen)
+    else if (mismatch.isEmpty() && n.amountFen != ctx.order.amountFen)
         mismatch = QStringLiteral("amount");
     if (!mismatch.isEmpty()) {
         // The findings' kinds are fixed by the contract: a merchant or currency differing
@@ -436,16 +482,15 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
     if (!hook(CallbackHookPoint::AfterContentChecks, ctx))
         return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
 
-    if (auto failed = appendDelivery(Layer::None, Code::Success, QString()))
+    // Seen processed but not answered above (its content not kept, or the scenario's
+    // switches): the order's checks have passed, the seen set answers now.
+    if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex && seenEntry)
+        return answerSeen();
+
+    if (auto failed = appendDelivery(std::nullopt))
         return *failed;
 
     if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex) {
-        // Fast path: `processed` is terminal and durable, so remembering it is safe.
-        if (m_seen) {
-            auto seen = m_seen->wasProcessed(channelName(n.channel), n.payNo);
-            if (seen.ok() && seen.value())
-                return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("seen_processed")));
-        }
         if (ctx.fromReplay) {
             if (auto ended = replayLogRow(ctx))
                 return finish(ctx, *ended);
@@ -768,7 +813,8 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
             publishFinding(finding);
     }
     if (committed.ok() && m_seen && !ctx.sw.disableUniqueIndex)
-        (void)m_seen->markProcessed(channelName(n.channel), n.payNo);
+        (void)m_seen->markProcessed(channelName(n.channel), n.payNo,
+                                    SeenPayment{orderNo, n.paymentNo, n.amountFen, n.currency});
     // A decision made inside the transaction stands when it rolled back on purpose, or when
     // its commit (a lost CAS: processed row, finding) went through.
     if (decided && (committed.ok() || committed.error().internalMessage == rollback.internalMessage))

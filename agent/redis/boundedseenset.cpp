@@ -8,7 +8,7 @@ BoundedSeenSet::BoundedSeenSet(int capacity, std::chrono::milliseconds ttl)
 {
 }
 
-void BoundedSeenSet::insert(const QString &item)
+void BoundedSeenSet::insert(const QString &item, const QByteArray &value)
 {
     std::lock_guard lock(m_mutex);
     const auto expiresAt = Clock::now() + m_ttl;
@@ -16,7 +16,7 @@ void BoundedSeenSet::insert(const QString &item)
         m_order.erase(found.value());
         m_index.remove(item);
     }
-    m_order.push_front(Slot{item, expiresAt});
+    m_order.push_front(Slot{item, value, expiresAt});
     m_index.insert(item, m_order.begin());
     while (static_cast<int>(m_order.size()) > m_capacity) {
         m_index.remove(m_order.back().item);
@@ -24,18 +24,18 @@ void BoundedSeenSet::insert(const QString &item)
     }
 }
 
-bool BoundedSeenSet::contains(const QString &item)
+std::optional<QByteArray> BoundedSeenSet::find(const QString &item)
 {
     std::lock_guard lock(m_mutex);
     const auto found = m_index.constFind(item);
     if (found == m_index.constEnd())
-        return false;
+        return std::nullopt;
     if (found.value()->expiresAt <= Clock::now()) {
         m_order.erase(found.value());
         m_index.remove(item);
-        return false;
+        return std::nullopt;
     }
-    return true;
+    return found.value()->value;
 }
 
 int BoundedSeenSet::size() const

@@ -73,7 +73,7 @@ public:
         , epoch(startEpoch)
         , space(std::make_shared<Space>())
         , watchdog(std::make_shared<LeaseWatchdog>())
-        , seen(options.seenProcessedCapacity, options.seenProcessedTtl)
+        , seenPayments(options.seenProcessedCapacity, options.seenProcessedTtl)
     {
     }
 
@@ -178,15 +178,18 @@ public:
         return {};
     }
 
-    Result<void> markProcessed(const QString &channel, const QString &payNo) override
+    Result<void> markProcessed(const QString &channel, const QString &payNo, const core::SeenPayment &payment) override
     {
-        seen.insert(channel + QLatin1Char(':') + payNo);
+        seenPayments.insert(channel + QLatin1Char(':') + payNo, payment.encoded());
         return {};
     }
 
-    Result<bool> wasProcessed(const QString &channel, const QString &payNo) override
+    Result<core::SeenEntry> seen(const QString &channel, const QString &payNo) override
     {
-        return seen.contains(channel + QLatin1Char(':') + payNo);
+        const auto value = seenPayments.find(channel + QLatin1Char(':') + payNo);
+        if (!value)
+            return core::SeenEntry{};
+        return core::SeenEntry{true, core::SeenPayment::decode(*value)};
     }
 
     static QString idemKey(const QString &scope, const QString &key)
@@ -199,7 +202,7 @@ public:
     std::shared_ptr<Space> space;
     QHash<QString, quint64> fenceCounters; // under space->mutex
     std::shared_ptr<LeaseWatchdog> watchdog;
-    BoundedSeenSet seen;
+    BoundedSeenSet seenPayments;
 };
 
 Result<std::unique_ptr<EmbeddedKeyStore>> EmbeddedKeyStore::create(core::FenceEpochSource &epochs,

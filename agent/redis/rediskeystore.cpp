@@ -905,13 +905,14 @@ public:
         return {};
     }
 
-    Result<void> markProcessed(const QString &channel, const QString &payNo) override
+    Result<void> markProcessed(const QString &channel, const QString &payNo, const core::SeenPayment &payment) override
     {
         const QString item = channel + QLatin1Char(':') + payNo;
-        seenFront.insert(item);
+        const QByteArray value = payment.encoded();
+        seenFront.insert(item, value);
         Connection &connection = connectionFor(backend);
         auto reply = checked(connection, QStringLiteral("SET seen"),
-                             connection.command({QByteArrayLiteral("SET"), "seen:" + utf8(item), QByteArrayLiteral("1"),
+                             connection.command({QByteArrayLiteral("SET"), "seen:" + utf8(item), value,
                                                  QByteArrayLiteral("PX"), msText(backend->options.seenProcessedTtl)},
                                                 Retry::OnStaleConnection));
         if (!reply.ok())
@@ -919,22 +920,24 @@ public:
         return {};
     }
 
-    Result<bool> wasProcessed(const QString &channel, const QString &payNo) override
+    Result<core::SeenEntry> seen(const QString &channel, const QString &payNo) override
     {
         const QString item = channel + QLatin1Char(':') + payNo;
-        if (seenFront.contains(item))
-            return true;
+        if (const auto front = seenFront.find(item))
+            return core::SeenEntry{true, core::SeenPayment::decode(*front)};
         Connection &connection = connectionFor(backend);
-        auto reply = checked(connection, QStringLiteral("EXISTS seen"),
-                             connection.command({QByteArrayLiteral("EXISTS"), "seen:" + utf8(item)},
+        auto reply = checked(connection, QStringLiteral("GET seen"),
+                             connection.command({QByteArrayLiteral("GET"), "seen:" + utf8(item)},
                                                 Retry::OnStaleConnection));
         if (!reply.ok())
             return reply.error();
-        if (reply->type != Reply::Type::Integer)
-            return unexpected(*backend, QStringLiteral("EXISTS seen"), *reply);
-        if (reply->integer == 1)
-            seenFront.insert(item); // seen by another agent: remember it here too
-        return reply->integer == 1;
+        if (reply->type == Reply::Type::Nil)
+            return core::SeenEntry{};
+        if (reply->type != Reply::Type::String)
+            return unexpected(*backend, QStringLiteral("GET seen"), *reply);
+        seenFront.insert(item, reply->text); // seen by another agent: remember it here too
+        // An entry written before the content was kept ("1"): processed, content unknown.
+        return core::SeenEntry{true, core::SeenPayment::decode(reply->text)};
     }
 
     static QByteArray idemKey(const QString &scope, const QString &key)

@@ -420,22 +420,29 @@ void KeyStoreContract::idempotencyCacheExpires()
 void KeyStoreContract::seenProcessedSet()
 {
     const QString payNo = uniqueKey("4200000001");
-    auto before = store().seenProcessed().wasProcessed(QStringLiteral("wechat"), payNo);
+    const core::SeenPayment payment{uniqueKey("ORD"), QStringLiteral("PN-1"), 12800, QStringLiteral("CNY")};
+    auto before = store().seenProcessed().seen(QStringLiteral("wechat"), payNo);
     PAYONCE_VERIFY_OK(before);
-    QVERIFY(!before.value());
-    auto marked = store().seenProcessed().markProcessed(QStringLiteral("wechat"), payNo);
+    QVERIFY(!before.value().processed);
+    QVERIFY(!before.value().payment);
+    auto marked = store().seenProcessed().markProcessed(QStringLiteral("wechat"), payNo, payment);
     PAYONCE_VERIFY_OK(marked);
-    auto markedTwice = store().seenProcessed().markProcessed(QStringLiteral("wechat"), payNo);
+    auto markedTwice = store().seenProcessed().markProcessed(QStringLiteral("wechat"), payNo, payment);
     PAYONCE_VERIFY_OK(markedTwice);
-    auto after = store().seenProcessed().wasProcessed(QStringLiteral("wechat"), payNo);
-    PAYONCE_VERIFY_OK(after);
-    QVERIFY(after.value());
-    auto elsewhere = secondStore().seenProcessed().wasProcessed(QStringLiteral("wechat"), payNo);
-    PAYONCE_VERIFY_OK(elsewhere);
-    QVERIFY2(elsewhere.value(), "another agent on the same store must see it too");
-    auto otherChannel = store().seenProcessed().wasProcessed(QStringLiteral("alipay"), payNo);
+    // What the payment was comes back with it, here and on another agent on the same store.
+    for (core::KeyStore *where : {&store(), &secondStore()}) {
+        auto after = where->seenProcessed().seen(QStringLiteral("wechat"), payNo);
+        PAYONCE_VERIFY_OK(after);
+        QVERIFY2(after.value().processed, "another agent on the same store must see it too");
+        QVERIFY(after.value().payment);
+        QCOMPARE(after.value().payment->orderNo, payment.orderNo);
+        QCOMPARE(after.value().payment->paymentNo, payment.paymentNo);
+        QCOMPARE(after.value().payment->amountFen, payment.amountFen);
+        QCOMPARE(after.value().payment->currency, payment.currency);
+    }
+    auto otherChannel = store().seenProcessed().seen(QStringLiteral("alipay"), payNo);
     PAYONCE_VERIFY_OK(otherChannel);
-    QVERIFY(!otherChannel.value());
+    QVERIFY(!otherChannel.value().processed);
 }
 
 } // namespace payonce::tests

@@ -31,15 +31,36 @@ public:
                              const CachedResponse &response, std::chrono::milliseconds ttl) = 0;
 };
 
-/// The callback fast path: pay_nos already seen `processed` (terminal and durable), so a
-/// re-delivery can be answered SUCCESS without touching the database. Bounded: entries
-/// expire after a TTL and an in-process front keeps at most a fixed number. A miss means
-/// "ask the database". Thread-safe; markProcessed() is idempotent and safe to retry.
+/// What a processed payment was, as a copy's content checks need it: a copy that names the
+/// same payment_no, amount and currency is answered without reading the order.
+struct SeenPayment {
+    QString orderNo;
+    QString paymentNo; ///< the notification's out_trade_no
+    qint64 amountFen = 0;
+    QString currency;
+
+    /// The stored form (fields joined by U+001F); decode() answers nullopt for anything
+    /// else — an entry written before the content was kept ("1"), say.
+    QByteArray encoded() const;
+    static std::optional<SeenPayment> decode(const QByteArray &stored);
+};
+
+/// What the seen-processed set knows of a pay_no.
+struct SeenEntry {
+    bool processed = false;
+    std::optional<SeenPayment> payment; ///< empty: processed, its content not kept
+};
+
+/// The callback fast path: pay_nos already seen `processed` (terminal and durable), with
+/// what they paid, so a re-delivery can be answered SUCCESS without reading the order.
+/// Bounded: entries expire after a TTL and an in-process front keeps at most a fixed
+/// number. A miss means "ask the database". Thread-safe; markProcessed() is idempotent and
+/// safe to retry.
 class SeenProcessedSet {
 public:
     virtual ~SeenProcessedSet() = default;
-    virtual Result<void> markProcessed(const QString &channel, const QString &payNo) = 0;
-    virtual Result<bool> wasProcessed(const QString &channel, const QString &payNo) = 0;
+    virtual Result<void> markProcessed(const QString &channel, const QString &payNo, const SeenPayment &payment) = 0;
+    virtual Result<SeenEntry> seen(const QString &channel, const QString &payNo) = 0;
 };
 
 } // namespace payonce::core
