@@ -412,6 +412,33 @@ private Q_SLOTS:
                  qint64(1));
     }
 
+    // The accept-only switch and its audit row commit together: refused, the mode is as it
+    // was (on this agent too) and the answer is an error; allowed again, it is set once.
+    void modeSetCommitsWithItsAuditRow()
+    {
+        const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("callbacks"), QStringLiteral("accept_only")},
+                                                          {QStringLiteral("reason"), QStringLiteral("INC-10")}})
+                                    .toJson(QJsonDocument::Compact);
+        const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
+        auto refused = refuseAuditRows(*m_db.database, {QStringLiteral("mode.set")});
+        QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
+        const HttpAnswer failed = m_agent->call("PUT", QStringLiteral("/api/v1/mode"), body, bearer("desk-token"));
+        auto allowed = allowAuditRows(*m_db.database);
+        QVERIFY2(allowed.ok(), allowed.ok() ? "" : qPrintable(allowed.error().internalMessage));
+        QVERIFY2(failed.status >= 500, qPrintable(describe(failed)));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
+        const HttpAnswer still = get(QStringLiteral("/api/v1/mode"), "view-token");
+        QVERIFY2(still.status == 200, qPrintable(describe(still)));
+        QCOMPARE(still.json().value(QStringLiteral("callbacks")).toString(), QStringLiteral("normal"));
+
+        const HttpAnswer set = m_agent->call("PUT", QStringLiteral("/api/v1/mode"), body, bearer("desk-token"));
+        QVERIFY2(set.status == 200, qPrintable(describe(set)));
+        QCOMPARE(get(QStringLiteral("/api/v1/mode"), "view-token").json().value(QStringLiteral("callbacks")).toString(),
+                 QStringLiteral("accept_only"));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND reason = 'INC-10'"), qint64(1));
+        setMode("normal");
+    }
+
     // A replay that settles an order commits with its audit row: refused, the accepted row
     // stays accepted and the order unpaid, with no effect written; allowed again, the
     // replay pays it once and is audited once.
