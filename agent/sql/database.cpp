@@ -62,6 +62,22 @@ QString packageFor(Dialect dialect)
     return {};
 }
 
+/// The writer mutex of an SQLite file, shared by every Database on it in this process.
+std::shared_ptr<std::recursive_mutex> sqliteWriterFor(const QString &path)
+{
+    static std::mutex guard;
+    static std::map<QString, std::weak_ptr<std::recursive_mutex>> writers;
+    const QString key = QFileInfo(path).absoluteFilePath();
+    std::lock_guard lock(guard);
+    std::weak_ptr<std::recursive_mutex> &slot = writers[key];
+    std::shared_ptr<std::recursive_mutex> writer = slot.lock();
+    if (!writer) {
+        writer = std::make_shared<std::recursive_mutex>();
+        slot = writer;
+    }
+    return writer;
+}
+
 void backoff(int attempt)
 {
     // 2, 4, 8 … 64 ms, then a random point below it: contenders spread out instead of
@@ -77,6 +93,8 @@ thread_local bool Database::m_commitOutcomeUnknown = false;
 Database::Database(DatabaseOptions options)
     : m_options(std::move(options)), m_id(g_nextDatabaseId.fetch_add(1))
 {
+    if (m_options.url.dialect == Dialect::Sqlite)
+        m_sqliteWriter = sqliteWriterFor(m_options.url.sqlitePath);
 }
 
 Database::~Database()
@@ -304,7 +322,15 @@ core::Result<void> Database::runErased(Unit unit, const ErasedWork &work)
         Session &session = *sessionResult.value();
         ++session.m_depth;
         m_commitOutcomeUnknown = false;
-        auto result = unit == Unit::Read ? work(session) : runTransactionOnce(session, work);
+        core::Result<void> result;
+        if (unit == Unit::Read) {
+            result = work(session);
+        } else if (m_sqliteWriter) {
+            std::lock_guard writer(*m_sqliteWriter);
+            result = runTransactionOnce(session, work);
+        } else {
+            result = runTransactionOnce(session, work);
+        }
         --session.m_depth;
         if (result.ok())
             return result;

@@ -6,6 +6,8 @@
 #include "core/result.h"
 
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 
@@ -28,7 +30,8 @@ struct DatabaseOptions {
 ///
 /// Units of work:
 /// - write(): one transaction (SQLite BEGIN IMMEDIATE, so there is one writer and no
-///   deferred-lock upgrade deadlock; PostgreSQL and MariaDB at READ COMMITTED). Busy,
+///   deferred-lock upgrade deadlock, the writers of one file in this process queued on a
+///   mutex; PostgreSQL and MariaDB at READ COMMITTED). Busy,
 ///   deadlock and serialization failures, and a connection lost before COMMIT, roll back
 ///   and run the work again, a bounded number of times with jittered backoff — so the
 ///   work must have no effects outside the transaction. A connection lost during COMMIT is
@@ -96,6 +99,11 @@ private:
     DatabaseOptions m_options;
     core::SystemClock m_systemClock;
     quint64 m_id;
+    /// SQLite: the one writer of this database file in the process (null elsewhere). Write
+    /// units queue on it instead of on SQLite's busy handler, which polls with sleeps of
+    /// up to 100 ms; recursive, so a thread holding it that writes through another
+    /// Database on the same file meets SQLite's own lock, as before.
+    std::shared_ptr<std::recursive_mutex> m_sqliteWriter;
     static thread_local bool m_commitOutcomeUnknown;
 };
 
