@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "connectiondialog.h"
+#include "language.h"
 
 #include "console/net/agentclient.h"
 #include "console/views/auditview.h"
@@ -17,6 +18,7 @@
 #include "console/views/outboxview.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -134,6 +136,25 @@ void MainWindow::buildMenus()
         m_incident->refresh();
     });
     refresh->setShortcut(QKeySequence::Refresh);
+
+    // The language is read once at start (every view builds its texts then): a choice
+    // here is remembered and applies from the next start.
+    view->addSeparator();
+    QMenu *languages = view->addMenu(tr("&Language"));
+    languages->setObjectName(QStringLiteral("languageMenu"));
+    auto *choices = new QActionGroup(languages);
+    const QString chosen = language::chosen();
+    for (const language::Choice &choice : language::choices()) {
+        QAction *action = languages->addAction(choice.nativeName);
+        action->setObjectName(QStringLiteral("language_%1").arg(choice.code.isEmpty() ? QStringLiteral("system") : choice.code));
+        action->setCheckable(true);
+        action->setChecked(choice.code == chosen);
+        choices->addAction(action);
+        connect(action, &QAction::triggered, this, [this, choice] {
+            language::choose(choice.code);
+            statusBar()->showMessage(tr("Language: %1, from the next start of the console").arg(choice.nativeName));
+        });
+    }
 }
 
 void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
