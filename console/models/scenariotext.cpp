@@ -1,5 +1,7 @@
 #include "scenariotext.h"
 
+#include "codelabels.h"
+
 #include <QCoreApplication>
 #include <QStringList>
 
@@ -66,7 +68,7 @@ QString describeProgress(const QJsonObject &progress)
     if (phase.isEmpty())
         phase = ScenarioText::tr("starting");
     QString text = ScenarioText::tr("%1: %2 of %3 orders paid at the platform, %4 confirmed, %5 created")
-                       .arg(phase)
+                       .arg(scenarioPhaseLabel(phase))
                        .arg(count(progress, "paid_at_sim"))
                        .arg(count(progress, "orders"))
                        .arg(count(progress, "confirmed"))

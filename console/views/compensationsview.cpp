@@ -3,6 +3,7 @@
 #include "reasondialog.h"
 #include "tablepanel.h"
 
+#include "console/models/codelabels.h"
 #include "console/models/compensationsmodel.h"
 #include "console/models/findingsmodel.h"
 #include "console/net/agentclient.h"
@@ -35,7 +36,7 @@ CompensationsView::CompensationsView(AgentClient *client, QWidget *parent)
     m_status->setObjectName(QStringLiteral("compensationStatus"));
     m_status->addItem(tr("proposed (the queue)"), QStringLiteral("proposed"));
     for (const char *status : {"executed", "approved", "rejected", "failed"})
-        m_status->addItem(QLatin1String(status), QLatin1String(status));
+        m_status->addItem(compensationStatusLabel(QLatin1String(status)), QLatin1String(status));
     m_status->addItem(tr("all"), QString());
     connect(m_status, &QComboBox::currentIndexChanged, this, &CompensationsView::refresh);
     m_message->setObjectName(QStringLiteral("decisionMessage"));
@@ -126,7 +127,7 @@ void CompensationsView::decide(qint64 id, bool approve, const QString &reason)
         const QJsonObject answer = result.json.object();
         m_message->setText(tr("Compensation %1 is %2. Effect: %3")
                                .arg(id)
-                               .arg(answer.value(QStringLiteral("status")).toString(),
+                               .arg(compensationStatusLabel(answer.value(QStringLiteral("status")).toString()),
                                     QString::fromUtf8(QJsonDocument(answer.value(QStringLiteral("result")).toObject())
                                                           .toJson(QJsonDocument::Compact))));
         refresh();

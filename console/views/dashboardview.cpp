@@ -3,6 +3,7 @@
 #include "ratechart.h"
 #include "tablepanel.h"
 
+#include "console/models/codelabels.h"
 #include "console/models/layercolors.h"
 #include "console/models/layertotalsmodel.h"
 #include "console/net/agentclient.h"
@@ -139,7 +140,7 @@ void DashboardView::showBreakerStates(const QMap<QString, QString> &states)
         if (light->property("breakerState").toString() == it.value())
             continue;
         light->setText(QStringLiteral("<span style=\"color:%1; font-size:large\">&#9679;</span> %2: %3")
-                           .arg(breakerStateColor(it.value()).name(), it.key().toHtmlEscaped(), it.value().toHtmlEscaped()));
+                           .arg(breakerStateColor(it.value()).name(), it.key().toHtmlEscaped(), breakerStateLabel(it.value()).toHtmlEscaped()));
         light->setProperty("breakerState", it.value());
     }
 }

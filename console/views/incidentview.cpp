@@ -2,6 +2,7 @@
 
 #include "reasondialog.h"
 
+#include "console/models/codelabels.h"
 #include "console/net/agentclient.h"
 
 #include <QFormLayout>
@@ -101,7 +102,7 @@ void IncidentView::showMode(const QJsonObject &mode)
 {
     if (!m_progress.apply(mode))
         return;
-    m_mode->setText(m_progress.acceptOnly() ? tr("ACCEPT-ONLY") : m_progress.mode());
+    m_mode->setText(m_progress.acceptOnly() ? tr("ACCEPT-ONLY") : callbackModeLabel(m_progress.mode()));
     m_mode->setStyleSheet(m_progress.acceptOnly() ? QStringLiteral("color: #d62728") : QString());
     m_waiting->setText(QString::number(m_progress.waiting()));
     m_drain->setValue(m_progress.percentDone());
