@@ -99,9 +99,57 @@
     </message>
 </context>
 <context>
+    <name>FindingKind</name>
+    <message>
+        <location line="+13" />
+        <source>effect_mismatch</source>
+        <translation>副作用不一致</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>missing_outbox</source>
+        <translation>缺少发件箱事件</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>stuck_paying</source>
+        <translation>卡在支付中</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>stuck_accepted</source>
+        <translation>卡在已接收</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>amount_mismatch</source>
+        <translation>金额不一致</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>double_payment</source>
+        <translation>重复支付</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>oversold</source>
+        <translation>超卖</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>refund_failed</source>
+        <translation>退款失败</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>refund_abnormal</source>
+        <translation>退款异常</translation>
+    </message>
+</context>
+<context>
     <name>Layer</name>
     <message>
-        <location line="-18" />
+        <location line="-35" />
         <source>none</source>
         <translation>未重复</translation>
     </message>
@@ -821,7 +869,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::CompensationsView</name>
     <message>
-        <location filename="../console/views/compensationsview.cpp" line="+37" />
+        <location filename="../console/views/compensationsview.cpp" line="+38" />
         <source>proposed (the queue)</source>
         <translation>待审批（队列）</translation>
     </message>
@@ -861,7 +909,7 @@ Replay for real?</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location line="+36" />
+        <location line="+45" />
         <source>Select a compensation first.</source>
         <translation>请先选择一条补偿。</translation>
     </message>
@@ -972,7 +1020,7 @@ Replay for real?</source>
         <translation>熔断器</translation>
     </message>
     <message>
-        <location line="+67" />
+        <location line="+68" />
         <source>degraded</source>
         <translation>降级</translation>
     </message>
@@ -1384,7 +1432,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::MainWindow</name>
     <message>
-        <location filename="../console/app/mainwindow.cpp" line="+41" />
+        <location filename="../console/app/mainwindow.cpp" line="+50" />
         <source>payonce console</source>
         <translation>payonce 控制台</translation>
     </message>
@@ -1445,12 +1493,12 @@ Replay for real?</source>
     </message>
     <message>
         <location line="+7" />
-        <location line="+141" />
+        <location line="+170" />
         <source>Not connected</source>
         <translation>未连接</translation>
     </message>
     <message>
-        <location line="-107" />
+        <location line="-125" />
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
@@ -1496,12 +1544,12 @@ Replay for real?</source>
     </message>
     <message>
         <location line="+12" />
-        <location line="+49" />
+        <location line="+67" />
         <source>Connecting to %1…</source>
         <translation>正在连接 %1…</translation>
     </message>
     <message>
-        <location line="-25" />
+        <location line="-42" />
         <source>Save chart</source>
         <translation>保存图表</translation>
     </message>
@@ -1521,7 +1569,17 @@ Replay for real?</source>
         <translation>无法写入 %1。</translation>
     </message>
     <message>
-        <location line="+25" />
+        <location line="+9" />
+        <source>New finding: %1 for %2 — see Compensations</source>
+        <translation>新的异常发现：%2 的%1 — 请查看“补偿”</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Money at risk: %1</source>
+        <translation>资金风险：%1</translation>
+    </message>
+    <message>
+        <location line="+27" />
         <source>Live: %1</source>
         <translation>实时：%1</translation>
     </message>
@@ -1670,7 +1728,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::OutboxView</name>
     <message>
-        <location filename="../console/views/outboxview.cpp" line="+49" />
+        <location filename="../console/views/outboxview.cpp" line="+48" />
         <source>Re-drive…</source>
         <translation>重新投递…</translation>
     </message>
@@ -1705,7 +1763,7 @@ Replay for real?</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location line="+61" />
+        <location line="+82" />
         <source>Select a dead event to re-drive it.</source>
         <translation>请选择一条死信事件进行重新投递。</translation>
     </message>

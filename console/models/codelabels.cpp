@@ -41,6 +41,14 @@ const char *const kBreakerStates[] = {
     QT_TRANSLATE_NOOP("BreakerState", "half_open"),
 };
 
+const char *const kFindingKinds[] = {
+    QT_TRANSLATE_NOOP("FindingKind", "effect_mismatch"), QT_TRANSLATE_NOOP("FindingKind", "missing_outbox"),
+    QT_TRANSLATE_NOOP("FindingKind", "stuck_paying"),    QT_TRANSLATE_NOOP("FindingKind", "stuck_accepted"),
+    QT_TRANSLATE_NOOP("FindingKind", "amount_mismatch"), QT_TRANSLATE_NOOP("FindingKind", "double_payment"),
+    QT_TRANSLATE_NOOP("FindingKind", "oversold"),        QT_TRANSLATE_NOOP("FindingKind", "refund_failed"),
+    QT_TRANSLATE_NOOP("FindingKind", "refund_abnormal"),
+};
+
 template <std::size_t N>
 QString label(const char *context, const char *const (&codes)[N], const QString &code)
 {
@@ -86,6 +94,16 @@ QString callbackModeLabel(const QString &mode)
 QString breakerStateLabel(const QString &state)
 {
     return label("BreakerState", kBreakerStates, state);
+}
+
+QString findingKindLabel(const QString &kind)
+{
+    return label("FindingKind", kFindingKinds, kind);
+}
+
+bool isMoneyFinding(const QString &kind)
+{
+    return kind == u"double_payment" || kind == u"amount_mismatch" || kind == u"refund_failed" || kind == u"refund_abnormal";
 }
 
 } // namespace payonce::console

@@ -21,5 +21,9 @@ QString scenarioPhaseLabel(const QString &phase);
 QString compensationStatusLabel(const QString &status);
 QString callbackModeLabel(const QString &mode);
 QString breakerStateLabel(const QString &state);
+QString findingKindLabel(const QString &kind);
+/// Whether a finding of this kind is about money (paid twice, a wrong amount, a refund
+/// that failed or went wrong) rather than stock, points, coupons or a stuck order.
+bool isMoneyFinding(const QString &kind);
 
 } // namespace payonce::console

@@ -1,5 +1,6 @@
 #include "compensationsview.h"
 
+#include "liverefresh.h"
 #include "reasondialog.h"
 #include "tablepanel.h"
 
@@ -72,6 +73,15 @@ CompensationsView::CompensationsView(AgentClient *client, QWidget *parent)
     splitter->addWidget(compensationsBox);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(splitter);
+    m_live = new LiveRefresh(this, [this] { refresh(); });
+}
+
+void CompensationsView::applyMessage(const StreamMessage &message)
+{
+    const auto *event = std::get_if<StreamEvent>(&message.body);
+    if (event && (event->kind == streamevent::FindingRaised || event->kind == streamevent::CompensationProposed
+                  || event->kind == streamevent::CompensationDecided))
+        m_live->changed();
 }
 
 void CompensationsView::refresh()

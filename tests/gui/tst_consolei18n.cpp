@@ -232,14 +232,7 @@ private Q_SLOTS:
         const QString orderNo = QStringLiteral("ORD-I18N-1");
         const QString payNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-I18N"), &error);
         QVERIFY2(!payNo.isEmpty(), qPrintable(error));
-        const auto injected = execSql(*m_db.database,
-                                      QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, "
-                                                     "created_at) VALUES (?, 42, 'reward-replayed', 100, 1, 5)"),
-                                      {orderNo});
-        QVERIFY2(injected.ok(), injected.ok() ? "" : qPrintable(injected.error().internalMessage));
-        const HttpAnswer run = m_agent->call("POST", QStringLiteral("/api/v1/reconciliation/run"),
-                                             R"({"reason":"points complaint"})", bearer("desk-token"));
-        QVERIFY2(run.status == 200, run.body.constData());
+        QVERIFY2(raiseEffectMismatch(*m_agent, *m_db.database, orderNo, &error), qPrintable(error));
         const HttpAnswer qa = m_agent->call(
             "POST", QStringLiteral("/api/v1/qa/scenarios"),
             R"({"kind":"concurrent_burst","orders":4,"duplicates":2,"concurrency":2,"time_scale":0.001,"reason":"zh_CN pictures"})",
@@ -269,6 +262,17 @@ private Q_SLOTS:
         EnglishFinder finder;
         auto window = openTestedConsole(m_agent->port(), "lead-token");
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
+        // The status bar's notices: a money finding (standing) and another (passing).
+        const auto raised = [&](const QString &kind) {
+            const StreamEvent event{streamevent::FindingRaised, QStringLiteral("order:ORD-I18N-1"), kind,
+                                    QStringLiteral("system:patrol"), QString(),
+                                    QJsonObject{{QStringLiteral("order_no"), QStringLiteral("ORD-I18N-1")}}};
+            Q_EMIT window->stream()->messageReceived(StreamMessage{1, QDateTime::currentDateTimeUtc(), event});
+        };
+        raised(QStringLiteral("double_payment"));
+        raised(QStringLiteral("effect_mismatch"));
+        QVERIFY(child<QLabel>(window.get(), "findingNotice")->isVisible());
+        finder.walk(window.get());
         for (int i = 0; i < window->views()->count(); ++i) {
             window->views()->setCurrentIndex(i);
             QTest::qWait(300); // its lists answer
