@@ -18,9 +18,12 @@ int main(int argc, char *argv[])
     QApplication::setApplicationName(QStringLiteral("payonce-console"));
     // The language before any text is made: the help below is translated too.
     QString chosenLanguage = payonce::console::language::chosen();
-    for (int i = 1; i + 1 < argc; ++i) {
-        if (qstrcmp(argv[i], "--language") == 0)
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray argument(argv[i]);
+        if (argument == "--language" && i + 1 < argc)
             chosenLanguage = QString::fromLocal8Bit(argv[i + 1]);
+        else if (argument.startsWith("--language="))
+            chosenLanguage = QString::fromLocal8Bit(argument.mid(int(qstrlen("--language="))));
     }
     payonce::console::language::install(app, chosenLanguage);
     QCommandLineParser parser;

@@ -32,6 +32,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -255,6 +256,46 @@ private Q_SLOTS:
         QVERIFY(finder.isEnglish(QStringLiteral("Payments")));
         QVERIFY(finder.isEnglish(QStringLiteral("支付 Alipayment")));
         QVERIFY(finder.isEnglish(QStringLiteral("<b>Live</b> 实时")));
+    }
+
+    void languageFollowsTheLocaleUnlessChosen_data()
+    {
+        QTest::addColumn<QString>("chosen");
+        QTest::addColumn<QString>("system");
+        QTest::addColumn<QString>("resolved");
+        QTest::newRow("mainland system") << QString() << QStringLiteral("zh_CN") << QStringLiteral("zh_CN");
+        QTest::newRow("Singapore system") << QString() << QStringLiteral("zh_SG") << QStringLiteral("zh_CN");
+        QTest::newRow("Taiwan reads Traditional") << QString() << QStringLiteral("zh_TW") << QStringLiteral("en");
+        QTest::newRow("Hong Kong reads Traditional") << QString() << QStringLiteral("zh_HK") << QStringLiteral("en");
+        QTest::newRow("English system") << QString() << QStringLiteral("en_US") << QStringLiteral("en");
+        QTest::newRow("German system: English words") << QString() << QStringLiteral("de_DE") << QStringLiteral("en");
+        QTest::newRow("English chosen on a Chinese system") << QStringLiteral("en") << QStringLiteral("zh_CN") << QStringLiteral("en");
+        QTest::newRow("Chinese chosen on an English system") << QStringLiteral("zh_CN") << QStringLiteral("en_US")
+                                                             << QStringLiteral("zh_CN");
+    }
+    void languageFollowsTheLocaleUnlessChosen()
+    {
+        QFETCH(QString, chosen);
+        QFETCH(QString, system);
+        QFETCH(QString, resolved);
+        QCOMPARE(language::resolve(chosen, QLocale(system)), resolved);
+    }
+
+    // View → Language keeps the choice in the settings (this run's folder), checked in the
+    // menu of the next window; "System language" forgets it.
+    void theMenuRemembersTheChoice()
+    {
+        {
+            MainWindow window;
+            child<QAction>(&window, "language_zh_CN")->trigger();
+            QCOMPARE(language::chosen(), QStringLiteral("zh_CN"));
+        }
+        MainWindow next;
+        QVERIFY(child<QAction>(&next, "language_zh_CN")->isChecked());
+        QVERIFY(!child<QAction>(&next, "language_en")->isChecked());
+        child<QAction>(&next, "language_system")->trigger();
+        QCOMPARE(language::chosen(), QString());
+        QVERIFY(!QSettings().contains(QStringLiteral("view/language")));
     }
 
     void everyWindowOfTheConsoleIsInChinese()
