@@ -1,6 +1,6 @@
 #include "refundsmodel.h"
 
-#include "localmoney.h"
+#include "localformat.h"
 
 #include "shared/money.h"
 

@@ -1,6 +1,7 @@
 #include "scenariotext.h"
 
 #include "codelabels.h"
+#include "localformat.h"
 
 #include <QCoreApplication>
 #include <QStringList>
@@ -89,7 +90,7 @@ QString abandonedInWords(const QJsonObject &run)
     QString agent = run.value(QStringLiteral("agent_id")).toString();
     if (agent.isEmpty())
         agent = ScenarioText::tr("(unnamed)");
-    QString ended = run.value(QStringLiteral("finished_at")).toString();
+    QString ended = localTime(run.value(QStringLiteral("finished_at")).toString());
     if (ended.isEmpty())
         ended = ScenarioText::tr("an unknown time");
     return ScenarioText::tr("ABANDONED — agent %1 stopped renewing its lease, which ended at %2").arg(agent, ended);

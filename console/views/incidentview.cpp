@@ -3,6 +3,7 @@
 #include "reasondialog.h"
 
 #include "console/models/codelabels.h"
+#include "console/models/localformat.h"
 #include "console/net/agentclient.h"
 
 #include <QFormLayout>
@@ -112,7 +113,7 @@ void IncidentView::showMode(const QJsonObject &mode)
                                                      .arg(m_progress.peak()));
     m_changedBy->setText(m_progress.changedBy().isEmpty()
                              ? QString()
-                             : tr("%1 at %2: %3").arg(m_progress.changedBy(), m_progress.changedAt(), m_progress.reason()));
+                             : tr("%1 at %2: %3").arg(m_progress.changedBy(), localTime(m_progress.changedAt()), m_progress.reason()));
     m_on->setEnabled(!m_progress.acceptOnly());
     m_off->setEnabled(m_progress.acceptOnly());
     if (m_progress.wantsPolling())

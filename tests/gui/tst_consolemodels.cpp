@@ -10,7 +10,7 @@
 #include "console/models/findingsmodel.h"
 #include "console/models/layercolors.h"
 #include "console/models/layertotalsmodel.h"
-#include "console/models/localmoney.h"
+#include "console/models/localformat.h"
 #include "console/models/ratehistory.h"
 #include "console/models/refundsmodel.h"
 #include "console/net/apierror.h"
@@ -182,6 +182,22 @@ private Q_SLOTS:
         QFETCH(QString, locale);
         QFETCH(QString, shown);
         QCOMPARE(localAmount(fen, QLocale(locale)), shown);
+    }
+
+    // An agent's time in the machine's zone, the locale's short date with seconds; what is
+    // not a time stays as it is.
+    void timesAreWrittenTheLocaleWay()
+    {
+        const QString wire = QStringLiteral("2026-12-02T07:00:05.000Z");
+        const QDateTime local = QDateTime(QDate(2026, 12, 2), QTime(7, 0, 5), Qt::UTC).toLocalTime();
+        const QLocale chinese(QStringLiteral("zh_CN"));
+        QCOMPARE(localTime(wire, chinese),
+                 chinese.toString(local, QStringLiteral("yyyy/M/d HH:mm:ss t")));
+        QCOMPARE(localTime(wire, QLocale(QStringLiteral("en_US"))),
+                 QLocale(QStringLiteral("en_US")).toString(local, QStringLiteral("M/d/yy HH:mm:ss t")));
+        QVERIFY(localTime(wire, chinese).contains(local.toString(QStringLiteral("HH:mm:05"))));
+        QCOMPARE(localTime(QStringLiteral("soon"), chinese), QStringLiteral("soon"));
+        QCOMPARE(localTime(QString(), chinese), QString());
     }
 
     void aRefundProposalIsBuiltFromWhatTheDeskTyped_data()

@@ -1,4 +1,6 @@
-#include "localmoney.h"
+#include "localformat.h"
+
+#include <QDateTime>
 
 namespace payonce::console {
 
@@ -9,6 +11,14 @@ QString localAmount(qint64 fen, const QLocale &locale)
     const QString whole = locale.toString(qulonglong(magnitude / 100));
     const QString cents = QStringLiteral("%1").arg(magnitude % 100, 2, 10, QLatin1Char('0'));
     return (fen < 0 ? locale.negativeSign() : QString()) + whole + locale.decimalPoint() + cents;
+}
+
+QString localTime(const QString &isoTime, const QLocale &locale)
+{
+    const QDateTime at = QDateTime::fromString(isoTime, Qt::ISODateWithMs);
+    if (!at.isValid())
+        return isoTime;
+    return locale.toString(at.toLocalTime(), locale.dateFormat(QLocale::ShortFormat) + QStringLiteral(" HH:mm:ss t"));
 }
 
 } // namespace payonce::console
