@@ -11,7 +11,11 @@
 # storm of 40 orders with the lock switched off, the order.paid webhook pointed at a
 # receiver that is down (every event dead after 4 attempts, one re-driven), an idempotency
 # record left in_flight by a request that died 10 minutes ago, and accept-only switched on
-# with three paid callbacks waiting. The console (--screenshot) saves dashboard.png,
+# with three paid callbacks waiting. Two consoles watch at once, one in English
+# (LANG=C.UTF-8) and one in Simplified Chinese (LANG=zh_CN.UTF-8, the language taken from the
+# locale as a desk's machine would give it; fonts-noto-cjk draws it), each with settings of
+# its own in the temporary folder (a language chosen in View → Language elsewhere does not
+# leak in). Each (--screenshot) saves, into OUT_DIR/en and OUT_DIR/zh_CN, dashboard.png,
 # callbacks.png, breakers.png, compensations.png, qa.png (the storm's report), audit.png
 # (everything above with its actors), keys.png, locks.png, outbox.png, incident.png and
 # wall.png (the wall screen).
@@ -30,11 +34,12 @@ done
 
 work="$(mktemp -d)"
 agent_pid=""
-console_pid=""
+console_pids=()
 receiver_pid=""
 cleanup() {
   [[ -n "$receiver_pid" ]] && kill "$receiver_pid" 2>/dev/null || true
-  [[ -n "$console_pid" ]] && kill "$console_pid" 2>/dev/null || true
+  local pid
+  for pid in "${console_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   [[ -n "$agent_pid" ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -110,12 +115,18 @@ orders=48
 scenario="{\"kind\":\"mixed\",\"orders\":$orders,\"duplicates\":5,\"concurrency\":4,\"time_scale\":0.01,\"reason\":\"QA run for the console pictures\"}"
 id="$(api POST /api/v1/qa/scenarios "$desk" "$scenario" | field scenario_id)"
 [[ -n "$id" ]] || { echo "screenshots: the QA scenario did not start" >&2; exit 1; }
-echo "screenshots: QA scenario $id (mixed, $orders orders); console under Xvfb, pictures in $out" >&2
-PAYONCE_CONSOLE_TOKEN="$lead" xvfb-run -a -s "-screen 0 1280x860x24" \
-  "$console" --url "$base" --screenshot "$out" --screenshot-order "$id-b-00001" \
-  --screenshot-key 10089:click-ORD-SHOT-9 --screenshot-after 40 \
-  >"$work/console.log" 2>&1 &
-console_pid=$!
+echo "screenshots: QA scenario $id (mixed, $orders orders); consoles (en, zh_CN) under Xvfb, pictures in $out" >&2
+languages=(en zh_CN)
+declare -A locale_of=([en]=C.UTF-8 [zh_CN]=zh_CN.UTF-8)
+for language in "${languages[@]}"; do
+  mkdir -p "$work/config-$language"
+  LANG="${locale_of[$language]}" LC_ALL="" XDG_CONFIG_HOME="$work/config-$language" PAYONCE_CONSOLE_TOKEN="$lead" \
+    xvfb-run -a -s "-screen 0 1280x860x24" \
+    "$console" --url "$base" --screenshot "$out/$language" --screenshot-order "$id-b-00001" \
+    --screenshot-key 10089:click-ORD-SHOT-9 --screenshot-after 40 \
+    >"$work/console-$language.log" 2>&1 &
+  console_pids+=($!)
+done
 
 status=""
 for _ in $(seq 1 240); do
@@ -185,14 +196,18 @@ for i in 10 11 12; do
   sleep 0.5
 done
 
-status=0
-wait "$console_pid" || status=$?
-console_pid=""
-cat "$work/console.log" >&2
-if [[ $status -ne 0 ]]; then
-  echo "screenshots: payonce-console failed ($status)" >&2
-  exit "$status"
-fi
-ls -l "$out"/dashboard.png "$out"/callbacks.png "$out"/breakers.png "$out"/compensations.png \
-  "$out"/qa.png "$out"/audit.png "$out"/keys.png "$out"/locks.png "$out"/outbox.png \
-  "$out"/incident.png "$out"/wall.png
+failed=0
+for i in "${!languages[@]}"; do
+  status=0
+  wait "${console_pids[$i]}" || status=$?
+  cat "$work/console-${languages[$i]}.log" >&2
+  if [[ $status -ne 0 ]]; then
+    echo "screenshots: payonce-console (${languages[$i]}) failed ($status)" >&2
+    failed=$status
+  fi
+done
+console_pids=()
+[[ $failed -eq 0 ]] || exit "$failed"
+for language in "${languages[@]}"; do
+  ls -l "$out/$language"/{dashboard,callbacks,breakers,compensations,qa,audit,keys,locks,outbox,incident,wall}.png
+done

@@ -25,6 +25,9 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev
   libqt6sql6-sqlite libqt6sql6-psql libqt6sql6-mysql
   libqcustomplot-dev libhiredis-dev libssl-dev
+  # the console's translations: lupdate/lrelease, their CMake package, Qt's own zh_CN words,
+  # and a Chinese font for the pictures in zh_CN
+  qt6-l10n-tools qt6-tools-dev qt6-translations-l10n fonts-noto-cjk
   # servers the integration tests start themselves
   redis-server redis-tools postgresql mariadb-server mariadb-client nginx prometheus
   # checks and fixtures: valgrind, sanitizers, AES-GCM fixtures, headless GUI tests

@@ -192,7 +192,8 @@ const QStringList &streamEventKinds()
     static const QStringList kinds{streamevent::BreakerMode,         streamevent::CallbackMode,
                                    streamevent::CompensationProposed, streamevent::CompensationDecided,
                                    streamevent::FindingRaised,       streamevent::ScenarioProgress,
-                                   streamevent::LockLost,            streamevent::FenceStaleRefused};
+                                   streamevent::LockLost,            streamevent::FenceStaleRefused,
+                                   streamevent::OutboxDeadLetter};
     return kinds;
 }
 

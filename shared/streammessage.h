@@ -101,6 +101,11 @@ inline const QString LockLost = QStringLiteral("lock.lost");
 /// subject: the order the stale token fenced; value the pay_no; actor "system:<agent id>";
 /// detail {"pay_no","fencing_token"}: a write under an older fencing token was refused.
 inline const QString FenceStaleRefused = QStringLiteral("fence.stale_refused");
+/// subject "outbox:<id>"; value the event type ("order.paid", …); actor "system:<agent
+/// id>" (the dispatcher that gave up); reason the last delivery error; detail {"id",
+/// "event_id","event_type","aggregate_id","attempts"}: an outbox event went dead after its
+/// last attempt (a re-drive that dies again publishes it again).
+inline const QString OutboxDeadLetter = QStringLiteral("outbox.dead_letter");
 } // namespace streamevent
 
 /// Every kind above: what decodeStreamMessage() accepts.

@@ -406,6 +406,7 @@ core::Result<void> AgentRuntime::Parts::openOperations()
     outboxOptions.maxAttempts = config.outbox.maxAttempts;
     outboxOptions.claimLease = std::chrono::milliseconds(config.outbox.claimLeaseMs);
     outboxOptions.leaseMargin = outboxOptions.claimLease / 2;
+    outboxOptions.events = events.sink();
     if (!config.outbox.webhookUrls.isEmpty()) {
         webhook::WebhookOptions webhookOptions;
         for (const QString &url : std::as_const(config.outbox.webhookUrls))

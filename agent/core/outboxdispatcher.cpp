@@ -2,6 +2,7 @@
 
 #include "core/ports/clock.h"
 #include "core/ports/outboxstore.h"
+#include "core/streamevents.h"
 #include "logging/categories.h"
 #include "logging/logging.h"
 
@@ -37,6 +38,7 @@ Result<DispatchStats> OutboxDispatcher::runOnce()
     const qint64 lastStart = claimedUntil - m_options.leaseMargin.count();
     QList<OutboxOutcome> outcomes;
     outcomes.reserve(claimed->size());
+    QList<StreamEvent> deadLetters;
     for (const OutboxEvent &event : claimed.value()) {
         OutboxOutcome outcome;
         outcome.id = event.id;
@@ -67,6 +69,8 @@ Result<DispatchStats> OutboxDispatcher::runOnce()
                 ++stats.dead;
                 qCWarning(lcOutbox).noquote() << "event" << event.eventId << "dead after" << outcome.attempts
                                               << "attempts:" << outcome.error;
+                deadLetters.append(outboxDeadLetterEvent(event, outcome.attempts, outcome.error,
+                                                         QStringLiteral("system:") + m_options.dispatcherId));
             } else {
                 outcome.kind = OutboxOutcome::Kind::Retry;
                 outcome.nextAttemptAtMs = m_clock.nowMs() + m_backoff.backoffFor(outcome.attempts, m_random()).count();
@@ -83,6 +87,13 @@ Result<DispatchStats> OutboxDispatcher::runOnce()
     if (stats.staleReports > 0)
         qCWarning(lcOutbox) << m_options.dispatcherId << ":" << stats.staleReports
                             << "outcomes arrived after the claim was taken over";
+    // Only what the store recorded is announced. With stale reports the store does not say
+    // which outcomes it refused: the dispatcher that took the claim over announces its own,
+    // and the stream's outbox_dead count still moves.
+    if (m_options.events && stats.staleReports == 0) {
+        for (const StreamEvent &deadLetter : std::as_const(deadLetters))
+            m_options.events(deadLetter);
+    }
     return stats;
 }
 

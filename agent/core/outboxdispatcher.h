@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/outboxhandler.h"
+#include "core/ports/eventsink.h"
 #include "core/result.h"
 #include "core/retrypolicy.h"
 
@@ -29,6 +30,8 @@ struct OutboxDispatcherOptions {
     /// Backoff between attempts: initialBackoff * multiplier^(attempt-1), jittered, capped
     /// (RetryOptions::maxAttempts is not used here).
     RetryOptions backoff{1, std::chrono::milliseconds(1000), 2, std::chrono::minutes(10), 0.2};
+    /// Told of every event that went dead (outbox.dead_letter), once it is recorded.
+    EventSink events = {};
 };
 
 struct DispatchStats {

@@ -20,4 +20,15 @@ StreamEvent staleFenceRefusedEvent(const QString &orderNo, const QString &payNo,
             QJsonObject{{QStringLiteral("pay_no"), payNo}, {QStringLiteral("fencing_token"), qint64(fencingToken)}}};
 }
 
+StreamEvent outboxDeadLetterEvent(const OutboxEvent &event, int attempts, const QString &lastError,
+                                  const QString &actor)
+{
+    return {streamevent::OutboxDeadLetter, QStringLiteral("outbox:%1").arg(event.id), event.eventType, actor, lastError,
+            QJsonObject{{QStringLiteral("id"), event.id},
+                        {QStringLiteral("event_id"), event.eventId},
+                        {QStringLiteral("event_type"), event.eventType},
+                        {QStringLiteral("aggregate_id"), event.aggregateId},
+                        {QStringLiteral("attempts"), attempts}}};
+}
+
 } // namespace payonce::core

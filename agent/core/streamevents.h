@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/outboxevent.h"
 #include "shared/streammessage.h"
 
 #include <QJsonObject>
@@ -18,5 +19,10 @@ StreamEvent findingRaisedEvent(const QString &kind, const QString &subject, cons
 /// newer token had written; actor the agent ("system:<agent id>").
 StreamEvent staleFenceRefusedEvent(const QString &orderNo, const QString &payNo, quint64 fencingToken,
                                    const QString &actor);
+
+/// outbox.dead_letter: `event` went dead after `attempts` deliveries, the last failing with
+/// `lastError`; actor the dispatcher's agent ("system:<agent id>").
+StreamEvent outboxDeadLetterEvent(const OutboxEvent &event, int attempts, const QString &lastError,
+                                  const QString &actor);
 
 } // namespace payonce::core

@@ -1,7 +1,9 @@
 #include "mainwindow.h"
 
 #include "connectiondialog.h"
+#include "language.h"
 
+#include "console/models/codelabels.h"
 #include "console/net/agentclient.h"
 #include "console/views/auditview.h"
 #include "console/views/breakersview.h"
@@ -17,6 +19,8 @@
 #include "console/views/outboxview.h"
 
 #include <QAction>
+#include <QApplication>
+#include <QActionGroup>
 #include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -27,6 +31,12 @@
 
 namespace payonce::console {
 
+namespace {
+
+constexpr int kPassingNoticeMs = 15000;
+
+} // namespace
+
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
     , m_client(new AgentClient(this))
@@ -34,6 +44,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_views(new QTabWidget(this))
     , m_banner(new QLabel(this))
     , m_state(new QLabel(this))
+    , m_findingNotice(new QLabel(this))
 {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("payonce console"));
@@ -68,6 +79,10 @@ MainWindow::MainWindow(QWidget *parent)
     m_banner->hide();
     m_state->setObjectName(QStringLiteral("connectionState"));
     m_state->setText(tr("Not connected"));
+    m_findingNotice->setObjectName(QStringLiteral("findingNotice"));
+    m_findingNotice->setStyleSheet(QStringLiteral("color: #d62728; font-weight: bold"));
+    m_findingNotice->hide();
+    statusBar()->addPermanentWidget(m_findingNotice);
     statusBar()->addPermanentWidget(m_state);
 
     auto *central = new QWidget(this);
@@ -94,6 +109,13 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_wall, &WallScreen::left, this, [this] { activateWindow(); });
     connect(m_stream, &StreamClient::messageReceived, m_locks, &LocksView::applyMessage);
     connect(m_stream, &StreamClient::messageReceived, m_incident, &IncidentView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_compensations, &CompensationsView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, m_outbox, &OutboxView::applyMessage);
+    connect(m_stream, &StreamClient::messageReceived, this, &MainWindow::noticeFinding);
+    connect(m_views, &QTabWidget::currentChanged, this, [this] {
+        if (m_views->currentWidget() == m_compensations)
+            m_findingNotice->hide();
+    });
     resize(1200, 800);
 }
 
@@ -134,6 +156,25 @@ void MainWindow::buildMenus()
         m_incident->refresh();
     });
     refresh->setShortcut(QKeySequence::Refresh);
+
+    // The language is read once at start (every view builds its texts then): a choice
+    // here is remembered and applies from the next start.
+    view->addSeparator();
+    QMenu *languages = view->addMenu(tr("&Language"));
+    languages->setObjectName(QStringLiteral("languageMenu"));
+    auto *choices = new QActionGroup(languages);
+    const QString chosen = language::chosen();
+    for (const language::Choice &choice : language::choices()) {
+        QAction *action = languages->addAction(choice.nativeName);
+        action->setObjectName(QStringLiteral("language_%1").arg(choice.code.isEmpty() ? QStringLiteral("system") : choice.code));
+        action->setCheckable(true);
+        action->setChecked(choice.code == chosen);
+        choices->addAction(action);
+        connect(action, &QAction::triggered, this, [this, choice] {
+            language::choose(choice.code);
+            statusBar()->showMessage(tr("Language: %1, from the next start of the console").arg(choice.nativeName));
+        });
+    }
 }
 
 void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
@@ -152,6 +193,7 @@ void MainWindow::connectTo(const QUrl &agentUrl, const QByteArray &token)
     m_qa->refresh();
     m_audit->refresh();
     m_incident->refresh();
+    m_outbox->refresh();
 }
 
 void MainWindow::askConnection()
@@ -171,6 +213,23 @@ void MainWindow::saveChartWithDialog()
                                                           tr("PNG images (*.png)"));
     if (!fileName.isEmpty() && !m_dashboard->saveChartPng(fileName))
         QMessageBox::warning(this, tr("Save failed"), tr("Could not write %1.").arg(fileName));
+}
+
+void MainWindow::noticeFinding(const StreamMessage &message)
+{
+    const auto *event = std::get_if<StreamEvent>(&message.body);
+    if (!event || event->kind != streamevent::FindingRaised)
+        return;
+    const QString orderNo = event->detail.value(QStringLiteral("order_no")).toString();
+    const QString text = tr("New finding: %1 for %2 — see Compensations")
+                             .arg(findingKindLabel(event->value), orderNo.isEmpty() ? event->subject : orderNo);
+    if (!isMoneyFinding(event->value) || m_views->currentWidget() == m_compensations) {
+        statusBar()->showMessage(text, kPassingNoticeMs);
+        return;
+    }
+    m_findingNotice->setText(tr("Money at risk: %1").arg(text));
+    m_findingNotice->show();
+    QApplication::alert(this);
 }
 
 void MainWindow::showProblem(const ApiError &error)

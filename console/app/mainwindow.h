@@ -61,6 +61,9 @@ private:
     void showProblem(const payonce::console::ApiError &error);
     void showStreamState(payonce::console::StreamClient::State state);
     void buildMenus();
+    /// A finding the stream announced: a red notice in the status bar for money (until the
+    /// compensations view is opened), a passing message for the others.
+    void noticeFinding(const payonce::StreamMessage &message);
 
     AgentClient *m_client;
     StreamClient *m_stream;
@@ -79,6 +82,7 @@ private:
     OrderRefundsView *m_refunds;
     QLabel *m_banner;
     QLabel *m_state;
+    QLabel *m_findingNotice;
 };
 
 } // namespace payonce::console

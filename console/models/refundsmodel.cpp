@@ -1,5 +1,7 @@
 #include "refundsmodel.h"
 
+#include "localformat.h"
+
 #include "shared/money.h"
 
 #include <QColor>
@@ -45,11 +47,11 @@ QString RefundsModel::summary() const
     if (rowCount() == 0)
         return tr("No refund yet.");
     const Totals t = totals();
-    QString text = tr("%n refund(s): %1 given back", nullptr, rowCount()).arg(formatAmountFen(t.succeededFen));
+    QString text = tr("%n refund(s): %1 given back", nullptr, rowCount()).arg(localAmount(t.succeededFen));
     if (t.openFen > 0)
-        text += tr(", %1 in flight").arg(formatAmountFen(t.openFen));
+        text += tr(", %1 in flight").arg(localAmount(t.openFen));
     if (t.failedFen > 0)
-        text += tr(", %1 failed (nothing went back)").arg(formatAmountFen(t.failedFen));
+        text += tr(", %1 failed (nothing went back)").arg(localAmount(t.failedFen));
     return text + u'.';
 }
 

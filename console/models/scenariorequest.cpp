@@ -1,9 +1,23 @@
 #include "scenariorequest.h"
 
+#include "codelabels.h"
+
 #include <QCoreApplication>
 #include <QJsonArray>
 
 namespace payonce::console {
+
+namespace {
+
+QStringList layerLabels(const QStringList &layers)
+{
+    QStringList labels;
+    for (const QString &layer : layers)
+        labels << layerLabel(layer);
+    return labels;
+}
+
+} // namespace
 
 const QStringList &ScenarioRequest::kinds()
 {
@@ -38,14 +52,14 @@ QString ScenarioRequest::plan() const
 {
     const auto tr = [](const char *text) { return QCoreApplication::translate("payonce::console::ScenarioRequest", text); };
     QString text = tr("%1: %2 orders, %3 duplicates each, %4 at once, time ×%5, against %6; ")
-                       .arg(kind)
+                       .arg(scenarioKindLabel(kind))
                        .arg(orders)
                        .arg(duplicates)
                        .arg(concurrency)
                        .arg(timeScale)
                        .arg(targets.isEmpty() ? tr("the connected agent") : targets.join(u", "));
     text += disableLayers.isEmpty() ? tr("every layer on")
-                                    : tr("switched off for its orders: %1").arg(disableLayers.join(u", "));
+                                    : tr("switched off for its orders: %1").arg(layerLabels(disableLayers).join(u", "));
     return text;
 }
 

@@ -1,5 +1,8 @@
 #include "scenariotext.h"
 
+#include "codelabels.h"
+#include "localformat.h"
+
 #include <QCoreApplication>
 #include <QStringList>
 
@@ -7,12 +10,12 @@
 
 namespace payonce::console {
 
-namespace {
+/// The translation context of these sentences (lupdate reads it from the macro).
+class ScenarioText {
+    Q_DECLARE_TR_FUNCTIONS(ScenarioText)
+};
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("payonce::console::ScenarioText", text);
-}
+namespace {
 
 qint64 count(const QJsonObject &object, const char *key)
 {
@@ -28,7 +31,7 @@ QString countedNoun(qint64 n, const QString &singular, const QString &plural)
 
 QString doubleEffectsInWords(qint64 n)
 {
-    return countedNoun(n, tr("double effect"), tr("double effects"));
+    return countedNoun(n, ScenarioText::tr("double effect"), ScenarioText::tr("double effects"));
 }
 
 ScenarioVerdict scenarioVerdict(const QJsonObject &report)
@@ -42,13 +45,13 @@ ScenarioVerdict scenarioVerdict(const QJsonObject &report)
     const qint64 paidOnce = count(report, "paid_once");
     QStringList problems{doubleEffectsInWords(doubles)};
     if (missing > 0)
-        problems << countedNoun(missing, tr("missing effect"), tr("missing effects"));
+        problems << countedNoun(missing, ScenarioText::tr("missing effect"), ScenarioText::tr("missing effects"));
     if (lost > 0)
-        problems << countedNoun(lost, tr("lost order"), tr("lost orders"));
+        problems << countedNoun(lost, ScenarioText::tr("lost order"), ScenarioText::tr("lost orders"));
     if (paidOnce != orders)
-        problems << tr("%1 of %2 orders paid exactly once").arg(paidOnce).arg(orders);
-    verdict.headline = (verdict.passed ? tr("PASS") : tr("FAIL")) + QStringLiteral(" — ") + problems.join(u", ");
-    verdict.details = tr("%1 orders, %2 callback deliveries, %3 paid exactly once, %4, %5 missing effects, %6 lost, "
+        problems << ScenarioText::tr("%1 of %2 orders paid exactly once").arg(paidOnce).arg(orders);
+    verdict.headline = (verdict.passed ? ScenarioText::tr("PASS") : ScenarioText::tr("FAIL")) + QStringLiteral(" — ") + problems.join(u", ");
+    verdict.details = ScenarioText::tr("%1 orders, %2 callback deliveries, %3 paid exactly once, %4, %5 missing effects, %6 lost, "
                          "%7 order.paid events still pending")
                           .arg(orders)
                           .arg(count(report, "deliveries"))
@@ -64,9 +67,9 @@ QString describeProgress(const QJsonObject &progress)
 {
     QString phase = progress.value(QStringLiteral("phase")).toString();
     if (phase.isEmpty())
-        phase = tr("starting");
-    QString text = tr("%1: %2 of %3 orders paid at the platform, %4 confirmed, %5 created")
-                       .arg(phase)
+        phase = ScenarioText::tr("starting");
+    QString text = ScenarioText::tr("%1: %2 of %3 orders paid at the platform, %4 confirmed, %5 created")
+                       .arg(scenarioPhaseLabel(phase))
                        .arg(count(progress, "paid_at_sim"))
                        .arg(count(progress, "orders"))
                        .arg(count(progress, "confirmed"))
@@ -86,11 +89,11 @@ QString abandonedInWords(const QJsonObject &run)
 {
     QString agent = run.value(QStringLiteral("agent_id")).toString();
     if (agent.isEmpty())
-        agent = tr("(unnamed)");
-    QString ended = run.value(QStringLiteral("finished_at")).toString();
+        agent = ScenarioText::tr("(unnamed)");
+    QString ended = localTime(run.value(QStringLiteral("finished_at")).toString());
     if (ended.isEmpty())
-        ended = tr("an unknown time");
-    return tr("ABANDONED — agent %1 stopped renewing its lease, which ended at %2").arg(agent, ended);
+        ended = ScenarioText::tr("an unknown time");
+    return ScenarioText::tr("ABANDONED — agent %1 stopped renewing its lease, which ended at %2").arg(agent, ended);
 }
 
 int progressPercent(const QJsonObject &progress)

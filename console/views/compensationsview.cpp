@@ -1,8 +1,10 @@
 #include "compensationsview.h"
 
+#include "liverefresh.h"
 #include "reasondialog.h"
 #include "tablepanel.h"
 
+#include "console/models/codelabels.h"
 #include "console/models/compensationsmodel.h"
 #include "console/models/findingsmodel.h"
 #include "console/net/agentclient.h"
@@ -35,7 +37,7 @@ CompensationsView::CompensationsView(AgentClient *client, QWidget *parent)
     m_status->setObjectName(QStringLiteral("compensationStatus"));
     m_status->addItem(tr("proposed (the queue)"), QStringLiteral("proposed"));
     for (const char *status : {"executed", "approved", "rejected", "failed"})
-        m_status->addItem(QLatin1String(status), QLatin1String(status));
+        m_status->addItem(compensationStatusLabel(QLatin1String(status)), QLatin1String(status));
     m_status->addItem(tr("all"), QString());
     connect(m_status, &QComboBox::currentIndexChanged, this, &CompensationsView::refresh);
     m_message->setObjectName(QStringLiteral("decisionMessage"));
@@ -71,6 +73,15 @@ CompensationsView::CompensationsView(AgentClient *client, QWidget *parent)
     splitter->addWidget(compensationsBox);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(splitter);
+    m_live = new LiveRefresh(this, [this] { refresh(); });
+}
+
+void CompensationsView::applyMessage(const StreamMessage &message)
+{
+    const auto *event = std::get_if<StreamEvent>(&message.body);
+    if (event && (event->kind == streamevent::FindingRaised || event->kind == streamevent::CompensationProposed
+                  || event->kind == streamevent::CompensationDecided))
+        m_live->changed();
 }
 
 void CompensationsView::refresh()
@@ -126,7 +137,7 @@ void CompensationsView::decide(qint64 id, bool approve, const QString &reason)
         const QJsonObject answer = result.json.object();
         m_message->setText(tr("Compensation %1 is %2. Effect: %3")
                                .arg(id)
-                               .arg(answer.value(QStringLiteral("status")).toString(),
+                               .arg(compensationStatusLabel(answer.value(QStringLiteral("status")).toString()),
                                     QString::fromUtf8(QJsonDocument(answer.value(QStringLiteral("result")).toObject())
                                                           .toJson(QJsonDocument::Compact))));
         refresh();

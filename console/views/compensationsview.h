@@ -1,5 +1,7 @@
 #pragma once
 
+#include "shared/streammessage.h"
+
 #include <QWidget>
 
 class QComboBox;
@@ -10,6 +12,7 @@ namespace payonce::console {
 class AgentClient;
 class CompensationsModel;
 class FindingsModel;
+class LiveRefresh;
 class TablePanel;
 
 /// Findings and compensations: the open findings with their evidence; the compensations
@@ -25,6 +28,10 @@ public:
     FindingsModel *findings() const { return m_findings; }
     CompensationsModel *compensations() const { return m_compensations; }
 
+    /// Refetches findings and compensations on finding.raised, compensation.proposed and
+    /// compensation.decided (while shown, else at the next show).
+    void applyMessage(const payonce::StreamMessage &message);
+
 public Q_SLOTS:
     void refresh();
 
@@ -39,6 +46,7 @@ private:
     TablePanel *m_compensationsPanel;
     QComboBox *m_status;
     QLabel *m_message;
+    LiveRefresh *m_live;
 };
 
 } // namespace payonce::console

@@ -3,6 +3,7 @@
 #include "ratechart.h"
 #include "tablepanel.h"
 
+#include "console/models/codelabels.h"
 #include "console/models/layercolors.h"
 #include "console/models/layertotalsmodel.h"
 #include "console/net/agentclient.h"
@@ -11,6 +12,7 @@
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
+#include <QLocale>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -19,12 +21,11 @@ namespace payonce::console {
 namespace {
 
 constexpr int kRedrawMs = 250;
-constexpr int kOutboxPollMs = 5000;
 constexpr int kOutboxCountLimit = 1000; // the API's largest page; more shows as "1000+"
 
 QString milliseconds(double ms)
 {
-    return QStringLiteral("%1 ms").arg(ms, 0, 'f', 1);
+    return QStringLiteral("%1 ms").arg(QLocale().toString(ms, 'f', 1));
 }
 
 } // namespace
@@ -72,10 +73,6 @@ DashboardView::DashboardView(AgentClient *client, QWidget *parent)
             redrawChart();
     });
     m_redrawTimer.start();
-    m_outboxTimer.setInterval(kOutboxPollMs);
-    connect(&m_outboxTimer, &QTimer::timeout, this, &DashboardView::refreshOutbox);
-    if (m_client)
-        m_outboxTimer.start();
 }
 
 DashboardView::~DashboardView() = default;
@@ -112,7 +109,12 @@ void DashboardView::applyMetrics(const StreamMetrics &metrics, const QDateTime &
     m_history.add(at, metrics.rates);
     m_chartDirty = true;
     m_totals->setMetrics(metrics);
-    m_figures.value(QStringLiteral("requestsValue"))->setText(QString::number(metrics.requests));
+    m_figures.value(QStringLiteral("requestsValue"))->setText(QLocale().toString(metrics.requests));
+    // The agent's own counts ride on every metrics message once it could read them.
+    if (metrics.outboxPending)
+        m_figures.value(QStringLiteral("outboxPendingValue"))->setText(QLocale().toString(*metrics.outboxPending));
+    if (metrics.outboxDead)
+        m_figures.value(QStringLiteral("outboxDeadValue"))->setText(QLocale().toString(*metrics.outboxDead));
     m_figures.value(QStringLiteral("p50Value"))->setText(milliseconds(metrics.latencyP50Ms));
     m_figures.value(QStringLiteral("p99Value"))->setText(milliseconds(metrics.latencyP99Ms));
     QLabel *redis = m_figures.value(QStringLiteral("redisValue"));
@@ -139,7 +141,7 @@ void DashboardView::showBreakerStates(const QMap<QString, QString> &states)
         if (light->property("breakerState").toString() == it.value())
             continue;
         light->setText(QStringLiteral("<span style=\"color:%1; font-size:large\">&#9679;</span> %2: %3")
-                           .arg(breakerStateColor(it.value()).name(), it.key().toHtmlEscaped(), it.value().toHtmlEscaped()));
+                           .arg(breakerStateColor(it.value()).name(), it.key().toHtmlEscaped(), breakerStateLabel(it.value()).toHtmlEscaped()));
         light->setProperty("breakerState", it.value());
     }
 }

@@ -58,7 +58,6 @@ private:
     QHBoxLayout *m_lights;
     QMap<QString, QLabel *> m_lightLabels;
     QTimer m_redrawTimer;
-    QTimer m_outboxTimer;
     bool m_chartDirty = false;
     int m_outboxInFlight = 0;
 };

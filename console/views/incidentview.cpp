@@ -2,6 +2,8 @@
 
 #include "reasondialog.h"
 
+#include "console/models/codelabels.h"
+#include "console/models/localformat.h"
 #include "console/net/agentclient.h"
 
 #include <QFormLayout>
@@ -101,7 +103,7 @@ void IncidentView::showMode(const QJsonObject &mode)
 {
     if (!m_progress.apply(mode))
         return;
-    m_mode->setText(m_progress.acceptOnly() ? tr("ACCEPT-ONLY") : m_progress.mode());
+    m_mode->setText(m_progress.acceptOnly() ? tr("ACCEPT-ONLY") : callbackModeLabel(m_progress.mode()));
     m_mode->setStyleSheet(m_progress.acceptOnly() ? QStringLiteral("color: #d62728") : QString());
     m_waiting->setText(QString::number(m_progress.waiting()));
     m_drain->setValue(m_progress.percentDone());
@@ -111,7 +113,7 @@ void IncidentView::showMode(const QJsonObject &mode)
                                                      .arg(m_progress.peak()));
     m_changedBy->setText(m_progress.changedBy().isEmpty()
                              ? QString()
-                             : tr("%1 at %2: %3").arg(m_progress.changedBy(), m_progress.changedAt(), m_progress.reason()));
+                             : tr("%1 at %2: %3").arg(m_progress.changedBy(), localTime(m_progress.changedAt()), m_progress.reason()));
     m_on->setEnabled(!m_progress.acceptOnly());
     m_off->setEnabled(m_progress.acceptOnly());
     if (m_progress.wantsPolling())

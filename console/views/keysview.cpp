@@ -4,6 +4,7 @@
 #include "tablepanel.h"
 
 #include "console/models/idempotencyrecordmodel.h"
+#include "console/models/localformat.h"
 #include "console/net/agentclient.h"
 
 #include <QFormLayout>
@@ -122,7 +123,7 @@ void KeysView::askUnlock()
         tr("Unlock %1 / %2").arg(userId, key),
         tr("The in_flight record of user %1, key %2 (locked at %3) is deleted, so the client's next retry with this key "
            "is processed afresh. The agent refuses if it is not past its lock timeout.")
-            .arg(userId, key, record.value(QStringLiteral("locked_at")).toString()),
+            .arg(userId, key, localTime(record.value(QStringLiteral("locked_at")).toString())),
         false, this);
     connect(dialog, &QDialog::accepted, this, [this, dialog, userId, key] { unlock(userId, key, dialog->reason()); });
     dialog->open();

@@ -1,7 +1,7 @@
 #include "outboxview.h"
 
 #include "reasondialog.h"
-#include "pollwhileshown.h"
+#include "liverefresh.h"
 #include "tablepanel.h"
 
 #include "console/models/outboxmodel.h"
@@ -22,7 +22,6 @@ namespace payonce::console {
 
 namespace {
 
-constexpr int kPollMs = 2000;
 constexpr int kListLimit = 200;
 
 /// What one choice of the status box fetches; "open" also keeps delivered events that
@@ -81,8 +80,29 @@ OutboxView::OutboxView(AgentClient *client, QWidget *parent)
     layout->addLayout(top);
     layout->addWidget(m_panel, 1);
     layout->addLayout(actions);
-    new PollWhileShown(this, kPollMs, [this] { refresh(); });
+    m_live = new LiveRefresh(this, [this] { refresh(); });
     showRedriveState();
+}
+
+void OutboxView::applyMessage(const StreamMessage &message)
+{
+    // A dead letter is announced as it happens; pending and delivered rows move with the
+    // counts of every metrics message (the agent reads them about once a second).
+    const StreamMetrics *metrics = nullptr;
+    if (const auto *snapshot = std::get_if<StreamSnapshot>(&message.body))
+        metrics = &snapshot->metrics;
+    else
+        metrics = std::get_if<StreamMetrics>(&message.body);
+    if (metrics) {
+        const auto counts = std::make_pair(metrics->outboxPending, metrics->outboxDead);
+        if (counts != m_counts) {
+            m_counts = counts;
+            m_live->changed();
+        }
+    } else if (const auto *event = std::get_if<StreamEvent>(&message.body);
+               event && event->kind == streamevent::OutboxDeadLetter) {
+        m_live->changed();
+    }
 }
 
 void OutboxView::refresh()

@@ -1,8 +1,13 @@
 #pragma once
 
+#include "shared/streammessage.h"
+
 #include <QJsonObject>
 #include <QList>
 #include <QWidget>
+
+#include <optional>
+#include <utility>
 
 class QComboBox;
 class QLabel;
@@ -11,12 +16,14 @@ class QPushButton;
 namespace payonce::console {
 
 class AgentClient;
+class LiveRefresh;
 class OutboxModel;
 class TablePanel;
 
 /// The outbox: events pending or dead with their last error, and the ones re-driven (kept
 /// in view once delivered, marked). Re-drive asks for a reason and applies to a dead event
-/// only; the button says so otherwise. While shown, the list is fetched every two seconds.
+/// only; the button says so otherwise. The list follows the stream (applyMessage), with no
+/// polling.
 /// Object names: "outboxStatus", "outboxPanel", "redriveButton", "redriveResult",
 /// "refreshOutboxList".
 class OutboxView : public QWidget {
@@ -26,6 +33,11 @@ public:
 
     OutboxModel *events() const { return m_events; }
     TablePanel *panel() const { return m_panel; }
+
+    /// Refetches the list when the stream says it changed: an outbox.dead_letter event, or
+    /// the pending or dead count of a metrics message moved (fetched while shown, else at
+    /// the next show).
+    void applyMessage(const payonce::StreamMessage &message);
 
 public Q_SLOTS:
     void refresh();
@@ -41,6 +53,8 @@ private:
     QComboBox *m_status;
     QPushButton *m_redrive;
     QLabel *m_result;
+    LiveRefresh *m_live;
+    std::pair<std::optional<qint64>, std::optional<qint64>> m_counts; ///< pending, dead as last streamed
     int m_generation = 0; ///< answers of an older refresh are dropped
 };
 

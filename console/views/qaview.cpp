@@ -2,6 +2,7 @@
 
 #include "tablepanel.h"
 
+#include "console/models/codelabels.h"
 #include "console/models/qarunsmodel.h"
 #include "console/models/scenarioreportmodel.h"
 #include "console/models/scenariorequest.h"
@@ -96,7 +97,8 @@ QWidget *QaView::buildForm()
     auto *box = new QGroupBox(tr("Start a scenario"), this);
     m_kind = new QComboBox(box);
     m_kind->setObjectName(QStringLiteral("scenarioKind"));
-    m_kind->addItems(ScenarioRequest::kinds());
+    for (const QString &kind : ScenarioRequest::kinds())
+        m_kind->addItem(scenarioKindLabel(kind), kind);
     const ScenarioRequest defaults;
     const auto spin = [box](const char *name, int low, int high, int value) {
         auto *spinBox = new QSpinBox(box);
@@ -122,7 +124,7 @@ QWidget *QaView::buildForm()
     m_targets->setToolTip(tr("Agent URLs separated by commas; the scenario's requests are spread over them"));
     auto *layers = new QHBoxLayout;
     for (const QString &layer : ScenarioRequest::switchableLayers()) {
-        auto *check = new QCheckBox(layer, box);
+        auto *check = new QCheckBox(layerLabel(layer), box);
         check->setObjectName(QStringLiteral("disableLayer_") + layer);
         connect(check, &QCheckBox::toggled, this, &QaView::updatePlan);
         layers->addWidget(check);
@@ -143,7 +145,7 @@ QWidget *QaView::buildForm()
     for (QSpinBox *spinBox : {m_orders, m_duplicates, m_concurrency})
         connect(spinBox, &QSpinBox::valueChanged, this, &QaView::updatePlan);
     connect(m_timeScale, &QDoubleSpinBox::valueChanged, this, &QaView::updatePlan);
-    connect(m_kind, &QComboBox::currentTextChanged, this, &QaView::updatePlan);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, &QaView::updatePlan);
     connect(m_targets, &QLineEdit::textChanged, this, &QaView::updatePlan);
     connect(m_reason, &QLineEdit::textChanged, this, &QaView::updatePlan);
 
@@ -194,7 +196,7 @@ QWidget *QaView::buildOutcome()
 ScenarioRequest QaView::request() const
 {
     ScenarioRequest request;
-    request.kind = m_kind->currentText();
+    request.kind = m_kind->currentData().toString();
     request.orders = m_orders->value();
     request.duplicates = m_duplicates->value();
     request.concurrency = m_concurrency->value();

@@ -2,6 +2,7 @@
 
 #include "qcustomplot_include.h"
 
+#include "console/models/codelabels.h"
 #include "console/models/layercolors.h"
 #include "console/models/ratehistory.h"
 
@@ -19,7 +20,7 @@ RateChart::RateChart(QWidget *parent)
     layout->addWidget(m_plot);
     for (Layer layer : allLayers) {
         QCPGraph *graph = m_plot->addGraph();
-        graph->setName(layerName(layer));
+        graph->setName(layerLabel(layer));
         // A cosmetic one-pixel line without antialiasing: a storm's jagged rates stroked
         // wide and smooth cost seconds per replot on the raster engine.
         QPen pen(layerColor(layer), 1);

@@ -3,6 +3,7 @@
 #include "qcustomplot_include.h"
 #include "ratechart.h"
 
+#include "console/models/codelabels.h"
 #include "console/models/layercolors.h"
 #include "console/models/ratehistory.h"
 
@@ -62,7 +63,7 @@ WallScreen::WallScreen(const RateHistory *history, QWidget *parent)
     place(addFigure(QStringLiteral("wallCaught"), tr("duplicates caught"), text, this));
     cell = kPerRow;
     for (Layer layer : allLayers)
-        place(addFigure(QStringLiteral("wallLayer_") + layerName(layer), layerName(layer), layerColor(layer), this));
+        place(addFigure(QStringLiteral("wallLayer_") + layerName(layer), layerLabel(layer), layerColor(layer), this));
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(figures);

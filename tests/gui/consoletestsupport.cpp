@@ -1,5 +1,8 @@
 #include "consoletestsupport.h"
 
+#include "agentprocess.h"
+#include "storagefixture.h"
+
 #include "console/views/tablepanel.h"
 
 #include <QAbstractItemModelTester>
@@ -47,6 +50,25 @@ bool answerReasonDialog(QWidget *window, const QString &reason, int expiryMinute
     if (!ok->isEnabled())
         return false;
     QTest::mouseClick(ok, Qt::LeftButton);
+    return true;
+}
+
+bool raiseEffectMismatch(const AgentProcess &agent, sql::Database &database, const QString &orderNo, QString *error)
+{
+    const auto injected = execSql(database,
+                                  QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, "
+                                                 "created_at) VALUES (?, 42, 'reward-replayed', 100, 1, 5)"),
+                                  {orderNo});
+    if (!injected.ok()) {
+        *error = injected.error().internalMessage;
+        return false;
+    }
+    const HttpAnswer run = agent.call("POST", QStringLiteral("/api/v1/reconciliation/run"),
+                                      R"({"reason":"points complaint"})", bearer("desk-token"));
+    if (run.status != 200) {
+        *error = QStringLiteral("reconciliation run: %1 %2").arg(run.status).arg(QString::fromUtf8(run.body));
+        return false;
+    }
     return true;
 }
 

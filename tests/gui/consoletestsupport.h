@@ -23,6 +23,12 @@ class QWidget;
 namespace payonce::console {
 class TablePanel;
 }
+namespace payonce::sql {
+class Database;
+}
+namespace payonce::testsupport {
+class AgentProcess;
+}
 
 namespace payonce::testsupport {
 
@@ -45,6 +51,11 @@ bool reasonDialogShown(QWidget *window);
 
 /// The open reason dialog of a window: types the reason (and the expiry) and presses OK.
 bool answerReasonDialog(QWidget *window, const QString &reason, int expiryMinutes = 0);
+
+/// Extra points for the paid order `orderNo` (user 42) written behind the side-effect keys'
+/// back (raw SQL), then a reconciliation run (as desk) that finds them: an effect_mismatch
+/// finding and the patrol's compensation proposal. False and *error when a step failed.
+bool raiseEffectMismatch(const AgentProcess &agent, sql::Database &database, const QString &orderNo, QString *error);
 
 /// A console window shown and connected to the agent on loopback `agentPort` with
 /// `token`, every model and proxy of it checked by QAbstractItemModelTester on every

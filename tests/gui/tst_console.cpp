@@ -39,6 +39,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QLocale>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
@@ -100,17 +101,17 @@ private Q_SLOTS:
         auto window = openConsole("view-token");
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         QLabel *requests = child<QLabel>(window.get(), "requestsValue");
-        QTRY_VERIFY_WITH_TIMEOUT(requests->text().toLongLong() > 0, kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(QLocale().toLongLong(requests->text()) > 0, kAgentTimeoutMs);
         LayerTotalsModel *totals = window->dashboard()->layerTotals();
         const qint64 caughtBefore = totals->caughtTotal();
-        const qint64 requestsBefore = requests->text().toLongLong();
+        const qint64 requestsBefore = QLocale().toLongLong(requests->text());
         window->dashboard()->redrawChart();
         const double plottedBefore = plottedCaught(*window);
 
         payWithDuplicates(QStringLiteral("ORD-CON-DASH"), QStringLiteral("SKU-CON-DASH"), 5);
 
         QTRY_VERIFY_WITH_TIMEOUT(totals->caughtTotal() >= caughtBefore + 4, kAgentTimeoutMs);
-        QTRY_VERIFY_WITH_TIMEOUT(requests->text().toLongLong() > requestsBefore, kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(QLocale().toLongLong(requests->text()) > requestsBefore, kAgentTimeoutMs);
         // What the table shows is what the model counts.
         auto *table = child<QTableView>(window.get(), "layerTotalsTable");
         qint64 shownCaught = 0;
@@ -265,15 +266,8 @@ private Q_SLOTS:
     {
         const QString orderNo = QStringLiteral("ORD-CON-FIND");
         payWithDuplicates(orderNo, QStringLiteral("SKU-CON-FIND"), 0);
-        const auto injected = execSql(*m_db.database,
-                                      QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, "
-                                                     "created_at) VALUES (?, 42, 'reward-replayed', 100, 1, 5)"),
-                                      {orderNo});
-        QVERIFY2(injected.ok(), injected.ok() ? "" : qPrintable(injected.error().internalMessage));
-        const QJsonObject body{{QStringLiteral("reason"), QStringLiteral("points complaint")}};
-        const HttpAnswer run = m_agent->call("POST", QStringLiteral("/api/v1/reconciliation/run"),
-                                             QJsonDocument(body).toJson(QJsonDocument::Compact), bearer("desk-token"));
-        QVERIFY2(run.status == 200, run.body.constData());
+        QString error;
+        QVERIFY2(raiseEffectMismatch(*m_agent, *m_db.database, orderNo, &error), qPrintable(error));
 
         auto viewer = openConsole("view-token");
         child<QAction>(viewer.get(), "showView4")->trigger();

@@ -10,6 +10,7 @@
 #include "console/models/findingsmodel.h"
 #include "console/models/layercolors.h"
 #include "console/models/layertotalsmodel.h"
+#include "console/models/localformat.h"
 #include "console/models/ratehistory.h"
 #include "console/models/refundsmodel.h"
 #include "console/net/apierror.h"
@@ -24,11 +25,14 @@
 #include <QJsonDocument>
 #include <QImage>
 #include <QLabel>
+#include <QLocale>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <limits>
 
 using namespace payonce;
 using namespace payonce::console;
@@ -151,6 +155,49 @@ private Q_SLOTS:
         QCOMPARE(refunds.index(1, status).data(Qt::DecorationRole).value<QColor>(), QColor(0xd6, 0x27, 0x28));
         QVERIFY(!refunds.index(2, status).data(Qt::DecorationRole).isValid());
         QVERIFY(refunds.index(2, refunds.columnOf(QStringLiteral("items"))).data().toString().contains(u"SKU-1"));
+    }
+
+    // Money in the reader's way of writing it, from integer fen (never a double).
+    void amountsAreWrittenTheLocaleWay_data()
+    {
+        QTest::addColumn<qint64>("fen");
+        QTest::addColumn<QString>("locale");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("zh_CN grouping") << qint64(123456789) << QStringLiteral("zh_CN") << QStringLiteral("1,234,567.89");
+        QTest::newRow("en_US grouping") << qint64(123456789) << QStringLiteral("en_US") << QStringLiteral("1,234,567.89");
+        QTest::newRow("de_DE comma") << qint64(123456789) << QStringLiteral("de_DE") << QStringLiteral("1.234.567,89");
+        QTest::newRow("C, no grouping") << qint64(123456789) << QStringLiteral("C") << QStringLiteral("1234567.89");
+        QTest::newRow("one fen") << qint64(1) << QStringLiteral("zh_CN") << QStringLiteral("0.01");
+        QTest::newRow("zero") << qint64(0) << QStringLiteral("en_US") << QStringLiteral("0.00");
+        QTest::newRow("negative") << qint64(-2050) << QStringLiteral("en_US") << QStringLiteral("-20.50");
+        // 2^53 + 1 fen: a double would round it to ...92.
+        QTest::newRow("beyond a double") << qint64(9007199254740993) << QStringLiteral("C")
+                                         << QStringLiteral("90071992547409.93");
+        QTest::newRow("the smallest qint64") << std::numeric_limits<qint64>::min() << QStringLiteral("C")
+                                             << QStringLiteral("-92233720368547758.08");
+    }
+    void amountsAreWrittenTheLocaleWay()
+    {
+        QFETCH(qint64, fen);
+        QFETCH(QString, locale);
+        QFETCH(QString, shown);
+        QCOMPARE(localAmount(fen, QLocale(locale)), shown);
+    }
+
+    // An agent's time in the machine's zone, the locale's short date with seconds; what is
+    // not a time stays as it is.
+    void timesAreWrittenTheLocaleWay()
+    {
+        const QString wire = QStringLiteral("2026-12-02T07:00:05.000Z");
+        const QDateTime local = QDateTime(QDate(2026, 12, 2), QTime(7, 0, 5), Qt::UTC).toLocalTime();
+        const QLocale chinese(QStringLiteral("zh_CN"));
+        QCOMPARE(localTime(wire, chinese),
+                 chinese.toString(local, QStringLiteral("yyyy/M/d HH:mm:ss t")));
+        QCOMPARE(localTime(wire, QLocale(QStringLiteral("en_US"))),
+                 QLocale(QStringLiteral("en_US")).toString(local, QStringLiteral("M/d/yy HH:mm:ss t")));
+        QVERIFY(localTime(wire, chinese).contains(local.toString(QStringLiteral("HH:mm:05"))));
+        QCOMPARE(localTime(QStringLiteral("soon"), chinese), QStringLiteral("soon"));
+        QCOMPARE(localTime(QString(), chinese), QString());
     }
 
     void aRefundProposalIsBuiltFromWhatTheDeskTyped_data()
@@ -315,7 +362,7 @@ private Q_SLOTS:
         QCOMPARE(history.newestMs(), start.addMSecs(qint64(kMessages) * 100).toMSecsSinceEpoch());
         QVERIFY(history.newestMs() - history.at(0).atMs <= RateHistory::kDefaultWindowMs);
         QCOMPARE(dashboard.layerTotals()->total(Layer::None), qint64(kMessages));
-        QCOMPARE(dashboard.findChild<QLabel *>(QStringLiteral("requestsValue"))->text(), QString::number(kMessages));
+        QCOMPARE(dashboard.findChild<QLabel *>(QStringLiteral("requestsValue"))->text(), QLocale().toString(kMessages));
         QCOMPARE(dashboard.findChild<QLabel *>(QStringLiteral("breakerLight_gateway.wechat"))->property("breakerState").toString(),
                  QStringLiteral("closed"));
         QTemporaryDir dir;

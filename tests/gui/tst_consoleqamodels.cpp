@@ -6,6 +6,7 @@
 #include "console/models/auditfilterproxy.h"
 #include "console/models/auditmodel.h"
 #include "console/models/layercolors.h"
+#include "console/models/localformat.h"
 #include "console/models/qarunsmodel.h"
 #include "console/models/scenarioreportmodel.h"
 #include "console/models/scenariorequest.h"
@@ -78,8 +79,8 @@ private Q_SLOTS:
         QVERIFY(!isFinalScenarioPhase(QStringLiteral("settling")));
         QCOMPARE(abandonedInWords(json("{'status':'abandoned','agent_id':'agent-1',"
                                        "'finished_at':'2026-12-02T07:00:05.000Z'}").object()),
-                 QStringLiteral("ABANDONED — agent agent-1 stopped renewing its lease, which ended at "
-                                "2026-12-02T07:00:05.000Z"));
+                 QStringLiteral("ABANDONED — agent agent-1 stopped renewing its lease, which ended at ")
+                     + localTime(QStringLiteral("2026-12-02T07:00:05.000Z")));
         QCOMPARE(abandonedInWords({}), QStringLiteral("ABANDONED — agent (unnamed) stopped renewing its lease, which "
                                                       "ended at an unknown time"));
     }

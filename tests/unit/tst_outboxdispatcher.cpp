@@ -184,6 +184,38 @@ private Q_SLOTS:
         QCOMPARE(store.reported.value(0).error, QStringLiteral("HTTP 503 for evt-1"));
     }
 
+    // A dead event is announced once it is recorded (outbox.dead_letter); a retry is not,
+    // nor a dead outcome the store may have refused (a stale claim).
+    void deadLetterIsPublishedOnceRecorded()
+    {
+        FakeClock clock;
+        FakeStore store;
+        store.due = {outboxEvent(7, 3), outboxEvent(8, 0)};
+        store.due[0].aggregateId = QStringLiteral("ORD-7");
+        OutboxHandlerRegistry registry;
+        registry.add(QStringLiteral("order.paid"), std::make_shared<ScriptedHandler>(false));
+        OutboxDispatcherOptions withSink = options();
+        QList<StreamEvent> published;
+        withSink.events = [&published](const StreamEvent &event) { published.append(event); };
+        OutboxDispatcher dispatcher(store, registry, clock, withSink);
+        QVERIFY(dispatcher.runOnce().ok());
+        QCOMPARE(published.size(), 1);
+        const StreamEvent &dead = published.constFirst();
+        QCOMPARE(dead.kind, streamevent::OutboxDeadLetter);
+        QCOMPARE(dead.subject, QStringLiteral("outbox:7"));
+        QCOMPARE(dead.value, QStringLiteral("order.paid"));
+        QCOMPARE(dead.actor, QStringLiteral("system:d1"));
+        QCOMPARE(dead.reason, QStringLiteral("HTTP 503 for evt-7"));
+        QCOMPARE(dead.detail.value(QStringLiteral("event_id")).toString(), QStringLiteral("evt-7"));
+        QCOMPARE(dead.detail.value(QStringLiteral("aggregate_id")).toString(), QStringLiteral("ORD-7"));
+        QCOMPARE(dead.detail.value(QStringLiteral("attempts")).toInt(), 4);
+
+        store.due = {outboxEvent(9, 3)};
+        store.refuse = 1;
+        QVERIFY(dispatcher.runOnce().ok());
+        QCOMPARE(published.size(), 1);
+    }
+
     void handlersByTypeFallbackAndMissing()
     {
         FakeClock clock;
