@@ -1,6 +1,6 @@
 // The agent binary, started as an operator would, against databases it cannot use, and
-// with settings that are unsafe (the simulator or QA reachable from the network, the
-// example config's tokens, keys from the repository's test fixtures): each case must end the process with exactly one clear error
+// with settings that are unsafe (the simulator or QA reachable from the network, QA
+// without the simulator, the example config's tokens, keys from the repository's test fixtures): each case must end the process with exactly one clear error
 // line and the documented exit code, within the configured connect timeout (plus process
 // start-up), never a hang.
 
@@ -139,6 +139,16 @@ private Q_SLOTS:
                                              << QStringList{u"qa.enabled"_qs, u"0.0.0.0"_qs, u"loopback"_qs};
         QTest::newRow("qa on a LAN address") << QByteArray("{\"listen\": \"192.168.7.7:8080\", \"qa\": {\"enabled\": true}}")
                                              << QStringList{u"qa.enabled"_qs, u"192.168.7.7"_qs};
+        // QA drives the simulated platform (pays, notifies, injects faults): without one it
+        // would drive whatever wechat.base_url names, the real platform included.
+        const QByteArray loopbackListen = "\"listen\": \"127.0.0.1:" + QByteArray::number(freeLoopbackPort()) + "\"";
+        QTest::newRow("qa without the simulator") << "{" + loopbackListen + ", \"qa\": {\"enabled\": true}}"
+                                                  << QStringList{u"qa.enabled"_qs, u"simulator"_qs,
+                                                                 u"https://api.mch.weixin.qq.com"_qs};
+        QTest::newRow("qa with a platform off this machine")
+            << "{" + loopbackListen
+                   + ", \"qa\": {\"enabled\": true}, \"wechat\": {\"base_url\": \"http://10.1.2.3:8090\"}}"
+            << QStringList{u"qa.enabled"_qs, u"simulator"_qs, u"http://10.1.2.3:8090"_qs};
         // resources/payonce.example.json's two tokens, "example-desk-token" and "example-lead-token".
         QTest::newRow("example desk token")
             << QByteArray("{\"auth\": {\"tokens\": [{\"name\": \"desk\", \"role\": \"operator\", \"sha256\": "
