@@ -5,6 +5,7 @@
 
 #include <QCryptographicHash>
 #include <QHostAddress>
+#include <QUrl>
 
 #include <array>
 
@@ -15,12 +16,25 @@ namespace {
 using core::Error;
 using core::ErrorCode;
 
+bool isLoopbackHost(const QString &name)
+{
+    if (name.compare(QStringLiteral("localhost"), Qt::CaseInsensitive) == 0)
+        return true;
+    const QHostAddress host(name);
+    return !host.isNull() && host.isLoopback();
+}
+
 bool isLoopback(const config::HostPort &address)
 {
-    if (address.host.compare(QStringLiteral("localhost"), Qt::CaseInsensitive) == 0)
-        return true;
-    const QHostAddress host(address.host);
-    return !host.isNull() && host.isLoopback();
+    return isLoopbackHost(address.host);
+}
+
+/// A payonce-sim on this machine: plain http on a loopback address. The real platforms
+/// are https on public addresses, so nothing configured for them passes.
+bool isSimulatedPlatform(const QString &baseUrl)
+{
+    const QUrl url(baseUrl);
+    return url.isValid() && url.scheme() == u"http" && isLoopbackHost(url.host());
 }
 
 struct ExampleToken {
@@ -122,6 +136,13 @@ core::Result<void> checkSafeToStart(const config::Config &config)
                            QStringLiteral("qa.enabled: QA scenarios switch the duplicate defences off, so they only run "
                                           "with the agent on a loopback address; listen is %1")
                                .arg(config.listen.toString()));
+    if (config.qa.enabled && !config.sim.enabled && !isSimulatedPlatform(config.wechat.baseUrl))
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("qa.enabled: QA scenarios pay, notify and inject faults through the simulator, "
+                                          "and without one they would drive the platform at wechat.base_url %1; set "
+                                          "sim.enabled, or point wechat.base_url at a payonce-sim on a loopback address "
+                                          "(http://127.0.0.1:PORT)")
+                               .arg(config.wechat.baseUrl));
     for (const config::AuthToken &token : config.authTokens) {
         const QString hash = token.sha256.reveal().trimmed().toLower();
         for (const ExampleToken &example : kExampleTokens) {

@@ -12,6 +12,9 @@ namespace payonce::app {
 ///   simulator can pay any order;
 /// - QA scenarios (qa.enabled) unless the agent listens on loopback: they switch the
 ///   duplicate defences off and drive the simulator;
+/// - QA scenarios without a simulator: sim.enabled, or wechat.base_url an http:// URL on a
+///   loopback address (a payonce-sim beside the agent); else they would pay, notify and
+///   inject faults at whatever platform wechat.base_url names;
 /// - a token of resources/payonce.example.json (example-desk-token, example-lead-token),
 ///   which anyone can read in the repository;
 /// - a key (merchant, WeChat platform, Alipay) of the repository's test fixtures, whose

@@ -32,6 +32,8 @@ def free_port():
 def served_routes(agent):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAYONCE_")}
     env["PAYONCE_QA_ENABLED"] = "true"
+    # QA needs a simulated platform: one on loopback, never called by --list-routes.
+    env["PAYONCE_WECHAT_BASE_URL"] = "http://127.0.0.1:%d" % free_port()
     with tempfile.TemporaryDirectory(prefix="payonce-routes-") as data_dir:
         run = subprocess.run(
             [agent, "--list-routes", "--listen", "127.0.0.1:%d" % free_port(), "--data-dir", data_dir],
