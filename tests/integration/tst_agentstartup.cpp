@@ -8,12 +8,15 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <sys/stat.h>
 
 using namespace payonce::testsupport;
 
@@ -242,6 +245,47 @@ private Q_SLOTS:
         agent.terminate();
         QVERIFY(agent.waitForFinished(30000));
         QCOMPARE(agent.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(agent.exitCode(), 0);
+    }
+
+    // The database holds every order and payment: a fresh SQLite file is the agent's
+    // user's alone, whatever the umask, and so are the WAL and shared-memory files beside it.
+    void createsTheSqliteDatabaseOwnerOnly()
+    {
+        QTemporaryDir workDir;
+        const QString path = workDir.filePath(QStringLiteral("data/payonce.db"));
+        const mode_t previous = ::umask(022); // the usual one: files 0644 unless the agent says otherwise
+        QProcess agent;
+        agent.setWorkingDirectory(workDir.path());
+        agent.setProcessChannelMode(QProcess::MergedChannels);
+        agent.start(QStringLiteral(PAYONCE_AGENT_PATH), {QStringLiteral("--db"), QStringLiteral("sqlite:") + path,
+                                                         QStringLiteral("--listen"),
+                                                         QStringLiteral("127.0.0.1:%1").arg(freeLoopbackPort())});
+        ::umask(previous);
+        QVERIFY(agent.waitForStarted());
+        QByteArray log;
+        while (!log.contains("ready on")) {
+            QVERIFY2(agent.waitForReadyRead(30000), log.constData());
+            log += agent.readAll();
+        }
+        const QFileDevice::Permissions ownerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
+        QVERIFY2(QFile::exists(path), qPrintable(path));
+        QStringList checked;
+        for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")}) {
+            const QFileInfo file(path + suffix);
+            if (!file.exists())
+                continue;
+            // Qt reports the owner's bits twice (ReadOwner and ReadUser for the process's own files).
+            const QFileDevice::Permissions bits = file.permissions()
+                & ~(QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser);
+            QVERIFY2(bits == ownerOnly, qPrintable(QStringLiteral("%1: permissions 0x%2")
+                                                       .arg(file.fileName())
+                                                       .arg(int(file.permissions()), 0, 16)));
+            checked << file.fileName();
+        }
+        QVERIFY2(checked.size() == 3, qPrintable(checked.join(u' '))); // WAL mode: all three are there while it runs
+        agent.terminate();
+        QVERIFY(agent.waitForFinished(30000));
         QCOMPARE(agent.exitCode(), 0);
     }
 
