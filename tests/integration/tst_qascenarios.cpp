@@ -3,8 +3,8 @@
 // HTTP API and the simulator, and the invariant report — computed by SQL — passes with
 // every invariant; the counts are checked again here by independent SQL. Then one extra
 // points row injected by raw SQL turns the same report to failed with double_effects 1.
-// Bad requests are 400 naming the field with nothing written; without qa.enabled the
-// routes do not exist.
+// Bad requests are 400 naming the field with nothing written, a target that is neither
+// the agent nor one of its qa.peers too; without qa.enabled the routes do not exist.
 
 #include "agentprocess.h"
 #include "storagefixture.h"
@@ -117,6 +117,34 @@ private Q_SLOTS:
         const QString message = answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
         QVERIFY2(message.contains(field), qPrintable(message));
         QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
+    }
+
+    // A scenario drives its targets' API with a token and storms them with duplicates: it
+    // only targets this agent and the peers its config names, never a URL a caller picks.
+    void refusesTargetsNotItselfNorAPeer_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::newRow("another loopback port") << QStringLiteral("http://127.0.0.1:%1").arg(freeLoopbackPort());
+        QTest::newRow("an address off this machine") << QStringLiteral("http://192.0.2.7:8080");
+        QTest::newRow("a name") << QStringLiteral("http://payments.example.com");
+    }
+    void refusesTargetsNotItselfNorAPeer()
+    {
+        QFETCH(QString, target);
+        const qint64 runsBefore = count("SELECT COUNT(*) FROM qa_runs");
+        const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
+        const QJsonObject body{{QStringLiteral("kind"), QStringLiteral("mixed")},
+                               {QStringLiteral("orders"), 1},
+                               {QStringLiteral("targets"),
+                                QJsonArray{QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port()), target}}};
+        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"),
+                                                QJsonDocument(body).toJson(QJsonDocument::Compact), kDesk);
+        QCOMPARE(answer.status, 400);
+        QCOMPARE(answer.errorCode(), QStringLiteral("qa_target_not_allowed"));
+        const QString message = answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(target) && message.contains(u"qa.peers"), qPrintable(message));
+        QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
     }
 
     void rolesAreChecked()
