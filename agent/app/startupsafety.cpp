@@ -143,6 +143,13 @@ core::Result<void> checkSafeToStart(const config::Config &config)
                                           "sim.enabled, or point wechat.base_url at a payonce-sim on a loopback address "
                                           "(http://127.0.0.1:PORT)")
                                .arg(config.wechat.baseUrl));
+    for (const QString &peer : config.qa.peers) {
+        if (config.qa.enabled && !isLoopbackHost(QUrl(peer).host()))
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("qa.peers: %1 is not on a loopback address; QA scenarios storm their "
+                                              "targets with duplicates, so they stay on this machine")
+                                   .arg(peer));
+    }
     for (const config::AuthToken &token : config.authTokens) {
         const QString hash = token.sha256.reveal().trimmed().toLower();
         for (const ExampleToken &example : kExampleTokens) {

@@ -15,6 +15,7 @@ namespace payonce::app {
 /// - QA scenarios without a simulator: sim.enabled, or wechat.base_url an http:// URL on a
 ///   loopback address (a payonce-sim beside the agent); else they would pay, notify and
 ///   inject faults at whatever platform wechat.base_url names;
+/// - a QA peer (qa.peers) off loopback: scenarios storm their targets with duplicates;
 /// - a token of resources/payonce.example.json (example-desk-token, example-lead-token),
 ///   which anyone can read in the repository;
 /// - a key (merchant, WeChat platform, Alipay) of the repository's test fixtures, whose

@@ -65,6 +65,9 @@ struct SimSettings {
 struct QaSettings {
     bool enabled = false;
     int leaseMs = 15000; ///< a run's lease (core::ScenarioRunnerOptions::leaseMs)
+    /// The other agents a scenario may target besides this one: http://host:port base
+    /// URLs without a trailing slash (loopback only, checked at start).
+    QStringList peers;
     bool operator==(const QaSettings &) const = default;
 };
 

@@ -152,6 +152,10 @@ private Q_SLOTS:
             << "{" + loopbackListen
                    + ", \"qa\": {\"enabled\": true}, \"wechat\": {\"base_url\": \"http://10.1.2.3:8090\"}}"
             << QStringList{u"qa.enabled"_qs, u"simulator"_qs, u"http://10.1.2.3:8090"_qs};
+        QTest::newRow("qa peer off this machine")
+            << QByteArray("{\"sim\": {\"enabled\": true}, \"qa\": {\"enabled\": true, \"peers\": "
+                          "[\"http://10.1.2.3:8080\"]}}")
+            << QStringList{u"qa.peers"_qs, u"http://10.1.2.3:8080"_qs, u"loopback"_qs};
         // resources/payonce.example.json's two tokens, "example-desk-token" and "example-lead-token".
         QTest::newRow("example desk token")
             << QByteArray("{\"auth\": {\"tokens\": [{\"name\": \"desk\", \"role\": \"operator\", \"sha256\": "
