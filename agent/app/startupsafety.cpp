@@ -117,6 +117,35 @@ core::Result<void> checkKeysAreNotFixtures(const config::Config &config)
     return {};
 }
 
+/// The QA runner's own credential: set, and an operator token of this agent, so that its
+/// set-up calls are audited under a name of its own and a caller's token never travels.
+core::Result<void> checkQaCredential(const config::Config &config)
+{
+    if (!config.qa.enabled)
+        return {};
+    if (config.qa.token.isEmpty())
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("qa.token: qa.enabled needs a token of its own for the set-up calls to its "
+                                          "targets (a caller's token is never forwarded); make one (openssl rand -hex "
+                                          "32), give it as PAYONCE_QA_TOKEN and its SHA-256 in auth.tokens with role "
+                                          "operator"));
+    const QString hash = QString::fromLatin1(
+        QCryptographicHash::hash(config.qa.token.reveal().toUtf8(), QCryptographicHash::Sha256).toHex());
+    for (const config::AuthToken &token : config.authTokens) {
+        if (token.sha256.reveal().trimmed().toLower() != hash)
+            continue;
+        if (token.role == u"operator")
+            return {};
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("qa.token: it is the auth.tokens entry \"%1\" with role %2; QA's set-up "
+                                          "needs operator, and no more")
+                               .arg(token.name, token.role));
+    }
+    return Error::make(ErrorCode::Misconfigured,
+                       QStringLiteral("qa.token: its SHA-256 is in no auth.tokens entry; add one with role operator "
+                                      "(here and on every qa.peers agent)"));
+}
+
 } // namespace
 
 core::Result<void> checkSafeToStart(const config::Config &config)
@@ -150,6 +179,8 @@ core::Result<void> checkSafeToStart(const config::Config &config)
                                               "targets with duplicates, so they stay on this machine")
                                    .arg(peer));
     }
+    if (auto credential = checkQaCredential(config); !credential)
+        return credential;
     for (const config::AuthToken &token : config.authTokens) {
         const QString hash = token.sha256.reveal().trimmed().toLower();
         for (const ExampleToken &example : kExampleTokens) {

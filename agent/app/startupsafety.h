@@ -16,6 +16,8 @@ namespace payonce::app {
 ///   loopback address (a payonce-sim beside the agent); else they would pay, notify and
 ///   inject faults at whatever platform wechat.base_url names;
 /// - a QA peer (qa.peers) off loopback: scenarios storm their targets with duplicates;
+/// - QA without its own credential: qa.token unset, or its SHA-256 not an auth.tokens
+///   entry of role operator (an approver's would let QA approve four-eyes);
 /// - a token of resources/payonce.example.json (example-desk-token, example-lead-token),
 ///   which anyone can read in the repository;
 /// - a key (merchant, WeChat platform, Alipay) of the repository's test fixtures, whose

@@ -56,8 +56,7 @@ void registerQaRoutes(HttpServer &server, core::ScenarioRunner &runner, core::Qa
                      const QString reason = reasonValue.isString()
                                                 ? reasonValue.toString().trimmed()
                                                 : QString(QStringLiteral("QA scenario ") + core::scenarioKindName(params->kind));
-                     auto started = runner.start(params.value(), actorOf(request), reason,
-                                                 request.header("authorization"), request.traceId);
+                     auto started = runner.start(params.value(), actorOf(request), reason, request.traceId);
                      if (!started && started.error().code == core::ErrorCode::Conflict)
                          return errorReply(QStringLiteral("scenario_running"), started.error().publicMessage);
                      if (!started)

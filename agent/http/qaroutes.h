@@ -17,7 +17,8 @@ namespace payonce::http {
 ///        {"scenario_id"}; a bad field 400 invalid_request naming it, nothing written; a
 ///        run already going in this agent 409 scenario_running. The run is audited
 ///        (qa.scenario.start) with the token's name and the reason (default "QA scenario
-///        <kind>"); the caller's bearer token is used for the set-up calls to the targets.
+///        <kind>"); the set-up calls to the targets carry the agent's own QA token
+///        (qa.token), never the caller's.
 ///        Absent targets: this agent (selfBaseUrl). A target that is neither this agent
 ///        nor one of `peers` (qa.peers) is 400 qa_target_not_allowed, nothing written.
 ///   GET  /api/v1/qa/scenarios?limit= (viewer) → newest first, without reports.

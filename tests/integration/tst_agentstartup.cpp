@@ -6,6 +6,7 @@
 
 #include "support/serverharness.h"
 
+#include <QCryptographicHash>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -156,6 +157,18 @@ private Q_SLOTS:
             << QByteArray("{\"sim\": {\"enabled\": true}, \"qa\": {\"enabled\": true, \"peers\": "
                           "[\"http://10.1.2.3:8080\"]}}")
             << QStringList{u"qa.peers"_qs, u"http://10.1.2.3:8080"_qs, u"loopback"_qs};
+        // QA's set-up calls carry a token of its own, never a caller's: an operator's.
+        QTest::newRow("qa without a token of its own")
+            << QByteArray("{\"sim\": {\"enabled\": true}, \"qa\": {\"enabled\": true}}")
+            << QStringList{u"qa.token"_qs, u"PAYONCE_QA_TOKEN"_qs, u"operator"_qs};
+        QTest::newRow("qa token not among auth.tokens")
+            << QByteArray("{\"sim\": {\"enabled\": true}, \"qa\": {\"enabled\": true, \"token\": \"qa-token\"}}")
+            << QStringList{u"qa.token"_qs, u"auth.tokens"_qs};
+        QTest::newRow("qa token of an approver") // sha256("qa-token")
+            << QByteArray("{\"sim\": {\"enabled\": true}, \"qa\": {\"enabled\": true, \"token\": \"qa-token\"}, "
+                          "\"auth\": {\"tokens\": [{\"name\": \"qa\", \"role\": \"approver\", \"sha256\": "
+                          "\"" + QCryptographicHash::hash("qa-token", QCryptographicHash::Sha256).toHex() + "\"}]}}")
+            << QStringList{u"qa.token"_qs, u"\"qa\""_qs, u"approver"_qs};
         // resources/payonce.example.json's two tokens, "example-desk-token" and "example-lead-token".
         QTest::newRow("example desk token")
             << QByteArray("{\"auth\": {\"tokens\": [{\"name\": \"desk\", \"role\": \"operator\", \"sha256\": "
