@@ -1,5 +1,7 @@
 #include "startupsafety.h"
 
+#include "filepermissions.h"
+
 #include "crypto/rsakeys.h"
 #include "logging/categories.h"
 
@@ -192,7 +194,9 @@ core::Result<void> checkSafeToStart(const config::Config &config)
                                        .arg(token.name, QLatin1String(example.token)));
         }
     }
-    return checkKeysAreNotFixtures(config);
+    if (auto keys = checkKeysAreNotFixtures(config); !keys)
+        return keys;
+    return checkFilePermissions(config);
 }
 
 } // namespace payonce::app

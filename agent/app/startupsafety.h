@@ -23,7 +23,8 @@ namespace payonce::app {
 /// - a key (merchant, WeChat platform, Alipay) of the repository's test fixtures, whose
 ///   private halves are committed: found by the SHA-256 of the public key (DER), whatever
 ///   the file is called. PAYONCE_ALLOW_REPOSITORY_TEST_KEYS=1 lets a test run on them
-///   (logged as a warning).
+///   (logged as a warning);
+/// - a config or key file open to others (checkFilePermissions).
 /// ErrorCode::Misconfigured (exit code 2).
 core::Result<void> checkSafeToStart(const config::Config &config);
 

@@ -104,6 +104,11 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
         return nullptr;
     }
     file.close();
+    // It holds the tokens' hashes and the APIv3 key: the agent refuses one others can read.
+    if (!file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)) {
+        *error = QStringLiteral("cannot chmod 0600 ") + configPath;
+        return nullptr;
+    }
     agent->m_configPath = configPath;
     agent->m_config = config;
 
