@@ -57,7 +57,9 @@ new_token() { echo "$1-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"; 
 sha() { printf %s "$1" | sha256sum | cut -c1-64; }
 desk="$(new_token desk)"
 lead="$(new_token lead)"
-export PAYONCE_AUTH_TOKENS="[{\"name\":\"desk\",\"role\":\"operator\",\"sha256\":\"$(sha "$desk")\"},{\"name\":\"lead\",\"role\":\"approver\",\"sha256\":\"$(sha "$lead")\"}]"
+qa="$(new_token qa)" # the QA runner's own credential (qa.token): an operator token of its own
+export PAYONCE_AUTH_TOKENS="[{\"name\":\"desk\",\"role\":\"operator\",\"sha256\":\"$(sha "$desk")\"},{\"name\":\"lead\",\"role\":\"approver\",\"sha256\":\"$(sha "$lead")\"},{\"name\":\"qa\",\"role\":\"operator\",\"sha256\":\"$(sha "$qa")\"}]"
+export PAYONCE_QA_TOKEN="$qa"
 export PAYONCE_SIM_ENABLED=true PAYONCE_SIM_LISTEN="127.0.0.1:$sim_port" PAYONCE_QA_ENABLED=true
 export PAYONCE_LISTEN="127.0.0.1:$port" PAYONCE_DATA_DIR="$work/data"
 export PAYONCE_OUTBOX_WEBHOOK_URLS="[\"http://127.0.0.1:$webhook_port/hooks/paid\"]" PAYONCE_OUTBOX_MAX_ATTEMPTS=4

@@ -78,7 +78,12 @@ trap 'exit 143' TERM
 # A token for this run only: the agent stores its SHA-256, never the token.
 token="demo-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 hash="$(printf %s "$token" | sha256sum | cut -c1-64)"
-export PAYONCE_AUTH_TOKENS="[{\"name\":\"demo\",\"role\":\"approver\",\"sha256\":\"$hash\"}]"
+# The QA runner's own credential (qa.token), an operator token: the demo's token never
+# leaves the agent.
+qa_token="qa-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+qa_hash="$(printf %s "$qa_token" | sha256sum | cut -c1-64)"
+export PAYONCE_AUTH_TOKENS="[{\"name\":\"demo\",\"role\":\"approver\",\"sha256\":\"$hash\"},{\"name\":\"qa\",\"role\":\"operator\",\"sha256\":\"$qa_hash\"}]"
+export PAYONCE_QA_TOKEN="$qa_token"
 export PAYONCE_SIM_ENABLED=true
 export PAYONCE_QA_ENABLED=true
 

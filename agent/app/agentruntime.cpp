@@ -659,8 +659,9 @@ void AgentRuntime::Parts::registerQa(const http::EventPublisher &publish)
     options.publish = publish;
     options.agentId = config.instanceId;
     options.leaseMs = config.qa.leaseMs;
+    options.authorization = "Bearer " + config.qa.token.reveal().toUtf8();
     qaRunner = std::make_unique<core::ScenarioRunner>(*qaRuns, *qaDriver, *audit, clock, options);
-    http::registerQaRoutes(*server, *qaRunner, *qaRuns, selfBaseUrl);
+    http::registerQaRoutes(*server, *qaRunner, *qaRuns, selfBaseUrl, config.qa.peers);
     qCWarning(lcApp).noquote() << QStringLiteral("qa.enabled: POST /api/v1/qa/scenarios is open to operators, "
                                                  "scenarios drive the simulator at %1").arg(simBaseUrl);
 }

@@ -1,10 +1,13 @@
 #include "startupsafety.h"
 
+#include "filepermissions.h"
+
 #include "crypto/rsakeys.h"
 #include "logging/categories.h"
 
 #include <QCryptographicHash>
 #include <QHostAddress>
+#include <QUrl>
 
 #include <array>
 
@@ -15,12 +18,25 @@ namespace {
 using core::Error;
 using core::ErrorCode;
 
+bool isLoopbackHost(const QString &name)
+{
+    if (name.compare(QStringLiteral("localhost"), Qt::CaseInsensitive) == 0)
+        return true;
+    const QHostAddress host(name);
+    return !host.isNull() && host.isLoopback();
+}
+
 bool isLoopback(const config::HostPort &address)
 {
-    if (address.host.compare(QStringLiteral("localhost"), Qt::CaseInsensitive) == 0)
-        return true;
-    const QHostAddress host(address.host);
-    return !host.isNull() && host.isLoopback();
+    return isLoopbackHost(address.host);
+}
+
+/// A payonce-sim on this machine: plain http on a loopback address. The real platforms
+/// are https on public addresses, so nothing configured for them passes.
+bool isSimulatedPlatform(const QString &baseUrl)
+{
+    const QUrl url(baseUrl);
+    return url.isValid() && url.scheme() == u"http" && isLoopbackHost(url.host());
 }
 
 struct ExampleToken {
@@ -103,6 +119,35 @@ core::Result<void> checkKeysAreNotFixtures(const config::Config &config)
     return {};
 }
 
+/// The QA runner's own credential: set, and an operator token of this agent, so that its
+/// set-up calls are audited under a name of its own and a caller's token never travels.
+core::Result<void> checkQaCredential(const config::Config &config)
+{
+    if (!config.qa.enabled)
+        return {};
+    if (config.qa.token.isEmpty())
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("qa.token: qa.enabled needs a token of its own for the set-up calls to its "
+                                          "targets (a caller's token is never forwarded); make one (openssl rand -hex "
+                                          "32), give it as PAYONCE_QA_TOKEN and its SHA-256 in auth.tokens with role "
+                                          "operator"));
+    const QString hash = QString::fromLatin1(
+        QCryptographicHash::hash(config.qa.token.reveal().toUtf8(), QCryptographicHash::Sha256).toHex());
+    for (const config::AuthToken &token : config.authTokens) {
+        if (token.sha256.reveal().trimmed().toLower() != hash)
+            continue;
+        if (token.role == u"operator")
+            return {};
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("qa.token: it is the auth.tokens entry \"%1\" with role %2; QA's set-up "
+                                          "needs operator, and no more")
+                               .arg(token.name, token.role));
+    }
+    return Error::make(ErrorCode::Misconfigured,
+                       QStringLiteral("qa.token: its SHA-256 is in no auth.tokens entry; add one with role operator "
+                                      "(here and on every qa.peers agent)"));
+}
+
 } // namespace
 
 core::Result<void> checkSafeToStart(const config::Config &config)
@@ -122,6 +167,22 @@ core::Result<void> checkSafeToStart(const config::Config &config)
                            QStringLiteral("qa.enabled: QA scenarios switch the duplicate defences off, so they only run "
                                           "with the agent on a loopback address; listen is %1")
                                .arg(config.listen.toString()));
+    if (config.qa.enabled && !config.sim.enabled && !isSimulatedPlatform(config.wechat.baseUrl))
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("qa.enabled: QA scenarios pay, notify and inject faults through the simulator, "
+                                          "and without one they would drive the platform at wechat.base_url %1; set "
+                                          "sim.enabled, or point wechat.base_url at a payonce-sim on a loopback address "
+                                          "(http://127.0.0.1:PORT)")
+                               .arg(config.wechat.baseUrl));
+    for (const QString &peer : config.qa.peers) {
+        if (config.qa.enabled && !isLoopbackHost(QUrl(peer).host()))
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("qa.peers: %1 is not on a loopback address; QA scenarios storm their "
+                                              "targets with duplicates, so they stay on this machine")
+                                   .arg(peer));
+    }
+    if (auto credential = checkQaCredential(config); !credential)
+        return credential;
     for (const config::AuthToken &token : config.authTokens) {
         const QString hash = token.sha256.reveal().trimmed().toLower();
         for (const ExampleToken &example : kExampleTokens) {
@@ -133,7 +194,9 @@ core::Result<void> checkSafeToStart(const config::Config &config)
                                        .arg(token.name, QLatin1String(example.token)));
         }
     }
-    return checkKeysAreNotFixtures(config);
+    if (auto keys = checkKeysAreNotFixtures(config); !keys)
+        return keys;
+    return checkFilePermissions(config);
 }
 
 } // namespace payonce::app

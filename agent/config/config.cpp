@@ -575,6 +575,24 @@ public:
             c.qa.enabled = s->value.toBool();
         if (!integer(QStringLiteral("qa.lease_ms"), c.qa.leaseMs, 1000, 3600000))
             return error;
+        if (const Setting *s = find(QStringLiteral("qa.token")))
+            c.qa.token = Secret(s->value.toString());
+        if (const Setting *s = find(QStringLiteral("qa.peers"))) {
+            const QJsonArray urls = s->value.toArray();
+            for (qsizetype i = 0; i < urls.size(); ++i) {
+                QString text = urls.at(i).toString();
+                while (text.endsWith(u'/'))
+                    text.chop(1);
+                const QUrl url(text, QUrl::StrictMode);
+                if (!url.isValid() || url.scheme() != u"http" || url.host().isEmpty() || !url.path().isEmpty()
+                    || url.hasQuery() || !url.userInfo().isEmpty())
+                    return misconfigured(s->origin + QStringLiteral(": qa.peers[%1] \"%2\" is not an http://host:port "
+                                                                    "base URL")
+                                                         .arg(i)
+                                                         .arg(urls.at(i).toString()));
+                c.qa.peers.append(text);
+            }
+        }
         return c;
     }
 
@@ -748,7 +766,10 @@ QString Config::describeForLog() const
             .arg(orNone(alipay.appId), orNone(alipay.sellerId), orNone(alipay.privateKeyPath),
                  orNone(alipay.alipayPublicKeyPath), alipay.baseUrl),
         QStringLiteral("sim={enabled=%1 listen=%2}").arg(onOff(sim.enabled), sim.listen.toString()),
-        QStringLiteral("qa={enabled=%1 lease_ms=%2}").arg(onOff(qa.enabled)).arg(qa.leaseMs),
+        QStringLiteral("qa={enabled=%1 lease_ms=%2 peers=[%3] token=%4}")
+            .arg(onOff(qa.enabled))
+            .arg(qa.leaseMs)
+            .arg(qa.peers.join(u','), secret(qa.token)),
         QStringLiteral("http={idle_timeout_ms=%1 header_timeout_ms=%2 max_connections=%3 max_connections_per_address=%4 "
                        "max_body_bytes=65536 trusted_proxies=[%5] callback_threads=%6 callback_queue=%7 "
                        "gateway_threads=%8 gateway_queue=%9}")

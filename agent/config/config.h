@@ -65,6 +65,13 @@ struct SimSettings {
 struct QaSettings {
     bool enabled = false;
     int leaseMs = 15000; ///< a run's lease (core::ScenarioRunnerOptions::leaseMs)
+    /// The other agents a scenario may target besides this one: http://host:port base
+    /// URLs without a trailing slash (loopback only, checked at start).
+    QStringList peers;
+    /// The bearer token the runner sends with its set-up calls to the targets (its own
+    /// credential; a caller's token never leaves the agent). Its SHA-256 must be one of
+    /// auth.tokens with role operator on this agent and on every peer (checked at start here).
+    Secret token;
     bool operator==(const QaSettings &) const = default;
 };
 

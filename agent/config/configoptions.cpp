@@ -105,6 +105,10 @@ constexpr OptionSpec kOptions[] = {
     {u"qa.enabled", u"", K::Boolean, u"BOOL", u"false", u"Allow POST /api/v1/qa/scenarios."},
     {u"qa.lease_ms", u"", K::Integer, u"MS", u"15000",
      u"A QA run's lease, renewed by its agent every third of it: a run whose agent died is shown abandoned, on every agent, once its lease has run out (1000-3600000)."},
+    {u"qa.token", u"", K::Secret, u"TOKEN", u"",
+     u"The bearer token QA runs send to their targets (this agent and qa.peers), never the caller's: its SHA-256 must be one of auth.tokens with role operator here and on every peer. Required with qa.enabled."},
+    {u"qa.peers", u"", K::UrlList, u"JSON", u"[]",
+     u"Other agents a QA scenario may target besides this one: [\"http://127.0.0.1:8081\"] (http://host:port on a loopback address). A target neither this agent nor listed here is refused 400 qa_target_not_allowed."},
 };
 
 QString wrapped(const QString &text, int indent, int width)

@@ -52,6 +52,13 @@ Result<QStringList> stringList(const QJsonObject &body, const QString &name)
     return out;
 }
 
+QString comparableBaseUrl(const QString &baseUrl)
+{
+    const QUrl url(baseUrl);
+    return url.scheme().toLower() + QStringLiteral("://") + url.host().toLower() + u':'
+        + QString::number(url.port(url.scheme() == u"https" ? 443 : 80));
+}
+
 } // namespace
 
 QString scenarioKindName(ScenarioKind kind)
@@ -121,6 +128,19 @@ Result<ScenarioParams> ScenarioParams::fromJson(const QJsonObject &body, const Q
     p.disableLayers = layers.value();
     p.disableLayers.removeDuplicates();
     return p;
+}
+
+QStringList ScenarioParams::targetsOutside(const QStringList &allowed) const
+{
+    QStringList comparable;
+    for (const QString &url : allowed)
+        comparable << comparableBaseUrl(url);
+    QStringList outside;
+    for (const QString &target : targets) {
+        if (!comparable.contains(comparableBaseUrl(target)))
+            outside << target;
+    }
+    return outside;
 }
 
 QJsonObject ScenarioParams::toJson() const

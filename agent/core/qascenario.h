@@ -42,6 +42,9 @@ struct ScenarioParams {
     /// public message names it ("orders must be a whole number in 1..10000").
     static Result<ScenarioParams> fromJson(const QJsonObject &body, const QString &defaultTarget);
     QJsonObject toJson() const;
+    /// The targets that are none of `allowed` (base URLs), in order: compared by scheme,
+    /// host (case-folded) and port, so "http://LOCALHOST:80" is "http://localhost".
+    QStringList targetsOutside(const QStringList &allowed) const;
 };
 
 /// The invariant report, computed by SQL over one scenario's orders (the order_no prefix).

@@ -90,7 +90,6 @@ struct ScenarioRunner::Private {
         ScenarioParams params;
         QString actor;
         QString reason;
-        QByteArray authorization;
         QString traceId;
         QString phase;
         std::atomic<qint64> created{0};
@@ -303,7 +302,7 @@ struct ScenarioRunner::Private {
 QString ScenarioRunner::Private::createOrders(Run &run, QList<Group> &groups)
 {
     const QString skuId = run.id + QStringLiteral("-SKU");
-    const ScenarioDriver::Headers auth{{"Authorization", run.authorization}};
+    const ScenarioDriver::Headers auth{{"Authorization", options.authorization}};
     const DriverAnswer sku = agentCall(run, 0, "PUT", QStringLiteral("/api/v1/skus/") + skuId,
                                        {{QStringLiteral("stock"), run.params.orders}}, auth);
     if (sku.status != 200)
@@ -667,7 +666,7 @@ ScenarioRunner::~ScenarioRunner()
 }
 
 Result<QString> ScenarioRunner::start(const ScenarioParams &params, const QString &actor, const QString &reason,
-                                      const QByteArray &authorization, const QString &traceId)
+                                      const QString &traceId)
 {
     std::unique_lock lock(d->mutex);
     if (d->stopping)
@@ -683,7 +682,6 @@ Result<QString> ScenarioRunner::start(const ScenarioParams &params, const QStrin
     run->params = params;
     run->actor = actor;
     run->reason = reason;
-    run->authorization = authorization;
     run->traceId = traceId;
     const QString paramsText = QString::fromUtf8(compact(params.toJson()));
     const qint64 now = d->clock.nowMs();

@@ -29,6 +29,9 @@ struct ScenarioRunnerOptions {
     /// How long a confirm answered 503 (gateway down, breaker open) is tried again, as a
     /// user clicking again would, before the run gives up with status error.
     int confirmRetryMs = 60000;
+    /// "Bearer <qa.token>": the runner's own credential, sent with the set-up calls to the
+    /// targets. A caller's token is never passed to the runner, so it never leaves the agent.
+    QByteArray authorization;
     /// This agent's instance id: the run's lease holder, named in qa_runs.agent_id.
     QString agentId;
     /// A run's lease (QaRunStore): renewed every third of it while the run lasts, so a
@@ -74,10 +77,10 @@ public:
     void requestStop();
 
     /// Starts a run and returns its scenario_id at once. Conflict when a run is going in
-    /// this agent. `authorization` ("Bearer …") is sent with the set-up calls to the
-    /// targets (the caller's own operator token, kept in memory for the run only).
+    /// this agent. `actor` (who asked) is audited; the set-up calls to the targets carry
+    /// options.authorization, the runner's own credential.
     Result<QString> start(const ScenarioParams &params, const QString &actor, const QString &reason,
-                          const QByteArray &authorization, const QString &traceId = {});
+                          const QString &traceId = {});
 
     /// Every order of a scenario starts with this.
     static QString orderPrefix(const QString &scenarioId) { return scenarioId + QLatin1Char('-'); }

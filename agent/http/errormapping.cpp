@@ -23,6 +23,7 @@ constexpr std::array kApiCodes{
     ApiCodeStatus{u"invalid_user", 400},
     ApiCodeStatus{u"idempotency_key_missing", 400},
     ApiCodeStatus{u"invalid_idempotency_key", 400},
+    ApiCodeStatus{u"qa_target_not_allowed", 400},
     ApiCodeStatus{u"bad_signature", 401},
     ApiCodeStatus{u"unauthenticated", 401},
     ApiCodeStatus{u"forbidden", 403},

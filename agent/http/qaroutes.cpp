@@ -33,16 +33,22 @@ QJsonObject runJson(const core::QaRun &run, bool withReport)
 } // namespace
 
 void registerQaRoutes(HttpServer &server, core::ScenarioRunner &runner, core::QaRunStore &store,
-                      const QString &selfBaseUrl)
+                      const QString &selfBaseUrl, const QStringList &peers)
 {
+    const QStringList allowedTargets = QStringList{selfBaseUrl} + peers;
     server.route(Method::Post, QStringLiteral("/api/v1/qa/scenarios"), Role::Operator,
-                 [&runner, selfBaseUrl](const HttpRequest &request) {
+                 [&runner, selfBaseUrl, allowedTargets](const HttpRequest &request) {
                      const auto body = parseJsonObject(request.body);
                      if (!body)
                          return errorReply(body.error());
                      const auto params = core::ScenarioParams::fromJson(body.value(), selfBaseUrl);
                      if (!params)
                          return errorReply(params.error());
+                     if (const QStringList outside = params->targetsOutside(allowedTargets); !outside.isEmpty())
+                         return errorReply(QStringLiteral("qa_target_not_allowed"),
+                                           QStringLiteral("targets: %1 is neither this agent (%2) nor one of "
+                                                          "qa.peers; a scenario only targets those")
+                                               .arg(outside.first(), selfBaseUrl));
                      const QJsonValue reasonValue = body->value(QStringLiteral("reason"));
                      if (!reasonValue.isUndefined() && (!reasonValue.isString() || reasonValue.toString().trimmed().isEmpty()))
                          return errorReply(QStringLiteral("invalid_request"),
@@ -50,8 +56,7 @@ void registerQaRoutes(HttpServer &server, core::ScenarioRunner &runner, core::Qa
                      const QString reason = reasonValue.isString()
                                                 ? reasonValue.toString().trimmed()
                                                 : QString(QStringLiteral("QA scenario ") + core::scenarioKindName(params->kind));
-                     auto started = runner.start(params.value(), actorOf(request), reason,
-                                                 request.header("authorization"), request.traceId);
+                     auto started = runner.start(params.value(), actorOf(request), reason, request.traceId);
                      if (!started && started.error().code == core::ErrorCode::Conflict)
                          return errorReply(QStringLiteral("scenario_running"), started.error().publicMessage);
                      if (!started)

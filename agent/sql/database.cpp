@@ -3,14 +3,21 @@
 #include "logging/categories.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QRandomGenerator>
 #include <QSqlError>
 #include <QThread>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <memory>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace payonce::sql {
 
@@ -169,6 +176,28 @@ void Database::discardThreadSession()
     t_connections.sessions.erase(it);
 }
 
+namespace {
+
+/// Creates a SQLite database file that does not exist yet as an empty file of mode 0600,
+/// so that every order and payment in it is readable by the agent's user only, whatever
+/// the umask. SQLite gives the -wal and -shm files it makes beside it the same mode. An
+/// existing file is left as its owner made it.
+core::Result<void> createOwnerOnly(const QString &path)
+{
+    const QByteArray native = QFile::encodeName(path);
+    const int fd = ::open(native.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (fd >= 0) {
+        ::close(fd);
+        return {};
+    }
+    if (errno == EEXIST)
+        return {};
+    return Error::make(ErrorCode::Misconfigured, QStringLiteral("cannot create the SQLite database %1: %2")
+                                                     .arg(path, QString::fromLocal8Bit(std::strerror(errno))));
+}
+
+} // namespace
+
 core::Result<void> Database::openConnection(Session &session)
 {
     const auto &url = m_options.url;
@@ -187,6 +216,10 @@ core::Result<void> Database::openConnection(Session &session)
             return Error::make(ErrorCode::Misconfigured,
                                QStringLiteral("cannot create the folder %1 for the SQLite database")
                                    .arg(file.absolutePath()));
+        }
+        if (url.sqlitePath != u":memory:") {
+            if (auto created = createOwnerOnly(url.sqlitePath); !created)
+                return created.error();
         }
         db.setDatabaseName(url.sqlitePath);
         // Waits inside SQLite for the single writer instead of failing at once.

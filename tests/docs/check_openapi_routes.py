@@ -11,6 +11,8 @@ loopback port), reads the routes it registered, and fails when
 
 Usage: check_openapi_routes.py PAYONCE_AGENT OPENAPI_YAML ERRORMAPPING_CPP
 """
+import hashlib
+import json
 import os
 import re
 import socket
@@ -32,6 +34,12 @@ def free_port():
 def served_routes(agent):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAYONCE_")}
     env["PAYONCE_QA_ENABLED"] = "true"
+    # QA needs a simulated platform: one on loopback, never called by --list-routes.
+    env["PAYONCE_WECHAT_BASE_URL"] = "http://127.0.0.1:%d" % free_port()
+    # ... and a token of its own, an operator's.
+    env["PAYONCE_QA_TOKEN"] = "routes-qa-token"
+    env["PAYONCE_AUTH_TOKENS"] = json.dumps(
+        [{"name": "qa", "role": "operator", "sha256": hashlib.sha256(b"routes-qa-token").hexdigest()}])
     with tempfile.TemporaryDirectory(prefix="payonce-routes-") as data_dir:
         run = subprocess.run(
             [agent, "--list-routes", "--listen", "127.0.0.1:%d" % free_port(), "--data-dir", data_dir],

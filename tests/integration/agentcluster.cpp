@@ -1,6 +1,7 @@
 #include "agentcluster.h"
 
 #include <QCoreApplication>
+#include <QJsonArray>
 #include <QElapsedTimer>
 #include <QTest>
 
@@ -86,6 +87,12 @@ QList<int> AgentCluster::agentPorts() const
 
 AgentProcess::Options AgentCluster::optionsFor(int i) const
 {
+    // Every other agent is a QA peer: a scenario may target the whole cluster.
+    QJsonArray peers;
+    for (int other = 0; other < size(); ++other) {
+        if (other != i)
+            peers.append(agentUrl(other));
+    }
     AgentProcess::Options options;
     options.db = m_db.server->url();
     options.sim = false;
@@ -95,7 +102,7 @@ AgentProcess::Options AgentCluster::optionsFor(int i) const
         {QStringLiteral("redis"), m_redis->url()},
         {QStringLiteral("instances"), size()},
         {QStringLiteral("instance_id"), QStringLiteral("agent-%1").arg(i + 1)},
-        {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
+        {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("peers"), peers}}},
         // The patrol is not under test here and would only compete for the two cores.
         {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
     };

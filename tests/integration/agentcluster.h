@@ -18,7 +18,7 @@ namespace payonce::testsupport {
 /// payonce-sim of their own (the platform outlives any agent): the scale-out of
 /// docs/design.md, started from the server harness on free loopback ports in temporary
 /// folders. Every agent runs with `instances` = the number of agents, the shared Redis,
-/// qa.enabled (test hooks allowed), the patrol off, and a fixed port that survives a
+/// qa.enabled with every other agent as a QA peer (qa.peers; test hooks allowed), the patrol off, and a fixed port that survives a
 /// restart. The platform is told to notify a NotificationRelay (the agents'
 /// public_base_url), so the test holds every signed notification and delivers it itself
 /// (CallbackStorm) — until setNotifications() says otherwise. Lives on the test's thread;

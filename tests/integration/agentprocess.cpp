@@ -78,7 +78,9 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
         {QStringLiteral("data_dir"), dataDir},
         {QStringLiteral("auth"), QJsonObject{{QStringLiteral("tokens"),
                                               QJsonArray{tokenOf("view", "viewer"), tokenOf("desk", "operator"),
-                                                         tokenOf("lead", "approver")}}}},
+                                                         tokenOf("lead", "approver"), tokenOf("qa", "operator")}}}},
+        // The QA runner's own credential, should the test enable QA (its "qa" entry above).
+        {QStringLiteral("qa"), QJsonObject{{QStringLiteral("token"), QStringLiteral("qa-token")}}},
         {QStringLiteral("sim"), QJsonObject{{QStringLiteral("enabled"), options.sim},
                                             {QStringLiteral("listen"),
                                              QStringLiteral("127.0.0.1:%1").arg(agent->m_simPort)}}},
@@ -102,6 +104,11 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
         return nullptr;
     }
     file.close();
+    // It holds the tokens' hashes and the APIv3 key: the agent refuses one others can read.
+    if (!file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)) {
+        *error = QStringLiteral("cannot chmod 0600 ") + configPath;
+        return nullptr;
+    }
     agent->m_configPath = configPath;
     agent->m_config = config;
 

@@ -24,8 +24,10 @@ struct HttpAnswer {
 };
 
 /// The real payonce-agent binary as a child process, configured by the test: a database
-/// URL, free loopback ports, sim.enabled (so payonce-sim runs beside it), and three API
-/// tokens — "view-token" (viewer), "desk-token" (operator), "lead-token" (approver).
+/// URL, free loopback ports, sim.enabled (so payonce-sim runs beside it), and four API
+/// tokens — "view-token" (viewer), "desk-token" (operator), "lead-token" (approver) and
+/// "qa-token" (operator), the last also as qa.token: QA's own credential, should the
+/// test set qa.enabled.
 class AgentProcess {
 public:
     struct Options {

@@ -3,11 +3,12 @@
 // HTTP API and the simulator, and the invariant report — computed by SQL — passes with
 // every invariant; the counts are checked again here by independent SQL. Then one extra
 // points row injected by raw SQL turns the same report to failed with double_effects 1.
-// Bad requests are 400 naming the field with nothing written; without qa.enabled the
-// routes do not exist.
+// Bad requests are 400 naming the field with nothing written, a target that is neither
+// the agent nor one of its qa.peers too; without qa.enabled the routes do not exist.
 
 #include "agentprocess.h"
 #include "storagefixture.h"
+#include "webhookreceiver.h"
 
 #include "shared/streammessage.h"
 #include "sql/sqlqarunstore.h"
@@ -117,6 +118,77 @@ private Q_SLOTS:
         const QString message = answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
         QVERIFY2(message.contains(field), qPrintable(message));
         QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
+    }
+
+    // A scenario drives its targets' API with a token and storms them with duplicates: it
+    // only targets this agent and the peers its config names, never a URL a caller picks.
+    void refusesTargetsNotItselfNorAPeer_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::newRow("another loopback port") << QStringLiteral("http://127.0.0.1:%1").arg(freeLoopbackPort());
+        QTest::newRow("an address off this machine") << QStringLiteral("http://192.0.2.7:8080");
+        QTest::newRow("a name") << QStringLiteral("http://payments.example.com");
+    }
+    void refusesTargetsNotItselfNorAPeer()
+    {
+        QFETCH(QString, target);
+        const qint64 runsBefore = count("SELECT COUNT(*) FROM qa_runs");
+        const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
+        const QJsonObject body{{QStringLiteral("kind"), QStringLiteral("mixed")},
+                               {QStringLiteral("orders"), 1},
+                               {QStringLiteral("targets"),
+                                QJsonArray{QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port()), target}}};
+        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"),
+                                                QJsonDocument(body).toJson(QJsonDocument::Compact), kDesk);
+        QCOMPARE(answer.status, 400);
+        QCOMPARE(answer.errorCode(), QStringLiteral("qa_target_not_allowed"));
+        const QString message = answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(target) && message.contains(u"qa.peers"), qPrintable(message));
+        QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
+    }
+
+    // The caller's bearer token never leaves the agent: the set-up calls to a target carry
+    // the agent's own QA token (qa.token), so a peer — or whatever listens at its address —
+    // never learns an operator's credential. The target here is a recorder listed as a peer.
+    void neverForwardsTheCallersToken()
+    {
+        WebhookReceiver recorder(500); // refuses the set-up: the run ends with error
+        const QString recorderUrl = QStringLiteral("http://127.0.0.1:%1").arg(recorder.url(QStringLiteral("/")).port());
+        QTemporaryDir dir;
+        QString error;
+        AgentProcess::Options options;
+        options.db = QStringLiteral("sqlite:") + dir.filePath(QStringLiteral("forward.db"));
+        options.extraConfig = QJsonObject{
+            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true},
+                                               {QStringLiteral("peers"), QJsonArray{recorderUrl}}}}};
+        auto agent = AgentProcess::start(options, &error);
+        QVERIFY2(agent, qPrintable(error));
+        const QJsonObject body{{QStringLiteral("kind"), QStringLiteral("concurrent_burst")},
+                               {QStringLiteral("orders"), 2},
+                               {QStringLiteral("targets"), QJsonArray{recorderUrl}}};
+        const HttpAnswer started = agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"),
+                                               QJsonDocument(body).toJson(QJsonDocument::Compact), kDesk);
+        QVERIFY2(started.status == 202, started.body.constData());
+        const QString id = started.json().value(QStringLiteral("scenario_id")).toString();
+        QJsonObject run;
+        QTRY_VERIFY_WITH_TIMEOUT((run = agent->call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, kView).json())
+                                         .value(QStringLiteral("status"))
+                                         .toString()
+                                     != u"running",
+                                 60000);
+        QCOMPARE(run.value(QStringLiteral("status")).toString(), QStringLiteral("error"));
+        const QList<WebhookReceiver::Request> received = recorder.requests();
+        QVERIFY2(!received.isEmpty(), "the run sent nothing to its target");
+        for (const WebhookReceiver::Request &request : received) {
+            const QByteArray authorization = request.headers.value("authorization");
+            QVERIFY2(!authorization.contains("desk-token"),
+                     QByteArray(request.method + ' ' + request.path + ": " + authorization).constData());
+            QCOMPARE(authorization, QByteArray("Bearer qa-token"));
+        }
+        // Who started it is still the caller.
+        QCOMPARE(run.value(QStringLiteral("started_by")).toString(), QStringLiteral("desk"));
+        QCOMPARE(agent->stop(), 0);
     }
 
     void rolesAreChecked()
