@@ -19,6 +19,7 @@ install(FILES resources/nginx/payonce.conf resources/nginx/payonce-site.conf.exa
               resources/nginx/payonce-upstreams.conf.example
         DESTINATION ${payonce_share}/nginx COMPONENT agent)
 install(FILES resources/prometheus/payonce-alerts.yml DESTINATION ${payonce_share}/prometheus COMPONENT agent)
+install(FILES resources/grafana/payonce.json DESTINATION ${payonce_share}/grafana COMPONENT agent)
 
 install(FILES console/payonce-console.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications COMPONENT console)
 install(FILES resources/icons/payonce.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps

@@ -105,7 +105,7 @@ expect_stat /etc/payonce/payonce.json "640 root:payonce"
 expect_stat /var/lib/payonce "750 payonce:payonce"
 for file in /usr/bin/payonce-agent /usr/bin/payonce-sim /usr/bin/payonce-console \
             /usr/share/payonce/nginx/payonce.conf /usr/share/payonce/prometheus/payonce-alerts.yml \
-            /usr/share/applications/payonce-console.desktop \
+            /usr/share/payonce/grafana/payonce.json /usr/share/applications/payonce-console.desktop \
             /usr/share/icons/hicolor/scalable/apps/payonce.svg; do
   [[ -e "$file" ]] || fail "$file was not installed"
 done
