@@ -22,7 +22,7 @@ jobs="${PAYONCE_BUILD_JOBS:-2}"
 packages=(
   # build
   cmake ninja-build g++
-  qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev
+  qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev qt6-qpa-plugins
   libqt6sql6-sqlite libqt6sql6-psql libqt6sql6-mysql
   libqcustomplot-dev libhiredis-dev libssl-dev
   # the console's translations: lupdate/lrelease, their CMake package, Qt's own zh_CN words,
