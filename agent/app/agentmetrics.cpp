@@ -85,7 +85,7 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        });
     if (!sources.counts)
         return;
-    // One database read per scrape shared by the four families that show it: the first
+    // One database read per scrape shared by the seven families that show it: the first
     // family's reader reads, the others take the same result (a scrape renders families in
     // order, and the next scrape reads afresh).
     OperationalCountsCache *counts = sources.counts;
@@ -99,6 +99,27 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Counter, [counts] {
                            const auto c = counts->last();
                            return c ? QList<MetricSample>{{{}, double(c->outboxDead)}} : QList<MetricSample>{};
+                       });
+    registry.addReader(QStringLiteral("payonce_outbox_oldest_pending_seconds"),
+                       QStringLiteral("How long the oldest outbox event waiting for delivery has waited (0: none)"),
+                       MetricType::Gauge, [counts] {
+                           const auto c = counts->last();
+                           return c ? QList<MetricSample>{{{}, double(c->outboxOldestPendingAgeMs) / 1000.0}}
+                                    : QList<MetricSample>{};
+                       });
+    registry.addReader(QStringLiteral("payonce_callbacks_accepted"),
+                       QStringLiteral("Callbacks acknowledged behind a durable log row and not yet settled "
+                                      "(accept-only mode's backlog; the worker drains it)"),
+                       MetricType::Gauge, [counts] {
+                           const auto c = counts->last();
+                           return c ? QList<MetricSample>{{{}, double(c->callbacksAccepted)}} : QList<MetricSample>{};
+                       });
+    registry.addReader(QStringLiteral("payonce_callbacks_accepted_oldest_seconds"),
+                       QStringLiteral("How long the oldest accepted, unsettled callback has waited (0: none)"),
+                       MetricType::Gauge, [counts] {
+                           const auto c = counts->last();
+                           return c ? QList<MetricSample>{{{}, double(c->callbacksOldestAcceptedAgeMs) / 1000.0}}
+                                    : QList<MetricSample>{};
                        });
     registry.addReader(QStringLiteral("payonce_compensations"), QStringLiteral("Compensations by status"),
                        MetricType::Gauge, [counts] {

@@ -2,6 +2,8 @@
 
 #include <QSqlQuery>
 
+#include <algorithm>
+
 namespace payonce::sql {
 
 namespace {
@@ -46,6 +48,24 @@ core::Result<core::OperationalCounts> SqlOperationalCounts::read()
             return outbox.error();
         counts.outboxPending = outbox.value().at(0).second;
         counts.outboxDead = outbox.value().at(1).second;
+        // The ages behind the counts (a lag is a wait, not a number of rows): the oldest
+        // pending event, and the callbacks accepted but not settled (what accept-only
+        // mode leaves for the drain). Both ride the (status, …) indexes.
+        auto oldestEvent = session.exec(QStringLiteral("SELECT MIN(created_at) FROM outbox WHERE status = 'pending'"));
+        if (!oldestEvent)
+            return oldestEvent.error();
+        if (oldestEvent.value().next() && !oldestEvent.value().value(0).isNull())
+            counts.outboxOldestPendingAgeMs = std::max<qint64>(0, session.nowMs() - oldestEvent.value().value(0).toLongLong());
+        auto accepted = session.exec(
+            QStringLiteral("SELECT COUNT(*), MIN(created_at) FROM pay_callback_log WHERE status = 'accepted'"));
+        if (!accepted)
+            return accepted.error();
+        if (accepted.value().next()) {
+            counts.callbacksAccepted = accepted.value().value(0).toLongLong();
+            if (!accepted.value().value(1).isNull())
+                counts.callbacksOldestAcceptedAgeMs =
+                    std::max<qint64>(0, session.nowMs() - accepted.value().value(1).toLongLong());
+        }
         auto compensations = groupedCount(
             session, QStringLiteral("SELECT status, COUNT(*) FROM compensations GROUP BY status"), kCompensationStatuses);
         if (!compensations)

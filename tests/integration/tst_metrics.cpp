@@ -79,7 +79,10 @@ private Q_SLOTS:
                                         "payonce_compensations gauge", "payonce_stale_fence_refused_total counter",
                                         "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
                                         "payonce_findings_open gauge", "payonce_auth_failures_total counter",
-                                        "payonce_auth_refused_total counter"};
+                                        "payonce_auth_refused_total counter",
+                                        "payonce_outbox_oldest_pending_seconds gauge",
+                                        "payonce_callbacks_accepted gauge",
+                                        "payonce_callbacks_accepted_oldest_seconds gauge"};
         for (const char *family : families)
             QVERIFY2(answer.body.contains(QByteArray(QByteArray("# TYPE ") + family + '\n')), family);
         const Samples s = parseMetricSamples(answer.body);
@@ -179,6 +182,48 @@ private Q_SLOTS:
         const QString callbacksOk =
             QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/callbacks/wechat\",outcome=\"2xx\"}");
         QVERIFY(after.at(callbacksOk) - before.at(callbacksOk) >= 1);
+    }
+
+    // The backlog accept-only mode leaves and its age, as the database has them: a paid
+    // notification acknowledged in accept-only mode is counted with how long it has waited;
+    // back to normal, the worker drains it and both return to 0.
+    void acceptedCallbacksAndTheirAgeAreGauges()
+    {
+        QString error;
+        const QString orderNo = QStringLiteral("ORD-MET-ACCEPTED");
+        QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("5.00"), QStringLiteral("SKU-MET-A"), &error),
+                 qPrintable(error));
+        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
+        QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
+        const auto setMode = [&](const char *mode) {
+            const HttpAnswer set = m_agent->call(
+                "PUT", QStringLiteral("/api/v1/mode"),
+                QByteArray("{\"callbacks\":\"") + mode + "\",\"reason\":\"metrics test\"}",
+                {{"Authorization", "Bearer desk-token"}});
+            QVERIFY2(set.status == 200, set.body.constData());
+        };
+        setMode("accept_only");
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
+                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                     .status,
+                 200);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", orderNo), qint64(1),
+            30000);
+        QTest::qWait(1100); // the row waits a second
+        const qint64 accepted = countRows(*m_db.database,
+                                          QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'"));
+        const Samples waiting = scrape();
+        QCOMPARE(waiting.at(QStringLiteral("payonce_callbacks_accepted")), double(accepted));
+        QVERIFY2(waiting.at(QStringLiteral("payonce_callbacks_accepted_oldest_seconds")) >= 1.0,
+                 qPrintable(QString::number(waiting.at(QStringLiteral("payonce_callbacks_accepted_oldest_seconds")))));
+        QVERIFY(waiting.count(QStringLiteral("payonce_outbox_oldest_pending_seconds")));
+
+        setMode("normal");
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo),
+                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(scrape().at(QStringLiteral("payonce_callbacks_accepted")), 0.0, 30000);
+        QCOMPARE(scrape().at(QStringLiteral("payonce_callbacks_accepted_oldest_seconds")), 0.0);
     }
 
     // Scrapes taken while a load runs on another thread: each passes promtool's checks,
