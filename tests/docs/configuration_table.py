@@ -30,9 +30,12 @@ def help_entries(agent):
         if section is None or not line.strip():
             continue
         if line.startswith(" " * INDENT):
-            current["text"] += " " + line.strip()
+            current["text"] = (current["text"] + " " + line.strip()).strip()
         elif line.startswith("  ") and line[2] != " ":
-            left, text = (line[:INDENT].strip(), line[INDENT:].strip()) if len(line) > INDENT else (line.strip(), "")
+            # An option too long for its column takes the whole line; its text starts on the
+            # next one (at INDENT).
+            fits = len(line) > INDENT and line[INDENT - 1] == " "
+            left, text = (line[:INDENT].strip(), line[INDENT:].strip()) if fits else (line.strip(), "")
             current = {"section": section, "left": left, "text": text}
             entries.append(current)
         else:
