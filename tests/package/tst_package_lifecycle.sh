@@ -148,7 +148,8 @@ code="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token"
 [[ "$code" == 200 ]] || fail "GET /api/v1/breakers with the env file's token answered $code"
 [[ "$(ps -o user= -p "$(pgrep -P "$agent_pid" -x payonce-agent || echo "$agent_pid")")" == payonce ]] ||
   fail "the agent does not run as payonce"
-expect_stat /var/lib/payonce/payonce.db "640 payonce:payonce"
+# The agent creates its SQLite file owner-only (0600), whatever the unit's UMask.
+expect_stat /var/lib/payonce/payonce.db "600 payonce:payonce"
 kill -TERM "$agent_pid"
 agent_rc=0
 wait "$agent_pid" || agent_rc=$?
