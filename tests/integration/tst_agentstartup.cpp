@@ -354,7 +354,10 @@ private Q_SLOTS:
         QVERIFY2(!log.contains(m_postgres->password().toUtf8()), "the password reached the log");
         agent.terminate();
         QVERIFY(agent.waitForFinished(30000));
-        QCOMPARE(agent.exitStatus(), QProcess::NormalExit);
+        log += agent.readAll();
+        // The whole log on failure: a crash at shutdown was seen once in CI (not reproduced
+        // in 65 runs here), and its last lines are what tells where.
+        QVERIFY2(agent.exitStatus() == QProcess::NormalExit, log.right(4000).constData());
         QCOMPARE(agent.exitCode(), 0);
     }
 
