@@ -1,5 +1,7 @@
 #include "benchenvironment.h"
 
+#include "processusage.h"
+
 #include <QFile>
 #include <QJsonArray>
 
@@ -70,6 +72,15 @@ std::unique_ptr<BenchEnvironment> BenchEnvironment::start(const Options &options
     if (!env->m_agent)
         return nullptr;
     return env;
+}
+
+qint64 BenchEnvironment::databaseServerPid() const
+{
+    if (const testsupport::PostgresServer *postgres = m_database->postgres())
+        return pidFromFile(postgres->folder() + QStringLiteral("/data/postmaster.pid"));
+    if (const testsupport::MariaDbServer *mariadb = m_database->mariadb())
+        return pidFromFile(mariadb->folder() + QStringLiteral("/mariadbd.pid"));
+    return -1;
 }
 
 BenchEnvironment::~BenchEnvironment()

@@ -33,6 +33,9 @@ public:
     int redisPort() const { return m_redis ? m_redis->port() : 0; }
     QString redisPassword() const { return m_redis ? m_redis->password() : QString(); }
     const WeChatNotifier &notifier() const { return *m_notifier; }
+    /// The database server's main process (PostgreSQL's postmaster, mariadbd), whose CPU
+    /// each phase reports; -1 for SQLite, which runs inside the agent.
+    qint64 databaseServerPid() const;
 
 private:
     BenchEnvironment() = default;

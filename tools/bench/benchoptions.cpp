@@ -52,11 +52,15 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
                                       QStringLiteral("MS"), QStringLiteral("5"));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Also write the figures as JSON to FILE."),
                                   QStringLiteral("FILE"));
+    const QCommandLineOption perf(QStringLiteral("perf"),
+                                  QStringLiteral("Profile the agent with perf record -g during (a) and (b): DIR/<phase>.data "
+                                                 "and DIR/<phase>.txt (the hottest frames). Perturbs the figures."),
+                                  QStringLiteral("DIR"));
     const QCommandLineOption storm(QStringLiteral("memory-storm"),
                                    QStringLiteral("Instead: a callback storm of S seconds, the agent's RSS sampled "
                                                   "every 5 s after a warm-up (scripts/bench-memory.sh)."),
                                    QStringLiteral("S"));
-    parser.addOptions({db, connections, threads, duration, requests, redis, skus, slow, interval, json, storm});
+    parser.addOptions({db, connections, threads, duration, requests, redis, skus, slow, interval, json, perf, storm});
     parser.process(arguments);
 
     BenchOptions options;
@@ -89,6 +93,7 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
     options.slowStreamClient = parser.isSet(slow);
     options.streamIntervalMs = int(positive(interval));
     options.jsonPath = parser.value(json);
+    options.perfDir = parser.value(perf);
     if (parser.isSet(storm))
         options.memoryStorm = std::chrono::seconds(positive(storm));
     return options;

@@ -24,6 +24,8 @@ struct BenchOptions {
     bool slowStreamClient = false;
     int streamIntervalMs = 5;
     QString jsonPath;
+    /// --perf DIR: the agent profiled (perf record -g) during (a) and (b); empty: not asked.
+    QString perfDir;
     /// --memory-storm S: instead of the phases, a callback storm of S seconds with the
     /// agent's RSS sampled (scripts/bench-memory.sh). Zero: not asked.
     std::chrono::seconds memoryStorm{0};

@@ -78,26 +78,29 @@ void BenchReport::print(std::FILE *out) const
                       "load average %.2f before, %.2f after\n\n",
                  qPrintable(dialect), qPrintable(keyStore), connections, clientThreads, skus, cores, loadAverageBefore,
                  loadAverageAfter);
-    std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | requests | dropped | bench CPU | agent CPU | of limit |\n");
-    std::fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | requests | dropped | bench CPU | agent CPU | db CPU ms/op | of limit |\n");
+    std::fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const PhaseFigures &f : phases) {
         const std::optional<double> ratio = ratioToLimit(f);
         const QByteArray ratioCell = ratio ? cell(*ratio * 100, 1) + "% of " + f.limitKey.toUtf8() : QByteArray("limit");
         const QByteArray ratioShown = f.preparation ? QByteArray("-") : ratioCell;
         const QByteArray agentCell = f.agentCores < 0 ? QByteArray("-") : cell(f.agentCores * 100, 0) + "%";
+        const QByteArray serverCell = f.serverCpuMsPerOp() < 0 ? QByteArray("-") : cell(f.serverCpuMsPerOp(), 3);
         const QByteArray requestsCell = f.load.overHttp ? QByteArray::number(f.load.requestsSent) : QByteArray("-");
         const QByteArray droppedCell = f.load.overHttp ? QByteArray::number(f.load.dropped()) : QByteArray("-");
-        std::fprintf(out, "| %s | %lld | %s | %s | %s | %s | %s | %lld | %s | %s | %s%% | %s | %s |\n", qPrintable(f.title),
+        std::fprintf(out, "| %s | %lld | %s | %s | %s | %s | %s | %lld | %s | %s | %s%% | %s | %s | %s |\n", qPrintable(f.title),
                      static_cast<long long>(f.load.completed), cell(f.load.seconds, 3).constData(),
                      cell(f.rate(), 0).constData(), cell(f.latencyMs(0.5), 3).constData(),
                      cell(f.latencyMs(0.99), 3).constData(), cell(f.latencyMs(1.0), 3).constData(),
                      static_cast<long long>(f.load.failed), requestsCell.constData(), droppedCell.constData(),
-                     cell(f.benchCpuShare * 100, 1).constData(), agentCell.constData(), ratioShown.constData());
+                     cell(f.benchCpuShare * 100, 1).constData(), agentCell.constData(), serverCell.constData(),
+                     ratioShown.constData());
     }
     std::fprintf(out, "\nrequests: HTTP requests sent; dropped: of those, the ones whose connection closed before "
                       "their answer came (every request the agent accepted must be answered).\n");
     std::fprintf(out, "\nbench CPU: the benchmark's CPU time over wall time x %d cores; agent CPU: the agent's CPU "
-                      "time over wall time (100%% = one core).\n",
+                      "time over wall time (100%% = one core); db CPU: the database server's processes' CPU time over the "
+                      "phase per operation (- for SQLite, inside the agent).\n",
                  cores);
 
     std::fprintf(out, "\nTargets (reported, never asserted):\n");
@@ -152,7 +155,8 @@ QJsonObject BenchReport::toJson() const
                       {QStringLiteral("errors"), f.load.failed},
                       {QStringLiteral("preparation"), f.preparation},
                       {QStringLiteral("bench_cpu_share"), f.benchCpuShare},
-                      {QStringLiteral("agent_cpu_cores"), f.agentCores}};
+                      {QStringLiteral("agent_cpu_cores"), f.agentCores},
+                      {QStringLiteral("db_cpu_ms_per_op"), f.serverCpuMsPerOp()}};
         if (f.load.overHttp) {
             o.insert(QStringLiteral("requests"), f.load.requestsSent);
             o.insert(QStringLiteral("answers"), f.load.answersReceived);

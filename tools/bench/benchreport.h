@@ -21,7 +21,13 @@ struct PhaseFigures {
     double agentCores = -1;   ///< the agent's CPU over wall (cores); -1 unknown
     QString limitKey;         ///< the phase this one is a ratio of, empty for limits themselves
     bool preparation = false; ///< set-up load (creating orders): shown, never a ratio or a limit
+    double serverCpuSeconds = -1; ///< the database server's CPU over the phase; -1 unknown or embedded (SQLite)
 
+    /// The database server's CPU milliseconds per operation; -1 unknown.
+    double serverCpuMsPerOp() const
+    {
+        return serverCpuSeconds < 0 || load.completed <= 0 ? -1 : serverCpuSeconds * 1000 / double(load.completed);
+    }
     double rate() const { return load.seconds > 0 ? double(load.completed) / load.seconds : 0; }
     /// Latency quantile (0..1) in milliseconds; 0 without samples.
     double latencyMs(double quantile) const;

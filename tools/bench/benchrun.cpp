@@ -1,5 +1,7 @@
 #include "benchrun.h"
 
+#include "perfrecording.h"
+
 #include "benchenvironment.h"
 #include "directsqllimit.h"
 #include "paidtransactionfloor.h"
@@ -61,14 +63,29 @@ private:
                        const std::function<LoadResult()> &phase, bool record = true)
     {
         std::fprintf(stderr, "payonce-bench: %s ...\n", qPrintable(title));
-        CpuWindow cpu(m_env.agent().pid());
+        std::unique_ptr<PerfRecording> perf;
+        if (!m_options.perfDir.isEmpty() && (key == u"unique_callbacks" || key == u"duplicate_callbacks")) {
+            QString error;
+            perf = PerfRecording::start(m_env.agent().pid(), m_options.perfDir, key, &error);
+            if (!perf)
+                m_report.problems << error;
+        }
+        CpuWindow cpu(m_env.agent().pid(), m_env.databaseServerPid());
         cpu.start();
         LoadResult result = phase();
         cpu.stop(result.seconds);
+        if (perf) {
+            QString error;
+            if (perf->finish(&error))
+                std::fprintf(stderr, "payonce-bench:   profile in %s\n", qPrintable(perf->reportPath()));
+            else
+                m_report.problems << error;
+        }
         (void)m_env.agent().output(); // drain the agent's pipe between phases
         if (record) {
-            m_report.phases.append(
-                PhaseFigures{key, title, result, cpu.benchShareOfMachine(), cpu.agentCores(), limitKey});
+            PhaseFigures figures{key, title, result, cpu.benchShareOfMachine(), cpu.agentCores(), limitKey};
+            figures.serverCpuSeconds = cpu.serverCpuSeconds();
+            m_report.phases.append(figures);
         }
         std::fprintf(stderr, "payonce-bench:   %lld ops in %.2f s, %lld errors, %lld dropped, %lld idle connections "
                              "found closed by the agent\n",
