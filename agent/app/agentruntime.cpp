@@ -344,18 +344,27 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
                                QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable, "
                                               "after_lock_before_begin and after_lock_until_lost exist").arg(pauseAt));
         qCWarning(lcApp).noquote() << "test hook: callbacks pause at" << pauseAt;
-        options.testHook = [point = *pausePoint, untilLost](core::CallbackHookPoint at,
-                                                            const core::CallbackHookContext &context) {
+        // after_lock_until_lost is one pause: once a held lock has been lost (the agent was
+        // frozen past its lease and thawed), the holders still waiting and every later
+        // delivery go on at once. Holding on, a live watchdog would renew those locks for
+        // ever and no agent could pay their orders.
+        auto pauseOver = std::make_shared<std::atomic<bool>>(false);
+        options.testHook = [point = *pausePoint, untilLost, pauseOver](core::CallbackHookPoint at,
+                                                                       const core::CallbackHookContext &context) {
             if (at == point && untilLost) {
-                if (!context.lock)
-                    return core::CallbackHookAction::Continue; // no lock (key store down): nothing to outlive
+                if (!context.lock || pauseOver->load())
+                    return core::CallbackHookAction::Continue; // no lock (key store down), or the pause is over
                 qCWarning(lcApp).noquote()
                     << QStringLiteral("test hook: holding the lock of %1 until it is lost").arg(context.payNo);
-                while (!context.lock->lost())
+                while (!context.lock->lost() && !pauseOver->load())
                     QThread::msleep(10);
+                // Released by another holder's loss: this one held through the pause too, and its
+                // own watchdog may not have noticed yet. Either way a late writer, logged as one.
+                const bool lost = context.lock->lost();
+                pauseOver->store(true);
                 qCWarning(lcApp).noquote()
-                    << QStringLiteral("test hook: lock of %1 lost, writing with fencing token %2")
-                           .arg(context.payNo)
+                    << QStringLiteral("test hook: lock of %1 %2, writing with fencing token %3")
+                           .arg(context.payNo, lost ? QStringLiteral("lost") : QStringLiteral("held past the pause"))
                            .arg(context.lock->fencingToken());
                 return core::CallbackHookAction::Continue;
             }

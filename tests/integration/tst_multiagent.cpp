@@ -199,7 +199,7 @@ private Q_SLOTS:
         // was paid — a worker finishing a row already done — has the newer token: the
         // state machine, not the fence, answers it.)
         const QString output = frozen.output();
-        static const QRegularExpression lateWrite(QStringLiteral("lock of (\\S+) lost, writing with fencing token (\\d+)"));
+        static const QRegularExpression lateWrite(QStringLiteral("lock of (\\S+) (?:lost|held past the pause), writing with fencing token (\\d+)"));
         static const QRegularExpression refused(QStringLiteral("stale fencing token refused for \\S+ pay_no \"?([^\"\\s]+)"));
         QHash<QString, qint64> lateTokens;
         for (auto it = lateWrite.globalMatch(output); it.hasNext();) {
