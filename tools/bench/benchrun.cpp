@@ -1,10 +1,9 @@
 #include "benchrun.h"
 
-#include "perfrecording.h"
-
 #include "benchenvironment.h"
 #include "directsqllimit.h"
 #include "paidtransactionfloor.h"
+#include "perfrecording.h"
 #include "httptestsupport.h"
 #include "processusage.h"
 #include "redislimit.h"
