@@ -54,6 +54,12 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Counter, [callbacks = sources.callbacks] {
                            return QList<MetricSample>{{{}, double(callbacks ? callbacks->staleFenceRefused() : 0)}};
                        });
+    registry.addReader(QStringLiteral("payonce_callback_unfenced_settlements_total"),
+                       QStringLiteral("Orders paid without the pay lock or a fencing token while Redis was unreachable "
+                                      "(the database's status CAS decided alone)"),
+                       MetricType::Counter, [callbacks = sources.callbacks] {
+                           return QList<MetricSample>{{{}, double(callbacks ? callbacks->unfencedSettlements() : 0)}};
+                       });
     registry.addReader(QStringLiteral("payonce_breaker_state"),
                        QStringLiteral("Circuit breaker state: 0 closed, 1 half-open, 2 open"), MetricType::Gauge,
                        [breakers = sources.breakers] {

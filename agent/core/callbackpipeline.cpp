@@ -589,6 +589,7 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
 
     // L3: the pay lock, with the order's fencing token taken in the same step.
     std::unique_ptr<LockHandle> lock;
+    bool keyStoreUnreachable = false;
     if (!ctx.sw.disableLock) {
         const auto deadline = std::chrono::steady_clock::now() + m_options.lockWait;
         for (;;) {
@@ -596,6 +597,7 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
             if (!acquired.ok()) {
                 qCWarning(payonce::lcCore) << "callback: L3 unavailable (key store degraded), L4/L5 decide:"
                                            << acquired.error().internalMessage;
+                keyStoreUnreachable = true;
                 break;
             }
             if (acquired.value()) {
@@ -811,6 +813,9 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
     if (committed.ok()) {
         for (const CallbackFinding &finding : std::as_const(newFindings))
             publishFinding(finding);
+        // No decision inside the transaction: this delivery paid the order.
+        if (keyStoreUnreachable && !decided)
+            m_unfenced.fetch_add(1);
     }
     if (committed.ok() && m_seen && !ctx.sw.disableUniqueIndex)
         (void)m_seen->markProcessed(channelName(n.channel), n.payNo,

@@ -210,6 +210,9 @@ public:
     /// Counters (atomic reads): decisions by layer, stale-token writes refused.
     qint64 decidedBy(Layer layer) const { return m_byLayer[std::size_t(layer)].load(); }
     qint64 staleFenceRefused() const { return m_staleFence.load(); }
+    /// Orders this pipeline paid without the pay lock or a fencing token because the key
+    /// store could not be reached (docs/design.md rule 5): the status CAS decided alone.
+    qint64 unfencedSettlements() const { return m_unfenced.load(); }
 
 private:
     struct Context;
@@ -240,6 +243,7 @@ private:
 
     std::array<std::atomic<qint64>, 8> m_byLayer{};
     std::atomic<qint64> m_staleFence{0};
+    std::atomic<qint64> m_unfenced{0};
 };
 
 /// The notification CallbackPipeline::settleConfirmed takes for a trade that the platform's

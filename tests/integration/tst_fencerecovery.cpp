@@ -5,7 +5,8 @@
 // the first (which kept its run_id and its old counters). A paid callback must still pay
 // the order, and no token written to it may be lower than one written before — else the
 // CAS refuses the payment as a stale fence and the money is received for an order that
-// never becomes PAID.
+// never becomes PAID. And with Redis unreachable, the database alone still pays an order
+// once.
 
 #include "settlementstack.h"
 
@@ -20,6 +21,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
+
+#include <mutex>
+#include <thread>
+#include <vector>
 
 using namespace payonce;
 using namespace payonce::core;
@@ -68,10 +73,11 @@ private:
     void exec(const QString &statement, const QVariantList &binds) { QVERIFY(m_stack.exec(statement, binds)); }
 
     struct Order {
-        QString orderNo, paymentNo, payNo;
+        QString orderNo, paymentNo, payNo, skuId;
     };
 
-    /// An order in PAYING, its WeChat attempt pending, as a confirm leaves it.
+    /// An order in PAYING, its WeChat attempt pending, as a confirm leaves it: two units of
+    /// its own SKU (stock 10), a coupon and points, so every effect has a row to count.
     Order payingOrder()
     {
         Order o;
@@ -79,10 +85,15 @@ private:
         o.orderNo = QStringLiteral("ORD-FENCE-") + serial;
         o.paymentNo = QStringLiteral("PNFENCE") + serial;
         o.payNo = QStringLiteral("4200FENCE") + serial;
+        o.skuId = QStringLiteral("SKU-") + o.orderNo;
+        exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, 10, 1)"), {o.skuId});
         sql::NewOrder order;
         order.orderNo = o.orderNo;
         order.userId = 20240;
         order.amountFen = kAmount;
+        order.rewardCouponTemplate = QStringLiteral("WELCOME10");
+        order.rewardPoints = 100;
+        order.items = {{o.skuId, 2}};
         auto created = sql::SqlOrders(db()).create(order);
         if (!created.ok())
             qWarning() << "order not made:" << created.error().internalMessage;
@@ -126,6 +137,44 @@ private:
         }
     }
 
+    /// The order PAID by `order.payNo` with every effect once: stock taken once (10 → 8),
+    /// one coupon, one points entry, one outbox event, one processed log row.
+    void verifyPaidOnce(const Order &order)
+    {
+        QCOMPARE(statusOf(order.orderNo), QStringLiteral("PAID"));
+        QCOMPARE(m_stack.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {order.orderNo}), order.payNo);
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {order.orderNo}), qint64(1));
+        QCOMPARE(m_stack.text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {order.skuId}), QStringLiteral("8"));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {order.orderNo}), qint64(1));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {order.orderNo}), qint64(1));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {order.orderNo}), qint64(1));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {order.payNo}), qint64(1));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                               {order.payNo}),
+                 qint64(1));
+    }
+
+    /// A real redis-server and the agent's key store on it, reachable; keys null (and
+    /// error saying why) when either could not be had.
+    struct RedisUnderTest {
+        std::unique_ptr<RedisServer> server;
+        std::unique_ptr<redis::RedisKeyStore> keys;
+        QString error;
+    };
+    RedisUnderTest startRedis()
+    {
+        RedisUnderTest r;
+        r.server = RedisServer::start(&r.error);
+        if (!r.server)
+            return r;
+        r.keys = std::make_unique<redis::RedisKeyStore>(optionsFor(r.server->url()), *m_stack.epochs);
+        if (!waitUntilReachable(*r.keys)) {
+            r.error = QStringLiteral("redis-server not reachable: ") + r.server->logTail();
+            r.keys.reset();
+        }
+        return r;
+    }
+
     CallbackPipelineOptions pipelineOptions() const
     {
         CallbackPipelineOptions o;
@@ -157,17 +206,101 @@ private Q_SLOTS:
         QVERIFY2(m_stack.start(dialectUnderTest(), kMchId, &error), qPrintable(error));
     }
 
+    // First of all (the worker must see this test's rows alone; the next test leaves its
+    // row accepted on purpose). Redis is cut while payments are in flight: one delivery was
+    // recorded `accepted` because another holder had the pay lock; another order's first
+    // deliveries arrive only now. The worker's retry and the platform's re-sends, on two
+    // pipelines at once (two agents), settle without a lock or a fence on purpose
+    // (docs/design.md rule 5): the status CAS decides, so each order is paid once with each
+    // effect once, the token an order carries stays as it was (an unfenced write neither
+    // lowers nor clears it), each settlement is counted as unfenced, and once Redis is back
+    // every token handed out is above the last one written.
+    void aPaymentWhileRedisIsUnreachableIsDecidedByTheDatabase()
+    {
+        RedisUnderTest redis = startRedis();
+        QVERIFY2(redis.keys, qPrintable(redis.error));
+        RedisServer *server = redis.server.get();
+        redis::RedisKeyStore &keys = *redis.keys;
+        const Order order = payingOrder();
+        writeTokens(keys, order.orderNo, 5);
+        const qint64 fenced = fenceOf(order.orderNo);
+        QVERIFY(fenced > 0);
+
+        CallbackPipelineOptions options = pipelineOptions();
+        options.lockWait = 300ms;
+        CallbackPipeline first(*m_stack.verifier, *m_stack.callbackStore, *m_stack.modes, keys.locks(),
+                               &keys.seenProcessed(), m_stack.clock, options);
+        CallbackPipeline second(*m_stack.verifier, *m_stack.callbackStore, *m_stack.modes, keys.locks(),
+                                &keys.seenProcessed(), m_stack.clock, options);
+        {
+            auto held = keys.locks().acquire(QStringLiteral("lock:pay:") + order.payNo, 60s, order.orderNo);
+            QVERIFY2(held.ok() && held.value(), "the pay lock was not taken");
+            const CallbackOutcome recorded = first.handle(jsonDelivery(order.payNo, order.paymentNo, kAmount));
+            QVERIFY2(recorded.success() && recorded.note == u"lock_busy_durable", qPrintable(describe(recorded)));
+            QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = "
+                                                  "'accepted'"),
+                                   {order.payNo}),
+                     qint64(1));
+            QVERIFY(server->kill()); // with the lock still held: its holder is cut off too
+        }
+        QCOMPARE(statusOf(order.orderNo), QStringLiteral("PAYING"));
+
+        // A second order, never notified before, whose first deliveries arrive now: nobody
+        // has a durable row, the re-sends race to settle it.
+        const Order fresh = payingOrder();
+        constexpr int kResends = 8;
+        std::mutex mutex;
+        QStringList refused;
+        std::vector<std::thread> resends;
+        for (int i = 0; i < 2 * kResends; ++i) {
+            resends.emplace_back([&, i] {
+                CallbackPipeline &pipeline = i % 2 ? second : first;
+                const Order &o = i < kResends ? order : fresh;
+                const CallbackOutcome out = pipeline.handle(jsonDelivery(o.payNo, o.paymentNo, kAmount));
+                if (!out.success()) {
+                    std::lock_guard guard(mutex);
+                    refused << o.orderNo + QStringLiteral(": ") + describe(out);
+                }
+            });
+        }
+        CallbackWorker worker(first, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
+        (void)worker.runOnce();
+        for (std::thread &t : resends)
+            t.join();
+        QVERIFY2(refused.isEmpty(), qPrintable(refused.join(QStringLiteral("; "))));
+        for (const Order &o : {order, fresh}) {
+            QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = "
+                                                  "'accepted'"),
+                                   {o.payNo}),
+                     qint64(0));
+            verifyPaidOnce(o);
+        }
+        QCOMPARE(fenceOf(order.orderNo), fenced);
+        QCOMPARE(fenceOf(fresh.orderNo), qint64(0));
+        QCOMPARE(first.unfencedSettlements() + second.unfencedSettlements(), qint64(2));
+        QCOMPARE(first.staleFenceRefused() + second.staleFenceRefused(), qint64(0));
+
+        // Redis is back, empty: a new epoch, every token above the one the order carries.
+        QVERIFY2(server->startAgain(&redis.error), qPrintable(redis.error));
+        QVERIFY(waitUntilReachable(keys));
+        writeTokens(keys, order.orderNo, 2);
+        QVERIFY(fenceOf(order.orderNo) > fenced);
+        const CallbackOutcome late = first.handle(jsonDelivery(order.payNo, order.paymentNo, kAmount));
+        QVERIFY2(late.success(), qPrintable(describe(late)));
+        verifyPaidOnce(order);
+        QCOMPARE(first.unfencedSettlements() + second.unfencedSettlements(), qint64(2));
+    }
+
     void staleFenceOnAnAcceptedRowIsRetriedAndRaisesAFinding()
     {
-        // First, so the worker sees this row alone. The order carries a token no key store will reach soon (written by a store whose
+        // Second: the first test leaves no accepted row, so the worker sees this one alone.
+        // The order carries a token no key store will reach soon (written by a store whose
         // epoch is far ahead): every attempt is refused as stale. The delivery is answered
         // SUCCESS (it is recorded, `accepted`), so the worker must keep trying with fresh
         // tokens, never count the row finished, and raise a finding.
-        QString error;
-        auto server = RedisServer::start(&error);
-        QVERIFY2(server, qPrintable(error));
-        redis::RedisKeyStore keys(optionsFor(server->url()), *m_stack.epochs);
-        QVERIFY(waitUntilReachable(keys));
+        RedisUnderTest redis = startRedis();
+        QVERIFY2(redis.keys, qPrintable(redis.error));
+        redis::RedisKeyStore &keys = *redis.keys;
         const Order order = payingOrder();
         exec(QStringLiteral("UPDATE orders SET fence = ? WHERE order_no = ?"), {qint64(0x7FFFFFFF) << 32, order.orderNo});
 
@@ -205,11 +338,10 @@ private Q_SLOTS:
 
     void paidCallbackAfterTheFenceKeysWereDeleted()
     {
-        QString error;
-        auto server = RedisServer::start(&error);
-        QVERIFY2(server, qPrintable(error));
-        redis::RedisKeyStore keys(optionsFor(server->url()), *m_stack.epochs);
-        QVERIFY(waitUntilReachable(keys));
+        RedisUnderTest redis = startRedis();
+        QVERIFY2(redis.keys, qPrintable(redis.error));
+        RedisServer *server = redis.server.get();
+        redis::RedisKeyStore &keys = *redis.keys;
         const Order order = payingOrder();
         writeTokens(keys, order.orderNo, 20);
 
@@ -252,7 +384,6 @@ private Q_SLOTS:
         writeTokens(keys, order.orderNo, 2);
         paidCallbackPays(keys, order);
     }
-
 };
 
 QTEST_GUILESS_MAIN(TestFenceRecovery)

@@ -77,6 +77,7 @@ private Q_SLOTS:
                                         "payonce_request_duration_seconds histogram", "payonce_breaker_state gauge",
                                         "payonce_outbox_pending gauge", "payonce_outbox_dead_total counter",
                                         "payonce_compensations gauge", "payonce_stale_fence_refused_total counter",
+                                        "payonce_callback_unfenced_settlements_total counter",
                                         "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
                                         "payonce_findings_open gauge", "payonce_auth_failures_total counter",
                                         "payonce_auth_refused_total counter",
