@@ -21,7 +21,8 @@
 // callback_deliveries row (the counter that moves; raw_body NULL when unverified) and its
 // error_code, printed; for a merchant or amount mismatch the amount_mismatch finding. The
 // last rows are valid notifications, signed now: 200 SUCCESS and the order PAID, which
-// proves the set-up the refusals ran against was able to pay.
+// proves the set-up the refusals ran against was able to pay; the very last carries empty
+// parameters (`body=`), signed as Alipay signs them, and pays an order of its own.
 
 #include "agentprocess.h"
 #include "storagefixture.h"
@@ -46,6 +47,8 @@ using Headers = QList<QPair<QByteArray, QByteArray>>;
 const QString kFixtures = QStringLiteral(PAYONCE_FIXTURES_DIR "/notifications");
 const QString kWeChatOrder = QStringLiteral("ORD-REJ-WX");
 const QString kAlipayOrder = QStringLiteral("ORD-REJ-ALI");
+/// Paid by a notification carrying empty parameters (`body=`), as Alipay sends them.
+const QString kAlipayEmptyOrder = QStringLiteral("ORD-REJ-ALI-EMPTY");
 
 QString describe(const HttpAnswer &answer)
 {
@@ -154,6 +157,9 @@ private Q_SLOTS:
                  qPrintable(error));
         QVERIFY2(m_agent->createOrder(kAlipayOrder, 43, QStringLiteral("99.00"), QStringLiteral("SKU-REJ-ALI"), &error),
                  qPrintable(error));
+        QVERIFY2(m_agent->createOrder(kAlipayEmptyOrder, 44, QStringLiteral("99.00"), QStringLiteral("SKU-REJ-ALI-EMPTY"),
+                                      &error),
+                 qPrintable(error));
         QCOMPARE(orderStatus(kWeChatOrder), QStringLiteral("PENDING"));
         QCOMPARE(orderStatus(kAlipayOrder), QStringLiteral("PENDING"));
     }
@@ -207,9 +213,14 @@ private Q_SLOTS:
         row("alipay_trade_closed", 400, "not_paid", 1);
         row("alipay_forged_signature", 401, "bad_signature", 0);
         row("alipay_amount_mismatch", 400, "amount_mismatch", 1, true);
+        // Alipay signs a notification's empty parameters too: a signature over the content
+        // without them (the way requests are signed) is not the platform's.
+        row("alipay_empty_parameter_left_out_of_the_signature", 401, "bad_signature", 0);
         // The set-up is right: the same keys, order and amounts pay.
         row("wechat_valid", 200, "processed", 1, false, true);
         row("alipay_valid", 200, "processed", 1, false, true);
+        // `body=` and `passback_params=` sent and signed as Alipay does: paid (its own order).
+        row("alipay_valid_empty_parameters", 200, "processed", 1, false, true);
     }
     void badInputIsRefused()
     {
@@ -227,7 +238,9 @@ private Q_SLOTS:
         };
 
         const bool alipay = caseName.startsWith(u"alipay_");
-        const QString orderNo = alipay ? kAlipayOrder : kWeChatOrder;
+        const QString orderNo = caseName == u"alipay_valid_empty_parameters" ? kAlipayEmptyOrder
+                                : alipay                                     ? kAlipayOrder
+                                                                             : kWeChatOrder;
         // Each row its own pay_no: findings are unique per (kind, channel:pay_no) and a
         // pay_no already logged would be a duplicate, not a refusal.
         const QString payNo = (alipay ? QStringLiteral("2026112922") : QStringLiteral("4200000000"))
