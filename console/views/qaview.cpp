@@ -25,7 +25,6 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
-#include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -35,10 +34,6 @@ namespace {
 
 // The runs an operator compares; older ones stay in the agent's database.
 constexpr int kRunsShown = 200;
-
-// While the shown run is running, it is fetched again this often without any event: an
-// agent that died sends none, and the run turns abandoned once its lease has run out.
-constexpr int kRunningRunPollMs = 5000;
 
 } // namespace
 
@@ -80,14 +75,6 @@ QaView::QaView(AgentClient *client, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(splitter);
     updatePlan();
-
-    auto *watch = new QTimer(this);
-    watch->setObjectName(QStringLiteral("runningRunWatch"));
-    connect(watch, &QTimer::timeout, this, [this] {
-        if (shownIsRunning())
-            showScenario(m_shown);
-    });
-    watch->start(kRunningRunPollMs);
 }
 
 QaView::~QaView() = default;
@@ -270,6 +257,17 @@ void QaView::startScenario()
 
 void QaView::applyMessage(const StreamMessage &message)
 {
+    if (std::holds_alternative<StreamSnapshot>(message.body)) {
+        // A stream (re)connected: what happened while it was down (a run that ended, or
+        // was written down abandoned after its agent died) came in no event, so the list
+        // and the shown run are fetched once. No clock of its own: a run whose agent died
+        // is written down, and announced, by the agent that finds its lease run out.
+        if (!m_listInFlight)
+            refresh();
+        if (!m_shown.isEmpty())
+            showScenario(m_shown);
+        return;
+    }
     const auto *event = std::get_if<StreamEvent>(&message.body);
     if (!event || event->kind != streamevent::ScenarioProgress)
         return;

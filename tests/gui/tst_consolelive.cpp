@@ -5,7 +5,9 @@
 // console's compensations view within one stream interval of the run's answer; an
 // order.paid event that goes dead reaches the outbox view through the stream's
 // outbox.dead_letter event; a money finding puts a notice in the status bar until the
-// compensations view is opened. The views have no polling timer to thank for any of it.
+// compensations view is opened; a QA run whose agent is killed while the console follows
+// it ends abandoned in the open QA view once another agent takes the address over. The
+// views have no polling timer to thank for any of it.
 
 #include "agentprocess.h"
 #include "consoletestsupport.h"
@@ -15,8 +17,10 @@
 #include "console/models/compensationsmodel.h"
 #include "console/models/findingsmodel.h"
 #include "console/models/outboxmodel.h"
+#include "console/models/qarunsmodel.h"
 #include "console/views/compensationsview.h"
 #include "console/views/outboxview.h"
+#include "console/views/qaview.h"
 
 #include <QAction>
 #include <QElapsedTimer>
@@ -26,6 +30,9 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTest>
+#include <QTimer>
+
+#include <csignal>
 
 using namespace payonce;
 using namespace payonce::console;
@@ -35,6 +42,11 @@ namespace {
 
 constexpr int kAgentTimeoutMs = 30000;
 constexpr int kStreamIntervalMs = 1000;
+constexpr int kQaLeaseMs = 3000;
+// A storm on WeChat's schedule x 0.01 (0.15 + 0.15 + 0.3 + 1.8 + 6 + 12 s): still running
+// when its agent is killed.
+const QByteArray kLongStorm = R"({"kind":"retry_storm","orders":4,"duplicates":6,"concurrency":2,)"
+                              R"("time_scale":0.01,"reason":"live QA view"})";
 
 int rowWhere(const JsonTableModel *model, const QString &key, const QString &value)
 {
@@ -153,7 +165,85 @@ private Q_SLOTS:
         QVERIFY(!notice->isVisible());
     }
 
+    // A QA run whose agent is killed (-9) while an open console follows it: the console
+    // loses its stream, reconnects by itself to the agent that takes the address over, and
+    // shows the run abandoned, naming the dead agent, with nobody pressing anything. The QA
+    // view has no timer of its own: the heir writes the run down once its lease has run out
+    // and announces it, and a stream that (re)connects makes the view fetch what it missed.
+    void aRunWhoseAgentDiedEndsAbandonedInTheOpenQaView()
+    {
+        auto dying = startQaAgent(QStringLiteral("qa-live-dying"), 0);
+        QVERIFY(dying);
+        auto window = openTestedConsole(dying->port(), "view-token");
+        child<QAction>(window.get(), "showView5")->trigger();
+        QCOMPARE(window->views()->currentWidget(), window->qa());
+        QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
+        const auto noClockOfItsOwn = [&] {
+            for (const QTimer *timer : window->qa()->findChildren<QTimer *>())
+                QVERIFY2(timer->isSingleShot() || !timer->isActive(),
+                         qPrintable(QStringLiteral("a repeating timer in the QA view: ") + timer->objectName()));
+        };
+        noClockOfItsOwn();
+
+        // Started elsewhere (a script, another console): listed and followed from its events.
+        const HttpAnswer started = dying->call("POST", QStringLiteral("/api/v1/qa/scenarios"), kLongStorm, bearer("desk-token"));
+        QVERIFY2(started.status == 202, started.body.constData());
+        const QString id = started.json().value(QStringLiteral("scenario_id")).toString();
+        QaRunsModel *runs = window->qa()->runs();
+        const auto statusShown = [&] {
+            const int row = runs->rowOf(id);
+            return row < 0 ? QString() : runs->rowObject(row).value(QStringLiteral("status")).toString();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(window->qa()->shownScenario() == id && statusShown() == u"running", kAgentTimeoutMs);
+        QLabel *progress = child<QLabel>(window.get(), "scenarioProgress");
+        QTRY_VERIFY_WITH_TIMEOUT(progress->text().contains(u"retry_storm:"), kAgentTimeoutMs);
+
+        const int port = dying->port();
+        QElapsedTimer sinceTheKill;
+        sinceTheKill.start();
+        QCOMPARE(::kill(pid_t(dying->pid()), SIGKILL), 0);
+        dying.reset(); // reaps it
+        QTRY_VERIFY_WITH_TIMEOUT(window->stream()->state() != StreamClient::State::Live, kAgentTimeoutMs);
+        QCOMPARE(statusShown(), QStringLiteral("running")); // nobody has written anything down
+
+        auto heir = startQaAgent(QStringLiteral("qa-live-heir"), port);
+        QVERIFY(heir);
+        QTRY_VERIFY_WITH_TIMEOUT(statusShown() == u"abandoned", kQaLeaseMs + kAgentTimeoutMs);
+        qInfo("shown abandoned %lld ms after the kill (lease %d ms)", qint64(sinceTheKill.elapsed()), kQaLeaseMs);
+        QCOMPARE(window->stream()->state(), StreamClient::State::Live);
+        QCOMPARE(window->qa()->shownScenario(), id);
+        QLabel *verdict = child<QLabel>(window.get(), "scenarioVerdict");
+        QTRY_VERIFY_WITH_TIMEOUT(verdict->text().contains(u"qa-live-dying"), kAgentTimeoutMs);
+        qInfo("shown: %s", qPrintable(verdict->text()));
+        noClockOfItsOwn();
+        QCOMPARE(heir->stop(), 0);
+    }
+
 private:
+    /// An agent on this test's database with QA scenarios on (lease kQaLeaseMs) and the
+    /// simulator's notifications fast; `port` 0: a free one.
+    std::unique_ptr<AgentProcess> startQaAgent(const QString &instanceId, int port)
+    {
+        QString error;
+        AgentProcess::Options options;
+        options.db = m_db.server->url();
+        options.port = port;
+        options.extraConfig = QJsonObject{
+            {QStringLiteral("instance_id"), instanceId},
+            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kStreamIntervalMs}}},
+            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("lease_ms"), kQaLeaseMs}}},
+            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+        };
+        auto agent = AgentProcess::start(options, &error);
+        if (!agent) {
+            qWarning("%s", qPrintable(error));
+            return nullptr;
+        }
+        if (agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status != 200)
+            return nullptr;
+        return agent;
+    }
+
     /// An order paid through the simulator, settled by the agent (its points granted).
     void payAndWaitForPoints(const QString &orderNo)
     {
