@@ -1,7 +1,11 @@
 #include "agentcluster.h"
 
+#include "crypto/aesgcm.h"
+
 #include <QCoreApplication>
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QElapsedTimer>
 #include <QTest>
 
@@ -201,6 +205,18 @@ QList<CapturedRequest> AgentCluster::paidOrders(const QString &prefix, int count
         return {};
     }
     return m_relay->captured.mid(before, count);
+}
+
+QString AgentCluster::payNoOf(const CapturedRequest &notification) const
+{
+    const QJsonObject resource = QJsonDocument::fromJson(notification.body).object().value(u"resource").toObject();
+    const QByteArray key = m_sim->weChatConfig().value(u"apiv3_key").toString().toLatin1();
+    auto plain = crypto::aes256GcmDecrypt(key, resource.value(u"nonce").toString().toLatin1(),
+                                          resource.value(u"associated_data").toString().toLatin1(),
+                                          resource.value(u"ciphertext").toString().toLatin1());
+    if (!plain.ok())
+        return {};
+    return QJsonDocument::fromJson(plain.value()).object().value(u"transaction_id").toString();
 }
 
 qint64 AgentCluster::stockLeft(const QString &prefix)

@@ -70,6 +70,10 @@ public:
     /// simulator: the platform's signed notification of each, as the relay kept it.
     /// Empty and *error on the first failure.
     QList<CapturedRequest> paidOrders(const QString &prefix, int count, QString *error);
+    /// The platform's transaction id (pay_no) a notification of paidOrders() carries, read
+    /// from its encrypted resource with the simulator's APIv3 key; empty when it cannot be
+    /// read.
+    QString payNoOf(const CapturedRequest &notification) const;
     /// The stock left of the SKU paidOrders() made for `prefix`, by SQL; -1 on error.
     qint64 stockLeft(const QString &prefix);
 

@@ -74,6 +74,12 @@ CallbackStorm::Report CallbackStorm::wait()
     return m_report;
 }
 
+QList<int> CallbackStorm::acknowledgedSoFar() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_acknowledged;
+}
+
 bool CallbackStorm::deliverCopies(int index)
 {
     const QByteArray request = replayOf(m_notifications.at(index));
@@ -83,10 +89,11 @@ bool CallbackStorm::deliverCopies(int index)
         const QByteArray response = m_options.tlsPorts.contains(port)
                                         ? httpsExchange(port, m_options.caCertificate, request, m_options.requestTimeoutMs)
                                         : httpExchange(port, request, m_options.requestTimeoutMs);
-        if (acknowledgedByWeChatRules(response))
-            acknowledged = true;
+        const bool acknowledges = acknowledgedByWeChatRules(response);
         m_postsAnswered.fetch_add(1);
         std::lock_guard guard(m_mutex);
+        if (acknowledges && !acknowledged.exchange(true))
+            m_acknowledged.append(index);
         ++m_report.answersByStatus[httpStatusOf(response)];
         ++m_report.posts;
     });

@@ -67,6 +67,9 @@ public:
     qint64 postsAnswered() const { return m_postsAnswered.load(); }
     /// The POSTs of the first round: notifications × copies.
     qint64 firstRoundPosts() const { return qint64(m_notifications.size()) * m_options.copies; }
+    /// The notifications (their indexes) at least one copy of which was acknowledged so
+    /// far — what the platform now believes delivered and will never send again.
+    QList<int> acknowledgedSoFar() const;
 
 private:
     bool deliverCopies(int index);
@@ -76,8 +79,9 @@ private:
     const Options m_options;
     std::atomic<qint64> m_postsAnswered{0};
     std::atomic<bool> m_finished{false};
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     Report m_report; // answersByStatus under m_mutex while running
+    QList<int> m_acknowledged; // under m_mutex, in the order acknowledged
     std::thread m_thread;
 };
 
