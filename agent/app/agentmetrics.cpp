@@ -5,6 +5,7 @@
 #include "core/confirmpipeline.h"
 #include "core/metricsregistry.h"
 #include "core/ports/keystore.h"
+#include "core/retentionpruner.h"
 #include "operationalcountscache.h"
 
 
@@ -59,6 +60,16 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                                       "(the database's status CAS decided alone)"),
                        MetricType::Counter, [callbacks = sources.callbacks] {
                            return QList<MetricSample>{{{}, double(callbacks ? callbacks->unfencedSettlements() : 0)}};
+                       });
+    registry.addReader(QStringLiteral("payonce_retention_pruned_total"),
+                       QStringLiteral("Rows deleted by retention, by table (deliveries, callback_log, outbox_delivered, "
+                                      "qa_runs)"),
+                       MetricType::Counter, [retention = sources.retention] {
+                           QList<MetricSample> samples;
+                           for (core::RetainedTable table : core::allRetainedTables)
+                               samples.append({{{QStringLiteral("table"), core::retainedTableName(table)}},
+                                               double(retention ? retention->deleted(table) : 0)});
+                           return samples;
                        });
     registry.addReader(QStringLiteral("payonce_breaker_state"),
                        QStringLiteral("Circuit breaker state: 0 closed, 1 half-open, 2 open"), MetricType::Gauge,

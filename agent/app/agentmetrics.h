@@ -6,6 +6,7 @@ class CallbackPipeline;
 class ConfirmPipeline;
 class KeyStore;
 class MetricsRegistry;
+class RetentionPruner;
 } // namespace payonce::core
 
 namespace payonce::app {
@@ -19,6 +20,7 @@ struct MetricsSources {
     core::BreakerRegistry *breakers = nullptr;
     core::KeyStore *keyStore = nullptr;
     OperationalCountsCache *counts = nullptr;
+    core::RetentionPruner *retention = nullptr;
 };
 
 /// Registers the families that GET /metrics shows beside the HTTP server's own request
@@ -26,6 +28,8 @@ struct MetricsSources {
 /// them, never counted twice —
 ///   payonce_duplicates_total{layer}      confirms + callbacks decided by each layer
 ///   payonce_stale_fence_refused_total    stale fencing-token writes refused
+///   payonce_callback_unfenced_settlements_total  orders paid with Redis unreachable
+///   payonce_retention_pruned_total{table} rows retention deleted
 ///   payonce_breaker_state{name}          0 closed, 1 half-open, 2 open
 ///   payonce_breaker_forced{name,mode}    1 while an operator forces a breaker
 ///   payonce_redis_degraded               1 while the key store is unreachable

@@ -22,6 +22,7 @@
 #include "core/ports/distributedlock.h"
 #include "core/ports/keystore.h"
 #include "core/resilientgateway.h"
+#include "core/retentionpruner.h"
 #include "core/scenariorunner.h"
 #include "core/scenarioswitches.h"
 #include "core/setupservice.h"
@@ -68,6 +69,7 @@
 #include "sql/sqlqarunstore.h"
 #include "sql/sqlrefundstore.h"
 #include "sql/sqlpaymentstore.h"
+#include "sql/sqlretentionstore.h"
 #include "qa/httpscenariodriver.h"
 #include "webhook/webhookhandler.h"
 
@@ -119,6 +121,8 @@ struct AgentRuntime::Parts {
     std::unique_ptr<core::KeyStore> keyStore;
     std::unique_ptr<sql::SqlAuditWriter> audit;
     std::unique_ptr<sql::SqlIdempotencyStore> idempotency;
+    std::unique_ptr<sql::SqlRetentionStore> retentionStore;
+    std::unique_ptr<core::RetentionPruner> retention;
     std::unique_ptr<sql::SqlPaymentStore> payments;
     std::unique_ptr<sql::SqlOrderRepository> orders;
     std::unique_ptr<sql::SqlBreakerModeStore> breakerModes;
@@ -170,6 +174,7 @@ struct AgentRuntime::Parts {
     std::unique_ptr<qa::HttpScenarioDriver> qaDriver;
     std::unique_ptr<core::ScenarioRunner> qaRunner;
     std::unique_ptr<QTimer> purgeTimer;
+    std::unique_ptr<QTimer> retentionTimer;
     quint16 port = 0;
 
     QString callbackBaseUrl() const;
@@ -243,6 +248,14 @@ core::Result<void> AgentRuntime::Parts::openStorage()
 
     audit = std::make_unique<sql::SqlAuditWriter>(*database);
     idempotency = std::make_unique<sql::SqlIdempotencyStore>(*database);
+    retentionStore = std::make_unique<sql::SqlRetentionStore>(*database);
+    core::RetentionOptions kept;
+    kept.days[std::size_t(core::RetainedTable::Deliveries)] = config.retention.deliveriesDays;
+    kept.days[std::size_t(core::RetainedTable::CallbackLog)] = config.retention.callbackLogDays;
+    kept.days[std::size_t(core::RetainedTable::OutboxDelivered)] = config.retention.outboxDeliveredDays;
+    kept.days[std::size_t(core::RetainedTable::QaRuns)] = config.retention.qaRunsDays;
+    kept.batchSize = config.retention.batchSize;
+    retention = std::make_unique<core::RetentionPruner>(*retentionStore, kept);
     payments = std::make_unique<sql::SqlPaymentStore>(*database);
     orders = std::make_unique<sql::SqlOrderRepository>(*database);
     breakerModes = std::make_unique<sql::SqlBreakerModeStore>(*database);
@@ -566,7 +579,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     server = std::make_unique<http::HttpServer>(options, http::Authenticator(config.authTokens));
     operationalCounts = std::make_unique<sql::SqlOperationalCounts>(*database);
     countsCache = std::make_unique<OperationalCountsCache>(*operationalCounts);
-    registerAgentMetrics(metrics, {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), countsCache.get()});
+    registerAgentMetrics(metrics,
+                         {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), countsCache.get(), retention.get()});
     server->route(http::Method::Get, QStringLiteral("/metrics"), http::Role::None, [this](const http::HttpRequest &) {
         http::HttpReply reply = http::HttpReply::text(metrics.render());
         reply.contentType = core::prometheus::contentType;
@@ -651,6 +665,25 @@ core::Result<void> AgentRuntime::Parts::startHttp()
         });
     });
     purgeTimer->start(kIdempotencyPurgeIntervalMs);
+
+    // Retention (docs/design.md, "Retention"): small batches on a pool thread, never on
+    // the callback path; runs do not overlap.
+    if (config.retention.intervalMs > 0) {
+        retentionTimer = std::make_unique<QTimer>();
+        QObject::connect(retentionTimer.get(), &QTimer::timeout, [this] {
+            QThreadPool::globalInstance()->start([pruner = retention.get(), now = clock.nowMs()] {
+                const core::RetentionPruner::Report report = pruner->runOnce(now);
+                for (core::RetainedTable table : core::allRetainedTables) {
+                    if (const qint64 n = report.deleted[std::size_t(table)]; n > 0)
+                        qCInfo(lcApp).noquote() << QStringLiteral("retention: %1 %2 rows deleted%3")
+                                                       .arg(n)
+                                                       .arg(core::retainedTableName(table),
+                                                            report.complete ? QString() : QStringLiteral(", more next run"));
+                }
+            });
+        });
+        retentionTimer->start(config.retention.intervalMs);
+    }
     return {};
 }
 
@@ -681,8 +714,8 @@ AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
 /// and join; work already on the global pool is waited for by the destructor.
 void AgentRuntime::Parts::stopBackgroundWork()
 {
-    for (QTimer *timer : {purgeTimer.get(), callbackWorkerTimer.get(), patrolTimer.get(), refundFollowUpTimer.get(),
-                          closerTimer.get(), countsTimer.get()}) {
+    for (QTimer *timer : {purgeTimer.get(), retentionTimer.get(), callbackWorkerTimer.get(), patrolTimer.get(),
+                          refundFollowUpTimer.get(), closerTimer.get(), countsTimer.get()}) {
         if (timer)
             timer->stop();
     }

@@ -96,6 +96,10 @@ struct FieldSpec {
     QStringView name;
     bool isPath;
 };
+
+/// The platforms re-send a notification for about a day (WeChat 24 h, Alipay 25 h).
+constexpr int kMinimumCallbackRetentionDays = 3;
+
 constexpr FieldSpec kTokenFields[] = {{u"name", false}, {u"role", false}, {u"sha256", false}};
 constexpr FieldSpec kPlatformKeyFields[] = {{u"serial", false}, {u"public_key", true}};
 
@@ -437,9 +441,24 @@ public:
                         86400000)
             || !integer(QStringLiteral("close.pending_timeout_ms"), c.close.pendingTimeoutMs, 0, 604800000)
             || !integer(QStringLiteral("close.interval_ms"), c.close.intervalMs, 100, 86400000)
+            || !integer(QStringLiteral("retention.deliveries_days"), c.retention.deliveriesDays, 0, 36500)
+            || !integer(QStringLiteral("retention.callback_log_days"), c.retention.callbackLogDays, 0, 36500)
+            || !integer(QStringLiteral("retention.outbox_delivered_days"), c.retention.outboxDeliveredDays, 0, 36500)
+            || !integer(QStringLiteral("retention.qa_runs_days"), c.retention.qaRunsDays, 0, 36500)
+            || !integer(QStringLiteral("retention.batch_size"), c.retention.batchSize, 1, 100000)
+            || !integer(QStringLiteral("retention.interval_ms"), c.retention.intervalMs, 0, 86400000)
             || !integer(QStringLiteral("stream.interval_ms"), c.stream.intervalMs, 5, 60000)
             || !integer(QStringLiteral("stream.max_per_token"), c.stream.maxPerToken, 1, 1000))
             return error;
+        // A notification's duplicates keep coming for about a day: its log row and delivery
+        // stay well past that.
+        for (const auto &[key, days] : {std::pair{QStringLiteral("retention.deliveries_days"), c.retention.deliveriesDays},
+                                        std::pair{QStringLiteral("retention.callback_log_days"), c.retention.callbackLogDays}}) {
+            if (days != 0 && days < kMinimumCallbackRetentionDays) {
+                fail(key, QStringLiteral("must be 0 (for ever) or at least %1 days").arg(kMinimumCallbackRetentionDays));
+                return error;
+            }
+        }
         if (const Setting *s = find(QStringLiteral("outbox.webhook_urls"))) {
             const QJsonArray urls = s->value.toArray();
             for (qsizetype i = 0; i < urls.size(); ++i) {
@@ -793,6 +812,14 @@ QString Config::describeForLog() const
             .arg(patrol.stuckPayingAfterMs)
             .arg(patrol.stuckAcceptedAfterMs),
         QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}").arg(close.pendingTimeoutMs).arg(close.intervalMs),
+        QStringLiteral("retention={deliveries_days=%1 callback_log_days=%2 outbox_delivered_days=%3 qa_runs_days=%4 "
+                       "batch_size=%5 interval_ms=%6}")
+            .arg(retention.deliveriesDays)
+            .arg(retention.callbackLogDays)
+            .arg(retention.outboxDeliveredDays)
+            .arg(retention.qaRunsDays)
+            .arg(retention.batchSize)
+            .arg(retention.intervalMs),
         QStringLiteral("stream={interval_ms=%1 max_per_token=%2}").arg(stream.intervalMs).arg(stream.maxPerToken),
     };
     return parts.join(u' ');

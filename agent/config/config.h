@@ -125,6 +125,19 @@ struct CloseSettings {
     bool operator==(const CloseSettings &) const = default;
 };
 
+/// What is deleted after how long (docs/design.md, "Retention"; core::RetentionPruner). Days;
+/// 0 keeps for ever. The callback log and the deliveries keep at least 3 days: the
+/// platforms re-send a notification for about a day, and its duplicates are caught by them.
+struct RetentionSettings {
+    int deliveriesDays = 90;                 ///< callback_deliveries (raw bodies)
+    int callbackLogDays = 180;               ///< pay_callback_log rows processed
+    int outboxDeliveredDays = 30;            ///< outbox events delivered
+    int qaRunsDays = 90;                     ///< QA runs that ended
+    int batchSize = 1000;                    ///< rows one delete takes, one transaction each
+    int intervalMs = 600000;                 ///< a run this often; 0: never
+    bool operator==(const RetentionSettings &) const = default;
+};
+
 /// The live stream (GET /api/v1/stream).
 struct StreamSettings {
     int intervalMs = 250; ///< a metrics message this often; below 100 only for tests (5 is the floor)
@@ -165,6 +178,7 @@ struct Config {
     OutboxSettings outbox;
     PatrolSettings patrol;
     CloseSettings close;
+    RetentionSettings retention;
     StreamSettings stream;
     QString configFile;                      ///< absolute path of the file read, or empty
 

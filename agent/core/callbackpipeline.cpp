@@ -316,9 +316,18 @@ Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &
     auto stored = m_options.history->newestVerifiedDelivery(channel, payNo);
     if (!stored.ok())
         return stored.error();
-    if (!stored.value())
+    if (!stored.value()) {
+        // Its log row outlives the delivery (retention keeps the log longer): the
+        // notification was received, only its raw body is gone.
+        auto logged = m_options.history->logRowStatus(channel, payNo);
+        if (logged.ok() && logged.value())
+            return Error::make(ErrorCode::NotFound,
+                               QStringLiteral("%1 %2 was received, but its delivery is past retention "
+                                              "(retention.deliveries_days): nothing is left to replay")
+                                   .arg(channelName(channel), payNo));
         return Error::make(ErrorCode::NotFound,
                            QStringLiteral("no verified delivery is stored for %1 %2").arg(channelName(channel), payNo));
+    }
     Context ctx;
     ctx.fromReplay = true;
     ctx.dryRun = dryRun;

@@ -186,6 +186,23 @@ private Q_SLOTS:
         }
     }
 
+    // A paid notification whose delivery retention deleted (its log row kept longer): the
+    // replay is refused 404 not_found, saying it was received and is past retention, and
+    // writes nothing.
+    void replayPastRetentionSaysSo()
+    {
+        const QString orderNo = QStringLiteral("ORD-REST-RETAINED");
+        QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-RETAINED"), true));
+        const QString payNo = payNoOf(orderNo);
+        exec("DELETE FROM callback_deliveries WHERE pay_no = ?", {payNo}); // as retention does
+        const auto before = snapshot();
+        const HttpAnswer replayed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("dispute 7")));
+        QVERIFY2(replayed.status == 404 && replayed.errorCode() == u"not_found", qPrintable(describe(replayed)));
+        const QString message = replayed.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(u"past retention") && message.contains(u"retention.deliveries_days"), qPrintable(message));
+        QCOMPARE(snapshot(), before);
+    }
+
     // A replay of a processed pay_no is absorbed: SUCCESS, named by its layer, no second
     // effect, audited with the operator as actor and the reason.
     void replayOfProcessedIsAbsorbed()

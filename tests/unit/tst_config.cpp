@@ -418,6 +418,14 @@ private Q_SLOTS:
             << u"PAYONCE_INSTANCES: 2 agents share this database"_qs;
         row("instances zero") << QByteArray() << none << QStringList{u"--instances=0"_qs}
                               << u"--instances: must be a whole number in 1-1024"_qs;
+        // The platforms re-send for about a day: the log row and delivery that catch the
+        // duplicates stay at least 3 days (or for ever).
+        row("callback log kept 2 days") << QByteArray() << none << QStringList{u"--retention-callback-log-days=2"_qs}
+                                        << u"--retention-callback-log-days: must be 0 (for ever) or at least 3 days"_qs;
+        row("deliveries kept 1 day") << QByteArray(R"({"retention": {"deliveries_days": 1}})") << none << none
+                                     << u"config file %FILE, key \"retention.deliveries_days\": must be 0 (for ever) or at least 3 days"_qs;
+        row("retention batch zero") << QByteArray() << QStringList{u"PAYONCE_RETENTION_BATCH_SIZE=0"_qs} << none
+                                    << u"PAYONCE_RETENTION_BATCH_SIZE: must be a whole number in 1-100000"_qs;
         row("redis timeout fraction") << QByteArray(R"({"redis_timeout_ms": 1.5})") << none << none
                                       << u"config file %FILE, key \"redis_timeout_ms\": must be an integer, not a number"_qs;
         row("instance id") << QByteArray() << none << QStringList{u"--instance-id=a b"_qs}

@@ -1,0 +1,25 @@
+#pragma once
+
+#include "database.h"
+
+#include "core/ports/retentionstore.h"
+
+namespace payonce::sql {
+
+/// Retention's deletes, one batch a transaction, oldest rows first by id (every table's id
+/// grows with time). PostgreSQL and SQLite delete `WHERE id IN (SELECT id … ORDER BY id
+/// LIMIT n)`; MariaDB, which allows neither LIMIT in such a subquery nor a subquery on the
+/// table being deleted from, `DELETE … ORDER BY id LIMIT n`. The conditions are each
+/// table's own (RetainedTable): an `accepted` row and its delivery, a pending or dead
+/// event and a running QA run are never deleted, whatever their age. Thread-safe.
+class SqlRetentionStore final : public core::RetentionStore {
+public:
+    explicit SqlRetentionStore(Database &database) : m_database(database) {}
+
+    core::Result<int> pruneBatch(core::RetainedTable table, qint64 cutoffMs, int limit) override;
+
+private:
+    Database &m_database;
+};
+
+} // namespace payonce::sql
