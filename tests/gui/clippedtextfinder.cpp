@@ -1,5 +1,7 @@
 #include "clippedtextfinder.h"
 
+#include "consoletestsupport.h"
+
 #include <QAbstractButton>
 #include <QCheckBox>
 #include <QGroupBox>
@@ -14,19 +16,6 @@ namespace payonce::testsupport {
 
 namespace {
 
-QString nameOf(const QWidget *w)
-{
-    QStringList path;
-    for (const QObject *o = w; o; o = o->parent()) {
-        if (!o->objectName().isEmpty()) {
-            path.prepend(o->objectName());
-            if (path.size() == 3)
-                break;
-        }
-    }
-    return QStringLiteral("%1 (%2)").arg(path.join(u'/'), QString::fromLatin1(w->metaObject()->className()));
-}
-
 /// A size the layout was told it may ignore: the widget asked to be cut, not to be read whole.
 bool mayBeCut(const QWidget *w)
 {
@@ -38,7 +27,7 @@ bool mayBeCut(const QWidget *w)
 void ClippedTextFinder::report(QWidget *w, const QString &text, int got, int needs, const char *dimension)
 {
     m_found.insert(QStringLiteral("%1: \"%2\" %3 %4 px, needs %5 px")
-                       .arg(nameOf(w), text, QString::fromLatin1(dimension))
+                       .arg(widgetPath(w), text, QString::fromLatin1(dimension))
                        .arg(got)
                        .arg(needs));
 }

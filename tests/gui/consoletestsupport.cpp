@@ -11,6 +11,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
+#include <QWidget>
 
 namespace payonce::testsupport {
 
@@ -70,6 +71,19 @@ bool raiseEffectMismatch(const AgentProcess &agent, sql::Database &database, con
         return false;
     }
     return true;
+}
+
+QString widgetPath(const QWidget *w)
+{
+    QStringList path;
+    for (const QObject *o = w; o; o = o->parent()) {
+        if (!o->objectName().isEmpty()) {
+            path.prepend(o->objectName());
+            if (path.size() == 3)
+                break;
+        }
+    }
+    return QStringLiteral("%1 (%2)").arg(path.join(u'/'), QString::fromLatin1(w->metaObject()->className()));
 }
 
 std::unique_ptr<console::MainWindow> openTestedConsole(int agentPort, const QByteArray &token)

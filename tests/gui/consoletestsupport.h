@@ -42,6 +42,10 @@ T *child(QObject *parent, const char *name)
     return parent->findChild<T *>(QLatin1String(name));
 }
 
+/// Where a widget is, for a failure message: up to three object names from it upwards and
+/// its class, "mainWindow/wallScreen/wallP99 (QLabel)".
+QString widgetPath(const QWidget *w);
+
 /// Selects the row of a TablePanel whose source row is `sourceRow`, as a click would.
 bool selectSourceRow(console::TablePanel *panel, int sourceRow);
 

@@ -128,7 +128,7 @@ public:
         QList<QWidget *> widgets = window->findChildren<QWidget *>();
         widgets.prepend(window);
         for (QWidget *w : widgets) {
-            const QString where = name(w);
+            const QString where = widgetPath(w);
             if (w->isWindow())
                 check(where + QStringLiteral(" window title"), w->windowTitle());
             check(where + QStringLiteral(" tooltip"), w->toolTip());
@@ -193,19 +193,6 @@ public:
     int count() const { return int(m_found.size()); }
 
 private:
-    static QString name(QWidget *w)
-    {
-        QStringList path;
-        for (QObject *o = w; o; o = o->parent()) {
-            if (!o->objectName().isEmpty()) {
-                path.prepend(o->objectName());
-                if (path.size() == 3)
-                    break;
-            }
-        }
-        return QStringLiteral("%1 (%2)").arg(path.join(u'/'), QString::fromLatin1(w->metaObject()->className()));
-    }
-
     QList<QRegularExpression> m_allowed;
     QSet<QString> m_found;
 };

@@ -221,13 +221,14 @@ private Q_SLOTS:
 
 private:
     /// An agent on this test's database with QA scenarios on (lease kQaLeaseMs) and the
-    /// simulator's notifications fast; `port` 0: a free one.
+    /// simulator's notifications fast (x 0.001); `port` 0: a free one.
     std::unique_ptr<AgentProcess> startQaAgent(const QString &instanceId, int port)
     {
         QString error;
         AgentProcess::Options options;
         options.db = m_db.server->url();
         options.port = port;
+        options.simNotifyTimeScale = "0.001";
         options.extraConfig = QJsonObject{
             {QStringLiteral("instance_id"), instanceId},
             {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kStreamIntervalMs}}},
@@ -235,12 +236,8 @@ private:
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
         };
         auto agent = AgentProcess::start(options, &error);
-        if (!agent) {
+        if (!agent)
             qWarning("%s", qPrintable(error));
-            return nullptr;
-        }
-        if (agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status != 200)
-            return nullptr;
         return agent;
     }
 

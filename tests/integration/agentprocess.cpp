@@ -149,6 +149,16 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
         agent->m_process.waitForReadyRead(200);
         agent->m_output += agent->m_process.readAll();
     }
+    if (options.sim && !options.simNotifyTimeScale.isEmpty()) {
+        const HttpAnswer set = agent->simCall("POST", QStringLiteral("/sim/notify-config"),
+                                              "{\"time_scale\":" + options.simNotifyTimeScale + '}');
+        if (set.status != 200) {
+            *error = QStringLiteral("the simulator refused its notify-config: %1 %2")
+                         .arg(set.status)
+                         .arg(QString::fromUtf8(set.body));
+            return nullptr;
+        }
+    }
     return agent;
 }
 

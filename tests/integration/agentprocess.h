@@ -52,6 +52,9 @@ public:
         QString valgrindLog;
         /// How long to wait for "ready on"; 0: 60 s, or 300 s under valgrind.
         int readyTimeoutMs = 0;
+        /// With sim: once ready, the simulator's notifications are sped up by this
+        /// (POST /sim/notify-config {"time_scale": …}, e.g. "0.001"); empty: its own pace.
+        QByteArray simNotifyTimeScale;
     };
     /// Null and *error set (with the agent's output) when it did not log "ready" in time.
     static std::unique_ptr<AgentProcess> start(const Options &options, QString *error);

@@ -162,17 +162,14 @@ private:
         QString error;
         AgentProcess::Options options;
         options.db = m_db.server->url();
+        options.simNotifyTimeScale = "0.001";
         options.extraConfig = QJsonObject{
             {QStringLiteral("instance_id"), instanceId},
             {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("lease_ms"), kLeaseMs}}},
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
         auto agent = AgentProcess::start(options, &error);
-        if (!agent) {
+        if (!agent)
             qWarning("%s", qPrintable(error));
-            return nullptr;
-        }
-        if (agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status != 200)
-            return nullptr;
         return agent;
     }
 
