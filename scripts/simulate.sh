@@ -15,7 +15,7 @@ status=0
 for dialect in "${dialects[@]}"; do
   log="$(mktemp)"
   "$sim" --dialect "$dialect" --seed random --minutes "$minutes" --steps 2000 2>/dev/null | tee "$log" |
-    grep -E '^(VIOLATION|  |replay:|seeds run)' || true
+    grep -E '^(VIOLATION|  |replay:|seeds run|seed [0-9]+:)' | sed "s/^/$dialect: /" || true
   grep -q '^VIOLATION' "$log" && status=1
   rm -f "$log"
 done
