@@ -107,6 +107,7 @@ public:
                            QString *error) const;
 
 private:
+    void reportUncleanStop(const QString &how) const;
     AgentProcess() = default;
     QProcess m_process;
     QByteArray m_output;
