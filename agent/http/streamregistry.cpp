@@ -25,8 +25,8 @@ StreamRegistry::Admission StreamRegistry::admit(QTcpSocket *socket, const Princi
     m_streams.insert(id, Stream{principal.name, tokenSha256, socket->peerAddress(), socket->peerPort(), {}, false});
     // Until the handshake completes, the TCP socket tells the end (QtWebSockets drops these
     // connections once it has made the WebSocket; attach() then watches that instead).
-    QObject::connect(socket, &QObject::destroyed, [this, id] { forget(id); });
-    QObject::connect(socket, &QAbstractSocket::disconnected, [this, id] { forget(id); });
+    QObject::connect(socket, &QObject::destroyed, &m_connections, [this, id] { forget(id); });
+    QObject::connect(socket, &QAbstractSocket::disconnected, &m_connections, [this, id] { forget(id); });
     return Admission::Admitted;
 }
 
@@ -38,8 +38,8 @@ void StreamRegistry::attach(QWebSocket *webSocket)
             continue;
         stream.webSocket = webSocket;
         const quint64 id = it.key();
-        QObject::connect(webSocket, &QWebSocket::disconnected, [this, id] { forget(id); });
-        QObject::connect(webSocket, &QObject::destroyed, [this, id] { forget(id); });
+        QObject::connect(webSocket, &QWebSocket::disconnected, &m_connections, [this, id] { forget(id); });
+        QObject::connect(webSocket, &QObject::destroyed, &m_connections, [this, id] { forget(id); });
         if (stream.revoked)
             closeRevokedStream(webSocket);
         return;
@@ -49,6 +49,9 @@ void StreamRegistry::attach(QWebSocket *webSocket)
 int StreamRegistry::closeRevoked(const std::function<bool(const QByteArray &)> &stillValid)
 {
     int closed = 0;
+    // Closed after the walk: a close can disconnect at once, and forget() would then
+    // remove from the hash being walked.
+    QList<QPointer<QWebSocket>> toClose;
     for (auto it = m_streams.begin(); it != m_streams.end(); ++it) {
         Stream &stream = it.value();
         if (stream.revoked || stillValid(stream.tokenSha256))
@@ -58,8 +61,12 @@ int StreamRegistry::closeRevoked(const std::function<bool(const QByteArray &)> &
         qCInfo(lcHttp).noquote() << "closing the stream of" << stream.principalName << "from"
                                  << stream.peerAddress.toString() << ": its token was revoked";
         if (stream.webSocket)
-            closeRevokedStream(stream.webSocket);
+            toClose.append(stream.webSocket);
         // Not attached yet: closed as soon as its handshake completes.
+    }
+    for (const QPointer<QWebSocket> &webSocket : toClose) {
+        if (webSocket)
+            closeRevokedStream(webSocket);
     }
     return closed;
 }

@@ -6,6 +6,7 @@
 #include <QByteArray>
 #include <QHash>
 #include <QHostAddress>
+#include <QObject>
 #include <QPointer>
 
 #include <functional>
@@ -64,6 +65,10 @@ private:
     int m_maxPerToken;
     quint64 m_lastId = 0;
     QHash<quint64, Stream> m_streams;
+    // The context of every connection to a socket's signals, so that they end with the
+    // registry: the stream hub owns the WebSockets and may destroy them after the HTTP
+    // server is gone. Last, so it goes before the streams it would otherwise touch.
+    QObject m_connections;
 };
 
 } // namespace payonce::http
