@@ -61,6 +61,19 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Counter, [callbacks = sources.callbacks] {
                            return QList<MetricSample>{{{}, double(callbacks ? callbacks->unfencedSettlements() : 0)}};
                        });
+    registry.addReader(QStringLiteral("payonce_callback_grouped_delivery_rows_total"),
+                       QStringLiteral("Delivery rows decided before they were written (seen duplicates, rejections), "
+                                      "written by group commit"),
+                       MetricType::Counter, [callbacks = sources.callbacks] {
+                           return QList<MetricSample>{
+                               {{}, double(callbacks ? callbacks->decidedDeliveries().rowsWritten() : 0)}};
+                       });
+    registry.addReader(QStringLiteral("payonce_callback_grouped_delivery_commits_total"),
+                       QStringLiteral("Transactions that wrote those rows (rows / commits: what the grouping saved)"),
+                       MetricType::Counter, [callbacks = sources.callbacks] {
+                           return QList<MetricSample>{
+                               {{}, double(callbacks ? callbacks->decidedDeliveries().batchesWritten() : 0)}};
+                       });
     registry.addReader(QStringLiteral("payonce_retention_pruned_total"),
                        QStringLiteral("Rows deleted by retention, by table (deliveries, callback_log, outbox_delivered, "
                                       "qa_runs)"),

@@ -29,6 +29,8 @@ struct MetricsSources {
 ///   payonce_duplicates_total{layer}      confirms + callbacks decided by each layer
 ///   payonce_stale_fence_refused_total    stale fencing-token writes refused
 ///   payonce_callback_unfenced_settlements_total  orders paid with Redis unreachable
+///   payonce_callback_grouped_delivery_rows_total / _commits_total  decided delivery rows
+///                                        and the group commits that wrote them
 ///   payonce_retention_pruned_total{table} rows retention deleted
 ///   payonce_breaker_state{name}          0 closed, 1 half-open, 2 open
 ///   payonce_breaker_forced{name,mode}    1 while an operator forces a breaker

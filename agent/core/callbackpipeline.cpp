@@ -147,7 +147,8 @@ CallbackPipeline::CallbackPipeline(const NotificationVerifier &verifier, Callbac
                                    CallbackModeStore &modes, DistributedLock &locks, SeenProcessedSet *seen,
                                    const Clock &clock, CallbackPipelineOptions options)
     : m_verifier(verifier), m_store(store), m_modes(modes), m_locks(locks), m_seen(seen), m_clock(clock),
-      m_options(std::move(options))
+      m_options(std::move(options)),
+      m_decidedDeliveries([&store](const QList<DeliveryRecord> &rows) { return store.appendDeliveries(rows); })
 {
 }
 
@@ -256,7 +257,7 @@ CallbackOutcome CallbackPipeline::handle(const RawDelivery &delivery)
         record.traceId = delivery.traceId;
         // Metadata only: an unverified body is not ours to keep, and never reaches
         // pay_callback_log or a business table.
-        auto appended = m_store.appendDelivery(record);
+        auto appended = m_decidedDeliveries.append(std::move(record));
         if (!appended.ok())
             qCWarning(payonce::lcCore) << "callback: rejected delivery not recorded:" << appended.error().internalMessage;
         m_byLayer[std::size_t(Layer::Rejected)].fetch_add(1);
@@ -384,7 +385,9 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         record.rawBody = ctx.raw.body;
         record.agentId = m_options.agentId;
         record.traceId = ctx.raw.traceId;
-        auto appended = m_store.appendDelivery(record);
+        // A decided row is its delivery's only write: it rides a group commit. An
+        // undecided one is written at once, before the pipeline goes on.
+        auto appended = decided ? m_decidedDeliveries.append(std::move(record)) : m_store.appendDelivery(record);
         if (!appended.ok())
             return unavailable(Layer::None, QStringLiteral("storage"), appended.error().internalMessage);
         ctx.deliveryId = appended.value();

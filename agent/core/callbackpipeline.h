@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/channel.h"
+#include "core/deliverygroupcommit.h"
 #include "core/paymentnotification.h"
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/callbackstore.h"
@@ -213,6 +214,9 @@ public:
     /// Orders this pipeline paid without the pay lock or a fencing token because the key
     /// store could not be reached (docs/design.md rule 5): the status CAS decided alone.
     qint64 unfencedSettlements() const { return m_unfenced.load(); }
+    /// Delivery rows decided before they were written (seen duplicates, rejections), and
+    /// the transactions that carried them (DeliveryGroupCommit).
+    const DeliveryGroupCommit &decidedDeliveries() const { return m_decidedDeliveries; }
 
 private:
     struct Context;
@@ -244,6 +248,7 @@ private:
     std::array<std::atomic<qint64>, 8> m_byLayer{};
     std::atomic<qint64> m_staleFence{0};
     std::atomic<qint64> m_unfenced{0};
+    DeliveryGroupCommit m_decidedDeliveries;
 };
 
 /// The notification CallbackPipeline::settleConfirmed takes for a trade that the platform's

@@ -228,6 +228,36 @@ private:
     SqlCallbackStore &m_store;
 };
 
+/// One callback_deliveries row in the caller's transaction; its id.
+core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery)
+{
+    QJsonArray headers;
+    for (const auto &[name, value] : delivery.headers)
+        headers.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
+    const bool keepBody = delivery.verified;
+    const bool postgres = session.dialect() == Dialect::PostgreSql;
+    const QString sql = QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, "
+                                       "verified, layer, http_status, error_code, headers, raw_body, agent_id, "
+                                       "trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                        + (postgres ? QStringLiteral(" RETURNING id") : QString());
+    auto query = session.exec(
+        sql,
+        {core::channelName(delivery.channel), textOrNull(delivery.payNo), textOrNull(delivery.orderNo),
+         delivery.receivedAtMs, delivery.verified ? 1 : 0, layerName(delivery.layer), delivery.httpStatus,
+         textOrNull(delivery.outcome),
+         keepBody ? QVariant(QString::fromUtf8(QJsonDocument(headers).toJson(QJsonDocument::Compact)))
+                  : QVariant(QMetaType(QMetaType::QString)),
+         keepBody ? QVariant(QString::fromUtf8(delivery.rawBody)) : QVariant(QMetaType(QMetaType::QString)),
+         textOrNull(delivery.agentId), textOrNull(delivery.traceId)},
+        QStringLiteral("append callback delivery"));
+    if (!query)
+        return query.error();
+    QSqlQuery &q = query.value();
+    if (postgres)
+        return q.next() ? q.value(0).toLongLong() : qint64(0);
+    return q.lastInsertId().toLongLong();
+}
+
 } // namespace
 
 core::Result<std::optional<CallbackOrder>> SqlCallbackStore::findOrderForPayment(const QString &paymentNo)
@@ -244,32 +274,21 @@ core::Result<std::optional<CallbackOrder>> SqlCallbackStore::findOrderForPayment
 
 core::Result<qint64> SqlCallbackStore::appendDelivery(const core::DeliveryRecord &delivery)
 {
-    QJsonArray headers;
-    for (const auto &[name, value] : delivery.headers)
-        headers.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
-    const bool keepBody = delivery.verified;
-    return m_database.write([&](Session &session) -> core::Result<qint64> {
-        const bool postgres = session.dialect() == Dialect::PostgreSql;
-        const QString sql = QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, "
-                                           "verified, layer, http_status, error_code, headers, raw_body, agent_id, "
-                                           "trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-                            + (postgres ? QStringLiteral(" RETURNING id") : QString());
-        auto query = session.exec(
-            sql,
-            {core::channelName(delivery.channel), textOrNull(delivery.payNo), textOrNull(delivery.orderNo),
-             delivery.receivedAtMs, delivery.verified ? 1 : 0, layerName(delivery.layer), delivery.httpStatus,
-             textOrNull(delivery.outcome),
-             keepBody ? QVariant(QString::fromUtf8(QJsonDocument(headers).toJson(QJsonDocument::Compact)))
-                      : QVariant(QMetaType(QMetaType::QString)),
-             keepBody ? QVariant(QString::fromUtf8(delivery.rawBody)) : QVariant(QMetaType(QMetaType::QString)),
-             textOrNull(delivery.agentId), textOrNull(delivery.traceId)},
-            QStringLiteral("append callback delivery"));
-        if (!query)
-            return query.error();
-        QSqlQuery &q = query.value();
-        if (postgres)
-            return q.next() ? q.value(0).toLongLong() : qint64(0);
-        return q.lastInsertId().toLongLong();
+    return m_database.write([&](Session &session) { return insertDelivery(session, delivery); });
+}
+
+core::Result<QList<qint64>> SqlCallbackStore::appendDeliveries(const QList<core::DeliveryRecord> &deliveries)
+{
+    return m_database.write([&](Session &session) -> core::Result<QList<qint64>> {
+        QList<qint64> ids;
+        ids.reserve(deliveries.size());
+        for (const core::DeliveryRecord &delivery : deliveries) {
+            auto id = insertDelivery(session, delivery);
+            if (!id)
+                return id.error();
+            ids.append(id.value());
+        }
+        return ids;
     });
 }
 

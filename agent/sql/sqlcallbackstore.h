@@ -19,6 +19,7 @@ public:
 
     core::Result<std::optional<core::CallbackOrder>> findOrderForPayment(const QString &paymentNo) override;
     core::Result<qint64> appendDelivery(const core::DeliveryRecord &delivery) override;
+    core::Result<QList<qint64>> appendDeliveries(const QList<core::DeliveryRecord> &deliveries) override;
     core::Result<void> decideDelivery(qint64 id, Layer layer, int httpStatus, const QString &outcome) override;
     core::Result<std::optional<core::RawDelivery>> rawDelivery(qint64 id) override;
     core::Result<core::LogInsert> insertAccepted(const core::AcceptedCallback &row) override;

@@ -382,6 +382,63 @@ private Q_SLOTS:
                  count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}));
     }
 
+    // The seen set answers copies of a processed payment; their delivery rows ride group
+    // commits. Every SUCCESS has its row on disk, decided at the unique index, and there
+    // are fewer commits than rows. Also: a forged copy is recorded through the same writer.
+    void copiesAfterThePaymentShareCommitsAndEachHasItsRow()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                  options());
+        const qint64 stock = 10, qty = 1;
+        const QString orderNo = newOrder(QStringLiteral("GROUP"), stock, qty);
+        const QString payNo = QStringLiteral("4300") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        const RawDelivery raw = deliveryOf(payNo, orderNo);
+        const CallbackOutcome first = pipeline.handle(raw);
+        QVERIFY2(first.success() && first.layer == Layer::None, qPrintable(labelOf(first)));
+
+        constexpr int threads = 16, perThread = 25;
+        std::mutex mutex;
+        std::map<QString, int> tally;
+        runConcurrently(threads, [&](int t) {
+            for (int i = 0; i < perThread; ++i) {
+                const CallbackOutcome out = pipeline.handle(t == 0 && i == 0 ? deliveryOf(payNo, orderNo, kAmount, true)
+                                                                             : raw);
+                std::lock_guard guard(mutex);
+                ++tally[labelOf(out)];
+            }
+        });
+        QString printed;
+        for (const auto &[label, n] : tally)
+            printed += QStringLiteral("  %1: %2\n").arg(label).arg(n);
+        const quint64 rows = pipeline.decidedDeliveries().rowsWritten();
+        const quint64 commits = pipeline.decidedDeliveries().batchesWritten();
+        qInfo().noquote() << threads * perThread << "copies on" << dialectName(dialectUnderTest()) << ":" << rows
+                          << "decided rows in" << commits << "commits\n" << printed;
+        const int answeredSeen = tally[QStringLiteral("success@unique_index(seen_processed)")];
+        QCOMPARE(answeredSeen, threads * perThread - 1);
+        QCOMPARE(tally[QStringLiteral("bad_signature@rejected(bad_signature)")], 1);
+        // Every answer has its own row: the seen copies decided at the unique index and
+        // the first delivery's under the pay_no; the forged one's row names none (an
+        // unverified body names nothing) but went through the same writer.
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'unique_index' "
+                                      "AND http_status = 200 AND error_code = 'seen_processed'"),
+                       {payNo}),
+                 qint64(answeredSeen));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}),
+                 qint64(answeredSeen + 1));
+        QCOMPARE(rows, quint64(answeredSeen + 1)); // the seen copies and the forged one
+        QVERIFY2(commits < rows, qPrintable(QStringLiteral("%1 commits for %2 rows").arg(commits).arg(rows)));
+        const Effects e = effectsOf(orderNo);
+        QCOMPARE(e.paid, qint64(1));
+        QCOMPARE(e.stockLog, qint64(1));
+        QCOMPARE(stockOf(orderNo), stock - qty);
+        QCOMPARE(e.coupons, qint64(1));
+        QCOMPARE(e.points, qint64(1));
+        QCOMPARE(e.outbox, qint64(1));
+    }
+
     void ghostOrdering_data()
     {
         QTest::addColumn<bool>("unlockBeforeCommit");

@@ -78,6 +78,8 @@ private Q_SLOTS:
                                         "payonce_outbox_pending gauge", "payonce_outbox_dead_total counter",
                                         "payonce_compensations gauge", "payonce_stale_fence_refused_total counter",
                                         "payonce_callback_unfenced_settlements_total counter",
+                                        "payonce_callback_grouped_delivery_rows_total counter",
+                                        "payonce_callback_grouped_delivery_commits_total counter",
                                         "payonce_retention_pruned_total counter",
                                         "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
                                         "payonce_findings_open gauge", "payonce_auth_failures_total counter",

@@ -130,6 +130,9 @@ public:
     virtual Result<std::optional<CallbackOrder>> findOrderForPayment(const QString &paymentNo) = 0;
     /// Appends a delivery; returns its id. Its own short transaction.
     virtual Result<qint64> appendDelivery(const DeliveryRecord &delivery) = 0;
+    /// Appends deliveries in one transaction; their ids in order, once it has committed.
+    /// Nothing is written when it fails.
+    virtual Result<QList<qint64>> appendDeliveries(const QList<DeliveryRecord> &deliveries) = 0;
     /// Records the layer, status and outcome that decided delivery `id`.
     virtual Result<void> decideDelivery(qint64 id, Layer layer, int httpStatus, const QString &outcome) = 0;
     /// The stored raw delivery (verified deliveries only): what the worker re-verifies.
