@@ -50,4 +50,17 @@ core::Result<int> Session::execAffected(const QString &sql, const QVariantList &
     return query.value().numRowsAffected();
 }
 
+core::Result<qint64> Session::execInsertReturningId(const QString &insertSql, const QVariantList &binds,
+                                                    const QString &what)
+{
+    const bool postgres = m_dialect == Dialect::PostgreSql;
+    auto query = exec(postgres ? insertSql + QStringLiteral(" RETURNING id") : insertSql, binds, what);
+    if (!query)
+        return query.error();
+    QSqlQuery &q = query.value();
+    if (postgres)
+        return q.next() ? q.value(0).toLongLong() : qint64(0);
+    return q.lastInsertId().toLongLong();
+}
+
 } // namespace payonce::sql

@@ -29,6 +29,11 @@ public:
     core::Result<int> execAffected(const QString &sql, const QVariantList &binds = {},
                                    const QString &what = {});
 
+    /// Executes an INSERT into a table with an `id` key and returns the new row's id
+    /// (RETURNING id on PostgreSQL, the driver's last insert id elsewhere).
+    core::Result<qint64> execInsertReturningId(const QString &insertSql, const QVariantList &binds = {},
+                                               const QString &what = {});
+
     /// The time rows are stamped with (created_at, updated_at, ...): the Database's clock,
     /// so a simulation on a fake clock sees one time in every row and every decision.
     qint64 nowMs() const { return m_clock->nowMs(); }

@@ -16,22 +16,13 @@ core::Result<qint64> SqlAuditWriter::append(const core::AuditEntry &entry)
         return core::Error::make(core::ErrorCode::InvalidInput,
                                  QStringLiteral("an audit entry needs actor, action, target and reason"));
     }
-    return m_database.write([&](Session &session) -> core::Result<qint64> {
-        const bool postgres = session.dialect() == Dialect::PostgreSql;
-        const QString sql = QStringLiteral("INSERT INTO audit_log (at, actor, action, target, before_state, "
-                                           "after_state, reason, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-                            + (postgres ? QStringLiteral(" RETURNING id") : QString());
-        auto query = session.exec(sql,
-                                  {session.nowMs(), entry.actor, entry.action, entry.target,
-                                   textOrNull(entry.before), textOrNull(entry.after), entry.reason,
-                                   textOrNull(entry.traceId)},
-                                  QStringLiteral("append audit_log"));
-        if (!query)
-            return query.error();
-        QSqlQuery &q = query.value();
-        if (postgres)
-            return q.next() ? q.value(0).toLongLong() : qint64(0);
-        return q.lastInsertId().toLongLong();
+    return m_database.write([&](Session &session) {
+        return session.execInsertReturningId(
+            QStringLiteral("INSERT INTO audit_log (at, actor, action, target, before_state, after_state, reason, "
+                           "trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+            {session.nowMs(), entry.actor, entry.action, entry.target, textOrNull(entry.before),
+             textOrNull(entry.after), entry.reason, textOrNull(entry.traceId)},
+            QStringLiteral("append audit_log"));
     });
 }
 

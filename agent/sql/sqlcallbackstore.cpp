@@ -235,13 +235,10 @@ core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord
     for (const auto &[name, value] : delivery.headers)
         headers.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
     const bool keepBody = delivery.verified;
-    const bool postgres = session.dialect() == Dialect::PostgreSql;
-    const QString sql = QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, "
-                                       "verified, layer, http_status, error_code, headers, raw_body, agent_id, "
-                                       "trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-                        + (postgres ? QStringLiteral(" RETURNING id") : QString());
-    auto query = session.exec(
-        sql,
+    return session.execInsertReturningId(
+        QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, verified, layer, "
+                       "http_status, error_code, headers, raw_body, agent_id, trace_id) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         {core::channelName(delivery.channel), textOrNull(delivery.payNo), textOrNull(delivery.orderNo),
          delivery.receivedAtMs, delivery.verified ? 1 : 0, layerName(delivery.layer), delivery.httpStatus,
          textOrNull(delivery.outcome),
@@ -250,12 +247,6 @@ core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord
          keepBody ? QVariant(QString::fromUtf8(delivery.rawBody)) : QVariant(QMetaType(QMetaType::QString)),
          textOrNull(delivery.agentId), textOrNull(delivery.traceId)},
         QStringLiteral("append callback delivery"));
-    if (!query)
-        return query.error();
-    QSqlQuery &q = query.value();
-    if (postgres)
-        return q.next() ? q.value(0).toLongLong() : qint64(0);
-    return q.lastInsertId().toLongLong();
 }
 
 } // namespace
