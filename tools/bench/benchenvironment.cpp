@@ -68,6 +68,7 @@ std::unique_ptr<BenchEnvironment> BenchEnvironment::start(const Options &options
     if (options.streamIntervalMs > 0)
         agentOptions.extraConfig.insert(QStringLiteral("stream"),
                                         QJsonObject{{QStringLiteral("interval_ms"), options.streamIntervalMs}});
+    agentOptions.extraArguments = options.agentArguments;
     env->m_agent = testsupport::AgentProcess::start(agentOptions, error);
     if (!env->m_agent)
         return nullptr;

@@ -23,6 +23,7 @@ public:
         testsupport::Dialect dialect = testsupport::Dialect::Sqlite;
         bool redisServer = false;
         int streamIntervalMs = 0; ///< 0: the agent's default
+        QStringList agentArguments;
     };
     static std::unique_ptr<BenchEnvironment> start(const Options &options, QString *error);
     ~BenchEnvironment();

@@ -60,7 +60,12 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
                                    QStringLiteral("Instead: a callback storm of S seconds, the agent's RSS sampled "
                                                   "every 5 s after a warm-up (scripts/bench-memory.sh)."),
                                    QStringLiteral("S"));
-    parser.addOptions({db, connections, threads, duration, requests, redis, skus, slow, interval, json, perf, storm});
+    const QCommandLineOption agentArg(QStringLiteral("agent-arg"),
+                                      QStringLiteral("An argument for the agent, repeatable (e.g. "
+                                                     "--agent-arg=--http-callback-threads=16)."),
+                                      QStringLiteral("ARG"));
+    parser.addOptions({db, connections, threads, duration, requests, redis, skus, slow, interval, json, perf, storm,
+                       agentArg});
     parser.process(arguments);
 
     BenchOptions options;
@@ -92,6 +97,7 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
     options.skus = int(positive(skus));
     options.slowStreamClient = parser.isSet(slow);
     options.streamIntervalMs = int(positive(interval));
+    options.agentArguments = parser.values(agentArg);
     options.jsonPath = parser.value(json);
     options.perfDir = parser.value(perf);
     if (parser.isSet(storm))

@@ -3,6 +3,7 @@
 #include "support/serverharness.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <chrono>
 #include <optional>
@@ -23,6 +24,8 @@ struct BenchOptions {
     int skus = 1000;
     bool slowStreamClient = false;
     int streamIntervalMs = 5;
+    /// --agent-arg: passed to payonce-agent as they are (a setting tried against its default).
+    QStringList agentArguments;
     QString jsonPath;
     /// --perf DIR: the agent profiled (perf record -g) during (a) and (b); empty: not asked.
     QString perfDir;

@@ -78,6 +78,8 @@ void BenchReport::print(std::FILE *out) const
                       "load average %.2f before, %.2f after\n\n",
                  qPrintable(dialect), qPrintable(keyStore), connections, clientThreads, skus, cores, loadAverageBefore,
                  loadAverageAfter);
+    if (!agentArguments.isEmpty())
+        std::fprintf(out, "agent arguments: %s\n\n", qPrintable(agentArguments.join(QLatin1Char(' '))));
     std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | requests | dropped | bench CPU | agent CPU | db CPU ms/op | of limit |\n");
     std::fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const PhaseFigures &f : phases) {

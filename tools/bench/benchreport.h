@@ -51,6 +51,7 @@ struct BenchReport {
     QString keyStore;
     int connections = 0;
     int skus = 0; ///< the orders' SKUs (1: every order on one stock row)
+    QStringList agentArguments; ///< --agent-arg, printed with the figures they produced
     int clientThreads = 0;
     int cores = 0;
     double loadAverageBefore = -1;

@@ -328,6 +328,7 @@ BenchReport runBenchmark(const BenchOptions &options)
     report.keyStore = options.redisServer ? QStringLiteral("redis-server") : QStringLiteral("embedded");
     report.connections = options.connections;
     report.skus = options.skus;
+    report.agentArguments = options.agentArguments;
     report.clientThreads = options.clientThreads;
     report.cores = coreCount();
     report.loadAverageBefore = loadAverage();
@@ -335,6 +336,7 @@ BenchReport runBenchmark(const BenchOptions &options)
     envOptions.dialect = options.dialect;
     envOptions.redisServer = options.redisServer;
     envOptions.streamIntervalMs = options.slowStreamClient ? options.streamIntervalMs : 0;
+    envOptions.agentArguments = options.agentArguments;
     QString error;
     std::unique_ptr<BenchEnvironment> env = BenchEnvironment::start(envOptions, &error);
     if (!env) {

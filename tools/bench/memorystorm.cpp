@@ -32,6 +32,7 @@ int runMemoryStorm(const BenchOptions &options)
     BenchEnvironment::Options envOptions;
     envOptions.dialect = options.dialect;
     envOptions.redisServer = options.redisServer;
+    envOptions.agentArguments = options.agentArguments;
     QString error;
     std::unique_ptr<BenchEnvironment> env = BenchEnvironment::start(envOptions, &error);
     if (!env || !putBenchSkus(env->agent().port(), 1, &error)) {
