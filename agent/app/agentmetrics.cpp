@@ -74,6 +74,15 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                            return QList<MetricSample>{
                                {{}, double(callbacks ? callbacks->decidedDeliveries().batchesWritten() : 0)}};
                        });
+    registry.addReader(QStringLiteral("payonce_callback_one_commit_total"),
+                       QStringLiteral("New verified notifications by commit path: settled in one commit (committed), "
+                                      "or rolled back and handed to the accepted-first path (fell_back)"),
+                       MetricType::Counter, [callbacks = sources.callbacks] {
+                           const double committed = callbacks ? double(callbacks->oneCommitSettled()) : 0;
+                           const double fellBack = callbacks ? double(callbacks->oneCommitFellBack()) : 0;
+                           return QList<MetricSample>{{{{QStringLiteral("result"), QStringLiteral("committed")}}, committed},
+                                                      {{{QStringLiteral("result"), QStringLiteral("fell_back")}}, fellBack}};
+                       });
     registry.addReader(QStringLiteral("payonce_retention_pruned_total"),
                        QStringLiteral("Rows deleted by retention, by table (deliveries, callback_log, outbox_delivered, "
                                       "qa_runs)"),

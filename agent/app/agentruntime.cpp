@@ -335,6 +335,7 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
         scenarioSwitches = std::make_unique<core::ScenarioSwitches>(*qaRuns, clock);
         options.scenarioSwitches = [this](const QString &orderNo) { return scenarioSwitches->forOrder(orderNo); };
     }
+    options.oneCommit = config.callbacks.commit == config::CallbackCommit::One;
     options.agentId = config.instanceId;
     options.httpStatusOf = [](core::CallbackOutcomeCode code) { return http::httpStatus(code); };
     options.history = callbackHistory.get();
@@ -356,6 +357,12 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
             return Error::make(ErrorCode::Misconfigured,
                                QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable, "
                                               "after_lock_before_begin and after_lock_until_lost exist").arg(pauseAt));
+        // A delivery settled in one commit has no point between its log row and its paid
+        // transaction: only the accepted-first path stops there.
+        if (*pausePoint == core::CallbackHookPoint::AfterLogRowDurable && options.oneCommit)
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_log_row_durable needs callbacks.commit "
+                                              "accepted_first"));
         qCWarning(lcApp).noquote() << "test hook: callbacks pause at" << pauseAt;
         // after_lock_until_lost is one pause: once a held lock has been lost (the agent was
         // frozen past its lease and thawed), the holders still waiting and every later

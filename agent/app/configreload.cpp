@@ -48,6 +48,7 @@ ReloadPlan planReload(const config::Config &running, const config::Config &next)
     changed("outbox", running.outbox == next.outbox);
     changed("patrol", running.patrol == next.patrol);
     changed("close", running.close == next.close);
+    changed("callbacks", running.callbacks == next.callbacks);
     changed("stream.interval_ms", running.stream.intervalMs == next.stream.intervalMs);
     return plan;
 }

@@ -405,6 +405,16 @@ public:
             else
                 return misconfigured(s->origin + QStringLiteral(": \"%1\" is not a log format (text or json)").arg(v));
         }
+        if (const Setting *s = find(QStringLiteral("callbacks.commit"))) {
+            const QString v = s->value.toString();
+            if (v == u"one")
+                c.callbacks.commit = CallbackCommit::One;
+            else if (v == u"accepted_first")
+                c.callbacks.commit = CallbackCommit::AcceptedFirst;
+            else
+                return misconfigured(s->origin
+                                     + QStringLiteral(": \"%1\" is not a commit path (one or accepted_first)").arg(v));
+        }
         if (const Setting *s = find(QStringLiteral("log_level"))) {
             const QString v = s->value.toString();
             if (v == u"debug")
@@ -656,6 +666,11 @@ private:
 
 } // namespace
 
+QString callbackCommitName(CallbackCommit commit)
+{
+    return commit == CallbackCommit::One ? QStringLiteral("one") : QStringLiteral("accepted_first");
+}
+
 QString logFormatName(LogFormat format)
 {
     return format == LogFormat::Json ? QStringLiteral("json") : QStringLiteral("text");
@@ -821,6 +836,7 @@ QString Config::describeForLog() const
             .arg(retention.batchSize)
             .arg(retention.intervalMs),
         QStringLiteral("stream={interval_ms=%1 max_per_token=%2}").arg(stream.intervalMs).arg(stream.maxPerToken),
+        QStringLiteral("callbacks={commit=%1}").arg(callbackCommitName(callbacks.commit)),
     };
     return parts.join(u' ');
 }

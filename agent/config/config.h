@@ -147,6 +147,19 @@ struct StreamSettings {
     bool operator==(const StreamSettings &) const = default;
 };
 
+/// How a verified notification's callback log row reaches the database (docs/design.md,
+/// "Callback path: one commit").
+enum class CallbackCommit {
+    One,           ///< delivery row, log row and paid transaction in one commit when the pay lock is free
+    AcceptedFirst, ///< the log row `accepted` in a commit of its own first, always
+};
+
+/// The callback path (core::CallbackPipelineOptions).
+struct CallbackSettings {
+    CallbackCommit commit = CallbackCommit::One;
+    bool operator==(const CallbackSettings &) const = default;
+};
+
 /// The agent's whole configuration, valid by construction when it comes out of
 /// loadConfig(): every URL parsed, every number in range, every key file present.
 /// A plain value: copy it, read it from any thread. Members hold the defaults of docs/configuration.md;
@@ -180,6 +193,7 @@ struct Config {
     CloseSettings close;
     RetentionSettings retention;
     StreamSettings stream;
+    CallbackSettings callbacks;
     QString configFile;                      ///< absolute path of the file read, or empty
 
     /// One line for the start-up log: every setting, secrets masked ("apiv3_key=<set>",
@@ -208,5 +222,6 @@ core::Result<LoadResult> loadConfig(const QStringList &arguments,
 
 QString logFormatName(LogFormat format);
 QString logLevelName(LogLevel level);
+QString callbackCommitName(CallbackCommit commit);
 
 } // namespace payonce::config

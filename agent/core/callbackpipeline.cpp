@@ -1,5 +1,8 @@
 #include "callbackpipeline.h"
 
+#include "callbackpipelinecontext.h"
+#include "paideffects.h"
+
 #include "core/ports/callbackhistory.h"
 #include "core/ports/clock.h"
 #include "core/ports/distributedlock.h"
@@ -81,9 +84,9 @@ CallbackLayerSwitches CallbackLayerSwitches::with(const CallbackLayerSwitches &o
     return out;
 }
 
-namespace {
+namespace callbackpath {
 
-CallbackOutcome make(Code code, Layer layer, const QString &note, const QString &message, bool durable = false)
+CallbackOutcome make(Code code, Layer layer, const QString &note, const QString &message, bool durable)
 {
     CallbackOutcome out;
     out.code = code;
@@ -94,7 +97,7 @@ CallbackOutcome make(Code code, Layer layer, const QString &note, const QString 
     return out;
 }
 
-CallbackOutcome success(Layer layer, const QString &note, bool durable = true)
+CallbackOutcome success(Layer layer, const QString &note, bool durable)
 {
     return make(Code::Success, layer, note, QStringLiteral("OK"), durable);
 }
@@ -115,8 +118,6 @@ QString subjectOf(Channel channel, const QString &payNo)
     return channelName(channel) + QLatin1Char(':') + payNo;
 }
 
-/// A lost CAS to PAID: the order is past it — paid by `payNo` itself (already_paid) or
-/// money received twice (double_payment).
 bool paidBy(const CallbackOrder &order, const QString &payNo)
 {
     const bool paidState = order.status == OrderStatus::Paid || order.status == OrderStatus::Refunding
@@ -124,24 +125,40 @@ bool paidBy(const CallbackOrder &order, const QString &payNo)
     return paidState && order.payNo == payNo;
 }
 
-} // namespace
 
-/// One delivery's way through the pipeline.
-struct CallbackPipeline::Context {
-    RawDelivery raw;
-    PaymentNotification n;
-    CallbackOrder order;          ///< as read at the content checks
-    CallbackLayerSwitches sw;
-    std::optional<qint64> deliveryId;
-    bool deliveryDecided = false;  ///< the delivery row was written with its decision: no UPDATE after
-    bool fromWorker = false;
-    bool fromGatewayQuery = false; ///< settleConfirmed: no delivery, merchant checked by the client
-    bool fromReplay = false;      ///< replay(): a stored delivery, not appended again
-    bool dryRun = false;          ///< replay(dryRun): reads only; changes collects the writes
-    QStringList changes;
-    bool durable = false;         ///< a pay_callback_log row exists for this pay_no
-    SettledInTransaction audit;   ///< run by settle() just before its COMMIT
-};
+Result<QString> lostCasOutcome(CallbackTransaction &tx, const QString &orderNo, const PaymentNotification &n,
+                               QList<CallbackFinding> &newFindings)
+{
+    auto now = tx.order(orderNo);
+    if (!now.ok())
+        return now.error();
+    if (!now.value())
+        return Error::make(ErrorCode::Internal, QStringLiteral("order vanished after a lost CAS"));
+    const CallbackOrder &current = *now.value();
+    if (paidBy(current, n.payNo))
+        return QStringLiteral("already_paid");
+    // Money received twice (a second pay_no, or a payment for a CLOSED order):
+    // acknowledged, and a finding proposes the refund.
+    const CallbackFinding finding{QStringLiteral("double_payment"), subjectOf(n.channel, n.payNo), orderNo, n.payNo,
+                                  QJsonObject{{QStringLiteral("order_status"), orderStatusName(current.status)},
+                                              {QStringLiteral("paid_pay_no"), current.payNo},
+                                              {QStringLiteral("paid_channel"), current.paidChannel},
+                                              {QStringLiteral("pay_no"), n.payNo},
+                                              {QStringLiteral("channel"), channelName(n.channel)},
+                                              {QStringLiteral("amount_fen"), n.amountFen},
+                                              {QStringLiteral("proposal"), QStringLiteral("refund")}}};
+    auto raised = tx.raiseFinding(finding);
+    if (!raised.ok())
+        return raised.error();
+    if (raised.value())
+        newFindings.append(finding);
+    return QStringLiteral("double_payment");
+}
+
+} // namespace callbackpath
+
+using namespace callbackpath;
+
 
 CallbackPipeline::CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store,
                                    CallbackModeStore &modes, DistributedLock &locks, SeenProcessedSet *seen,
@@ -362,6 +379,32 @@ CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &con
     return process(ctx);
 }
 
+DeliveryRecord CallbackPipeline::deliveryRecordOf(const Context &ctx, const std::optional<CallbackOutcome> &decided) const
+{
+    DeliveryRecord record;
+    record.channel = ctx.n.channel;
+    record.payNo = ctx.n.payNo;
+    record.orderNo = ctx.order.orderNo;
+    record.receivedAtMs = ctx.raw.receivedAtMs ? ctx.raw.receivedAtMs : m_clock.nowMs();
+    record.verified = true;
+    record.layer = decided ? decided->layer : Layer::None;
+    record.httpStatus = decided && m_options.httpStatusOf ? m_options.httpStatusOf(decided->code) : 0;
+    record.outcome = decided ? decided->note : QString();
+    record.headers = ctx.raw.headers;
+    record.rawBody = ctx.raw.body;
+    record.agentId = m_options.agentId;
+    record.traceId = ctx.raw.traceId;
+    return record;
+}
+
+void CallbackPipeline::reportStaleFence(const QString &orderNo, const QString &payNo, qint64 fence)
+{
+    m_staleFence.fetch_add(1);
+    qCWarning(payonce::lcCore) << "callback: stale fencing token refused for" << orderNo << "pay_no" << payNo;
+    if (m_options.events)
+        m_options.events(staleFenceRefusedEvent(orderNo, payNo, quint64(fence), systemActor()));
+}
+
 CallbackOutcome CallbackPipeline::process(Context &ctx)
 {
     const PaymentNotification &n = ctx.n;
@@ -372,19 +415,7 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
     auto appendDelivery = [&](const std::optional<CallbackOutcome> &decided) -> std::optional<CallbackOutcome> {
         if (ctx.fromWorker || ctx.fromGatewayQuery || ctx.fromReplay)
             return std::nullopt;
-        DeliveryRecord record;
-        record.channel = n.channel;
-        record.payNo = n.payNo;
-        record.orderNo = ctx.order.orderNo;
-        record.receivedAtMs = ctx.raw.receivedAtMs ? ctx.raw.receivedAtMs : m_clock.nowMs();
-        record.verified = true;
-        record.layer = decided ? decided->layer : Layer::None;
-        record.httpStatus = decided && m_options.httpStatusOf ? m_options.httpStatusOf(decided->code) : 0;
-        record.outcome = decided ? decided->note : QString();
-        record.headers = ctx.raw.headers;
-        record.rawBody = ctx.raw.body;
-        record.agentId = m_options.agentId;
-        record.traceId = ctx.raw.traceId;
+        DeliveryRecord record = deliveryRecordOf(ctx, decided);
         // A decided row is its delivery's only write: it rides a group commit. An
         // undecided one is written at once, before the pipeline goes on.
         auto appended = decided ? m_decidedDeliveries.append(std::move(record)) : m_store.appendDelivery(record);
@@ -498,6 +529,13 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
     // switches): the order's checks have passed, the seen set answers now.
     if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex && seenEntry)
         return answerSeen();
+
+    // One commit for the delivery row, the log row and the paid transaction, when the
+    // pay lock is free; otherwise (nothing written) the accepted-first path below.
+    if (oneCommitApplies(ctx)) {
+        if (auto settled = settleInOneCommit(ctx))
+            return finish(ctx, *settled);
+    }
 
     if (auto failed = appendDelivery(std::nullopt))
         return *failed;
@@ -651,12 +689,12 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
 
     std::optional<CallbackOutcome> decided;
     bool staleFence = false;
-    QList<CallbackFinding> newFindings; // published once committed
+    PaidEffectsWritten written; // its findings published, its keys counted, once committed
     const Error rollback = Error::make(ErrorCode::Conflict, QStringLiteral("callback decided inside the transaction"));
     auto committed = m_store.inTransaction([&](CallbackTransaction &tx) -> Result<void> {
         decided.reset();
         staleFence = false;
-        newFindings.clear();
+        written = {};
         event(QStringLiteral("begin"));
 
         Result<TransitionOutcome> moved = TransitionOutcome::Lost;
@@ -686,34 +724,10 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
             return rollback;
         case TransitionOutcome::Lost: {
             // Somebody else made a transition: which one decides the answer (rule 2).
-            auto now = tx.order(orderNo);
-            if (!now.ok())
-                return now.error();
-            if (!now.value())
-                return Error::make(ErrorCode::Internal, QStringLiteral("order vanished after a lost CAS"));
-            const CallbackOrder &current = *now.value();
-            QString outcome;
-            if (paidBy(current, n.payNo)) {
-                outcome = QStringLiteral("already_paid");
-            } else {
-                // Money received twice (a second pay_no, or a payment for a CLOSED order):
-                // acknowledged, and a finding proposes the refund.
-                outcome = QStringLiteral("double_payment");
-                const CallbackFinding finding{
-                    QStringLiteral("double_payment"), subjectOf(n.channel, n.payNo), orderNo, n.payNo,
-                    QJsonObject{{QStringLiteral("order_status"), orderStatusName(current.status)},
-                                {QStringLiteral("paid_pay_no"), current.payNo},
-                                {QStringLiteral("paid_channel"), current.paidChannel},
-                                {QStringLiteral("pay_no"), n.payNo},
-                                {QStringLiteral("channel"), channelName(n.channel)},
-                                {QStringLiteral("amount_fen"), n.amountFen},
-                                {QStringLiteral("proposal"), QStringLiteral("refund")}}};
-                auto raised = tx.raiseFinding(finding);
-                if (!raised.ok())
-                    return raised.error();
-                if (raised.value())
-                    newFindings.append(finding);
-            }
+            auto lost = lostCasOutcome(tx, orderNo, n, written.newFindings);
+            if (!lost.ok())
+                return lost.error();
+            const QString outcome = lost.value();
             if (ctx.durable) {
                 auto marked = tx.markProcessed(n.channel, n.payNo, outcome);
                 if (!marked.ok())
@@ -728,69 +742,16 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
         }
         }
 
-        // The order is PAID by us: every effect on its own key, in this transaction.
-        const CallbackOrder &order = ctx.order;
-        const qint64 f = fence.value_or(0);
-        for (const CallbackOrder::Item &item : order.items) {
-            auto taken = tx.takeStock(item.skuId, item.qty);
-            if (!taken.ok())
-                return taken.error();
-            if (!taken.value()) {
-                const CallbackFinding finding{
-                    QStringLiteral("oversold"), orderNo + QLatin1Char(':') + item.skuId, orderNo, n.payNo,
-                    QJsonObject{{QStringLiteral("sku_id"), item.skuId},
-                                {QStringLiteral("qty"), item.qty},
-                                {QStringLiteral("proposal"), QStringLiteral("refund_or_backorder")}}};
-                auto raised = tx.raiseFinding(finding);
-                if (!raised.ok())
-                    return raised.error();
-                if (raised.value())
-                    newFindings.append(finding);
-                continue;
-            }
-            auto logged = tx.insertStockLog(orderNo, item.skuId, QStringLiteral("take") + key, item.qty, f);
-            if (!logged.ok())
-                return logged.error();
-            if (!logged.value()) {
-                // Another path took this stock already (its stock_log row exists): give back
-                // what this uncommitted transaction just took.
-                auto back = tx.untakeStock(item.skuId, item.qty);
-                if (!back.ok())
-                    return back.error();
-                m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(1);
-            }
-        }
-        if (!order.rewardCouponTemplate.isEmpty()) {
-            auto coupon = tx.insertCoupon(orderNo, order.userId, order.rewardCouponTemplate + key, f);
-            if (!coupon.ok())
-                return coupon.error();
-            if (!coupon.value())
-                m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(1);
-        }
-        if (order.rewardPoints > 0) {
-            auto points = tx.insertPoints(orderNo, order.userId, QStringLiteral("reward") + key, order.rewardPoints, f);
-            if (!points.ok())
-                return points.error();
-            if (!points.value())
-                m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(1);
-        }
-        auto outboxed = tx.insertOutbox(QStringLiteral("order.paid:") + orderNo, QStringLiteral("order.paid"), orderNo,
-                                        QJsonObject{{QStringLiteral("order_no"), orderNo},
-                                                    {QStringLiteral("pay_no"), n.payNo},
-                                                    {QStringLiteral("channel"), channelName(n.channel)},
-                                                    {QStringLiteral("amount_fen"), n.amountFen},
-                                                    {QStringLiteral("user_id"), order.userId}},
-                                        ctx.raw.traceId);
-        if (!outboxed.ok())
-            return outboxed.error();
-        auto recorded = tx.markPaymentRecordPaid(n.paymentNo);
-        if (!recorded.ok())
-            return recorded.error();
+        // The order is PAID by us: its log row processed, then every effect on its own key,
+        // the hot stock rows last (writePaidEffects).
         if (ctx.durable) {
             auto marked = tx.markProcessed(n.channel, n.payNo, QStringLiteral("processed"));
             if (!marked.ok())
                 return marked.error();
         }
+        if (auto wrote = writePaidEffects(tx, ctx.order, n, fence.value_or(0), key, ctx.raw.traceId, written);
+            !wrote.ok())
+            return wrote.error();
         // A lease we can no longer rely on must not COMMIT.
         if (lock && lock->lost()) {
             decided = ctx.durable ? success(Layer::Lock, QStringLiteral("lock_lost"))
@@ -816,14 +777,11 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
     unlock();
     (void)hook(CallbackHookPoint::AfterUnlock, ctx);
 
-    if (staleFence) {
-        m_staleFence.fetch_add(1);
-        qCWarning(payonce::lcCore) << "callback: stale fencing token refused for" << orderNo << "pay_no" << n.payNo;
-        if (m_options.events)
-            m_options.events(staleFenceRefusedEvent(orderNo, n.payNo, quint64(fence.value_or(0)), systemActor()));
-    }
+    if (staleFence)
+        reportStaleFence(orderNo, n.payNo, fence.value_or(0));
     if (committed.ok()) {
-        for (const CallbackFinding &finding : std::as_const(newFindings))
+        m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(written.keysFoundTaken);
+        for (const CallbackFinding &finding : std::as_const(written.newFindings))
             publishFinding(finding);
         // No decision inside the transaction: this delivery paid the order.
         if (keyStoreUnreachable && !decided)

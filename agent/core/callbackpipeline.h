@@ -111,6 +111,11 @@ struct CallbackPipelineOptions {
     /// The reads replay() needs (newest stored delivery, log row status); without it
     /// replay() answers Misconfigured.
     CallbackHistory *history = nullptr;
+    /// A delivery whose pay lock is free commits its delivery row, its log row and the paid
+    /// transaction as one (docs/design.md, "Callback path: one commit"); false: the log row
+    /// is always made durable in a transaction of its own first (config callbacks.commit
+    /// accepted_first).
+    bool oneCommit = true;
     /// After the fact is durable: finding.raised for a new finding (amount_mismatch,
     /// double_payment, oversold) and fence.stale_refused, actor "system:<agentId>".
     EventSink events;
@@ -134,8 +139,12 @@ struct CallbackReplay {
 ///
 ///   verify (signature, time window, decrypt) → content checks against the order (paid
 ///   state, merchant/app ids, currency, amount: a mismatch is a 400 and a finding) → the
+///   seen-processed fast path (key store; layer unique_index) → for a new notification
+///   whose pay lock is free, one commit (options.oneCommit; settleInOneCommit): lock,
+///   CAS, the delivery row with its decision, the log row `processed`, the effects, the
+///   stock last → COMMIT; otherwise, having written nothing, the accepted-first way: the
 ///   delivery appended to callback_deliveries (unverified ones too, without a body) →
-///   seen-processed fast path (key store; layer unique_index) → pay_callback_log row
+///   pay_callback_log row
 ///   `accepted` in its own short transaction (L4; a duplicate row in any status answers
 ///   SUCCESS at once: it is durable) → [accept-only mode: SUCCESS here] → lock
 ///   `lock:pay:{pay_no}` with a fencing token for the order (L3) → ONE transaction: fenced
@@ -217,11 +226,24 @@ public:
     /// Delivery rows decided before they were written (seen duplicates, rejections), and
     /// the transactions that carried them (DeliveryGroupCommit).
     const DeliveryGroupCommit &decidedDeliveries() const { return m_decidedDeliveries; }
+    /// Deliveries settled in one commit, and one-commit attempts that wrote nothing and
+    /// went the accepted-first way (a busy pay lock, the key store out of reach, a stale
+    /// fence, a lost lease, a failed transaction).
+    qint64 oneCommitSettled() const { return m_oneCommitted.load(); }
+    qint64 oneCommitFellBack() const { return m_oneCommitFellBack.load(); }
 
 private:
     struct Context;
     CallbackOutcome process(Context &ctx);
     CallbackOutcome settle(Context &ctx);
+    bool oneCommitApplies(Context &ctx);
+    /// The delivery settled in one commit; nullopt: rolled back, nothing written, the
+    /// accepted-first path goes on.
+    std::optional<CallbackOutcome> settleInOneCommit(Context &ctx);
+    DeliveryRecord deliveryRecordOf(const Context &ctx, const std::optional<CallbackOutcome> &decided) const;
+    /// The one-commit attempt rolled back and `outcome` answers the delivery all the same.
+    CallbackOutcome answeredWithoutTransaction(Context &ctx, const CallbackOutcome &outcome);
+    void reportStaleFence(const QString &orderNo, const QString &payNo, qint64 fence);
     CallbackOutcome predictSettle(Context &ctx) const;
     std::optional<CallbackOutcome> replayLogRow(Context &ctx);
     std::optional<CallbackOutcome> loadStored(Context &ctx, qint64 deliveryId);
@@ -248,6 +270,8 @@ private:
     std::array<std::atomic<qint64>, 8> m_byLayer{};
     std::atomic<qint64> m_staleFence{0};
     std::atomic<qint64> m_unfenced{0};
+    std::atomic<qint64> m_oneCommitted{0};
+    std::atomic<qint64> m_oneCommitFellBack{0};
     DeliveryGroupCommit m_decidedDeliveries;
 };
 

@@ -308,10 +308,12 @@ core::Result<void> Database::runTransactionOnce(Session &session, const ErasedWo
         session.m_inTransaction = false;
         if (!session.isBroken())
             (void)session.exec(QStringLiteral("ROLLBACK"), {}, QStringLiteral("rollback"));
+        session.transactionEnded(kLockWaitTimeoutSeconds);
         return result;
     }
     auto committed = session.exec(QStringLiteral("COMMIT"), {}, QStringLiteral("commit"));
     session.m_inTransaction = false;
+    session.transactionEnded(kLockWaitTimeoutSeconds);
     if (committed)
         return {};
     Error error = committed.error();

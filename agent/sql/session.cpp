@@ -24,7 +24,14 @@ core::Result<QSqlQuery> Session::exec(const QString &sql, const QVariantList &bi
             ok = query.exec();
         }
     }
-    if (!ok && !m_db.isOpen()) {
+    if (!ok)
+        return failure(query, sql, what);
+    return query;
+}
+
+core::Error Session::failure(const QSqlQuery &query, const QString &sql, const QString &what)
+{
+    if (!m_db.isOpen()) {
         // The driver gave up on the connection (QPSQL: PQstatus no longer OK after the server
         // went away): every later statement fails with "database not open" and no error
         // code at all. That is a lost connection, to be reopened, not an internal error.
@@ -33,13 +40,43 @@ core::Result<QSqlQuery> Session::exec(const QString &sql, const QVariantList &bi
                                  (what.isEmpty() ? sql.left(80) : what) + QStringLiteral(": the connection is closed"),
                                  QStringLiteral("the database is unavailable"));
     }
-    if (!ok) {
-        const QSqlError error = query.lastError();
-        if (classifySqlError(m_dialect, error) == SqlErrorKind::ConnectionLost)
-            m_broken = true;
-        return toCoreError(m_dialect, error, what.isEmpty() ? sql.left(80) : what);
+    const QSqlError error = query.lastError();
+    if (classifySqlError(m_dialect, error) == SqlErrorKind::ConnectionLost)
+        m_broken = true;
+    core::Error mapped = toCoreError(m_dialect, error, what.isEmpty() ? sql.left(80) : what);
+    if (m_lockWaitsBounded && mapped.code == core::ErrorCode::Busy) {
+        m_lockWaitEnded = true;
+        mapped.code = core::ErrorCode::Unavailable;
+        mapped.internalMessage += QStringLiteral(" (gave up waiting on another holder's lock)");
     }
-    return query;
+    return mapped;
+}
+
+core::Result<void> Session::boundLockWaits(int ms)
+{
+    switch (m_dialect) {
+    case Dialect::PostgreSql:
+        if (auto set = exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(ms)); !set)
+            return set.error();
+        break;
+    case Dialect::MariaDb:
+        if (auto set = exec(QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(std::max(1, ms / 1000)));
+            !set)
+            return set.error();
+        break;
+    case Dialect::Sqlite:
+        break;
+    }
+    m_lockWaitsBounded = true;
+    return {};
+}
+
+void Session::transactionEnded(int defaultLockWaitSeconds)
+{
+    if (m_lockWaitsBounded && m_dialect == Dialect::MariaDb && !m_broken)
+        (void)exec(QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(defaultLockWaitSeconds));
+    m_lockWaitsBounded = false;
+    m_lockWaitEnded = false;
 }
 
 core::Result<int> Session::execAffected(const QString &sql, const QVariantList &binds, const QString &what)

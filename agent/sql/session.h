@@ -34,9 +34,14 @@ public:
     core::Result<qint64> execInsertReturningId(const QString &insertSql, const QVariantList &binds = {},
                                                const QString &what = {});
 
-    /// The time rows are stamped with (created_at, updated_at, ...): the Database's clock,
-    /// so a simulation on a fake clock sees one time in every row and every decision.
-    qint64 nowMs() const { return m_clock->nowMs(); }
+    /// From here to the end of the open transaction, a statement that waits on another
+    /// holder's row lock gives up after `ms` (PostgreSQL lock_timeout; MariaDB
+    /// innodb_lock_wait_timeout in whole seconds, put back when the transaction ends; SQLite
+    /// waits on its one writer as always): it fails Unavailable, not Busy, so the unit of
+    /// work is not run again, and lockWaitEnded() says why.
+    core::Result<void> boundLockWaits(int ms);
+    /// A statement of this transaction gave up waiting on another holder (boundLockWaits).
+    bool lockWaitEnded() const { return m_lockWaitEnded; }
 
     bool inTransaction() const { return m_inTransaction; }
     bool isBroken() const { return m_broken; }
@@ -45,12 +50,17 @@ private:
     friend class Database;
     friend struct ThreadConnections;
     Session(Dialect dialect, QString connectionName, const core::Clock &clock);
+    core::Error failure(const QSqlQuery &query, const QString &sql, const QString &what);
 
     Dialect m_dialect;
     QString m_connectionName;
     const core::Clock *m_clock;
     QSqlDatabase m_db;
     bool m_inTransaction = false;
+    bool m_lockWaitsBounded = false;
+    bool m_lockWaitEnded = false;
+    /// Ends boundLockWaits() with the transaction (Database, after COMMIT or ROLLBACK).
+    void transactionEnded(int defaultLockWaitSeconds);
     bool m_broken = false;
     int m_depth = 0; ///< units of work running on this session right now (nesting)
 };

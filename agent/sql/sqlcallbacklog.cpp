@@ -115,6 +115,21 @@ core::Result<InsertOutcome> SqlCallbackLog::insertAcceptedIfAbsent(Session &sess
     return affected.value() == 1 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
 }
 
+core::Result<InsertOutcome> SqlCallbackLog::insertProcessedIfAbsent(Session &session, const CallbackLogEntry &entry,
+                                                                    const QString &outcome)
+{
+    static const QStringList columns = kColumns + QStringList{QStringLiteral("outcome"), QStringLiteral("processed_at")};
+    QVariantList binds = bindsFor(session, entry);
+    binds[kColumns.indexOf(QStringLiteral("status"))] = QStringLiteral("processed");
+    binds << outcome << session.nowMs();
+    const QString sql = insertIfAbsentSql(session.dialect(), QStringLiteral("pay_callback_log"), columns,
+                                          QStringLiteral("id"));
+    auto affected = session.execAffected(sql, binds, QStringLiteral("insert-if-absent processed pay_callback_log"));
+    if (!affected)
+        return affected.error();
+    return affected.value() == 1 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
+}
+
 core::Result<bool> SqlCallbackLog::attachDelivery(const QString &channel, const QString &payNo, qint64 deliveryId)
 {
     bool waitEnded = false;
@@ -143,6 +158,19 @@ core::Result<bool> SqlCallbackLog::markProcessed(Session &session, const QString
         QStringLiteral("UPDATE pay_callback_log SET status = 'processed', outcome = ?, processed_at = ? "
                        "WHERE channel = ? AND pay_no = ? AND status = 'accepted'"),
         {outcome, session.nowMs(), channel, payNo}, QStringLiteral("mark callback processed"));
+    if (!affected)
+        return affected.error();
+    return affected.value() == 1;
+}
+
+core::Result<bool> SqlCallbackLog::markProcessedWithDelivery(Session &session, const QString &channel,
+                                                             const QString &payNo, const QString &outcome,
+                                                             qint64 deliveryId)
+{
+    auto affected = session.execAffected(
+        QStringLiteral("UPDATE pay_callback_log SET status = 'processed', outcome = ?, processed_at = ?, "
+                       "delivery_id = COALESCE(delivery_id, ?) WHERE channel = ? AND pay_no = ? AND status = 'accepted'"),
+        {outcome, session.nowMs(), deliveryId, channel, payNo}, QStringLiteral("finish accepted callback row"));
     if (!affected)
         return affected.error();
     return affected.value() == 1;

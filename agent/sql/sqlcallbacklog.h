@@ -32,6 +32,11 @@ public:
     /// count answers.
     core::Result<InsertOutcome> insertAcceptedIfAbsent(Session &session, const CallbackLogEntry &entry);
 
+    /// The row inserted `processed` with `outcome` in the caller's open transaction, as
+    /// insert-if-absent (the one-commit path: the paid transaction writes it with its effects).
+    core::Result<InsertOutcome> insertProcessedIfAbsent(Session &session, const CallbackLogEntry &entry,
+                                                        const QString &outcome);
+
     /// A row still `accepted` with no delivery (written from the platform's query) takes
     /// `deliveryId` as its delivery, as a CAS on both. True when this call attached it:
     /// the caller now owns finishing the row, as if it had inserted it.
@@ -40,6 +45,9 @@ public:
     /// accepted -> processed, as a CAS on the status. True when this call made the change.
     core::Result<bool> markProcessed(Session &session, const QString &channel, const QString &payNo,
                                      const QString &outcome);
+    /// The same, and a row without a delivery takes deliveryId as its delivery.
+    core::Result<bool> markProcessedWithDelivery(Session &session, const QString &channel, const QString &payNo,
+                                                 const QString &outcome, qint64 deliveryId);
 
 private:
     Database &m_database;

@@ -58,6 +58,12 @@ core::Result<std::optional<CallbackOrder>> readOrder(Session &session, const QSt
     return std::optional<CallbackOrder>(order);
 }
 
+core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery);
+
+/// How long a one-commit transaction's statement waits on another holder's lock: well
+/// inside the platforms' ~5 s timeout, as the accepted-first way's log row insert.
+constexpr int kOneCommitLockWaitMs = 1000;
+
 class SqlCallbackTransaction final : public core::CallbackTransaction {
 public:
     SqlCallbackTransaction(Session &session, SqlCallbackLog &log, SqlCallbackStore &store)
@@ -158,10 +164,36 @@ public:
         return m_log.markProcessed(m_session, core::channelName(channel), payNo, outcome);
     }
 
+    core::Result<qint64> insertDelivery(const core::DeliveryRecord &delivery) override
+    {
+        return sql::insertDelivery(m_session, delivery);
+    }
+
+    core::Result<core::LogInsert> insertProcessed(const core::AcceptedCallback &row, const QString &outcome) override
+    {
+        auto inserted = m_log.insertProcessedIfAbsent(
+            m_session,
+            CallbackLogEntry{core::channelName(row.channel), row.payNo, row.orderNo, row.amountFen, row.deliveryId,
+                             row.paymentNo},
+            outcome);
+        if (!inserted)
+            return inserted.error();
+        return inserted.value() == InsertOutcome::Inserted ? core::LogInsert::Inserted : core::LogInsert::Duplicate;
+    }
+
     core::Result<bool> raiseFinding(const core::CallbackFinding &finding) override
     {
         return m_store.raiseFinding(finding); // joins this transaction (nested write)
     }
+
+    core::Result<bool> finishAcceptedRow(Channel channel, const QString &payNo, const QString &outcome,
+                                         qint64 deliveryId) override
+    {
+        return m_log.markProcessedWithDelivery(m_session, core::channelName(channel), payNo, outcome, deliveryId);
+    }
+
+    core::Result<void> boundLockWaits() override { return m_session.boundLockWaits(kOneCommitLockWaitMs); }
+    bool lockWaitEnded() const override { return m_session.lockWaitEnded(); }
 
 private:
     core::Result<TransitionOutcome> paid(const QString &orderNo, const QString &payNo, Channel channel,

@@ -19,6 +19,7 @@ bool SettlementStack::start(Dialect dialect, const QString &mchId, QString *erro
     keys = std::move(made).value();
     callbackStore = std::make_unique<sql::SqlCallbackStore>(database());
     modes = std::make_unique<sql::SqlCallbackModeStore>(database());
+    history = std::make_unique<sql::SqlCallbackHistory>(database());
     audit = std::make_unique<sql::SqlAuditWriter>(database());
     compensationStore = std::make_unique<sql::SqlCompensationStore>(database());
     patrolStore = std::make_unique<sql::SqlPatrolStore>(database());
@@ -28,6 +29,7 @@ bool SettlementStack::start(Dialect dialect, const QString &mchId, QString *erro
     options.weChatMchId = mchId;
     options.modeCacheMs = 0;
     options.lockWait = 2s;
+    options.history = history.get();
     pipeline = std::make_unique<CallbackPipeline>(*verifier, *callbackStore, *modes, keys->locks(), &keys->seenProcessed(),
                                                   clock, options);
     return true;

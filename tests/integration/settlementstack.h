@@ -8,6 +8,7 @@
 #include "core/ports/clock.h"
 #include "redis/embeddedkeystore.h"
 #include "sql/sqlauditwriter.h"
+#include "sql/sqlcallbackhistory.h"
 #include "sql/sqlcallbackstore.h"
 #include "sql/sqlcompensationstore.h"
 #include "sql/sqlfenceepochsource.h"
@@ -20,13 +21,14 @@ namespace payonce::testsupport {
 /// What the settle and close suites stand on: the migrated database of the dialect under
 /// test, the embedded key store, the callback, audit, compensation and patrol stores, and
 /// the real callback pipeline over a JsonVerifier of merchant `mchId` (lock wait 2 s, the
-/// mode read for every delivery) — plus the SQL helpers those suites check rows with.
+/// mode read for every delivery, its history reads) — plus the SQL helpers those suites check rows with.
 struct SettlementStack {
     MigratedDatabase db;
     std::unique_ptr<sql::SqlFenceEpochSource> epochs;
     std::unique_ptr<redis::EmbeddedKeyStore> keys;
     std::unique_ptr<sql::SqlCallbackStore> callbackStore;
     std::unique_ptr<sql::SqlCallbackModeStore> modes;
+    std::unique_ptr<sql::SqlCallbackHistory> history; ///< the pipeline's replay reads, as in the agent
     std::unique_ptr<sql::SqlAuditWriter> audit;
     std::unique_ptr<sql::SqlCompensationStore> compensationStore;
     std::unique_ptr<sql::SqlPatrolStore> patrolStore;

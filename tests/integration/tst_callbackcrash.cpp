@@ -34,6 +34,10 @@ private Q_SLOTS:
                                           {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}}};
         AgentProcess::Options paused = options;
         paused.environment = {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_log_row_durable")};
+        // The point between the log row and the paid transaction exists on the
+        // accepted-first way only (a one-commit delivery has none).
+        paused.extraConfig.insert(QStringLiteral("callbacks"),
+                                  QJsonObject{{QStringLiteral("commit"), QStringLiteral("accepted_first")}});
         auto agent = AgentProcess::start(paused, &error);
         QVERIFY2(agent, qPrintable(error));
 

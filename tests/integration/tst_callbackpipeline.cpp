@@ -148,6 +148,76 @@ struct Signal {
     }
 };
 
+/// The real store, counting the calls that each are a transaction of their own: how many
+/// commits a delivery costs.
+class CountingCallbackStore final : public CallbackStore {
+public:
+    explicit CountingCallbackStore(CallbackStore &inner) : m_inner(inner) {}
+    std::atomic<int> appendDeliveryCalls{0}, appendDeliveriesCalls{0}, decideDeliveryCalls{0}, insertAcceptedCalls{0},
+        attachDeliveryCalls{0}, raiseFindingCalls{0}, transactions{0};
+    int commits() const
+    {
+        return appendDeliveryCalls + appendDeliveriesCalls + decideDeliveryCalls + insertAcceptedCalls
+               + attachDeliveryCalls + raiseFindingCalls + transactions;
+    }
+    QString describe() const
+    {
+        return QStringLiteral("appendDelivery %1, appendDeliveries %2, decideDelivery %3, insertAccepted %4, "
+                              "attachDelivery %5, raiseFinding %6, inTransaction %7")
+            .arg(appendDeliveryCalls.load()).arg(appendDeliveriesCalls.load()).arg(decideDeliveryCalls.load())
+            .arg(insertAcceptedCalls.load()).arg(attachDeliveryCalls.load()).arg(raiseFindingCalls.load())
+            .arg(transactions.load());
+    }
+
+    Result<std::optional<CallbackOrder>> findOrderForPayment(const QString &paymentNo) override
+    {
+        return m_inner.findOrderForPayment(paymentNo);
+    }
+    Result<qint64> appendDelivery(const DeliveryRecord &delivery) override
+    {
+        ++appendDeliveryCalls;
+        return m_inner.appendDelivery(delivery);
+    }
+    Result<QList<qint64>> appendDeliveries(const QList<DeliveryRecord> &deliveries) override
+    {
+        ++appendDeliveriesCalls;
+        return m_inner.appendDeliveries(deliveries);
+    }
+    Result<void> decideDelivery(qint64 id, Layer layer, int httpStatus, const QString &outcome) override
+    {
+        ++decideDeliveryCalls;
+        return m_inner.decideDelivery(id, layer, httpStatus, outcome);
+    }
+    Result<std::optional<RawDelivery>> rawDelivery(qint64 id) override { return m_inner.rawDelivery(id); }
+    Result<LogInsert> insertAccepted(const AcceptedCallback &row) override
+    {
+        ++insertAcceptedCalls;
+        return m_inner.insertAccepted(row);
+    }
+    Result<bool> attachDelivery(Channel channel, const QString &payNo, qint64 deliveryId) override
+    {
+        ++attachDeliveryCalls;
+        return m_inner.attachDelivery(channel, payNo, deliveryId);
+    }
+    Result<QList<AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) override
+    {
+        return m_inner.listAccepted(createdBeforeMs, limit);
+    }
+    Result<bool> raiseFinding(const CallbackFinding &finding) override
+    {
+        ++raiseFindingCalls;
+        return m_inner.raiseFinding(finding);
+    }
+    Result<void> inTransaction(const std::function<Result<void>(CallbackTransaction &)> &work) override
+    {
+        ++transactions;
+        return m_inner.inTransaction(work);
+    }
+
+private:
+    CallbackStore &m_inner;
+};
+
 } // namespace
 
 class TestCallbackPipeline : public QObject {
@@ -234,6 +304,15 @@ private:
         QCOMPARE(e.coupons, qint64(1));
         QCOMPARE(e.points, qint64(1));
         QCOMPARE(e.outbox, qint64(1));
+    }
+
+    /// One processed log row for `payNo`, and `deliveries` delivery rows.
+    void verifyLogRowAndDeliveries(const QString &payNo, qint64 deliveries)
+    {
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                       {payNo}),
+                 qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}), deliveries);
     }
 
     std::unique_ptr<redis::EmbeddedKeyStore> keyStore()
@@ -517,8 +596,140 @@ private Q_SLOTS:
             QVERIFY2(commit < unlock, qPrintable(events.join(QLatin1Char(','))));
     }
 
+    // A new notification whose pay lock is free costs one transaction: its delivery row
+    // (decided), its log row (processed) and the paid transaction commit together. The
+    // accepted-first way, measured the same way, costs four.
+    void aNewDeliveryIsOneTransaction()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        QStringList printed;
+        for (const bool oneCommit : {true, false}) {
+            CountingCallbackStore counted(*m_store);
+            CallbackPipelineOptions o = options();
+            o.oneCommit = oneCommit;
+            CallbackPipeline pipeline(m_verifier, counted, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
+            const QString orderNo = newOrder(QStringLiteral("ONE"), 10, 1);
+            const QString payNo = QStringLiteral("4310%1").arg(oneCommit ? 1 : 2) + QString::number(QDateTime::currentMSecsSinceEpoch());
+            const CallbackOutcome out = pipeline.handle(deliveryOf(payNo, orderNo));
+            QCOMPARE(labelOf(out), QStringLiteral("success@none(processed)"));
+            verifyPaidOnce(orderNo, 9);
+            if (QTest::currentTestFailed())
+                return;
+            printed << QStringLiteral("%1: %2 commits (%3)")
+                           .arg(oneCommit ? QStringLiteral("one commit") : QStringLiteral("accepted first"))
+                           .arg(counted.commits())
+                           .arg(counted.describe());
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries d JOIN pay_callback_log l "
+                                          "ON l.delivery_id = d.id WHERE l.pay_no = ? AND l.status = 'processed' "
+                                          "AND l.outcome = 'processed' AND d.layer = 'none' AND d.http_status = 200 "
+                                          "AND d.error_code = 'processed' AND d.raw_body IS NOT NULL"),
+                           {payNo}),
+                     qint64(1));
+            if (oneCommit) {
+                QCOMPARE(counted.transactions.load(), 1);
+                QCOMPARE(counted.commits(), 1);
+                QCOMPARE(pipeline.oneCommitSettled(), qint64(1));
+                QCOMPARE(pipeline.oneCommitFellBack(), qint64(0));
+            } else {
+                QCOMPARE(counted.commits(), 4);
+                QCOMPARE(pipeline.oneCommitSettled(), qint64(0));
+            }
+        }
+        qInfo().noquote() << "a new delivery on" << dialectName(dialectUnderTest()) << ":" << printed.join(QStringLiteral("; "));
+    }
+
+    // A copy made its log row durable (accepted) while this delivery held the pay lock — or
+    // an accept-only delivery did, or the patrol's query: the lock's holder finds the row in
+    // its own transaction and finishes it there, in the same one commit.
+    void theLockHolderFinishesAnAcceptedRow()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        CountingCallbackStore counted(*m_store);
+        CallbackPipeline pipeline(m_verifier, counted, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                  options());
+        const QString orderNo = newOrder(QStringLiteral("HOLDER"), 10, 1);
+        const QString payNo = QStringLiteral("4320") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        DeliveryRecord copy;
+        copy.channel = Channel::WeChat;
+        copy.payNo = payNo;
+        copy.orderNo = orderNo;
+        copy.receivedAtMs = m_clock.nowMs();
+        copy.verified = true;
+        copy.rawBody = deliveryOf(payNo, orderNo).body;
+        auto copyId = m_store->appendDelivery(copy);
+        QVERIFY(copyId.ok());
+        auto accepted = m_store->insertAccepted(
+            AcceptedCallback{Channel::WeChat, payNo, orderNo, kAmount, copyId.value(), m_clock.nowMs(), orderNo});
+        QVERIFY(accepted.ok() && accepted.value() == LogInsert::Inserted);
+
+        const CallbackOutcome out = pipeline.handle(deliveryOf(payNo, orderNo));
+        qInfo().noquote() << "holder over an accepted row:" << labelOf(out) << ";" << counted.describe();
+        QCOMPARE(labelOf(out), QStringLiteral("success@none(processed)"));
+        QCOMPARE(counted.commits(), 1);
+        QCOMPARE(pipeline.oneCommitSettled(), qint64(1));
+        verifyPaidOnce(orderNo, 9);
+        if (QTest::currentTestFailed())
+            return;
+        verifyLogRowAndDeliveries(payNo, 2);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND delivery_id = ?"),
+                       {payNo, copyId.value()}),
+                 qint64(1));
+    }
+
+    // The seen set does not know the payment (another agent's embedded store, a restart),
+    // its log row is processed: the one-commit transaction meets the row, rolls back
+    // everything and answers the duplicate — no second effect, no finding touched.
+    void aProcessedRowMakesTheCopyADuplicate()
+    {
+        auto keys = keyStore();
+        QVERIFY(keys);
+        const QString orderNo = newOrder(QStringLiteral("PROCESSED"), 10, 1);
+        const QString payNo = QStringLiteral("4330") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        {
+            CallbackPipeline first(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                   options());
+            QCOMPARE(labelOf(first.handle(deliveryOf(payNo, orderNo))), QStringLiteral("success@none(processed)"));
+        }
+        auto forgetful = keyStore(); // nothing seen
+        QVERIFY(forgetful);
+        CountingCallbackStore counted(*m_store);
+        CallbackPipeline again(m_verifier, counted, *m_modes, forgetful->locks(), &forgetful->seenProcessed(), m_clock,
+                               options());
+        const CallbackOutcome out = again.handle(deliveryOf(payNo, orderNo));
+        qInfo().noquote() << "copy of a processed payment, nothing seen:" << labelOf(out) << ";" << counted.describe();
+        QCOMPARE(labelOf(out), QStringLiteral("success@unique_index(log_row_exists)"));
+        QVERIFY(out.durable);
+        QCOMPARE(again.oneCommitSettled(), qint64(0));
+        QCOMPARE(again.oneCommitFellBack(), qint64(0));
+        verifyPaidOnce(orderNo, 9);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'unique_index' "
+                                      "AND error_code = 'log_row_exists' AND http_status = 200"),
+                       {payNo}),
+                 qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE subject = ?"),
+                       {QString(QStringLiteral("wechat:") + payNo)}),
+                 qint64(0));
+    }
+
+    void pausedHolderIsFenced_data()
+    {
+        QTest::addColumn<bool>("oneCommit");
+        QTest::newRow("accepted first: agent B's worker finishes A's row") << false;
+        QTest::newRow("one commit: agent B pays the platform's re-send") << true;
+    }
+
+    // A holder paused past its lease (SIGSTOP, a GC pause) while another agent pays the
+    // order under a newer token: the late holder's CAS is refused as stale (counted,
+    // published). Accepted first, A's row is durable and B's worker finishes it; in one
+    // commit, A wrote nothing — B pays the platform's re-send, and A, rolled back, is
+    // answered by the accepted-first way from the durable row.
     void pausedHolderIsFenced()
     {
+        QFETCH(bool, oneCommit);
         auto keys = keyStore();
         QVERIFY(keys);
         const QString orderNo = newOrder(QStringLiteral("FENCE"), 100, 1);
@@ -526,10 +737,11 @@ private Q_SLOTS:
         Signal paused, otherDone;
         PublishedEvents published;
         CallbackPipelineOptions oa = options();
+        oa.oneCommit = oneCommit;
         oa.lockTtl = 300ms;
         oa.events = published.sink();
         oa.testHook = [&](CallbackHookPoint point, const CallbackHookContext &ctx) {
-            if (point == CallbackHookPoint::AfterLockBeforeBegin && ctx.lock) {
+            if (point == CallbackHookPoint::AfterLockBeforeBegin && ctx.lock && t_tag == QLatin1String("a")) {
                 ctx.lock->stopRenewingForTest(); // SIGSTOP / a GC pause: the lease runs out
                 paused.raise();
                 otherDone.wait(20s);
@@ -545,17 +757,33 @@ private Q_SLOTS:
         CallbackWorker workerB(agentB, *m_store, *m_modes, m_clock, 0);
 
         CallbackOutcome a;
-        std::thread holder([&] { a = agentA.handle(deliveryOf(payNo, orderNo)); });
+        std::thread holder([&] {
+            t_tag = QStringLiteral("a");
+            a = agentA.handle(deliveryOf(payNo, orderNo));
+        });
         QVERIFY(paused.wait(10s));
         std::this_thread::sleep_for(800ms); // past A's lease
-        const CallbackWorker::Report report = workerB.runOnce(1000);
+        QString byB;
+        if (oneCommit) {
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {payNo}), qint64(0));
+            byB = labelOf(agentB.handle(deliveryOf(payNo, orderNo)));
+        } else {
+            byB = QStringLiteral("worker finished %1").arg(workerB.runOnce(1000).finished);
+        }
         otherDone.raise();
         holder.join();
-        qInfo().noquote() << "paused holder answered" << labelOf(a) << "; agent B's worker finished" << report.finished
+        qInfo().noquote() << "paused holder answered" << labelOf(a) << "; agent B:" << byB
                           << "; stale-token writes refused:" << agentA.staleFenceRefused();
-        QVERIFY(report.finished >= 1);
-        QVERIFY(agentA.staleFenceRefused() > 0);
-        QCOMPARE(a.note, QStringLiteral("stale_fence"));
+        if (oneCommit) {
+            QCOMPARE(byB, QStringLiteral("success@none(processed)"));
+            QCOMPARE(labelOf(a), QStringLiteral("success@unique_index(log_row_exists)"));
+            QCOMPARE(agentA.oneCommitFellBack(), qint64(1));
+        } else {
+            QCOMPARE(byB, QStringLiteral("worker finished 1"));
+            QCOMPARE(a.note, QStringLiteral("stale_fence"));
+        }
+        QVERIFY(a.durable);
+        QCOMPARE(agentA.staleFenceRefused(), qint64(1));
         // The refusal is published for the live stream, once per refused write.
         const QList<StreamEvent> stale = published.ofKind(streamevent::FenceStaleRefused);
         QCOMPARE(stale.size(), qsizetype(agentA.staleFenceRefused()));
@@ -563,11 +791,10 @@ private Q_SLOTS:
         QCOMPARE(stale.first().value, payNo);
         QCOMPARE(stale.first().actor, QStringLiteral("system:agent-a"));
         QVERIFY(stale.first().detail.value(QStringLiteral("fencing_token")).toInteger() > 0);
-        verifyPaidOnce(orderNo, -1);
+        verifyPaidOnce(orderNo, 99);
         if (QTest::currentTestFailed())
             return;
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"), {payNo}),
-                 qint64(1));
+        verifyLogRowAndDeliveries(payNo, oneCommit ? 2 : 1);
     }
 
     void crashAfterDurableRowIsFinishedByTheWorker()
@@ -578,6 +805,7 @@ private Q_SLOTS:
         const QString payNo = QStringLiteral("4203") + QString::number(QDateTime::currentMSecsSinceEpoch());
         std::atomic<bool> crashed{false};
         CallbackPipelineOptions o = options();
+        o.oneCommit = false; // the point between the log row and the paid transaction
         o.testHook = [&](CallbackHookPoint point, const CallbackHookContext &) {
             if (point == CallbackHookPoint::AfterLogRowDurable && !crashed.exchange(true))
                 return CallbackHookAction::Abort; // the process dies here

@@ -350,7 +350,12 @@ QString SimDriver::deliver(Op &op, const Sent &sent, const QString &label)
     core::RawDelivery raw = sent.raw;
     raw.receivedAtMs = m_clock.nowMs();
     m_probe.pipelineEvents.clear();
-    const core::CallbackOutcome out = m_world->callbacks->handle(raw);
+    // The crash between the log row and the paid transaction exists on the accepted-first
+    // way only; otherwise either agent's setting receives it.
+    const bool acceptedFirst = (m_probe.crashAt && *m_probe.crashAt == CallbackHookPoint::AfterLogRowDurable)
+                               || m_random.chance(50);
+    core::CallbackPipeline &pipeline = acceptedFirst ? *m_world->callbacksAcceptedFirst : *m_world->callbacks;
+    const core::CallbackOutcome out = pipeline.handle(raw);
     const QString line = QStringLiteral("%1 %2:%3 -> %4").arg(label, channelText(raw.channel), sent.payNo, outcomeText(out));
     if (m_opViolation)
         return line;
@@ -499,6 +504,7 @@ QString SimDriver::opMode(Op &op)
     if (!set)
         return QStringLiteral("mode %1 -> %2").arg(core::callbackModeName(mode), errorText(set.error()));
     m_world->callbacks->noteModeSet(mode);
+    m_world->callbacksAcceptedFirst->noteModeSet(mode);
     m_acceptOnly = acceptOnly;
     return QStringLiteral("mode %1 -> set").arg(core::callbackModeName(mode));
 }

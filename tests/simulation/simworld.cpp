@@ -104,9 +104,15 @@ core::Result<std::unique_ptr<SimWorld>> SimWorld::build(const Options &options, 
     w->callbacks = std::make_unique<core::CallbackPipeline>(*w->verifier, *w->callbackStore, *w->modes,
                                                             w->keys->locks(), &w->keys->seenProcessed(), clock,
                                                             callbackOptions);
+    callbackOptions.oneCommit = false;
+    callbackOptions.agentId = QStringLiteral("sim-agent-accepted-first");
+    w->callbacksAcceptedFirst = std::make_unique<core::CallbackPipeline>(
+        *w->verifier, *w->callbackStore, *w->modes, w->keys->locks(), &w->keys->seenProcessed(), clock, callbackOptions);
     if (options.qaSwitches) {
-        if (auto set = w->callbacks->setSwitches(options.switches); !set)
-            return set.error();
+        for (core::CallbackPipeline *pipeline : {w->callbacks.get(), w->callbacksAcceptedFirst.get()}) {
+            if (auto set = pipeline->setSwitches(options.switches); !set)
+                return set.error();
+        }
     }
     w->worker = std::make_unique<core::CallbackWorker>(*w->callbacks, *w->callbackStore, *w->modes, clock,
                                                        kWorkerMinAgeMs);

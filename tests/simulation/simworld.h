@@ -88,6 +88,10 @@ struct SimWorld {
     std::unique_ptr<core::TokenIssuer> tokens;
     std::unique_ptr<core::ConfirmPipeline> confirm;
     std::unique_ptr<core::CallbackPipeline> callbacks;
+    /// The same stores and key store, configured callbacks.commit accepted_first (an agent
+    /// beside this one with the other setting): the driver sends each delivery to one of
+    /// the two, so both ways and their meetings are simulated.
+    std::unique_ptr<core::CallbackPipeline> callbacksAcceptedFirst;
     std::unique_ptr<core::CallbackWorker> worker;
     std::unique_ptr<core::CompensationService> compensations;
     std::unique_ptr<core::RefundService> refunds;

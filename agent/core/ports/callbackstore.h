@@ -111,8 +111,26 @@ public:
     virtual Result<void> markPaymentRecordPaid(const QString &paymentNo) = 0;
     /// pay_callback_log accepted -> processed (CAS). true: this call changed it.
     virtual Result<bool> markProcessed(Channel channel, const QString &payNo, const QString &outcome) = 0;
+    /// The one-commit path: the delivery's callback_deliveries row, written with its
+    /// decision in this transaction; its id.
+    virtual Result<qint64> insertDelivery(const DeliveryRecord &delivery) = 0;
+    /// The one-commit path: the pay_callback_log row written `processed` with `outcome` at
+    /// once, insert-if-absent. Duplicate: a row for (channel, pay_no) exists in any status
+    /// (nothing written; the caller rolls back).
+    virtual Result<LogInsert> insertProcessed(const AcceptedCallback &row, const QString &outcome) = 0;
     /// true: the finding is new (not seen before).
     virtual Result<bool> raiseFinding(const CallbackFinding &finding) = 0;
+    /// The one-commit path: a row `accepted` for (channel, pay_no) becomes `processed` with
+    /// `outcome` (a CAS on its status), and a row without a delivery (written from the
+    /// platform's query) takes `deliveryId` as its delivery. true: this call finished it.
+    virtual Result<bool> finishAcceptedRow(Channel channel, const QString &payNo, const QString &outcome,
+                                           qint64 deliveryId) = 0;
+    /// From here to COMMIT, a statement that waits on another holder's lock (its
+    /// transaction open, perhaps paused before COMMIT on another agent) gives up after
+    /// about a second: it fails Unavailable, the transaction is not run again, and
+    /// lockWaitEnded() is true until it ends.
+    virtual Result<void> boundLockWaits() = 0;
+    virtual bool lockWaitEnded() const = 0;
 };
 
 /// Storage of the callback path: callback_deliveries, pay_callback_log, the business
