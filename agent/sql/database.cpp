@@ -32,6 +32,7 @@ struct ThreadConnections {
     static void close(std::unique_ptr<Session> &session)
     {
         const QString name = session->m_connectionName;
+        session->dropPreparedStatements(); // the driver's statements go while it is open
         session->m_db.close();
         session.reset(); // the last QSqlDatabase handle goes before removeDatabase()
         QSqlDatabase::removeDatabase(name);

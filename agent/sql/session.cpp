@@ -79,25 +79,61 @@ void Session::transactionEnded(int defaultLockWaitSeconds)
     m_lockWaitEnded = false;
 }
 
+core::Result<QSqlQuery *> Session::execKept(const QString &sql, const QVariantList &binds, const QString &what)
+{
+    auto kept = m_kept.find(sql);
+    if (kept == m_kept.end()) {
+        if (m_kept.size() >= std::size_t(kPreparedStatements))
+            dropPreparedStatements();
+        auto query = std::make_unique<QSqlQuery>(m_db);
+        query->setForwardOnly(true);
+        if (!query->prepare(sql))
+            return failure(*query, sql, what);
+        kept = m_kept.emplace(sql, std::move(query)).first;
+    }
+    QSqlQuery &query = *kept->second;
+    for (qsizetype i = 0; i < binds.size(); ++i)
+        query.bindValue(int(i), binds.at(i));
+    if (!query.exec()) {
+        const core::Error error = failure(query, sql, what);
+        query.finish();
+        return error;
+    }
+    return &query;
+}
+
+void Session::dropPreparedStatements()
+{
+    m_kept.clear();
+}
+
 core::Result<int> Session::execAffected(const QString &sql, const QVariantList &binds, const QString &what)
 {
-    auto query = exec(sql, binds, what);
+    if (binds.isEmpty()) {
+        auto query = exec(sql, binds, what);
+        if (!query)
+            return query.error();
+        return query.value().numRowsAffected();
+    }
+    auto query = execKept(sql, binds, what);
     if (!query)
         return query.error();
-    return query.value().numRowsAffected();
+    const int affected = query.value()->numRowsAffected();
+    query.value()->finish();
+    return affected;
 }
 
 core::Result<qint64> Session::execInsertReturningId(const QString &insertSql, const QVariantList &binds,
                                                     const QString &what)
 {
     const bool postgres = m_dialect == Dialect::PostgreSql;
-    auto query = exec(postgres ? insertSql + QStringLiteral(" RETURNING id") : insertSql, binds, what);
+    auto query = execKept(postgres ? insertSql + QStringLiteral(" RETURNING id") : insertSql, binds, what);
     if (!query)
         return query.error();
-    QSqlQuery &q = query.value();
-    if (postgres)
-        return q.next() ? q.value(0).toLongLong() : qint64(0);
-    return q.lastInsertId().toLongLong();
+    QSqlQuery &q = *query.value();
+    const qint64 id = postgres ? (q.next() ? q.value(0).toLongLong() : qint64(0)) : q.lastInsertId().toLongLong();
+    q.finish();
+    return id;
 }
 
 } // namespace payonce::sql

@@ -9,6 +9,9 @@
 #include <QSqlQuery>
 #include <QVariantList>
 
+#include <memory>
+#include <unordered_map>
+
 namespace payonce::sql {
 
 /// One thread's open connection, handed to a unit of work by Database::write() or read().
@@ -26,13 +29,29 @@ public:
                                  const QString &what = {});
 
     /// Executes and returns the affected-row count (the CAS and insert-if-absent answer).
+    /// With binds, the statement is prepared once per connection and kept (see
+    /// kPreparedStatements): its result is read inside this call, so nothing outside
+    /// holds it when it runs again.
     core::Result<int> execAffected(const QString &sql, const QVariantList &binds = {},
                                    const QString &what = {});
 
     /// Executes an INSERT into a table with an `id` key and returns the new row's id
-    /// (RETURNING id on PostgreSQL, the driver's last insert id elsewhere).
+    /// (RETURNING id on PostgreSQL, the driver's last insert id elsewhere). Prepared once
+    /// per connection, as execAffected.
     core::Result<qint64> execInsertReturningId(const QString &insertSql, const QVariantList &binds = {},
                                                const QString &what = {});
+
+    /// Statements kept prepared per connection at most; one more empties the set (the
+    /// agent has a few dozen distinct write statements, so this only bounds a mistake).
+    /// Qt's drivers prepare on every QSqlQuery::prepare(): QPSQL sends PREPARE, EXECUTE
+    /// and, when the query goes, DEALLOCATE — three round trips for one statement.
+    static constexpr int kPreparedStatements = 256;
+    /// Finalises the kept statements (before the connection closes).
+    void dropPreparedStatements();
+
+    /// The time rows are stamped with (created_at, updated_at, ...): the Database's clock,
+    /// so a simulation on a fake clock sees one time in every row and every decision.
+    qint64 nowMs() const { return m_clock->nowMs(); }
 
     /// From here to the end of the open transaction, a statement that waits on another
     /// holder's row lock gives up after `ms` (PostgreSQL lock_timeout; MariaDB
@@ -50,6 +69,9 @@ private:
     friend class Database;
     friend struct ThreadConnections;
     Session(Dialect dialect, QString connectionName, const core::Clock &clock);
+    /// Runs `sql` on its kept prepared statement (prepared now if new); the statement,
+    /// executed, for the caller to read at once and finish().
+    core::Result<QSqlQuery *> execKept(const QString &sql, const QVariantList &binds, const QString &what);
     core::Error failure(const QSqlQuery &query, const QString &sql, const QString &what);
 
     Dialect m_dialect;
@@ -63,6 +85,7 @@ private:
     void transactionEnded(int defaultLockWaitSeconds);
     bool m_broken = false;
     int m_depth = 0; ///< units of work running on this session right now (nesting)
+    std::unordered_map<QString, std::unique_ptr<QSqlQuery>> m_kept; ///< by statement text
 };
 
 } // namespace payonce::sql
