@@ -79,19 +79,28 @@ void Session::transactionEnded(int defaultLockWaitSeconds)
     m_lockWaitEnded = false;
 }
 
-core::Result<QSqlQuery *> Session::execKept(const QString &sql, const QVariantList &binds, const QString &what)
+core::Result<void> Session::runKept(const QString &sql, const QVariantList &binds, const QString &what,
+                                    const std::function<core::Result<void>(QSqlQuery &)> &use)
 {
-    auto kept = m_kept.find(sql);
-    if (kept == m_kept.end()) {
-        if (m_kept.size() >= std::size_t(kPreparedStatements))
-            dropPreparedStatements();
+    KeptStatement *kept = nullptr;
+    if (auto found = m_kept.find(sql); found != m_kept.end()) {
+        if (!found->second.inUse)
+            kept = &found->second;
+    } else if (m_kept.size() < std::size_t(kPreparedStatements)) {
         auto query = std::make_unique<QSqlQuery>(m_db);
         query->setForwardOnly(true);
         if (!query->prepare(sql))
             return failure(*query, sql, what);
-        kept = m_kept.emplace(sql, std::move(query)).first;
+        kept = &m_kept.emplace(sql, KeptStatement{std::move(query), false}).first->second;
     }
-    QSqlQuery &query = *kept->second;
+    std::unique_ptr<QSqlQuery> oneOff;
+    if (!kept) {
+        oneOff = std::make_unique<QSqlQuery>(m_db);
+        oneOff->setForwardOnly(true);
+        if (!oneOff->prepare(sql))
+            return failure(*oneOff, sql, what);
+    }
+    QSqlQuery &query = kept ? *kept->query : *oneOff;
     for (qsizetype i = 0; i < binds.size(); ++i)
         query.bindValue(int(i), binds.at(i));
     if (!query.exec()) {
@@ -99,7 +108,13 @@ core::Result<QSqlQuery *> Session::execKept(const QString &sql, const QVariantLi
         query.finish();
         return error;
     }
-    return &query;
+    if (kept)
+        kept->inUse = true;
+    auto used = use(query);
+    query.finish();
+    if (kept)
+        kept->inUse = false;
+    return used;
 }
 
 void Session::dropPreparedStatements()
@@ -115,11 +130,13 @@ core::Result<int> Session::execAffected(const QString &sql, const QVariantList &
             return query.error();
         return query.value().numRowsAffected();
     }
-    auto query = execKept(sql, binds, what);
-    if (!query)
-        return query.error();
-    const int affected = query.value()->numRowsAffected();
-    query.value()->finish();
+    int affected = 0;
+    auto ran = runKept(sql, binds, what, [&](QSqlQuery &query) -> core::Result<void> {
+        affected = query.numRowsAffected();
+        return {};
+    });
+    if (!ran)
+        return ran.error();
     return affected;
 }
 
@@ -127,13 +144,31 @@ core::Result<qint64> Session::execInsertReturningId(const QString &insertSql, co
                                                     const QString &what)
 {
     const bool postgres = m_dialect == Dialect::PostgreSql;
-    auto query = execKept(postgres ? insertSql + QStringLiteral(" RETURNING id") : insertSql, binds, what);
-    if (!query)
-        return query.error();
-    QSqlQuery &q = *query.value();
-    const qint64 id = postgres ? (q.next() ? q.value(0).toLongLong() : qint64(0)) : q.lastInsertId().toLongLong();
-    q.finish();
+    qint64 id = 0;
+    auto ran = runKept(postgres ? insertSql + QStringLiteral(" RETURNING id") : insertSql, binds, what,
+                       [&](QSqlQuery &query) -> core::Result<void> {
+                           if (postgres)
+                               id = query.next() ? query.value(0).toLongLong() : qint64(0);
+                           else
+                               id = query.lastInsertId().toLongLong();
+                           return {};
+                       });
+    if (!ran)
+        return ran.error();
     return id;
+}
+
+core::Result<void> Session::forEachRow(const QString &sql, const QVariantList &binds,
+                                       const std::function<core::Result<void>(const QSqlQuery &)> &row,
+                                       const QString &what)
+{
+    return runKept(sql, binds, what, [&](QSqlQuery &query) -> core::Result<void> {
+        while (query.next()) {
+            if (auto handled = row(query); !handled)
+                return handled;
+        }
+        return {};
+    });
 }
 
 } // namespace payonce::sql

@@ -9,6 +9,7 @@
 #include <QSqlQuery>
 #include <QVariantList>
 
+#include <functional>
 #include <memory>
 #include <unordered_map>
 
@@ -41,8 +42,15 @@ public:
     core::Result<qint64> execInsertReturningId(const QString &insertSql, const QVariantList &binds = {},
                                                const QString &what = {});
 
-    /// Statements kept prepared per connection at most; one more empties the set (the
-    /// agent has a few dozen distinct write statements, so this only bounds a mistake).
+    /// A read whose rows are consumed inside the call, on a kept prepared statement as
+    /// execAffected: `row` sees each row in order (an error from it ends the read and is
+    /// returned). The same text run again from inside `row` gets a statement of its own.
+    core::Result<void> forEachRow(const QString &sql, const QVariantList &binds,
+                                  const std::function<core::Result<void>(const QSqlQuery &)> &row,
+                                  const QString &what = {});
+
+    /// Statements kept prepared per connection at most; texts beyond them are prepared per
+    /// call (the agent has a few dozen distinct statements, so this only bounds a mistake).
     /// Qt's drivers prepare on every QSqlQuery::prepare(): QPSQL sends PREPARE, EXECUTE
     /// and, when the query goes, DEALLOCATE — three round trips for one statement.
     static constexpr int kPreparedStatements = 256;
@@ -69,9 +77,15 @@ private:
     friend class Database;
     friend struct ThreadConnections;
     Session(Dialect dialect, QString connectionName, const core::Clock &clock);
-    /// Runs `sql` on its kept prepared statement (prepared now if new); the statement,
-    /// executed, for the caller to read at once and finish().
-    core::Result<QSqlQuery *> execKept(const QString &sql, const QVariantList &binds, const QString &what);
+    /// Runs `sql` on its kept prepared statement (prepared now if new; a one-off while the
+    /// kept one is in use or the set is full), hands the executed statement to `use`, then
+    /// finishes it.
+    core::Result<void> runKept(const QString &sql, const QVariantList &binds, const QString &what,
+                               const std::function<core::Result<void>(QSqlQuery &)> &use);
+    struct KeptStatement {
+        std::unique_ptr<QSqlQuery> query;
+        bool inUse = false;
+    };
     core::Error failure(const QSqlQuery &query, const QString &sql, const QString &what);
 
     Dialect m_dialect;
@@ -85,7 +99,7 @@ private:
     void transactionEnded(int defaultLockWaitSeconds);
     bool m_broken = false;
     int m_depth = 0; ///< units of work running on this session right now (nesting)
-    std::unordered_map<QString, std::unique_ptr<QSqlQuery>> m_kept; ///< by statement text
+    std::unordered_map<QString, KeptStatement> m_kept; ///< by statement text
 };
 
 } // namespace payonce::sql

@@ -25,37 +25,47 @@ QVariant textOrNull(const QString &text)
     return text.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(text);
 }
 
+/// The order and its items, on kept statements (the callback path reads them for every new
+/// notification).
 core::Result<std::optional<CallbackOrder>> readOrder(Session &session, const QString &orderNo)
 {
-    auto query = session.exec(
+    std::optional<CallbackOrder> found;
+    auto read = session.forEachRow(
         QStringLiteral("SELECT order_no, user_id, amount_fen, currency, status, pay_no, paid_channel, "
                        "reward_coupon_template, reward_points FROM orders WHERE order_no = ?"),
-        {orderNo}, QStringLiteral("read order for callback"));
-    if (!query)
-        return query.error();
-    QSqlQuery &q = query.value();
-    if (!q.next())
-        return std::optional<CallbackOrder>();
-    CallbackOrder order;
-    order.orderNo = q.value(0).toString();
-    order.userId = q.value(1).toLongLong();
-    order.amountFen = q.value(2).toLongLong();
-    order.currency = q.value(3).toString();
-    const auto status = core::orderStatusFromName(q.value(4).toString());
-    if (!status)
-        return Error::make(ErrorCode::Internal, QStringLiteral("order %1 has an unknown status").arg(orderNo));
-    order.status = *status;
-    order.payNo = q.value(5).toString();
-    order.paidChannel = q.value(6).toString();
-    order.rewardCouponTemplate = q.value(7).toString();
-    order.rewardPoints = q.value(8).toLongLong();
-    auto items = session.exec(QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ? ORDER BY sku_id"),
-                              {orderNo}, QStringLiteral("read order items"));
+        {orderNo},
+        [&](const QSqlQuery &q) -> core::Result<void> {
+            CallbackOrder order;
+            order.orderNo = q.value(0).toString();
+            order.userId = q.value(1).toLongLong();
+            order.amountFen = q.value(2).toLongLong();
+            order.currency = q.value(3).toString();
+            const auto status = core::orderStatusFromName(q.value(4).toString());
+            if (!status)
+                return Error::make(ErrorCode::Internal, QStringLiteral("order %1 has an unknown status").arg(orderNo));
+            order.status = *status;
+            order.payNo = q.value(5).toString();
+            order.paidChannel = q.value(6).toString();
+            order.rewardCouponTemplate = q.value(7).toString();
+            order.rewardPoints = q.value(8).toLongLong();
+            found = order;
+            return {};
+        },
+        QStringLiteral("read order for callback"));
+    if (!read)
+        return read.error();
+    if (!found)
+        return found;
+    auto items = session.forEachRow(
+        QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ? ORDER BY sku_id"), {orderNo},
+        [&](const QSqlQuery &q) -> core::Result<void> {
+            found->items.append({q.value(0).toString(), q.value(1).toLongLong()});
+            return {};
+        },
+        QStringLiteral("read order items"));
     if (!items)
         return items.error();
-    while (items.value().next())
-        order.items.append({items.value().value(0).toString(), items.value().value(1).toLongLong()});
-    return std::optional<CallbackOrder>(order);
+    return found;
 }
 
 core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery);
@@ -286,11 +296,16 @@ core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord
 core::Result<std::optional<CallbackOrder>> SqlCallbackStore::findOrderForPayment(const QString &paymentNo)
 {
     return m_database.read([&](Session &session) -> core::Result<std::optional<CallbackOrder>> {
-        auto record = session.exec(QStringLiteral("SELECT order_no FROM payment_records WHERE payment_no = ?"),
-                                   {paymentNo}, QStringLiteral("payment record for callback"));
+        QString orderNo = paymentNo;
+        auto record = session.forEachRow(
+            QStringLiteral("SELECT order_no FROM payment_records WHERE payment_no = ?"), {paymentNo},
+            [&](const QSqlQuery &q) -> core::Result<void> {
+                orderNo = q.value(0).toString();
+                return {};
+            },
+            QStringLiteral("payment record for callback"));
         if (!record)
             return record.error();
-        const QString orderNo = record.value().next() ? record.value().value(0).toString() : paymentNo;
         return readOrder(session, orderNo);
     });
 }
