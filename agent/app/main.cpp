@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "logging/categories.h"
 #include "logging/logging.h"
+#include "sql/database.h"
 
 #include <QCoreApplication>
 #include <QJsonObject>
@@ -126,6 +127,11 @@ int main(int argc, char **argv)
     });
     qCInfo(lcApp).noquote() << QStringLiteral("ready on %1:%2").arg(config.listen.host).arg(runtime.value()->port());
     const int code = QCoreApplication::exec();
+    runtime.value().reset(); // joins every pool of the agent
+    // Their threads close their database connections after the join: Qt Sql's globals
+    // must outlive that (sql::Database::waitForThreadConnectionsClosed).
+    if (!sql::Database::waitForThreadConnectionsClosed(std::chrono::seconds(10)))
+        qCWarning(lcApp) << "database connections of ended threads still open after 10 s";
     qCInfo(lcApp) << "stopped";
     return code;
 }

@@ -10,6 +10,8 @@
 #include <QThread>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -24,10 +26,24 @@ namespace payonce::sql {
 using core::Error;
 using core::ErrorCode;
 
+/// Threads whose ThreadConnections exist (their teardown not over yet), for
+/// Database::waitForThreadConnectionsClosed().
+std::mutex g_teardownMutex;
+std::condition_variable g_teardownDone;
+int g_threadsWithConnections = 0;
+thread_local bool t_hasConnections = false;
+
 /// This thread's sessions, one per Database. Destroyed when the thread ends, which closes
 /// and unregisters the Qt Sql connections in the thread that owns them, as Qt requires.
 struct ThreadConnections {
     std::map<quint64, std::unique_ptr<Session>> sessions;
+
+    ThreadConnections()
+    {
+        std::lock_guard guard(g_teardownMutex);
+        ++g_threadsWithConnections;
+        t_hasConnections = true;
+    }
 
     static void close(std::unique_ptr<Session> &session)
     {
@@ -42,6 +58,9 @@ struct ThreadConnections {
     {
         for (auto &[id, session] : sessions)
             close(session);
+        std::lock_guard guard(g_teardownMutex);
+        --g_threadsWithConnections;
+        g_teardownDone.notify_all();
     }
 };
 
@@ -145,6 +164,14 @@ QString Database::beginStatement() const
     case Dialect::MariaDb: return QStringLiteral("START TRANSACTION");
     }
     return {};
+}
+
+bool Database::waitForThreadConnectionsClosed(std::chrono::milliseconds timeout)
+{
+    // The caller's own connections close when it ends, after this returns.
+    const int own = t_hasConnections ? 1 : 0;
+    std::unique_lock lock(g_teardownMutex);
+    return g_teardownDone.wait_for(lock, timeout, [own] { return g_threadsWithConnections <= own; });
 }
 
 core::Result<Session *> Database::threadSession()

@@ -5,6 +5,7 @@
 #include "config/databaseurl.h"
 #include "core/result.h"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,12 @@ public:
     /// MariaDB's innodb_lock_wait_timeout for every connection (a lock wait ends as 1205,
     /// retried as contention); statements with a bound of their own restore it after.
     static constexpr int kLockWaitTimeoutSeconds = 15;
+
+    /// Waits until every other thread that used a Database has closed its connections.
+    /// A thread's connections close in its thread_local teardown, which runs after
+    /// QThread::wait() has returned: a process that leaves main() right after joining its
+    /// pools would tear Qt Sql's globals down under it. false: still open after `timeout`.
+    static bool waitForThreadConnectionsClosed(std::chrono::milliseconds timeout);
 
     Dialect dialect() const { return m_options.url.dialect; }
     const DatabaseOptions &options() const { return m_options; }

@@ -3,8 +3,9 @@
 // at once tore Qt Sql's globals down under that teardown (the agent crashed on SIGTERM
 // after "stopped", in QSqlDatabase::removeDatabase on a lane thread). The teardown is
 // made slow here on purpose, as a connection's kept statements make it (a round trip
-// each), and the test asks that no connection is left once the pool is joined and the
-// process says it has waited for them.
+// each), and the test asks that no connection is left once the pool is joined and
+// sql::Database::waitForThreadConnectionsClosed() — what the agent's main() calls before
+// it returns — has returned true.
 
 #include "sql/database.h"
 
@@ -58,6 +59,7 @@ private Q_SLOTS:
             });
             QVERIFY(pool.waitForDone(10000));
         } // the pool's thread is joined; its thread_local teardown may still be running
+        QVERIFY(sql::Database::waitForThreadConnectionsClosed(std::chrono::seconds(10)));
         QVERIFY2(QSqlDatabase::connectionNames().isEmpty(),
                  qPrintable(QSqlDatabase::connectionNames().join(QStringLiteral(", "))));
     }
