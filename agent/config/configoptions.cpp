@@ -61,7 +61,7 @@ constexpr OptionSpec kOptions[] = {
     {u"http.trusted_proxies", u"", K::SubnetList, u"JSON", u"[]",
      u"Proxies whose X-Forwarded-For names the client: [\"127.0.0.1/32\"] (subnets or single addresses). The client is the rightmost hop that is not one of them; it is what the failed-authentication limiter counts. Empty: every connection's own address is its client."},
     {u"callbacks.commit", u"callbacks-commit", K::String, u"PATH", u"one",
-     u"How a verified, new notification is written: \"one\" commits its delivery row, its callback log row and the paid transaction together when its pay lock is free (else, and in accept-only mode, the accepted-first way); \"accepted_first\" always makes the log row durable in a commit of its own before paying (one commit more per notification)."},
+     u"How a verified, new notification is written: \"one\" commits its delivery row, its callback log row and the paid transaction together when its pay lock is free (else, and in accept-only mode, the accepted-first way); \"accepted_first\" always makes the log row durable in a commit of its own before paying (four commits per notification instead of one)."},
     {u"outbox.dispatchers", u"outbox-dispatchers", K::Integer, u"N", u"1",
      u"Outbox dispatcher loops in this agent, each on its own thread (0-16; 0: this agent delivers no events)."},
     {u"outbox.batch_size", u"outbox-batch-size", K::Integer, u"N", u"100",

@@ -32,11 +32,13 @@ def help_entries(agent):
         if line.startswith(" " * INDENT):
             current["text"] = (current["text"] + " " + line.strip()).strip()
         elif line.startswith("  ") and line[2] != " ":
-            # An option too long for its column takes the whole line; its text starts on the
-            # next one (at INDENT).
-            fits = len(line) > INDENT and line[INDENT - 1] == " "
-            left, text = (line[:INDENT].strip(), line[INDENT:].strip()) if fits else (line.strip(), "")
-            current = {"section": section, "left": left, "text": text}
+            # The option (with its value name) or the variable, then its text: after the
+            # padding to INDENT, after one space when the option is too long for its column,
+            # or on the next line (at INDENT) when the option takes the whole line.
+            m = re.match(r"^  ((?:-\w, )?--[a-z0-9-]+(?: [A-Z][A-Z:]*)?|PAYONCE_[A-Z0-9_]+)(?: +(.*))?$", line)
+            if not m:
+                sys.exit("unexpected --help line: %r" % line)
+            current = {"section": section, "left": m.group(1), "text": (m.group(2) or "").strip()}
             entries.append(current)
         else:
             sys.exit("unexpected --help line: %r" % line)
