@@ -125,7 +125,6 @@ bool paidBy(const CallbackOrder &order, const QString &payNo)
     return paidState && order.payNo == payNo;
 }
 
-
 Result<QString> lostCasOutcome(CallbackTransaction &tx, const QString &orderNo, const PaymentNotification &n,
                                QList<CallbackFinding> &newFindings)
 {
@@ -158,7 +157,6 @@ Result<QString> lostCasOutcome(CallbackTransaction &tx, const QString &orderNo, 
 } // namespace callbackpath
 
 using namespace callbackpath;
-
 
 CallbackPipeline::CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store,
                                    CallbackModeStore &modes, DistributedLock &locks, SeenProcessedSet *seen,
