@@ -146,11 +146,8 @@ Result<QString> lostCasOutcome(CallbackTransaction &tx, const QString &orderNo, 
                                               {QStringLiteral("channel"), channelName(n.channel)},
                                               {QStringLiteral("amount_fen"), n.amountFen},
                                               {QStringLiteral("proposal"), QStringLiteral("refund")}}};
-    auto raised = tx.raiseFinding(finding);
-    if (!raised.ok())
+    if (auto raised = raiseFindingIn(tx, finding, newFindings); !raised.ok())
         return raised.error();
-    if (raised.value())
-        newFindings.append(finding);
     return QStringLiteral("double_payment");
 }
 

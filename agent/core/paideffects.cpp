@@ -17,11 +17,8 @@ Result<void> takeStock(CallbackTransaction &tx, const CallbackOrder &order, cons
                 QJsonObject{{QStringLiteral("sku_id"), item.skuId},
                             {QStringLiteral("qty"), item.qty},
                             {QStringLiteral("proposal"), QStringLiteral("refund_or_backorder")}}};
-            auto raised = tx.raiseFinding(finding);
-            if (!raised.ok())
+            if (auto raised = raiseFindingIn(tx, finding, written.newFindings); !raised.ok())
                 return raised.error();
-            if (raised.value())
-                written.newFindings.append(finding);
             continue;
         }
         auto logged = tx.insertStockLog(order.orderNo, item.skuId, QStringLiteral("take") + keySuffix, item.qty, fence);
@@ -40,6 +37,17 @@ Result<void> takeStock(CallbackTransaction &tx, const CallbackOrder &order, cons
 }
 
 } // namespace
+
+Result<void> raiseFindingIn(CallbackTransaction &tx, const CallbackFinding &finding,
+                            QList<CallbackFinding> &newFindings)
+{
+    auto raised = tx.raiseFinding(finding);
+    if (!raised.ok())
+        return raised.error();
+    if (raised.value())
+        newFindings.append(finding);
+    return {};
+}
 
 Result<void> writePaidEffects(CallbackTransaction &tx, const CallbackOrder &order, const PaymentNotification &n,
                               qint64 fence, const QString &keySuffix, const QString &traceId,

@@ -13,6 +13,11 @@ struct PaidEffectsWritten {
     QList<CallbackFinding> newFindings;
 };
 
+/// Raises `finding` in the open transaction; a new one (not seen before) is appended to
+/// newFindings, to be published once the transaction commits.
+Result<void> raiseFindingIn(CallbackTransaction &tx, const CallbackFinding &finding,
+                            QList<CallbackFinding> &newFindings);
+
 /// Everything an order is owed once the open transaction has made it PAID by
 /// `notification`, each effect on its own key (docs/design.md, "Callback path"): coupon,
 /// points, the order.paid outbox event, the payment record, and last the stock. The SKU
