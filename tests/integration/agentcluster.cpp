@@ -120,7 +120,7 @@ void AgentCluster::killAgent(int i)
     auto &agent = m_agents.at(size_t(i));
     if (!agent)
         return;
-    ::kill(pid_t(agent->pid()), SIGKILL);
+    agent->killHard();
     agent.reset();
 }
 

@@ -190,6 +190,15 @@ int AgentProcess::stop(int timeoutMs)
     return m_process.exitCode();
 }
 
+void AgentProcess::killHard()
+{
+    if (m_process.state() == QProcess::NotRunning)
+        return;
+    m_process.kill();
+    m_process.waitForFinished(10000);
+    m_output += m_process.readAll();
+}
+
 void AgentProcess::reportUncleanStop(const QString &how) const
 {
     // A suite only sees stop() != 0; the agent's own last lines say where its shutdown

@@ -65,6 +65,9 @@ public:
     qint64 pid() const { return m_process.processId(); }
     /// SIGTERM and wait: the exit code, -1 when it did not exit normally in time.
     int stop(int timeoutMs = 30000);
+    /// kill -9, as a crash or the OOM killer would, and reaped: a killed agent is not
+    /// stopped again (nor reported as one that crashed on SIGTERM).
+    void killHard();
     QString output();
     /// Whether the agent is still running.
     bool running() const { return m_process.state() != QProcess::NotRunning; }

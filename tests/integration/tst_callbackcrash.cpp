@@ -10,7 +10,6 @@
 #include <QJsonDocument>
 #include <QTest>
 
-#include <csignal>
 
 using namespace payonce;
 using namespace payonce::testsupport;
@@ -71,7 +70,7 @@ private Q_SLOTS:
         // The row commits a moment before the hook's log line is written and read back.
         QTRY_VERIFY2_WITH_TIMEOUT(agent->output().contains(u"paused after the log row"), qPrintable(agent->output()),
                                   10000);
-        ::kill(pid_t(agent->pid()), SIGKILL);
+        agent->killHard();
         agent.reset();
         QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'"), qint64(0));
         QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), qint64(0));

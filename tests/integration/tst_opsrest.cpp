@@ -14,7 +14,6 @@
 #include <QJsonDocument>
 #include <QTest>
 
-#include <csignal>
 
 using namespace payonce;
 using namespace payonce::testsupport;
@@ -543,7 +542,7 @@ private Q_SLOTS:
         QCOMPARE(count(*db.database, "SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
                  qint64(0));
         // The parked delivery never finishes: the agent cannot drain, so it is killed.
-        ::kill(pid_t(agent->pid()), SIGKILL);
+        agent->killHard();
     }
 
 private:

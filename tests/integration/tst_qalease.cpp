@@ -74,8 +74,8 @@ private Q_SLOTS:
         QVERIFY2(leaseUntil(id) > firstLease + kLeaseMs, "the lease was not renewed while the run lasted");
 
         const qint64 killedAt = nowMs();
-        QCOMPARE(::kill(pid_t(dying->pid()), SIGKILL), 0);
-        dying.reset(); // reaps it
+        dying->killHard();
+        dying.reset();
         qInfo("agent qa-lease-a killed %lld ms into run %s", qint64(running.elapsed()), qPrintable(id));
         QCOMPARE(status(id), QStringLiteral("running")); // nobody has written anything down yet
 
