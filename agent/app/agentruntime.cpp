@@ -372,8 +372,18 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
         options.testHook = [point = *pausePoint, untilLost, pauseOver](core::CallbackHookPoint at,
                                                                        const core::CallbackHookContext &context) {
             if (at == point && untilLost) {
-                if (!context.lock || pauseOver->load())
-                    return core::CallbackHookAction::Continue; // no lock (key store down), or the pause is over
+                if (!context.lock)
+                    return core::CallbackHookAction::Continue; // no lock: the key store is down
+                if (pauseOver->load()) {
+                    // A lock taken before the freeze by a thread that reached this point only
+                    // after the thaw is a late writer too: every writer after the pause is
+                    // logged with its token, so each refusal can be matched to one.
+                    qCWarning(lcApp).noquote()
+                        << QStringLiteral("test hook: lock of %1 passing after the pause, writing with fencing token %2")
+                               .arg(context.payNo)
+                               .arg(context.lock->fencingToken());
+                    return core::CallbackHookAction::Continue;
+                }
                 qCWarning(lcApp).noquote()
                     << QStringLiteral("test hook: holding the lock of %1 until it is lost").arg(context.payNo);
                 while (!context.lock->lost() && !pauseOver->load())

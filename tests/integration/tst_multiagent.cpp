@@ -18,8 +18,10 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 #include <QScopeGuard>
+#include <QSet>
 #include <QTest>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <functional>
@@ -142,26 +144,51 @@ private Q_SLOTS:
     // agent-3 holds pay locks (PAYONCE_TEST_PAUSE_AT=after_lock_until_lost) and is frozen by
     // SIGSTOP; its leases run out, the other agents' workers pay those orders under newer
     // fencing tokens; thawed, its late writes carry the old tokens and the database refuses
-    // them (payonce_stale_fence_refused_total > 0 on agent-3).
+    // them (payonce_stale_fence_refused_total on agent-3).
+    //
+    // The first copy of kHeld orders goes to agent-3 alone, before any other agent has one:
+    // the locks it then holds were taken while those orders were unpaid, so each of them
+    // can only be paid under a newer token and every one of its late writes must be refused.
+    // (Copies that reach agent-3 in the storm may find their order paid and its lock free
+    // already: a lock taken after the payment carries a newer token than the order's, and
+    // the state machine answers it, not the fence — the clean-clone run that saw 2 late
+    // holders and no refusal.)
     void agentPausedPastItsLease()
     {
         const QString prefix = QStringLiteral("PAUSE-");
         constexpr int kOrders = 60;
+        constexpr int kHeld = 4; // agent-3's callback threads (http.callback_threads' default)
         QString error;
         QVERIFY2(m_cluster->startAgent(2, {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_lock_until_lost")}, &error),
                  qPrintable(error));
         const auto notifications = paidOrders(prefix, kOrders);
         QCOMPARE(notifications.size(), kOrders);
+        AgentProcess &frozen = m_cluster->agent(2);
+        static const QRegularExpression holding(QStringLiteral("holding the lock of (\\S+) until it is lost"));
+        const auto heldPayNos = [&frozen] {
+            QSet<QString> payNos;
+            const QString output = frozen.output();
+            for (auto it = holding.globalMatch(output); it.hasNext();)
+                payNos.insert(it.next().captured(1));
+            return payNos;
+        };
+        CallbackStorm::Options toAgent3Options;
+        toAgent3Options.copies = 1;
+        toAgent3Options.concurrentNotifications = kHeld;
+        toAgent3Options.requestTimeoutMs = 2000; // frozen, agent-3 answers nothing
+        toAgent3Options.deadlineMs = 2500;       // one POST each: the storm below sends them again
+        CallbackStorm toAgent3(notifications.mid(0, kHeld), {frozen.port()}, toAgent3Options);
+        toAgent3.start();
+        QTRY_VERIFY2_WITH_TIMEOUT(heldPayNos().size() == kHeld, qPrintable(frozen.output()), 60000);
+        const QSet<QString> heldFirst = heldPayNos();
+        QCOMPARE(::kill(pid_t(frozen.pid()), SIGSTOP), 0);
+        QElapsedTimer frozenFor;
+        frozenFor.start();
         CallbackStorm::Options options;
         options.requestTimeoutMs = 2000; // a frozen agent answers nothing: the platform gives up on that POST
         options.concurrentNotifications = 12;
         CallbackStorm storm(notifications, m_cluster->agentPorts(), options);
         storm.start();
-        AgentProcess &frozen = m_cluster->agent(2);
-        QTRY_VERIFY2_WITH_TIMEOUT(frozen.output().contains(u"holding the lock of"), qPrintable(frozen.output()), 60000);
-        QCOMPARE(::kill(pid_t(frozen.pid()), SIGSTOP), 0);
-        QElapsedTimer frozenFor;
-        frozenFor.start();
         // Whatever fails below, agent-3 is thawed: the next tests talk to it.
         auto thaw = qScopeGuard([&frozen] { ::kill(pid_t(frozen.pid()), SIGCONT); });
         // The frozen agent's orders are paid by the others once its leases have run out —
@@ -183,46 +210,73 @@ private Q_SLOTS:
         thaw.dismiss();
         qInfo("agent-3 frozen for %lld ms (lock lease 10 s); %lld of %d orders paid meanwhile%s", frozenFor.elapsed(),
               paidWhileFrozen, kOrders, allPaidWhileFrozen ? "" : ", the rest held by its open transaction");
+        (void)toAgent3.waitProcessingEvents();
         const CallbackStorm::Report delivered = storm.waitProcessingEvents();
         qInfo("storm: %s", qPrintable(delivered.describe()));
         QVERIFY2(delivered.acknowledged == kOrders, qPrintable(delivered.describe()));
         QTRY_COMPARE_WITH_TIMEOUT(checkPaidOnce(m_cluster->database(), prefix, kOrders).paid, qint64(kOrders), kSettleMs);
 
-        QTRY_VERIFY2_WITH_TIMEOUT(m_cluster->metric(2, QStringLiteral("payonce_stale_fence_refused_total")) > 0,
-                                  qPrintable(frozen.output().split(u'\n').filter(QStringLiteral("test hook")).join(u'\n')),
-                                  30000);
-        // The refusals' log lines, read from agent-3's output pipe as they come.
-        QTRY_VERIFY2_WITH_TIMEOUT(frozen.output().contains(u"stale fencing token refused"), qPrintable(frozen.output()),
-                                  10000);
-        // Every write refused as stale came from a late holder whose token is older than
-        // the one its order was paid under. (A holder that took its lock after the order
-        // was paid — a worker finishing a row already done — has the newer token: the
-        // state machine, not the fence, answers it.)
-        const QString output = frozen.output();
-        static const QRegularExpression lateWrite(QStringLiteral("lock of (\\S+) (?:lost|held past the pause), writing with fencing token (\\d+)"));
+        // What agent-3 logged of the payments it held, for the messages below.
+        const auto heldPaymentsLog = [&frozen, &heldPayNos] {
+            const QSet<QString> payNos = heldPayNos();
+            QStringList lines;
+            for (const QString &line : frozen.output().split(u'\n')) {
+                if (line.contains(u"test hook") || line.contains(u"stale fencing")
+                    || std::any_of(payNos.cbegin(), payNos.cend(), [&line](const QString &p) { return line.contains(p); }))
+                    lines << line;
+            }
+            return lines.join(u'\n');
+        };
+        // The refusals' log lines, read from agent-3's output pipe as they come: one for
+        // each lock it held before the freeze.
         static const QRegularExpression refused(QStringLiteral("stale fencing token refused for \\S+ pay_no \"?([^\"\\s]+)"));
-        QHash<QString, qint64> lateTokens;
+        const auto refusedPayNos = [&frozen] {
+            QStringList payNos;
+            const QString output = frozen.output();
+            for (auto it = refused.globalMatch(output); it.hasNext();)
+                payNos << it.next().captured(1);
+            return payNos;
+        };
+        const auto refusedAll = [&refusedPayNos, &heldFirst] {
+            const QStringList payNos = refusedPayNos();
+            return QSet<QString>(payNos.cbegin(), payNos.cend()).contains(heldFirst);
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(refusedAll(), qPrintable(heldPaymentsLog()), 30000);
+        QVERIFY2(m_cluster->metric(2, QStringLiteral("payonce_stale_fence_refused_total")) >= kHeld,
+                 qPrintable(heldPaymentsLog()));
+        // Every write refused as stale came from a holder that wrote after the pause, with a
+        // token older than the one its order was paid under. (A holder that took its lock
+        // after the order was paid — a copy in the storm, a worker finishing a row already
+        // done — has the newer token: the state machine, not the fence, answers it.)
+        const QString output = frozen.output();
+        static const QRegularExpression lateWrite(QStringLiteral(
+            "lock of (\\S+) (lost|held past the pause|passing after the pause), writing with fencing token (\\d+)"));
+        QHash<QString, qint64> writeTokens; // per pay_no the oldest token written after the pause
+        int lateHolders = 0;
         for (auto it = lateWrite.globalMatch(output); it.hasNext();) {
             const auto match = it.next();
-            lateTokens.insert(match.captured(1), match.captured(2).toLongLong());
+            const qint64 token = match.captured(3).toLongLong();
+            if (!writeTokens.contains(match.captured(1)) || token < writeTokens.value(match.captured(1)))
+                writeTokens.insert(match.captured(1), token);
+            lateHolders += match.captured(2) != u"passing after the pause";
         }
-        int refusals = 0;
-        for (auto it = refused.globalMatch(output); it.hasNext(); ++refusals) {
-            const QString payNo = it.next().captured(1);
-            QVERIFY2(lateTokens.contains(payNo), qPrintable(payNo + QStringLiteral(" refused, not a late holder")));
+        const QStringList refusals = refusedPayNos();
+        for (const QString &payNo : refusals) {
+            QVERIFY2(writeTokens.contains(payNo),
+                     qPrintable(payNo + QStringLiteral(" refused, not a holder writing after the pause\n") + heldPaymentsLog()));
             const qint64 paidUnder = countRows(m_cluster->database(),
                                                QStringLiteral("SELECT o.fence FROM orders o JOIN pay_callback_log l "
                                                               "ON l.order_no = o.order_no WHERE l.pay_no = ?"),
                                                {payNo});
-            QVERIFY2(paidUnder > lateTokens.value(payNo), qPrintable(QStringLiteral("%1 paid under %2, late token %3")
-                                                                         .arg(payNo)
-                                                                         .arg(paidUnder)
-                                                                         .arg(lateTokens.value(payNo))));
+            QVERIFY2(paidUnder > writeTokens.value(payNo), qPrintable(QStringLiteral("%1 paid under %2, late token %3")
+                                                                          .arg(payNo)
+                                                                          .arg(paidUnder)
+                                                                          .arg(writeTokens.value(payNo))));
         }
-        QVERIFY2(refusals > 0, qPrintable(output));
-        qInfo("%lld late holder(s) after the thaw, %d refused by the fence; payonce_stale_fence_refused_total on "
-              "agent-3: %g",
-              qint64(lateTokens.size()), refusals, m_cluster->metric(2, QStringLiteral("payonce_stale_fence_refused_total")));
+        qInfo("%d late holder(s) after the thaw (%d held before any other agent had a copy), %lld refused by the "
+              "fence; payonce_stale_fence_refused_total on agent-3: %g",
+              lateHolders, kHeld, qint64(refusals.size()),
+              m_cluster->metric(2, QStringLiteral("payonce_stale_fence_refused_total")));
         const PaidOnceReport report = settledReport(prefix, kOrders);
         QVERIFY2(report.holds(), qPrintable(report.describe()));
 
