@@ -74,6 +74,13 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                            return QList<MetricSample>{
                                {{}, double(callbacks ? callbacks->decidedDeliveries().batchesWritten() : 0)}};
                        });
+    registry.addReader(QStringLiteral("payonce_callback_grouped_delivery_refused_total"),
+                       QStringLiteral("Deliveries answered FAIL at once because the group commit's queue was full "
+                                      "(its rows waiting on a slow database); the platform sends them again"),
+                       MetricType::Counter, [callbacks = sources.callbacks] {
+                           return QList<MetricSample>{
+                               {{}, double(callbacks ? callbacks->decidedDeliveries().queueFullRefusals() : 0)}};
+                       });
     registry.addReader(QStringLiteral("payonce_callback_one_commit_total"),
                        QStringLiteral("New verified notifications by commit path: settled in one commit (committed), "
                                       "or rolled back and handed to the accepted-first path (fell_back)"),

@@ -31,6 +31,7 @@ struct MetricsSources {
 ///   payonce_callback_unfenced_settlements_total  orders paid with Redis unreachable
 ///   payonce_callback_grouped_delivery_rows_total / _commits_total  decided delivery rows
 ///                                        and the group commits that wrote them
+///   payonce_callback_grouped_delivery_refused_total  FAIL at once: the group commit's queue was full
 ///   payonce_retention_pruned_total{table} rows retention deleted
 ///   payonce_breaker_state{name}          0 closed, 1 half-open, 2 open
 ///   payonce_breaker_forced{name,mode}    1 while an operator forces a breaker

@@ -17,6 +17,7 @@
 #include <QSet>
 #include <QRandomGenerator>
 
+#include <condition_variable>
 #include <memory>
 #include <thread>
 
@@ -251,6 +252,44 @@ CallbackOutcome CallbackPipeline::finish(Context &ctx, CallbackOutcome outcome)
 
 CallbackOutcome CallbackPipeline::handle(const RawDelivery &delivery)
 {
+    std::mutex mutex;
+    std::condition_variable told;
+    std::optional<CallbackOutcome> out;
+    handle(delivery, [&](const CallbackOutcome &outcome) {
+        // Notified under the mutex: the waiter cannot return (and take these with it)
+        // before notify_one() has finished.
+        std::lock_guard guard(mutex);
+        out = outcome;
+        told.notify_one();
+    });
+    std::unique_lock lock(mutex);
+    told.wait(lock, [&] { return out.has_value(); });
+    return *out;
+}
+
+void CallbackPipeline::answerOnceWritten(Context &ctx, DeliveryRecord row, CallbackOutcome outcome,
+                                         bool finishFailure, const Answer &answer)
+{
+    const QString payNo = ctx.n.payNo;
+    const QString orderNo = ctx.order.orderNo;
+    m_decidedDeliveries.append(std::move(row), [this, payNo, orderNo, outcome, finishFailure,
+                                                answer](Result<qint64> written) {
+        Context done; // what finish() reads of a delivery whose row was written decided
+        done.n.payNo = payNo;
+        done.order.orderNo = orderNo;
+        done.deliveryDecided = true;
+        if (written.ok()) {
+            done.deliveryId = written.value();
+            answer(finish(done, outcome));
+            return;
+        }
+        const CallbackOutcome failed = unavailable(Layer::None, QStringLiteral("storage"), written.error().internalMessage);
+        answer(finishFailure ? finish(done, failed) : failed);
+    });
+}
+
+void CallbackPipeline::handle(const RawDelivery &delivery, Answer answer)
+{
     Context ctx;
     ctx.raw = delivery;
     ctx.sw = switches();
@@ -268,16 +307,24 @@ CallbackOutcome CallbackPipeline::handle(const RawDelivery &delivery)
         record.agentId = m_options.agentId;
         record.traceId = delivery.traceId;
         // Metadata only: an unverified body is not ours to keep, and never reaches
-        // pay_callback_log or a business table.
-        auto appended = m_decidedDeliveries.append(std::move(record));
-        if (!appended.ok())
-            qCWarning(payonce::lcCore) << "callback: rejected delivery not recorded:" << appended.error().internalMessage;
+        // pay_callback_log or a business table. Refused whether or not its row is written.
         m_byLayer[std::size_t(Layer::Rejected)].fetch_add(1);
-        CallbackOutcome out = make(code, Layer::Rejected, errorCodeName(error.code), error.publicMessage);
-        return out;
+        const CallbackOutcome out = make(code, Layer::Rejected, errorCodeName(error.code), error.publicMessage);
+        m_decidedDeliveries.append(std::move(record), [out, answer](Result<qint64> written) {
+            if (!written.ok())
+                qCWarning(payonce::lcCore) << "callback: rejected delivery not recorded:" << written.error().internalMessage;
+            answer(out);
+        });
+        return;
     }
     ctx.n = std::move(verified).value();
-    return process(ctx);
+    const CallbackOutcome out = process(ctx);
+    if (ctx.deferred) {
+        Context::DeferredRow deferred = std::move(*ctx.deferred);
+        answerOnceWritten(ctx, std::move(deferred.row), deferred.outcome, deferred.finishFailure, answer);
+        return;
+    }
+    answer(out);
 }
 
 std::optional<CallbackOutcome> CallbackPipeline::loadStored(Context &ctx, qint64 deliveryId)
@@ -405,26 +452,28 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
     const PaymentNotification &n = ctx.n;
 
     // The delivery's row, written once: with its decision when that is known already (a
-    // rejection, a duplicate the seen set answers), else undecided (layer none, status 0)
-    // and decided by finish() once the pipeline has run.
-    auto appendDelivery = [&](const std::optional<CallbackOutcome> &decided) -> std::optional<CallbackOutcome> {
-        if (ctx.fromWorker || ctx.fromGatewayQuery || ctx.fromReplay)
+    // rejection, a duplicate the seen set answers: its delivery's only write, left in
+    // ctx.deferred for the group commit, and answered once that has committed), else
+    // undecided (layer none, status 0), written at once, and decided by finish() once the
+    // pipeline has run. The worker, replays and the patrol's settlements write none.
+    const bool writesDeliveryRow = !ctx.fromWorker && !ctx.fromGatewayQuery && !ctx.fromReplay;
+    auto appendUndecided = [&]() -> std::optional<CallbackOutcome> {
+        if (!writesDeliveryRow)
             return std::nullopt;
-        DeliveryRecord record = deliveryRecordOf(ctx, decided);
-        // A decided row is its delivery's only write: it rides a group commit. An
-        // undecided one is written at once, before the pipeline goes on.
-        auto appended = decided ? m_decidedDeliveries.append(std::move(record)) : m_store.appendDelivery(record);
+        auto appended = m_store.appendDelivery(deliveryRecordOf(ctx, std::nullopt));
         if (!appended.ok())
             return unavailable(Layer::None, QStringLiteral("storage"), appended.error().internalMessage);
         ctx.deliveryId = appended.value();
-        ctx.deliveryDecided = decided.has_value();
         return std::nullopt;
     };
+    auto decidedOnArrival = [&](const CallbackOutcome &decided, bool finishFailure) {
+        if (!writesDeliveryRow)
+            return finish(ctx, decided);
+        ctx.deferred = Context::DeferredRow{deliveryRecordOf(ctx, decided), decided, finishFailure};
+        return decided;
+    };
     auto reject = [&](Code code, const QString &note, const QString &message) {
-        const CallbackOutcome rejected = make(code, Layer::Rejected, note, message);
-        if (auto failed = appendDelivery(rejected))
-            return finish(ctx, *failed);
-        return finish(ctx, rejected);
+        return decidedOnArrival(make(code, Layer::Rejected, note, message), true);
     };
 
     // A running QA scenario's disable_layers, for its own orders only (qa.enabled only).
@@ -449,11 +498,16 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
     };
     // A copy of a payment the seen set remembers `processed` (terminal and durable, so
     // remembering it is safe): one write, its delivery row written with its decision.
+    // Its row keeps what tells the copies apart (time, agent, trace, layer) but not its
+    // body and headers: the copy names the payment the processed delivery did, and that
+    // one's body is kept (a replay uses it).
     auto answerSeen = [&] {
-        const CallbackOutcome duplicate = success(Layer::UniqueIndex, QStringLiteral("seen_processed"));
-        if (auto failed = appendDelivery(duplicate))
-            return *failed;
-        return finish(ctx, duplicate);
+        const CallbackOutcome seen = decidedOnArrival(success(Layer::UniqueIndex, QStringLiteral("seen_processed")), false);
+        if (ctx.deferred) {
+            ctx.deferred->row.rawBody.clear();
+            ctx.deferred->row.headers.clear();
+        }
+        return seen;
     };
 
     // The seen set first: a copy that names the payment, amount and currency the processed
@@ -532,7 +586,7 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
             return finish(ctx, *settled);
     }
 
-    if (auto failed = appendDelivery(std::nullopt))
+    if (auto failed = appendUndecided())
         return *failed;
 
     if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex) {

@@ -171,7 +171,15 @@ public:
                      DistributedLock &locks, SeenProcessedSet *seen, const Clock &clock,
                      CallbackPipelineOptions options = {});
 
-    /// A delivery as received (the route): verified with the time window.
+    /// How a delivery's answer is handed back when it is ready.
+    using Answer = std::function<void(const CallbackOutcome &)>;
+    /// A delivery as received (the route): verified with the time window. `answer` is
+    /// called exactly once: on this thread before handle() returns, or — when the answer
+    /// only waits for its delivery row (a rejection, a copy the seen set answers), which
+    /// rides the group commit — on the group commit's writer thread once that row has
+    /// committed. Either way nothing is answered before what backs it is durable.
+    void handle(const RawDelivery &delivery, Answer answer);
+    /// The same, waiting for the answer.
     CallbackOutcome handle(const RawDelivery &delivery);
     /// Finishes an `accepted` row (the worker, the operator's replay): its stored raw
     /// delivery is verified again without the time window and goes through the same
@@ -249,6 +257,11 @@ private:
     std::optional<CallbackOutcome> loadStored(Context &ctx, qint64 deliveryId);
     CallbackMode currentMode();
     CallbackOutcome finish(Context &ctx, CallbackOutcome outcome);
+    /// A decided delivery row written through the group commit: the answer once it has
+    /// committed (counted by finish()), or its failure (unavailable, and counted only when
+    /// finishFailure, as the rejections' are).
+    void answerOnceWritten(Context &ctx, DeliveryRecord row, CallbackOutcome outcome, bool finishFailure,
+                           const Answer &answer);
     bool hook(CallbackHookPoint point, const Context &ctx, LockHandle *lock = nullptr) const;
     void event(const QString &name) const;
     void publishFinding(const CallbackFinding &finding) const;

@@ -43,6 +43,15 @@ struct CallbackPipeline::Context {
     QStringList changes;
     bool durable = false;         ///< a pay_callback_log row exists for this pay_no
     SettledInTransaction audit;   ///< run by settle() just before its COMMIT
+    /// A delivery (handle()) whose row is decided before it is written — a rejection, a
+    /// copy the seen set answers — has it written by the group commit, and answered once it
+    /// has committed: process() leaves the row and its answer here.
+    struct DeferredRow {
+        DeliveryRecord row;
+        CallbackOutcome outcome;
+        bool finishFailure = false;
+    };
+    std::optional<DeferredRow> deferred;
 };
 
 } // namespace payonce::core

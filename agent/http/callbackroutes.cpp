@@ -36,18 +36,27 @@ HttpReply alipayReply(const core::CallbackOutcome &outcome)
 void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline, const core::Clock &clock,
                             AlipayRefundInterceptor alipayRefunds)
 {
-    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/wechat"), platformCallbackRouteOptions(core::Channel::WeChat),
-                 [&](const HttpRequest &request) {
-        return weChatReply(pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs())));
+    // Deferred: a copy the seen set answers (or a rejection) is answered once its delivery
+    // row has committed in a group commit, and the lane's thread meanwhile verifies the
+    // next notification.
+    server.routeDeferred(Method::Post, QStringLiteral("/api/v1/callbacks/wechat"),
+                         platformCallbackRouteOptions(core::Channel::WeChat),
+                         [&](const HttpRequest &request, const ReplySink &sink) {
+        pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs()),
+                        [sink](const core::CallbackOutcome &outcome) { sink.send(weChatReply(outcome)); });
     });
-    server.route(Method::Post, QStringLiteral("/api/v1/callbacks/alipay"), platformCallbackRouteOptions(core::Channel::Alipay),
-                 [&, alipayRefunds](const HttpRequest &request) {
+    server.routeDeferred(Method::Post, QStringLiteral("/api/v1/callbacks/alipay"),
+                         platformCallbackRouteOptions(core::Channel::Alipay),
+                         [&, alipayRefunds](const HttpRequest &request, const ReplySink &sink) {
         // Alipay sends a trade's refund notifications to the trade's notify_url too.
         if (alipayRefunds) {
-            if (auto reply = alipayRefunds(request))
-                return *reply;
+            if (auto reply = alipayRefunds(request)) {
+                sink.send(*reply);
+                return;
+            }
         }
-        return alipayReply(pipeline.handle(callbackDeliveryOf(core::Channel::Alipay, request, clock.nowMs())));
+        pipeline.handle(callbackDeliveryOf(core::Channel::Alipay, request, clock.nowMs()),
+                        [sink](const core::CallbackOutcome &outcome) { sink.send(alipayReply(outcome)); });
     });
 }
 

@@ -20,6 +20,7 @@
 #include <array>
 #include <chrono>
 #include <exception>
+#include <mutex>
 
 namespace payonce::http {
 
@@ -62,7 +63,8 @@ struct Route {
     QString pattern;
     QList<Segment> segments;
     RouteOptions options;
-    Handler handler;
+    Handler handler;           ///< a route that answers when it returns
+    DeferredHandler deferred;  ///< or one that sends its reply through a ReplySink
     std::shared_ptr<const EndpointMetrics> metrics;
 };
 
@@ -101,11 +103,8 @@ TraceContext traceFor(const QByteArray &traceparent)
     return TraceContext::parse(traceparent).value_or(TraceContext::fresh());
 }
 
-// The fields every log line written for a request carries (JSON lines: "trace_id").
-QJsonObject traceFields(const QString &traceId)
-{
-    return QJsonObject{{QStringLiteral("trace_id"), traceId}};
-}
+// The field every log line written for a request carries (JSON lines: "trace_id").
+constexpr QLatin1StringView kTraceIdField("trace_id");
 
 void adoptTrace(HttpRequest &req, const TraceContext &trace)
 {
@@ -126,6 +125,24 @@ HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
     return errorReply(QStringLiteral("internal"), QStringLiteral("internal error"));
 }
 
+void invokeSafely(const Route &route, const HttpRequest &request, const ReplySink &sink)
+{
+    if (route.handler) {
+        sink.send(invokeSafely(route.handler, request));
+        return;
+    }
+    try {
+        route.deferred(request, sink);
+        return;
+    } catch (const std::exception &e) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what()
+                                     << "trace" << request.traceId;
+    } catch (...) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw" << "trace" << request.traceId;
+    }
+    sink.send(errorReply(QStringLiteral("internal"), QStringLiteral("internal error"))); // unless it sent already
+}
+
 struct ReplyContext {
     QString traceId;
     QString request; ///< "POST /api/v1/payments/confirm", for the access line
@@ -137,7 +154,7 @@ struct ReplyContext {
 
 void writeReply(QTcpSocket *socket, HttpReply reply, const ReplyContext &context, bool fromServer)
 {
-    const logging::ScopedFields traced(traceFields(context.traceId));
+    const logging::ScopedFields traced(kTraceIdField, context.traceId);
     // Counted even when the client has gone: the request was handled all the same.
     if (context.metrics)
         context.metrics->record(reply.status, context.started);
@@ -201,6 +218,13 @@ struct HttpServer::Private {
     std::array<std::unique_ptr<ExecutionLane>, 3> lanes;
     Backend *backend = nullptr;
     ConnectionGuard *guard = nullptr;
+    /// Where replies are posted, for as long as the guard lives: a deferred reply may be
+    /// sent from another thread at any time, even while the server is being destroyed.
+    struct ReplyTarget {
+        std::mutex mutex;
+        ConnectionGuard *guard = nullptr; ///< null once the server is going
+    };
+    std::shared_ptr<ReplyTarget> replyTarget = std::make_shared<ReplyTarget>();
     std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
     std::shared_ptr<const EndpointMetrics> unmatchedMetrics;
     bool draining = false;
@@ -338,7 +362,7 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
     req.clientAddress = clientAddressOf(request);
     req.path = request.url().path(QUrl::FullyDecoded);
     adoptTrace(req, traceFor(request.value(QByteArrayLiteral("traceparent"))));
-    const logging::ScopedFields traced(traceFields(req.traceId));
+    const logging::ScopedFields traced(kTraceIdField, req.traceId);
     ReplyContext context;
     context.traceId = req.traceId;
     context.request = QStringLiteral("UPGRADE ") + req.path;
@@ -405,7 +429,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     for (const auto &h : headers)
         req.headers.append({h.first.toLower(), h.second});
     adoptTrace(req, traceFor(req.header("traceparent")));
-    const logging::ScopedFields traced(traceFields(req.traceId));
+    const logging::ScopedFields traced(kTraceIdField, req.traceId);
 
     const std::optional<Method> method = toMethod(request.method());
     ReplyContext context;
@@ -414,8 +438,11 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     context.request = (method ? methodName(*method) : QStringLiteral("OTHER")) + u' ' + req.path;
     context.closeAfter = draining || req.header("connection").compare("close", Qt::CaseInsensitive) == 0;
 
-    // Match segment by segment on the encoded path, so "%2F" stays inside one segment.
-    const QStringList parts = request.url().path(QUrl::FullyEncoded).split(u'/', Qt::SkipEmptyParts);
+    // Match segment by segment on the encoded path, so "%2F" stays inside one segment; each
+    // segment decoded once.
+    QStringList parts = request.url().path(QUrl::FullyEncoded).split(u'/', Qt::SkipEmptyParts);
+    for (QString &part : parts)
+        part = QUrl::fromPercentEncoding(part.toUtf8());
     const Route *matched = nullptr;
     int matchedLiterals = -1;
     QHash<QString, QString> arguments;
@@ -427,7 +454,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         int literals = 0;
         bool ok = true;
         for (qsizetype i = 0; i < parts.size() && ok; ++i) {
-            const QString decoded = QUrl::fromPercentEncoding(parts.at(i).toUtf8());
+            const QString &decoded = parts.at(i);
             if (r.segments.at(i).placeholder) {
                 ok = !decoded.isEmpty();
                 args.insert(r.segments.at(i).text, decoded);
@@ -475,6 +502,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     }
 
     if (matched->options.onEventLoop) {
+        Q_ASSERT(matched->handler);
         writeReply(socket, invokeSafely(matched->handler, req), context, false);
         return;
     }
@@ -504,30 +532,37 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     auto inFlightToken = std::shared_ptr<void>(
         (inFlight->fetch_add(1), nullptr), [counter = inFlight](void *) { counter->fetch_sub(1); });
     guard->requestStarted(socket);
-    // The guard outlives every handler: ~HttpServer waits for the lanes before it deletes it.
-    ConnectionGuard *const replyTo = guard;
-    executor.pool().start([handler = matched->handler, req, &executor, replyTo, responderPtr, inFlightToken,
-                           socketPtr = QPointer<QTcpSocket>(socket), context]() mutable {
-        HttpReply reply;
+    // Sent once, from whichever thread has the reply (the handler's, or a deferred route's
+    // later one). Everything the reply needs moves into the event, so the responder is
+    // destroyed on the event loop's thread. drain() waits for every reply in flight,
+    // deferred ones too; one sent after the server has gone is dropped.
+    const ReplySink sink(
+        [target = replyTarget, responderPtr = std::move(responderPtr), inFlightToken = std::move(inFlightToken),
+         socketPtr = QPointer<QTcpSocket>(socket), context](HttpReply reply) mutable {
+            std::lock_guard alive(target->mutex);
+            ConnectionGuard *const replyTo = target->guard;
+            if (!replyTo)
+                return;
+            QMetaObject::invokeMethod(
+                replyTo,
+                [replyTo, responderPtr = std::move(responderPtr), inFlightToken = std::move(inFlightToken),
+                 socketPtr = std::move(socketPtr), context = std::move(context), reply = std::move(reply)]() mutable {
+                    if (!socketPtr)
+                        return; // the client left; the token goes with this event
+                    QTcpSocket *s = responderPtr->socket();
+                    writeReply(s, std::move(reply), context, false);
+                    replyTo->requestFinished(s);
+                },
+                Qt::QueuedConnection);
+        },
+        [] { return errorReply(QStringLiteral("internal"), QStringLiteral("internal error")); });
+    executor.pool().start([route = matched, req, &executor, sink]() {
         {
             // Every line the handler logs on this worker names the request's trace.
-            const logging::ScopedFields tracedOnWorker(traceFields(req.traceId));
-            reply = invokeSafely(handler, req);
+            const logging::ScopedFields tracedOnWorker(kTraceIdField, req.traceId);
+            invokeSafely(*route, req, sink); // routes stay as they are once listening
         }
         executor.finished(); // the place is the handler's, whether or not its client waits
-        // Everything the reply needs moves into the event, so the responder is destroyed
-        // on the event loop's thread, whatever happens to this runnable.
-        QMetaObject::invokeMethod(
-            replyTo,
-            [replyTo, responderPtr = std::move(responderPtr), inFlightToken = std::move(inFlightToken),
-             socketPtr = std::move(socketPtr), context = std::move(context), reply = std::move(reply)]() mutable {
-                if (!socketPtr)
-                    return; // the client left; the token goes with this event
-                QTcpSocket *s = responderPtr->socket();
-                writeReply(s, std::move(reply), context, false);
-                replyTo->requestFinished(s);
-            },
-            Qt::QueuedConnection);
     });
 }
 
@@ -591,6 +626,10 @@ HttpServer::~HttpServer()
     // Handlers may still run; they only hold value copies, but their continuations must
     // not outlive the sockets' owner.
     d->waitForLanes(-1);
+    {
+        std::lock_guard going(d->replyTarget->mutex);
+        d->replyTarget->guard = nullptr;
+    }
     delete d->backend;
     d->backend = nullptr;
 }
@@ -608,7 +647,17 @@ void HttpServer::route(Method method, const QString &pattern, const RouteOptions
     std::shared_ptr<const EndpointMetrics> metrics;
     if (d->options.metrics)
         metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
-    d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler), std::move(metrics)});
+    d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler), {}, std::move(metrics)});
+}
+
+void HttpServer::routeDeferred(Method method, const QString &pattern, const RouteOptions &options,
+                               DeferredHandler handler)
+{
+    Q_ASSERT(handler && !options.onEventLoop);
+    std::shared_ptr<const EndpointMetrics> metrics;
+    if (d->options.metrics)
+        metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
+    d->routes.append(Route{method, pattern, parsePattern(pattern), options, {}, std::move(handler), std::move(metrics)});
 }
 
 QList<RouteInfo> HttpServer::routes() const
@@ -681,6 +730,10 @@ core::Result<quint16> HttpServer::listen(const QHostAddress &address, quint16 po
         return core::Error::make(core::ErrorCode::Misconfigured, message);
     }
     d->guard = guard;
+    {
+        std::lock_guard set(d->replyTarget->mutex);
+        d->replyTarget->guard = guard;
+    }
     d->backend->bind(guard); // reparents the guard to the backend
     qCInfo(lcHttp).noquote() << "listening on" << address.toString() + u':' + QString::number(guard->serverPort());
     return guard->serverPort();

@@ -5,6 +5,7 @@
 #include "connectionguard.h"
 #include "executionlane.h"
 #include "httptypes.h"
+#include "replysink.h"
 
 #include "core/result.h"
 #include "shared/streammessage.h"
@@ -86,10 +87,11 @@ using ReadinessCheck = std::function<Readiness()>;
 ///
 /// A request is copied into an HttpRequest on the event-loop thread; the handler runs on
 /// its route's lane (RouteOptions::lane: the general pool of workerThreads, or the bounded
-/// callback and gateway lanes); the reply is written by a continuation bound to the
-/// socket (QFuture::then(socket, …)), so a client that disconnects mid-request only makes
-/// Qt drop the continuation — the handler's work still completes (it may have written to
-/// the database), its answer is discarded. Unknown path: 404 not_found; known path, other
+/// callback and gateway lanes); the reply is posted to the socket's thread as an event and
+/// written there only if the socket still exists, so a client that disconnects mid-request
+/// only has its reply dropped — the handler's work still completes (it may have written to
+/// the database), its answer is discarded. A deferred route (routeDeferred) sends its
+/// reply whenever it has it, from any thread, by the same event. Unknown path: 404 not_found; known path, other
 /// method: 405 method_not_allowed with Allow. Every reply carries X-Trace-Id (from a W3C
 /// traceparent header, else generated).
 ///
@@ -139,6 +141,9 @@ public:
     /// A literal segment wins over a placeholder; the first registered wins among equals.
     void route(Method method, const QString &pattern, Role minimumRole, Handler handler);
     void route(Method method, const QString &pattern, const RouteOptions &options, Handler handler);
+    /// The same for a handler that may send its reply after it returns (ReplySink): its
+    /// lane's thread is free for the next request meanwhile. Not with options.onEventLoop.
+    void routeDeferred(Method method, const QString &pattern, const RouteOptions &options, DeferredHandler handler);
 
     /// Receives an accepted WebSocket (on the event-loop thread) and takes ownership.
     using WebSocketHandler = std::function<void(std::unique_ptr<QWebSocket>)>;

@@ -14,7 +14,13 @@ namespace payonce::logging {
 
 namespace {
 
-thread_local std::vector<QJsonObject> t_scopedFields;
+/// A scope's fields: an object, or one name and text value.
+struct Scope {
+    QJsonObject fields;
+    QLatin1StringView name;
+    QString value;
+};
+thread_local std::vector<Scope> t_scopedFields;
 
 struct State {
     QMutex mutex;
@@ -135,9 +141,12 @@ QByteArray formatLine(Format format, QtMsgType type, QStringView category, const
 {
     // Later scopes win over earlier ones, and every scope over the process-wide fields.
     QJsonObject all = fields;
-    for (const QJsonObject &scope : t_scopedFields)
-        for (auto it = scope.begin(); it != scope.end(); ++it)
+    for (const Scope &scope : t_scopedFields) {
+        for (auto it = scope.fields.begin(); it != scope.fields.end(); ++it)
             all.insert(it.key(), it.value());
+        if (!scope.name.isEmpty())
+            all.insert(scope.name, scope.value);
+    }
 
     const QString ts = timestampUtc.toUTC().toString(Qt::ISODateWithMs);
     QString out;
@@ -235,7 +244,12 @@ void uninstall()
 
 ScopedFields::ScopedFields(QJsonObject fields)
 {
-    t_scopedFields.push_back(std::move(fields));
+    t_scopedFields.push_back(Scope{std::move(fields), {}, {}});
+}
+
+ScopedFields::ScopedFields(QLatin1StringView name, QString value)
+{
+    t_scopedFields.push_back(Scope{{}, name, std::move(value)});
 }
 
 ScopedFields::~ScopedFields()

@@ -63,6 +63,8 @@ QString levelName(QtMsgType type);
 class ScopedFields {
 public:
     explicit ScopedFields(QJsonObject fields);
+    /// One field, without building a JSON object: what every request does (its trace id).
+    ScopedFields(QLatin1StringView name, QString value);
     ~ScopedFields();
     ScopedFields(const ScopedFields &) = delete;
     ScopedFields &operator=(const ScopedFields &) = delete;

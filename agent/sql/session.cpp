@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include <algorithm>
+
 #include <QSqlError>
 
 namespace payonce::sql {
@@ -156,6 +158,98 @@ core::Result<qint64> Session::execInsertReturningId(const QString &insertSql, co
     if (!ran)
         return ran.error();
     return id;
+}
+
+core::Result<QList<qint64>> Session::execInsertManyReturningIds(const QString &insertHead, int columns,
+                                                                const QList<QVariantList> &rows, const QString &what)
+{
+    constexpr qsizetype kMostRowsPerStatement = 64;
+    QList<qint64> ids;
+    ids.reserve(rows.size());
+    QString oneRow = QStringLiteral("(?");
+    for (int c = 1; c < columns; ++c)
+        oneRow += QStringLiteral(", ?");
+    oneRow += u')';
+    for (qsizetype done = 0; done < rows.size();) {
+        // The largest power of two that fits what is left.
+        qsizetype chunk = kMostRowsPerStatement;
+        while (chunk > rows.size() - done)
+            chunk /= 2;
+        QVariantList binds;
+        binds.reserve(chunk * columns);
+        for (qsizetype r = done; r < done + chunk; ++r) {
+            Q_ASSERT(rows.at(r).size() == columns);
+            binds += rows.at(r);
+        }
+        QString sql = insertHead + QStringLiteral(" VALUES ") + oneRow;
+        for (qsizetype r = 1; r < chunk; ++r)
+            sql += QStringLiteral(", ") + oneRow;
+        QList<qint64> chunkIds;
+        chunkIds.reserve(chunk);
+        core::Result<void> ran;
+        if (m_dialect == Dialect::MariaDb) {
+            // Qt's QMYSQL reads no result set from a prepared statement that returns rows
+            // without being a SELECT, so no RETURNING here: a multi-row INSERT's ids are
+            // consecutive from the first (the driver's last insert id) when InnoDB hands
+            // them out so; otherwise one INSERT a row.
+            auto consecutive = consecutiveInsertIds();
+            if (!consecutive)
+                return consecutive.error();
+            if (!consecutive.value()) {
+                for (qsizetype r = done; r < done + chunk; ++r) {
+                    auto id = execInsertReturningId(insertHead + QStringLiteral(" VALUES ") + oneRow, rows.at(r), what);
+                    if (!id)
+                        return id.error();
+                    chunkIds.append(id.value());
+                }
+            } else {
+                ran = runKept(sql, binds, what, [&](QSqlQuery &query) -> core::Result<void> {
+                    const qint64 first = query.lastInsertId().toLongLong();
+                    if (query.numRowsAffected() == chunk && first > 0) {
+                        for (qsizetype r = 0; r < chunk; ++r)
+                            chunkIds.append(first + r);
+                    }
+                    return {};
+                });
+            }
+        } else {
+            ran = runKept(sql + QStringLiteral(" RETURNING id"), binds, what, [&](QSqlQuery &query) -> core::Result<void> {
+                while (query.next())
+                    chunkIds.append(query.value(0).toLongLong());
+                return {};
+            });
+        }
+        if (!ran)
+            return ran.error();
+        if (chunkIds.size() != chunk)
+            return core::Error::make(core::ErrorCode::Internal, QStringLiteral("%1: %2 rows inserted, %3 ids returned")
+                                                                    .arg(what)
+                                                                    .arg(chunk)
+                                                                    .arg(chunkIds.size()));
+        // The key of each row comes from its sequence (or rowid) as the rows are inserted, in
+        // the VALUES list's order: ascending ids are the rows' own, whatever order RETURNING
+        // hands them back in.
+        std::sort(chunkIds.begin(), chunkIds.end());
+        ids += chunkIds;
+        done += chunk;
+    }
+    return ids;
+}
+
+core::Result<bool> Session::consecutiveInsertIds()
+{
+    if (m_consecutiveInsertIds)
+        return *m_consecutiveInsertIds;
+    // 0 (traditional) and 1 (consecutive, MariaDB's default) give a multi-row INSERT
+    // consecutive values; 2 (interleaved) does not, nor does an increment above 1 (Galera).
+    auto query = exec(QStringLiteral("SELECT @@innodb_autoinc_lock_mode, @@auto_increment_increment"), {},
+                      QStringLiteral("auto-increment settings"));
+    if (!query)
+        return query.error();
+    if (!query.value().next())
+        return core::Error::make(core::ErrorCode::Internal, QStringLiteral("auto-increment settings: no row"));
+    m_consecutiveInsertIds = query.value().value(0).toInt() <= 1 && query.value().value(1).toInt() == 1;
+    return *m_consecutiveInsertIds;
 }
 
 core::Result<void> Session::forEachRow(const QString &sql, const QVariantList &binds,

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 namespace payonce::sql {
@@ -41,6 +42,17 @@ public:
     /// per connection, as execAffected.
     core::Result<qint64> execInsertReturningId(const QString &insertSql, const QVariantList &binds = {},
                                                const QString &what = {});
+
+    /// Inserts rows (each `columns` values, in the order of `insertHead`'s column list) into
+    /// a table with an `id` key, as few statements as it takes: `insertHead` is "INSERT INTO
+    /// t (a, b, ...)", and each statement is one multi-row VALUES list with RETURNING id
+    /// (PostgreSQL, SQLite ≥ 3.35; on MariaDB the ids are the driver's last insert id and
+    /// those after it, where InnoDB hands them out consecutively, else one INSERT a row) —
+    /// one round trip for many rows. The new ids, in the order of `rows`. Statements hold 1, 2, 4, … up to 64 rows, so at most
+    /// seven texts are kept prepared whatever the batch sizes. Inside the caller's
+    /// transaction, if any.
+    core::Result<QList<qint64>> execInsertManyReturningIds(const QString &insertHead, int columns,
+                                                           const QList<QVariantList> &rows, const QString &what = {});
 
     /// A read whose rows are consumed inside the call, on a kept prepared statement as
     /// execAffected: `row` sees each row in order (an error from it ends the read and is
@@ -74,6 +86,11 @@ public:
     bool isBroken() const { return m_broken; }
 
 private:
+    /// MariaDB: whether a multi-row INSERT's auto-increment ids are consecutive (read once
+    /// per connection).
+    core::Result<bool> consecutiveInsertIds();
+    std::optional<bool> m_consecutiveInsertIds;
+
     friend class Database;
     friend struct ThreadConnections;
     Session(Dialect dialect, QString connectionName, const core::Clock &clock);

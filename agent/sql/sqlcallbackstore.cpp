@@ -25,47 +25,50 @@ QVariant textOrNull(const QString &text)
     return text.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(text);
 }
 
-/// The order and its items, on kept statements (the callback path reads them for every new
-/// notification).
-core::Result<std::optional<CallbackOrder>> readOrder(Session &session, const QString &orderNo)
+/// The order whose order_no `orderNoSql` yields (an expression of the statement's first
+/// binds) and its items, in one statement on a kept prepared statement: the callback path
+/// reads an order for every new notification.
+core::Result<std::optional<CallbackOrder>> readOrderWhere(Session &session, const QString &orderNoSql,
+                                                         const QVariantList &binds)
 {
     std::optional<CallbackOrder> found;
     auto read = session.forEachRow(
-        QStringLiteral("SELECT order_no, user_id, amount_fen, currency, status, pay_no, paid_channel, "
-                       "reward_coupon_template, reward_points FROM orders WHERE order_no = ?"),
-        {orderNo},
+        QStringLiteral("SELECT o.order_no, o.user_id, o.amount_fen, o.currency, o.status, o.pay_no, o.paid_channel, "
+                       "o.reward_coupon_template, o.reward_points, i.sku_id, i.qty FROM orders o "
+                       "LEFT JOIN order_items i ON i.order_no = o.order_no WHERE o.order_no = %1 ORDER BY i.sku_id")
+            .arg(orderNoSql),
+        binds,
         [&](const QSqlQuery &q) -> core::Result<void> {
-            CallbackOrder order;
-            order.orderNo = q.value(0).toString();
-            order.userId = q.value(1).toLongLong();
-            order.amountFen = q.value(2).toLongLong();
-            order.currency = q.value(3).toString();
-            const auto status = core::orderStatusFromName(q.value(4).toString());
-            if (!status)
-                return Error::make(ErrorCode::Internal, QStringLiteral("order %1 has an unknown status").arg(orderNo));
-            order.status = *status;
-            order.payNo = q.value(5).toString();
-            order.paidChannel = q.value(6).toString();
-            order.rewardCouponTemplate = q.value(7).toString();
-            order.rewardPoints = q.value(8).toLongLong();
-            found = order;
+            if (!found) {
+                CallbackOrder order;
+                order.orderNo = q.value(0).toString();
+                order.userId = q.value(1).toLongLong();
+                order.amountFen = q.value(2).toLongLong();
+                order.currency = q.value(3).toString();
+                const auto status = core::orderStatusFromName(q.value(4).toString());
+                if (!status)
+                    return Error::make(ErrorCode::Internal,
+                                       QStringLiteral("order %1 has an unknown status").arg(order.orderNo));
+                order.status = *status;
+                order.payNo = q.value(5).toString();
+                order.paidChannel = q.value(6).toString();
+                order.rewardCouponTemplate = q.value(7).toString();
+                order.rewardPoints = q.value(8).toLongLong();
+                found = order;
+            }
+            if (!q.isNull(9)) // an order without items has one row, its item columns NULL
+                found->items.append({q.value(9).toString(), q.value(10).toLongLong()});
             return {};
         },
         QStringLiteral("read order for callback"));
     if (!read)
         return read.error();
-    if (!found)
-        return found;
-    auto items = session.forEachRow(
-        QStringLiteral("SELECT sku_id, qty FROM order_items WHERE order_no = ? ORDER BY sku_id"), {orderNo},
-        [&](const QSqlQuery &q) -> core::Result<void> {
-            found->items.append({q.value(0).toString(), q.value(1).toLongLong()});
-            return {};
-        },
-        QStringLiteral("read order items"));
-    if (!items)
-        return items.error();
     return found;
+}
+
+core::Result<std::optional<CallbackOrder>> readOrder(Session &session, const QString &orderNo)
+{
+    return readOrderWhere(session, QStringLiteral("?"), {orderNo});
 }
 
 core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery);
@@ -270,43 +273,45 @@ private:
     SqlCallbackStore &m_store;
 };
 
+const QString kInsertDeliveryHead =
+    QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, verified, layer, "
+                   "http_status, error_code, headers, raw_body, agent_id, trace_id)");
+constexpr int kDeliveryColumns = 12;
+
+/// A delivery's values, in kInsertDeliveryHead's order. The body and headers of a verified
+/// delivery only (an unverified body is not ours to keep; a seen copy comes without one).
+QVariantList deliveryValues(const core::DeliveryRecord &delivery)
+{
+    const QVariant none(QMetaType(QMetaType::QString));
+    QVariant headers = none, body = none;
+    if (delivery.verified && !delivery.rawBody.isEmpty()) {
+        QJsonArray pairs;
+        for (const auto &[name, value] : delivery.headers)
+            pairs.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
+        headers = QString::fromUtf8(QJsonDocument(pairs).toJson(QJsonDocument::Compact));
+        body = QString::fromUtf8(delivery.rawBody);
+    }
+    return {core::channelName(delivery.channel), textOrNull(delivery.payNo), textOrNull(delivery.orderNo),
+            delivery.receivedAtMs, delivery.verified ? 1 : 0, layerName(delivery.layer), delivery.httpStatus,
+            textOrNull(delivery.outcome), headers, body, textOrNull(delivery.agentId), textOrNull(delivery.traceId)};
+}
+
 /// One callback_deliveries row in the caller's transaction; its id.
 core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery)
 {
-    QJsonArray headers;
-    for (const auto &[name, value] : delivery.headers)
-        headers.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
-    const bool keepBody = delivery.verified;
-    return session.execInsertReturningId(
-        QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, verified, layer, "
-                       "http_status, error_code, headers, raw_body, agent_id, trace_id) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-        {core::channelName(delivery.channel), textOrNull(delivery.payNo), textOrNull(delivery.orderNo),
-         delivery.receivedAtMs, delivery.verified ? 1 : 0, layerName(delivery.layer), delivery.httpStatus,
-         textOrNull(delivery.outcome),
-         keepBody ? QVariant(QString::fromUtf8(QJsonDocument(headers).toJson(QJsonDocument::Compact)))
-                  : QVariant(QMetaType(QMetaType::QString)),
-         keepBody ? QVariant(QString::fromUtf8(delivery.rawBody)) : QVariant(QMetaType(QMetaType::QString)),
-         textOrNull(delivery.agentId), textOrNull(delivery.traceId)},
-        QStringLiteral("append callback delivery"));
+    return session.execInsertReturningId(kInsertDeliveryHead + QStringLiteral(" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                                         deliveryValues(delivery), QStringLiteral("append callback delivery"));
 }
 
 } // namespace
 
 core::Result<std::optional<CallbackOrder>> SqlCallbackStore::findOrderForPayment(const QString &paymentNo)
 {
+    // The payment record's order (payment_no is unique), or an order of that number.
     return m_database.read([&](Session &session) -> core::Result<std::optional<CallbackOrder>> {
-        QString orderNo = paymentNo;
-        auto record = session.forEachRow(
-            QStringLiteral("SELECT order_no FROM payment_records WHERE payment_no = ?"), {paymentNo},
-            [&](const QSqlQuery &q) -> core::Result<void> {
-                orderNo = q.value(0).toString();
-                return {};
-            },
-            QStringLiteral("payment record for callback"));
-        if (!record)
-            return record.error();
-        return readOrder(session, orderNo);
+        return readOrderWhere(session,
+                              QStringLiteral("COALESCE((SELECT order_no FROM payment_records WHERE payment_no = ?), ?)"),
+                              {paymentNo, paymentNo});
     });
 }
 
@@ -317,16 +322,13 @@ core::Result<qint64> SqlCallbackStore::appendDelivery(const core::DeliveryRecord
 
 core::Result<QList<qint64>> SqlCallbackStore::appendDeliveries(const QList<core::DeliveryRecord> &deliveries)
 {
+    QList<QVariantList> rows;
+    rows.reserve(deliveries.size());
+    for (const core::DeliveryRecord &delivery : deliveries)
+        rows.append(deliveryValues(delivery));
     return m_database.write([&](Session &session) -> core::Result<QList<qint64>> {
-        QList<qint64> ids;
-        ids.reserve(deliveries.size());
-        for (const core::DeliveryRecord &delivery : deliveries) {
-            auto id = insertDelivery(session, delivery);
-            if (!id)
-                return id.error();
-            ids.append(id.value());
-        }
-        return ids;
+        return session.execInsertManyReturningIds(kInsertDeliveryHead, kDeliveryColumns, rows,
+                                                  QStringLiteral("append callback deliveries"));
     });
 }
 

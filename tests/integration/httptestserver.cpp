@@ -3,7 +3,7 @@
 // once it accepts connections; on SIGTERM it drains and exits 0.
 //
 //   --port N (0: any)  --idle-ms N  --header-ms N  --per-address N  --max-connections N
-//   --max-body N  --workers N
+//   --max-body N  --workers N  --callback-threads N
 // Tokens: "viewer-token" (viewer) and "operator-token" (operator).
 #include "http/authenticator.h"
 #include "http/errormapping.h"
@@ -16,6 +16,7 @@
 #include <QRandomGenerator>
 #include <QSocketNotifier>
 #include <QThread>
+#include <QThreadPool>
 
 #include <chrono>
 #include <csignal>
@@ -47,7 +48,9 @@ int main(int argc, char *argv[])
     const QCommandLineOption maxConnections(QStringLiteral("max-connections"), QStringLiteral("cap"), QStringLiteral("n"), QStringLiteral("4000"));
     const QCommandLineOption maxBody(QStringLiteral("max-body"), QStringLiteral("bytes"), QStringLiteral("n"), QStringLiteral("65536"));
     const QCommandLineOption workers(QStringLiteral("workers"), QStringLiteral("threads"), QStringLiteral("n"), QStringLiteral("8"));
-    parser.addOptions({port, idle, header, perAddress, maxConnections, maxBody, workers});
+    const QCommandLineOption callbackThreads(QStringLiteral("callback-threads"), QStringLiteral("threads"),
+                                             QStringLiteral("n"), QStringLiteral("4"));
+    parser.addOptions({port, idle, header, perAddress, maxConnections, maxBody, workers, callbackThreads});
     parser.process(app);
 
     http::HttpServer::Options options;
@@ -57,6 +60,7 @@ int main(int argc, char *argv[])
     options.limits.maxConnections = parser.value(maxConnections).toInt();
     options.limits.maxBodyBytes = parser.value(maxBody).toLongLong();
     options.workerThreads = parser.value(workers).toInt();
+    options.callbackLane.threads = parser.value(callbackThreads).toInt();
     options.authFailuresPerWindow = 5;
 
     QList<config::AuthToken> tokens{
@@ -96,6 +100,24 @@ int main(int argc, char *argv[])
     server.route(http::Method::Post, QStringLiteral("/operator-only"), operatorOnly, [](const http::HttpRequest &request) {
         return http::HttpReply::ok(QJsonObject{{QStringLiteral("actor"), request.principal->name}})
             .setLayer(QByteArrayLiteral("none"));
+    });
+    // Deferred routes on the callback lane: /deferred answers `ms` later from another thread
+    // (its lane thread free meanwhile), /deferred-lost drops its sink without answering,
+    // /callback-lane answers at once.
+    http::RouteOptions callbackLane;
+    callbackLane.lane = http::Lane::Callbacks;
+    server.routeDeferred(http::Method::Get, QStringLiteral("/deferred"), callbackLane,
+                         [](const http::HttpRequest &request, const http::ReplySink &sink) {
+                             const int ms = std::clamp(request.queryItem(QStringLiteral("ms")).toInt(), 0, 60'000);
+                             QThreadPool::globalInstance()->start([sink, ms] {
+                                 QThread::msleep(ulong(ms));
+                                 sink.send(http::HttpReply::ok(QJsonObject{{QStringLiteral("deferred_ms"), ms}}));
+                             });
+                         });
+    server.routeDeferred(http::Method::Get, QStringLiteral("/deferred-lost"), callbackLane,
+                         [](const http::HttpRequest &, const http::ReplySink &) {});
+    server.route(http::Method::Get, QStringLiteral("/callback-lane"), callbackLane, [](const http::HttpRequest &) {
+        return http::HttpReply::ok(QJsonObject{{QStringLiteral("lane"), QStringLiteral("callbacks")}});
     });
     server.route(http::Method::Get, QStringLiteral("/api/v1/orders/<order_no>"), http::Role::None,
                  [](const http::HttpRequest &request) {

@@ -26,6 +26,8 @@ private Q_SLOTS:
     void upgradeHeaderDoesNotSwitchTheGuardOff_data();
     void upgradeHeaderDoesNotSwitchTheGuardOff();
     void handlersFinishingAtOnceAreEachAnswered();
+    void aDeferredReplyLeavesItsThreadFree();
+    void aDeferredHandlerThatNeverAnswersIsAnswered500();
 };
 
 namespace {
@@ -389,6 +391,41 @@ void TestHttpGuard::handlersFinishingAtOnceAreEachAnswered()
     }
     QVERIFY2(server->isRunning(), qPrintable(server->output().right(3000)));
     QCOMPARE(answered, kClients * kRounds);
+    QCOMPARE(server->terminate(), 0);
+}
+
+void TestHttpGuard::aDeferredReplyLeavesItsThreadFree()
+{
+    // One thread on the callback lane: a request whose reply is deferred must not hold it.
+    auto server = startServer({QStringLiteral("--callback-threads"), QStringLiteral("1")});
+    QVERIFY(server);
+    QTcpSocket deferred, quick;
+    for (QTcpSocket *socket : {&deferred, &quick}) {
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+        QVERIFY(socket->waitForConnected(5000));
+    }
+    deferred.write(get("/deferred?ms=2000"));
+    deferred.flush();
+    QTest::qWait(200); // first on the lane (the other order proves the same); its reply is 1.8 s away
+    const QByteArray quickAnswer = exchangeOn(quick, get("/callback-lane"));
+    QCOMPARE(httpStatusOf(quickAnswer), 200);
+    QVERIFY(deferred.bytesAvailable() == 0 && !deferred.waitForReadyRead(0)); // still waiting for its reply
+    const QByteArray deferredAnswer = exchangeOn(deferred, {});
+    QCOMPARE(httpStatusOf(deferredAnswer), 200);
+    QVERIFY2(httpBodyOf(deferredAnswer).contains("\"deferred_ms\":2000"), deferredAnswer.constData());
+    QVERIFY(!httpHeaderOf(deferredAnswer, "x-trace-id").isEmpty());
+    // The connection stays usable after a deferred reply.
+    QCOMPARE(httpStatusOf(exchangeOn(deferred, get("/callback-lane"))), 200);
+    QCOMPARE(server->terminate(), 0);
+}
+
+void TestHttpGuard::aDeferredHandlerThatNeverAnswersIsAnswered500()
+{
+    auto server = startServer();
+    QVERIFY(server);
+    const QByteArray response = httpExchange(server->port(), get("/deferred-lost"));
+    QCOMPARE(httpStatusOf(response), 500);
+    QVERIFY2(httpBodyOf(response).contains("\"code\":\"internal\""), response.constData());
     QCOMPARE(server->terminate(), 0);
 }
 

@@ -80,6 +80,7 @@ private Q_SLOTS:
                                         "payonce_callback_unfenced_settlements_total counter",
                                         "payonce_callback_grouped_delivery_rows_total counter",
                                         "payonce_callback_grouped_delivery_commits_total counter",
+                                        "payonce_callback_grouped_delivery_refused_total counter",
                                         "payonce_callback_one_commit_total counter",
                                         "payonce_retention_pruned_total counter",
                                         "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",

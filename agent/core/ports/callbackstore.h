@@ -47,6 +47,8 @@ struct DeliveryRecord {
     Layer layer = Layer::None;
     int httpStatus = 0;
     QString outcome; ///< error_code column: the outcome's wire name or the verifier's error
+    /// Kept for a verified delivery with a body; an empty body keeps neither (a copy the
+    /// seen set answered: the processed delivery's body is the one kept).
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray rawBody;
     QString agentId;
