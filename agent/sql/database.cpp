@@ -297,8 +297,12 @@ core::Result<void> Database::openConnection(Session &session)
         // synchronous=FULL: in WAL mode NORMAL may lose the last commits on power loss, and
         // a lost `accepted` row that already earned SUCCESS is a payment the platform will
         // never send again (docs/design.md rule 8). Durability before speed.
+        // cache_size: each connection's page cache is bounded explicitly (negative = KiB),
+        // so the agent's memory is threads × this, whatever SQLite's build default is
+        // (docs/design.md, "Memory").
         setup = {QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("PRAGMA synchronous=FULL"),
-                 QStringLiteral("PRAGMA foreign_keys=ON")};
+                 QStringLiteral("PRAGMA foreign_keys=ON"),
+                 QStringLiteral("PRAGMA cache_size=-%1").arg(kSqlitePageCacheKiB)};
         break;
     case Dialect::PostgreSql:
         // client_min_messages: libpq prints NOTICEs ("relation … already exists, skipping")

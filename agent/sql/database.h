@@ -50,6 +50,9 @@ public:
     /// MariaDB's innodb_lock_wait_timeout for every connection (a lock wait ends as 1205,
     /// retried as contention); statements with a bound of their own restore it after.
     static constexpr int kLockWaitTimeoutSeconds = 15;
+    /// SQLite's page cache per connection, in KiB (PRAGMA cache_size=-N): a bound of its
+    /// own rather than the library's build default (docs/design.md, "Memory").
+    static constexpr int kSqlitePageCacheKiB = 4096;
 
     /// Waits until every other thread that used a Database has closed its connections.
     /// A thread's connections close in its thread_local teardown, which runs after

@@ -1,0 +1,94 @@
+// What every database connection is set to before the agent uses it, on each dialect and
+// on every thread (each thread has its own connection): READ COMMITTED and UTC on the
+// servers — the races docs/design.md "Storage" describes were measured under MariaDB's
+// default REPEATABLE READ —, MariaDB's lock wait bound and strict mode; SQLite's WAL,
+// synchronous=FULL (a lost `accepted` row is a payment the platform never re-sends),
+// foreign keys, and a page cache bounded by payonce rather than by the library's build
+// (docs/design.md "Memory").
+
+#include "storagefixture.h"
+
+#include <QTest>
+#include <QThread>
+
+#include <memory>
+
+using namespace payonce;
+using namespace payonce::testsupport;
+
+namespace {
+
+struct Expected {
+    QString sql;
+    QString value;
+};
+
+QList<Expected> expectedSettings(config::DatabaseUrl::Dialect dialect)
+{
+    switch (dialect) {
+    case config::DatabaseUrl::Dialect::Sqlite:
+        return {{QStringLiteral("PRAGMA journal_mode"), QStringLiteral("wal")},
+                {QStringLiteral("PRAGMA synchronous"), QStringLiteral("2")}, // FULL
+                {QStringLiteral("PRAGMA foreign_keys"), QStringLiteral("1")},
+                {QStringLiteral("PRAGMA cache_size"), QString::number(-sql::Database::kSqlitePageCacheKiB)}};
+    case config::DatabaseUrl::Dialect::PostgreSql:
+        return {{QStringLiteral("SHOW transaction_isolation"), QStringLiteral("read committed")},
+                {QStringLiteral("SHOW TimeZone"), QStringLiteral("UTC")}};
+    case config::DatabaseUrl::Dialect::MariaDb:
+        return {{QStringLiteral("SELECT @@SESSION.tx_isolation"), QStringLiteral("READ-COMMITTED")},
+                {QStringLiteral("SELECT @@SESSION.innodb_lock_wait_timeout"),
+                 QString::number(sql::Database::kLockWaitTimeoutSeconds)},
+                {QStringLiteral("SELECT @@SESSION.sql_mode"),
+                 QStringLiteral("STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION")},
+                {QStringLiteral("SELECT @@SESSION.time_zone"), QStringLiteral("+00:00")}};
+    }
+    return {};
+}
+
+} // namespace
+
+class TestConnectionSetup : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void init()
+    {
+        QString error;
+        m_server = TestDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_server, qPrintable(error));
+        auto url = config::DatabaseUrl::parse(m_server->url());
+        QVERIFY(url.ok());
+        m_database = std::make_unique<sql::Database>(sql::DatabaseOptions{url.value(), 5000, 8});
+    }
+    void cleanup()
+    {
+        m_database.reset();
+        m_server.reset();
+    }
+
+    void everyThreadsConnectionIsSetUp()
+    {
+        const QList<Expected> expected = expectedSettings(m_database->dialect());
+        QVERIFY(!expected.isEmpty());
+        for (const Expected &setting : expected)
+            QCOMPARE(firstValueText(*m_database, setting.sql), setting.value);
+
+        // A second thread opens a connection of its own: it is set up the same way.
+        QStringList seen;
+        std::unique_ptr<QThread> other(QThread::create([&] {
+            for (const Expected &setting : expected)
+                seen << firstValueText(*m_database, setting.sql);
+        }));
+        other->start();
+        QVERIFY(other->wait(30000));
+        QCOMPARE(seen.size(), expected.size());
+        for (qsizetype i = 0; i < expected.size(); ++i)
+            QCOMPARE(seen.at(i), expected.at(i).value);
+    }
+
+private:
+    std::unique_ptr<TestDatabase> m_server;
+    std::unique_ptr<sql::Database> m_database;
+};
+
+QTEST_GUILESS_MAIN(TestConnectionSetup)
+#include "tst_connectionsetup.moc"
