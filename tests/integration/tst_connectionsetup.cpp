@@ -53,30 +53,28 @@ private Q_SLOTS:
     void init()
     {
         QString error;
-        m_server = TestDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_server, qPrintable(error));
-        auto url = config::DatabaseUrl::parse(m_server->url());
-        QVERIFY(url.ok());
-        m_database = std::make_unique<sql::Database>(sql::DatabaseOptions{url.value(), 5000, 8});
+        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
+        QVERIFY2(m_db, qPrintable(error));
     }
     void cleanup()
     {
-        m_database.reset();
-        m_server.reset();
+        // The connections close before their server stops.
+        m_db.database.reset();
+        m_db.server.reset();
     }
 
     void everyThreadsConnectionIsSetUp()
     {
-        const QList<Expected> expected = expectedSettings(m_database->dialect());
+        const QList<Expected> expected = expectedSettings(m_db.database->dialect());
         QVERIFY(!expected.isEmpty());
         for (const Expected &setting : expected)
-            QCOMPARE(firstValueText(*m_database, setting.sql), setting.value);
+            QCOMPARE(firstValueText(*m_db.database, setting.sql), setting.value);
 
         // A second thread opens a connection of its own: it is set up the same way.
         QStringList seen;
         std::unique_ptr<QThread> other(QThread::create([&] {
             for (const Expected &setting : expected)
-                seen << firstValueText(*m_database, setting.sql);
+                seen << firstValueText(*m_db.database, setting.sql);
         }));
         other->start();
         QVERIFY(other->wait(30000));
@@ -86,8 +84,7 @@ private Q_SLOTS:
     }
 
 private:
-    std::unique_ptr<TestDatabase> m_server;
-    std::unique_ptr<sql::Database> m_database;
+    MigratedDatabase m_db;
 };
 
 QTEST_GUILESS_MAIN(TestConnectionSetup)
