@@ -80,6 +80,12 @@ QList<int> CallbackStorm::acknowledgedSoFar() const
     return m_acknowledged;
 }
 
+QHash<int, qint64> CallbackStorm::successesSoFar() const
+{
+    std::lock_guard guard(m_mutex);
+    return m_successes;
+}
+
 bool CallbackStorm::deliverCopies(int index)
 {
     const QByteArray request = replayOf(m_notifications.at(index));
@@ -94,6 +100,8 @@ bool CallbackStorm::deliverCopies(int index)
         std::lock_guard guard(m_mutex);
         if (acknowledges && !acknowledged.exchange(true))
             m_acknowledged.append(index);
+        if (acknowledges)
+            ++m_successes[index];
         ++m_report.answersByStatus[httpStatusOf(response)];
         ++m_report.posts;
     });

@@ -2,6 +2,7 @@
 
 #include "notificationrelay.h"
 
+#include <QHash>
 #include <QList>
 #include <QMap>
 #include <QString>
@@ -70,6 +71,9 @@ public:
     /// The notifications (their indexes) at least one copy of which was acknowledged so
     /// far — what the platform now believes delivered and will never send again.
     QList<int> acknowledgedSoFar() const;
+    /// Per notification (its index), the copies answered SUCCESS so far: each is a delivery
+    /// the agent said it has, so each must have its own delivery row.
+    QHash<int, qint64> successesSoFar() const;
 
 private:
     bool deliverCopies(int index);
@@ -82,6 +86,7 @@ private:
     mutable std::mutex m_mutex;
     Report m_report; // answersByStatus under m_mutex while running
     QList<int> m_acknowledged; // under m_mutex, in the order acknowledged
+    QHash<int, qint64> m_successes; // under m_mutex
     std::thread m_thread;
 };
 

@@ -318,7 +318,9 @@ private Q_SLOTS:
     // which is killed (-9) at 30%. Each notification the platform saw acknowledged (a copy
     // answered 200 SUCCESS) before the kill must have its durable row in the callback log
     // at that moment — the platform will never send it again — however the agent batches
-    // its writes. Started again, the agent takes the rest and every order is paid once.
+    // its writes; and every copy answered SUCCESS (duplicates included, answered once their
+    // group-committed row is in) has its own delivery row. Started again, the agent takes
+    // the rest and every order is paid once.
     void aKilledAgentLosesNoDeliveryItAcknowledged()
     {
         const QString prefix = QStringLiteral("ACKED-");
@@ -333,6 +335,7 @@ private Q_SLOTS:
         QVERIFY(waitForProgress(storm, 0.3));
         m_cluster->killAgent(0);
         const QList<int> acknowledged = storm.acknowledgedSoFar();
+        const QHash<int, qint64> successes = storm.successesSoFar();
         QStringList lost;
         for (int index : acknowledged) {
             if (countRows(m_cluster->database(), QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"),
@@ -340,10 +343,27 @@ private Q_SLOTS:
                 != 1)
                 lost << payNos.at(index);
         }
-        qInfo("agent-1 killed after %lld POSTs: %lld notifications acknowledged, %lld of them without a durable row",
-              storm.postsAnswered(), qint64(acknowledged.size()), qint64(lost.size()));
+        // Every copy answered SUCCESS is a delivery the agent said it had — a duplicate's
+        // answered once its group-committed row was in: each has a row of its own.
+        qint64 successAnswers = 0;
+        QStringList rowsMissing;
+        for (auto it = successes.cbegin(); it != successes.cend(); ++it) {
+            successAnswers += it.value();
+            const qint64 rows = countRows(m_cluster->database(),
+                                          QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"),
+                                          {payNos.at(it.key())});
+            if (rows < it.value())
+                rowsMissing << QStringLiteral("%1 (%2 SUCCESS, %3 rows)").arg(payNos.at(it.key())).arg(it.value()).arg(rows);
+        }
+        qInfo("agent-1 killed after %lld POSTs: %lld notifications acknowledged, %lld of them without a durable row; "
+              "%lld SUCCESS answers, %lld notifications with fewer delivery rows than SUCCESS answers",
+              storm.postsAnswered(), qint64(acknowledged.size()), qint64(lost.size()), successAnswers,
+              qint64(rowsMissing.size()));
         QVERIFY2(acknowledged.size() > 0, "nothing was acknowledged before the kill");
+        QVERIFY2(successAnswers > acknowledged.size(), "no duplicate copy was answered before the kill");
         QVERIFY2(lost.isEmpty(), qPrintable(QStringLiteral("acknowledged, then lost with the agent: ") + lost.join(u' ')));
+        QVERIFY2(rowsMissing.isEmpty(),
+                 qPrintable(QStringLiteral("answered SUCCESS, then lost with the agent: ") + rowsMissing.join(u' ')));
 
         restartedTheStormEndsPaidOnce(storm, 0, prefix);
     }
