@@ -1,7 +1,9 @@
 // payonce-bench end to end, small: on SQLite with a redis-server key store and the slow
 // stream client, 200 operations per phase on 8 connections. Proves the benchmark runs
 // every phase without an error and prints a table that parses with every figure
-// positive. Speeds are never asserted (machines are noisy): only that they were measured.
+// positive; and, with a small --preload-deliveries, that the history is written, measured
+// against and its aged day pruned. Speeds are never asserted (machines are noisy): only
+// that they were measured.
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -29,30 +31,51 @@ QList<QStringList> tableRows(const QString &output)
     return rows;
 }
 
+/// What one payonce-bench run printed and wrote.
+struct BenchOutput {
+    QString output;      ///< stdout: the table and the targets
+    QString diagnostics; ///< stdout and stderr, for a failure's message
+    QJsonObject json;    ///< --json
+};
+
+/// Runs payonce-bench with `arguments` (plus --json) to its end; a run that does not end
+/// in four minutes, exits non-zero or reports an error fails the calling test.
+void runBench(const QStringList &arguments, BenchOutput *out)
+{
+    QTemporaryDir dir;
+    const QString jsonPath = dir.filePath(QStringLiteral("bench.json"));
+    QProcess bench;
+    bench.setProcessChannelMode(QProcess::SeparateChannels);
+    bench.start(QStringLiteral(PAYONCE_BENCH_PATH), arguments + QStringList{QStringLiteral("--json"), jsonPath});
+    QVERIFY(bench.waitForFinished(240000));
+    out->output = QString::fromUtf8(bench.readAllStandardOutput());
+    out->diagnostics = out->output + QString::fromUtf8(bench.readAllStandardError());
+    QVERIFY2(bench.exitStatus() == QProcess::NormalExit && bench.exitCode() == 0, qPrintable(out->diagnostics));
+    QVERIFY2(out->output.contains(u"\nOK: 0 errors"), qPrintable(out->diagnostics));
+    QFile jsonFile(jsonPath);
+    QVERIFY(jsonFile.open(QIODevice::ReadOnly));
+    out->json = QJsonDocument::fromJson(jsonFile.readAll()).object();
+}
+
 } // namespace
 
 class TestBenchSmoke : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void everyPhaseRunsWithoutErrors();
+    void historyIsPreloadedAndTheAgedDayPruned();
 };
 
 void TestBenchSmoke::everyPhaseRunsWithoutErrors()
 {
-    QTemporaryDir dir;
-    const QString jsonPath = dir.filePath(QStringLiteral("bench.json"));
-    QProcess bench;
-    bench.setProcessChannelMode(QProcess::SeparateChannels);
-    bench.start(QStringLiteral(PAYONCE_BENCH_PATH),
-                {QStringLiteral("--db"), QStringLiteral("sqlite"), QStringLiteral("--redis"), QStringLiteral("server"),
-                 QStringLiteral("--connections"), QStringLiteral("8"), QStringLiteral("--requests"),
-                 QStringLiteral("200"), QStringLiteral("--skus"), QStringLiteral("4"), QStringLiteral("--slow-stream-client"),
-                 QStringLiteral("--json"), jsonPath});
-    QVERIFY(bench.waitForFinished(240000));
-    const QString output = QString::fromUtf8(bench.readAllStandardOutput());
-    const QString diagnostics = output + QString::fromUtf8(bench.readAllStandardError());
-    QVERIFY2(bench.exitStatus() == QProcess::NormalExit && bench.exitCode() == 0, qPrintable(diagnostics));
-    QVERIFY2(output.contains(u"\nOK: 0 errors"), qPrintable(diagnostics));
+    BenchOutput run;
+    runBench({QStringLiteral("--db"), QStringLiteral("sqlite"), QStringLiteral("--redis"), QStringLiteral("server"),
+              QStringLiteral("--connections"), QStringLiteral("8"), QStringLiteral("--requests"), QStringLiteral("200"),
+              QStringLiteral("--skus"), QStringLiteral("4"), QStringLiteral("--slow-stream-client")},
+             &run);
+    if (QTest::currentTestFailed())
+        return;
+    const QString &output = run.output;
 
     // Every phase, each once, in the order the benchmark runs them.
     const QList<QStringList> rows = tableRows(output);
@@ -128,9 +151,7 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
     QVERIFY2(output.contains(u"duplicates p99 <= 10 ms"), qPrintable(output));
 
     // The JSON says the same, and carries the slow-stream comparison.
-    QFile jsonFile(jsonPath);
-    QVERIFY(jsonFile.open(QIODevice::ReadOnly));
-    const QJsonObject json = QJsonDocument::fromJson(jsonFile.readAll()).object();
+    const QJsonObject &json = run.json;
     QCOMPARE(json.value(QStringLiteral("errors")).toInt(-1), 0);
     QCOMPARE(json.value(QStringLiteral("dropped")).toInt(-1), 0);
     QCOMPARE(json.value(QStringLiteral("phases")).toArray().size(), rows.size());
@@ -139,6 +160,47 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
         QVERIFY2(slow.value(QLatin1String(key)).toDouble() > 0, key);
     for (const char *key : {"coalesced_total", "dropped_total"})
         QVERIFY2(slow.value(QLatin1String(key)).toDouble(-1) >= 0, key);
+}
+
+// --preload-deliveries: the history is written (the tables hold it afterwards), the
+// callback phases run again against it, and the agent's own pruner deletes the whole day
+// of deliveries past retention while duplicates run.
+void TestBenchSmoke::historyIsPreloadedAndTheAgedDayPruned()
+{
+    BenchOutput run;
+    runBench({QStringLiteral("--db"), QStringLiteral("sqlite"), QStringLiteral("--connections"), QStringLiteral("8"),
+              QStringLiteral("--requests"), QStringLiteral("100"), QStringLiteral("--skus"), QStringLiteral("4"),
+              QStringLiteral("--preload-deliveries"), QStringLiteral("30000"), QStringLiteral("--preload-orders"),
+              QStringLiteral("3000")},
+             &run);
+    if (QTest::currentTestFailed())
+        return;
+    const QString &output = run.output;
+
+    QStringList phases;
+    for (const QStringList &row : tableRows(output))
+        phases << row.value(0);
+    const QStringList history{QStringLiteral("create orders (preparation), history preloaded"),
+                              QStringLiteral("(c) confirms (token + confirm), history preloaded"),
+                              QStringLiteral("(a) unique callbacks, history preloaded"),
+                              QStringLiteral("(b) duplicate callbacks, history preloaded"),
+                              QStringLiteral("(b) duplicate callbacks while retention prunes a day")};
+    QCOMPARE(phases.mid(phases.size() - history.size()), history);
+    // The agent ran with retention every second, on the deliveries only.
+    QVERIFY2(output.contains(u"agent arguments: --retention-interval-ms=1000"), qPrintable(output));
+
+    const QJsonObject figures = run.json.value(QStringLiteral("history")).toObject();
+    QCOMPARE(figures.value(QStringLiteral("deliveries")).toInteger(), 30000);
+    QCOMPARE(figures.value(QStringLiteral("paid_orders")).toInteger(), 3000);
+    // The tables hold the history on top of the first round's rows (100 unique and 100
+    // duplicate deliveries, 100 paid orders, and the direct SQL's and floor's orders).
+    QVERIFY2(figures.value(QStringLiteral("delivery_rows")).toInteger() >= 30000 + 200, qPrintable(output));
+    QVERIFY2(figures.value(QStringLiteral("paid_order_rows")).toInteger() >= 3000 + 100, qPrintable(output));
+    // A tenth of the deliveries is the aged day, and all of it went.
+    QCOMPARE(figures.value(QStringLiteral("aged_deliveries")).toInteger(), 3000);
+    QCOMPARE(figures.value(QStringLiteral("pruned_deliveries")).toInteger(), 3000);
+    QVERIFY2(figures.value(QStringLiteral("prune_seconds")).toDouble(-1) >= 0, qPrintable(output));
+    QVERIFY2(output.contains(u"- retention: 3000 of 3000 deliveries past retention pruned in"), qPrintable(output));
 }
 
 QTEST_GUILESS_MAIN(TestBenchSmoke)

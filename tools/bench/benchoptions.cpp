@@ -3,6 +3,7 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -60,12 +61,22 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
                                    QStringLiteral("Instead: a callback storm of S seconds, the agent's RSS sampled "
                                                   "every 5 s after a warm-up (scripts/bench-memory.sh)."),
                                    QStringLiteral("S"));
+    const QCommandLineOption preloadDeliveries(
+        QStringLiteral("preload-deliveries"),
+        QStringLiteral("After the phases: N delivery rows written into the database (with --preload-orders paid "
+                       "orders), unique and duplicate callbacks measured again against them, then a day of "
+                       "deliveries past retention pruned while duplicates run."),
+        QStringLiteral("N"));
+    const QCommandLineOption preloadOrders(QStringLiteral("preload-orders"),
+                                           QStringLiteral("Paid orders in the preloaded history (default: a tenth of "
+                                                          "--preload-deliveries)."),
+                                           QStringLiteral("M"));
     const QCommandLineOption agentArg(QStringLiteral("agent-arg"),
                                       QStringLiteral("An argument for the agent, repeatable (e.g. "
                                                      "--agent-arg=--http-callback-threads=16)."),
                                       QStringLiteral("ARG"));
     parser.addOptions({db, connections, threads, duration, requests, redis, skus, slow, interval, json, perf, storm,
-                       agentArg});
+                       preloadDeliveries, preloadOrders, agentArg});
     parser.process(arguments);
 
     BenchOptions options;
@@ -102,6 +113,16 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
     options.perfDir = parser.value(perf);
     if (parser.isSet(storm))
         options.memoryStorm = std::chrono::seconds(positive(storm));
+    if (parser.isSet(preloadDeliveries))
+        options.preloadDeliveries = positive(preloadDeliveries);
+    if (parser.isSet(preloadOrders))
+        options.preloadOrders = positive(preloadOrders);
+    else
+        options.preloadOrders = std::max<qint64>(options.preloadDeliveries / 10, options.preloadDeliveries > 0 ? 1 : 0);
+    if (options.preloadOrders > 0 && options.preloadDeliveries == 0)
+        refuse(QStringLiteral("--preload-orders needs --preload-deliveries"));
+    if (options.preloads() && options.memoryStorm.count() > 0)
+        refuse(QStringLiteral("--preload-deliveries and --memory-storm are separate runs"));
     return options;
 }
 

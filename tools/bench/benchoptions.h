@@ -32,6 +32,13 @@ struct BenchOptions {
     /// --memory-storm S: instead of the phases, a callback storm of S seconds with the
     /// agent's RSS sampled (scripts/bench-memory.sh). Zero: not asked.
     std::chrono::seconds memoryStorm{0};
+    /// --preload-deliveries N / --preload-orders M: after the usual phases, a history of N
+    /// delivery rows and M paid orders written into the database, (a) and (b) again against
+    /// it, then a day of deliveries past retention pruned while duplicates run. Zero: not asked.
+    qint64 preloadDeliveries = 0;
+    qint64 preloadOrders = 0;
+
+    bool preloads() const { return preloadDeliveries > 0 || preloadOrders > 0; }
 
     /// Operations a count-bound phase runs, or -1 for a time-bound one.
     qint64 fixedCount() const { return requests ? *requests : -1; }

@@ -16,6 +16,10 @@ constexpr double kUniqueTargetOneSku = 0.5;
 constexpr double kUniqueP99TargetMs = 50.0;
 constexpr double kDuplicateTarget = 0.25;
 constexpr double kDuplicateP99TargetMs = 10.0;
+/// Against a preloaded history: the rates within 15% of the empty database's, and the
+/// callbacks that run while retention deletes a day no more than 50 ms slower in their p99.
+constexpr double kHistoryRateTarget = 0.85;
+constexpr double kRetentionPauseTargetMs = 50.0;
 
 QString verdict(bool met)
 {
@@ -42,6 +46,15 @@ double PhaseFigures::latencyMs(double quantile) const
 const PhaseFigures *BenchReport::phase(const QString &key) const
 {
     for (const PhaseFigures &figures : phases) {
+        if (figures.key == key)
+            return &figures;
+    }
+    return nullptr;
+}
+
+PhaseFigures *BenchReport::phase(const QString &key)
+{
+    for (PhaseFigures &figures : phases) {
         if (figures.key == key)
             return &figures;
     }
@@ -120,6 +133,35 @@ void BenchReport::print(std::FILE *out) const
                      connections, dups->latencyMs(0.99), qPrintable(verdict(dups->latencyMs(0.99) <= kDuplicateP99TargetMs)));
     }
 
+    if (history) {
+        const HistoryFigures &h = *history;
+        std::fprintf(out, "- history: %lld deliveries and %lld paid orders over %d days, preloaded in %.0f s (then "
+                          "%lld delivery rows and %lld PAID orders in the tables)\n",
+                     static_cast<long long>(h.deliveries), static_cast<long long>(h.paidOrders), h.days, h.preloadSeconds,
+                     static_cast<long long>(h.deliveryRows), static_cast<long long>(h.paidOrderRows));
+        for (const char *key : {"unique_callbacks_preloaded", "duplicate_callbacks_preloaded"}) {
+            const PhaseFigures *f = phase(QString::fromLatin1(key));
+            if (!f || !ratioToLimit(*f))
+                continue;
+            std::fprintf(out, "- %s with the history, within %.0f%% of the empty database's rate: %.1f%% -> %s\n",
+                         f->key.startsWith(u"unique") ? "unique callbacks" : "duplicates", (1 - kHistoryRateTarget) * 100,
+                         *ratioToLimit(*f) * 100, qPrintable(verdict(*ratioToLimit(*f) >= kHistoryRateTarget)));
+        }
+        const PhaseFigures *during = phase(QStringLiteral("duplicate_callbacks_retention"));
+        const PhaseFigures *without = phase(QStringLiteral("duplicate_callbacks_preloaded"));
+        if (during && without) {
+            const double pause = during->latencyMs(0.99) - without->latencyMs(0.99);
+            std::fprintf(out, "- retention: %lld of %lld deliveries past retention pruned %s while duplicates ran; their "
+                              "p99 %.2f ms against %.2f ms without (%+.2f ms, max %.2f ms) -> %s (target: no pause above "
+                              "%.0f ms in the p99, the whole day pruned)\n",
+                         static_cast<long long>(h.prunedDeliveries), static_cast<long long>(h.agedDeliveries),
+                         h.pruneSeconds < 0 ? "(not all: the phase ran out of time)"
+                                            : qPrintable(QStringLiteral("in %1 s").arg(h.pruneSeconds, 0, 'f', 1)),
+                         during->latencyMs(0.99), without->latencyMs(0.99), pause, during->latencyMs(1.0),
+                         qPrintable(verdict(pause <= kRetentionPauseTargetMs && h.pruneSeconds >= 0)), kRetentionPauseTargetMs);
+        }
+    }
+
     if (slowStream) {
         const SlowStreamFigures &s = *slowStream;
         std::fprintf(out, "\nSlow stream client: unique callbacks without / with a client on /api/v1/stream "
@@ -190,6 +232,18 @@ QJsonObject BenchReport::toJson() const
                                 {QStringLiteral("coalesced_total"), slowStream->coalesced},
                                 {QStringLiteral("dropped_total"), slowStream->dropped},
                                 {QStringLiteral("interval_ms"), slowStream->intervalMs}});
+    }
+    if (history) {
+        root.insert(QStringLiteral("history"),
+                    QJsonObject{{QStringLiteral("deliveries"), history->deliveries},
+                                {QStringLiteral("paid_orders"), history->paidOrders},
+                                {QStringLiteral("days"), history->days},
+                                {QStringLiteral("preload_seconds"), history->preloadSeconds},
+                                {QStringLiteral("delivery_rows"), history->deliveryRows},
+                                {QStringLiteral("paid_order_rows"), history->paidOrderRows},
+                                {QStringLiteral("aged_deliveries"), history->agedDeliveries},
+                                {QStringLiteral("pruned_deliveries"), history->prunedDeliveries},
+                                {QStringLiteral("prune_seconds"), history->pruneSeconds}});
     }
     return root;
 }

@@ -45,6 +45,19 @@ struct SlowStreamFigures {
     double secondsWithClient = 0;
 };
 
+/// The history rounds (--preload-deliveries): what was preloaded, and the aged day retention pruned.
+struct HistoryFigures {
+    qint64 deliveries = 0;
+    qint64 paidOrders = 0;
+    int days = 0;
+    double preloadSeconds = 0;
+    qint64 deliveryRows = 0;  ///< callback_deliveries rows once preloaded (the first round's included)
+    qint64 paidOrderRows = 0; ///< PAID orders once preloaded
+    qint64 agedDeliveries = 0;  ///< the day past retention written before the last phase
+    qint64 prunedDeliveries = 0; ///< of them, deleted by the agent's pruner while it ran
+    double pruneSeconds = -1;    ///< from writing the aged day to all of it pruned; -1: not all
+};
+
 /// Everything a run printed, in the order it ran.
 struct BenchReport {
     QString dialect;
@@ -58,9 +71,11 @@ struct BenchReport {
     double loadAverageAfter = -1;
     QList<PhaseFigures> phases;
     std::optional<SlowStreamFigures> slowStream;
+    std::optional<HistoryFigures> history;
     QStringList problems; ///< anything that makes the exit code non-zero, besides phase errors
 
     const PhaseFigures *phase(const QString &key) const;
+    PhaseFigures *phase(const QString &key);
     /// The agent figure over its limit's rate, or nullopt when either is missing.
     std::optional<double> ratioToLimit(const PhaseFigures &figures) const;
     qint64 totalErrors() const;

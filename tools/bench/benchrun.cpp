@@ -2,6 +2,7 @@
 
 #include "benchenvironment.h"
 #include "directsqllimit.h"
+#include "historypreload.h"
 #include "paidtransactionfloor.h"
 #include "perfrecording.h"
 #include "httptestsupport.h"
@@ -11,6 +12,7 @@
 #include "workloads.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QMutex>
 #include <QThread>
 
@@ -25,9 +27,32 @@ namespace {
 /// of the agent run database work at once.
 constexpr int kAgentWorkerThreads = 8;
 
+/// A preloaded history spreads over this many days; a tenth of its deliveries is "a day".
+constexpr int kPreloadDays = 10;
+/// The agent's retention.deliveries_days (its default): the aged day is one day older.
+constexpr int kDeliveriesRetentionDays = 90;
+constexpr qint64 kDayMs = 24LL * 3600 * 1000;
+
+/// Hands out `inner`'s operations until `stop` is set (then none, and the phase ends).
+class StoppableWorkload final : public Workload {
+public:
+    StoppableWorkload(Workload &inner, const std::atomic<bool> &stop) : m_inner(inner), m_stop(stop) {}
+    std::unique_ptr<Exchange> next() override { return m_stop ? nullptr : m_inner.next(); }
+
+private:
+    Workload &m_inner;
+    const std::atomic<bool> &m_stop;
+};
+
 double rateOf(const LoadResult &result)
 {
     return result.seconds > 0 ? double(result.completed) / result.seconds : 0;
+}
+
+/// What the table adds to a phase's title for a later round.
+QString roundTitle(const QString &round)
+{
+    return round.isEmpty() ? QString() : QStringLiteral(", history preloaded");
 }
 
 /// A prefix unique to this run, so order numbers never meet an earlier run's.
@@ -97,25 +122,31 @@ private:
         return BenchOrder{m_prefix + QStringLiteral("-") + QString::number(index), 1000 + index, {},
                           benchSkuOf(index, m_options.skus)};
     }
-    bool prepareOrders();
+    bool callbackRound(const QString &round);
+    bool prepareOrders(const QString &round);
     bool signNotifications();
-    void uniqueCallbacks();
+    void uniqueCallbacks(const QString &round);
+    void duplicateCallbacks(const QString &round);
+    void limits();
+    void historyRounds();
+    void retentionRound();
+    double prunedDeliveries() const;
     std::vector<const QByteArray *> sent() const;
 
     const BenchOptions &m_options;
     BenchEnvironment &m_env;
     BenchReport &m_report;
-    const QString m_prefix;
+    QString m_prefix; ///< the current round's order numbers start with it
     std::vector<BenchOrder> m_orders;
     std::vector<QByteArray> m_notifications; ///< one per confirmed order, in order
     qint64 m_sentUnique = 0;                  ///< how many of them the unique phases sent
     qint64 m_paidUnique = 0;
 };
 
-bool Runner::prepareOrders()
+bool Runner::prepareOrders(const QString &round)
 {
     QString error;
-    if (!putBenchSkus(m_env.agent().port(), m_options.skus, &error)) {
+    if (round.isEmpty() && !putBenchSkus(m_env.agent().port(), m_options.skus, &error)) {
         m_report.problems << error;
         return false;
     }
@@ -125,8 +156,9 @@ bool Runner::prepareOrders()
                                              : std::numeric_limits<qint64>::max();
     IndexedWorkload create(wanted, false, [this](qint64 i) { return createOrderExchange(orderAt(i)); });
     // Shown in the table (its requests and dropped count like any phase's), never a limit.
-    const LoadResult created = measure(QStringLiteral("create_orders"), QStringLiteral("create orders (preparation)"),
-                                       {}, [&] { return runLoad(loadOptions(true), create); });
+    const LoadResult created = measure(QStringLiteral("create_orders") + round,
+                                       QStringLiteral("create orders (preparation)") + roundTitle(round), {},
+                                       [&] { return runLoad(loadOptions(true), create); });
     m_report.phases.last().preparation = true;
     if (created.failed > 0) {
         m_report.problems << QStringLiteral("creating orders failed %1 times: %2")
@@ -134,6 +166,7 @@ bool Runner::prepareOrders()
                                  .arg(created.failureSamples.join(QStringLiteral("; ")));
         return false;
     }
+    m_orders.clear();
     m_orders.reserve(std::size_t(created.completed));
     for (qint64 i = 0; i < created.completed; ++i)
         m_orders.push_back(orderAt(i));
@@ -176,25 +209,28 @@ bool Runner::signNotifications()
     return !m_notifications.empty();
 }
 
-void Runner::uniqueCallbacks()
+void Runner::uniqueCallbacks(const QString &round)
 {
+    const bool slowStreamToo = m_options.slowStreamClient && round.isEmpty();
     const qint64 total = qint64(m_notifications.size());
-    const qint64 firstPart = m_options.slowStreamClient ? total / 2 : total;
+    const qint64 firstPart = slowStreamToo ? total / 2 : total;
+    // The first round's unique callbacks are a ratio of the floor (set once it is measured),
+    // a later round's of the first round's.
+    const QString limit = round.isEmpty() ? QStringLiteral("direct_sql") : QStringLiteral("unique_callbacks");
     auto sendRange = [&](qint64 from, qint64 count, const QString &key, const QString &title) {
         IndexedWorkload unique(count, false, [this, from](qint64 i) {
             return notificationExchange(m_notifications[std::size_t(from + i)], NotificationExpectation::FirstTime);
         });
-        const LoadResult result = measure(key, title, QStringLiteral("direct_sql"),
-                                          [&] { return runLoad(loadOptions(true), unique); });
+        const LoadResult result = measure(key, title, limit, [&] { return runLoad(loadOptions(true), unique); });
         const qint64 sentNow = std::min(count, result.completed + result.failed);
         // The notifications are sent in index order, so the first sentNow of the range went out.
         return std::pair<LoadResult, qint64>(result, sentNow);
     };
-    auto [without, sentWithout] = sendRange(0, firstPart, QStringLiteral("unique_callbacks"),
-                                            QStringLiteral("(a) unique callbacks"));
+    auto [without, sentWithout] = sendRange(0, firstPart, QStringLiteral("unique_callbacks") + round,
+                                            QStringLiteral("(a) unique callbacks") + roundTitle(round));
     m_sentUnique = sentWithout;
     m_paidUnique = without.completed;
-    if (!m_options.slowStreamClient)
+    if (!slowStreamToo)
         return;
 
     SlowStreamFigures slow;
@@ -231,25 +267,31 @@ void Runner::uniqueCallbacks()
     m_paidUnique += with.completed;
 }
 
-void Runner::run()
+bool Runner::callbackRound(const QString &round)
 {
-    if (!prepareOrders())
-        return;
+    if (!prepareOrders(round))
+        return false;
 
     const qint64 confirmCount = qint64(m_orders.size());
     IndexedWorkload confirms(confirmCount, false, [this](qint64 i) { return confirmExchange(&m_orders[std::size_t(i)]); });
-    measure(QStringLiteral("confirms"), QStringLiteral("(c) confirms (token + confirm)"), QStringLiteral("healthz"),
+    measure(QStringLiteral("confirms") + round, QStringLiteral("(c) confirms (token + confirm)") + roundTitle(round),
+            round.isEmpty() ? QStringLiteral("healthz") : QStringLiteral("confirms"),
             [&] { return runLoad(loadOptions(true), confirms); });
 
     std::fprintf(stderr, "payonce-bench: signing the notifications ...\n");
     if (!signNotifications()) {
         m_report.problems << QStringLiteral("no confirmed payment to notify");
-        return;
+        return false;
     }
-    uniqueCallbacks();
+    uniqueCallbacks(round);
     if (m_sentUnique == 0)
-        return;
+        return false;
+    duplicateCallbacks(round);
+    return true;
+}
 
+void Runner::duplicateCallbacks(const QString &round)
+{
     // Every re-send: any layer but "none" may stop it, never a second processing. Count-
     // bound: the sent ones in turn until the count; time-bound: cycling until the time is up.
     const qint64 sentCount = m_sentUnique;
@@ -258,14 +300,26 @@ void Runner::run()
                                    return notificationExchange(m_notifications[std::size_t(i % sentCount)],
                                                               NotificationExpectation::Duplicate);
                                });
-    measure(QStringLiteral("duplicate_callbacks"), QStringLiteral("(b) duplicate callbacks"), QStringLiteral("healthz"),
+    measure(QStringLiteral("duplicate_callbacks") + round, QStringLiteral("(b) duplicate callbacks") + roundTitle(round),
+            round.isEmpty() ? QStringLiteral("healthz") : QStringLiteral("duplicate_callbacks"),
             [&] { return runLoad(loadOptions(true), duplicates); });
+}
 
+void Runner::run()
+{
+    if (!callbackRound({}))
+        return;
+    limits();
+    if (m_options.preloads())
+        historyRounds();
+}
+
+void Runner::limits()
+{
     IndexedWorkload healthz(m_options.requests ? *m_options.requests : 1, !m_options.requests.has_value(),
                             [](qint64) { return healthzExchange(); });
     measure(QStringLiteral("healthz"), QStringLiteral("limit: GET /healthz"), {},
             [&] { return runLoad(loadOptions(true), healthz); });
-
     // Diagnostic: the agent's own statements issued directly through its SQL adapters, at
     // the benchmark's concurrency (one thread per connection) and at the agent's own (its
     // worker_threads, the only threads that touch its database).
@@ -305,10 +359,10 @@ void Runner::run()
     const double floorNarrowRate =
         rateOf(measure(floorNarrow, QStringLiteral("floor: paid transaction by hand, %1 threads").arg(floor.threads), {},
                        [&] { return runPaidTransactionFloor(floor); }));
-    for (PhaseFigures &figures : m_report.phases) {
-        if (figures.key.startsWith(QStringLiteral("unique_callbacks")))
-            figures.limitKey = floorNarrowRate > floorWideRate ? floorNarrow : floorWide;
-    }
+    if (PhaseFigures *unique = m_report.phase(QStringLiteral("unique_callbacks")))
+        unique->limitKey = floorNarrowRate > floorWideRate ? floorNarrow : floorWide;
+    if (PhaseFigures *slow = m_report.phase(QStringLiteral("unique_callbacks_slow_stream")))
+        slow->limitKey = floorNarrowRate > floorWideRate ? floorNarrow : floorWide;
 
     if (m_env.redisPort() > 0) {
         measure(QStringLiteral("redis_ping"), QStringLiteral("limit: Redis PING"), {}, [&] {
@@ -317,6 +371,102 @@ void Runner::run()
                                  m_options.requests.value_or(0));
         });
     }
+}
+
+
+/// The history rounds (--preload-deliveries): the same callbacks against a database the
+/// size of a busy season, then a day of deliveries past retention pruned while they run.
+void Runner::historyRounds()
+{
+    const QString round = QStringLiteral("_preloaded");
+    std::fprintf(stderr, "payonce-bench: preloading %lld deliveries and %lld paid orders ...\n",
+                 static_cast<long long>(m_options.preloadDeliveries), static_cast<long long>(m_options.preloadOrders));
+    HistoryPreloadOptions preload;
+    preload.databaseUrl = m_env.databaseUrl();
+    preload.deliveries = m_options.preloadDeliveries;
+    preload.paidOrders = m_options.preloadOrders;
+    preload.days = kPreloadDays;
+    preload.nowMs = QDateTime::currentMSecsSinceEpoch();
+    preload.prefix = m_prefix + QStringLiteral("L");
+    QElapsedTimer took;
+    took.start();
+    auto loaded = preloadHistory(preload);
+    if (!loaded.ok()) {
+        m_report.problems << QStringLiteral("preloading the history failed: ") + loaded.error().internalMessage;
+        return;
+    }
+    HistoryFigures history;
+    history.deliveryRows = loaded->deliveries;
+    history.paidOrderRows = loaded->paidOrders;
+    history.deliveries = m_options.preloadDeliveries;
+    history.paidOrders = m_options.preloadOrders;
+    history.days = kPreloadDays;
+    history.preloadSeconds = double(took.elapsed()) / 1000;
+    m_report.history = history;
+
+    m_prefix += QStringLiteral("H");
+    if (!callbackRound(round))
+        return;
+    retentionRound();
+}
+
+double Runner::prunedDeliveries() const
+{
+    const auto samples = testsupport::parseMetricSamples(m_env.agent().call("GET", QStringLiteral("/metrics")).body);
+    const auto it = samples.find(QStringLiteral("payonce_retention_pruned_total{table=\"deliveries\"}"));
+    return it == samples.end() ? -1 : it->second;
+}
+
+/// A day of deliveries past retention written with the oldest ids, then duplicates sent
+/// (as in (b)) until the agent's pruner has deleted all of it, or for a bounded time.
+void Runner::retentionRound()
+{
+    HistoryFigures &history = *m_report.history;
+    history.agedDeliveries = std::max<qint64>(m_options.preloadDeliveries / kPreloadDays, 1);
+    const double prunedBefore = prunedDeliveries();
+    if (prunedBefore < 0) {
+        m_report.problems << QStringLiteral("the agent's /metrics has no payonce_retention_pruned_total for deliveries");
+        return;
+    }
+    std::fprintf(stderr, "payonce-bench: a day of deliveries past retention (%lld rows) ...\n",
+                 static_cast<long long>(history.agedDeliveries));
+    const qint64 agedFrom = QDateTime::currentMSecsSinceEpoch() - (kDeliveriesRetentionDays + 1) * kDayMs;
+    QElapsedTimer since;
+    since.start();
+    if (auto aged = preloadAgedDeliveries(m_env.databaseUrl(), history.agedDeliveries, agedFrom); !aged.ok()) {
+        m_report.problems << QStringLiteral("writing the aged deliveries failed: ") + aged.error().internalMessage;
+        return;
+    }
+    // The pruner may start on the aged rows while they are written: the clock starts there.
+    const std::chrono::milliseconds cap = std::max<std::chrono::milliseconds>(std::chrono::seconds(120), m_options.duration * 4);
+    const qint64 sentCount = m_sentUnique;
+    measure(QStringLiteral("duplicate_callbacks_retention"),
+            QStringLiteral("(b) duplicate callbacks while retention prunes a day"),
+            QStringLiteral("duplicate_callbacks_preloaded"), [&] {
+                IndexedWorkload cycling(sentCount, true, [this, sentCount](qint64 i) {
+                    return notificationExchange(m_notifications[std::size_t(i % sentCount)],
+                                               NotificationExpectation::Duplicate);
+                });
+                std::atomic<bool> stop{false};
+                StoppableWorkload duplicates(cycling, stop);
+                LoadOptions load = loadOptions(false);
+                load.duration = cap;
+                LoadResult result;
+                std::thread sender([&] { result = runLoad(load, duplicates); });
+                // Polled here, on the thread Qt knows, while the sender runs on its own.
+                while (!stop) {
+                    QThread::msleep(100);
+                    history.prunedDeliveries = qint64(prunedDeliveries() - prunedBefore);
+                    if (history.prunedDeliveries >= history.agedDeliveries) {
+                        history.pruneSeconds = double(since.elapsed()) / 1000;
+                        stop = true;
+                    } else if (since.elapsed() > cap.count()) {
+                        stop = true;
+                    }
+                }
+                sender.join();
+                return result;
+            });
 }
 
 } // namespace
@@ -328,7 +478,6 @@ BenchReport runBenchmark(const BenchOptions &options)
     report.keyStore = options.redisServer ? QStringLiteral("redis-server") : QStringLiteral("embedded");
     report.connections = options.connections;
     report.skus = options.skus;
-    report.agentArguments = options.agentArguments;
     report.clientThreads = options.clientThreads;
     report.cores = coreCount();
     report.loadAverageBefore = loadAverage();
@@ -337,6 +486,17 @@ BenchReport runBenchmark(const BenchOptions &options)
     envOptions.redisServer = options.redisServer;
     envOptions.streamIntervalMs = options.slowStreamClient ? options.streamIntervalMs : 0;
     envOptions.agentArguments = options.agentArguments;
+    // The history rounds watch the agent's own pruner delete an aged day of deliveries: it
+    // runs every second instead of every 10 minutes, on the deliveries only (the other
+    // tables' runs, 600 times as often as in production, would weigh on the rounds compared).
+    if (options.preloads()) {
+        envOptions.agentArguments = QStringList{QStringLiteral("--retention-interval-ms=1000"),
+                                                QStringLiteral("--retention-callback-log-days=0"),
+                                                QStringLiteral("--retention-outbox-delivered-days=0"),
+                                                QStringLiteral("--retention-qa-runs-days=0")}
+                                    + envOptions.agentArguments;
+    }
+    report.agentArguments = envOptions.agentArguments;
     QString error;
     std::unique_ptr<BenchEnvironment> env = BenchEnvironment::start(envOptions, &error);
     if (!env) {
