@@ -31,15 +31,19 @@ Prunable prunable(core::RetainedTable table)
 
 } // namespace
 
-core::Result<int> SqlRetentionStore::pruneBatch(core::RetainedTable table, qint64 cutoffMs, int limit)
+QString SqlRetentionStore::batchStatement(Dialect dialect, core::RetainedTable table, int limit)
 {
     const Prunable p = prunable(table);
-    const QString statement =
-        m_database.dialect() == Dialect::MariaDb
-            ? QStringLiteral("DELETE FROM %1 WHERE %2 ORDER BY id LIMIT %3").arg(p.table, p.condition).arg(limit)
-            : QStringLiteral("DELETE FROM %1 WHERE id IN (SELECT id FROM %1 WHERE %2 ORDER BY id LIMIT %3)")
-                  .arg(p.table, p.condition)
-                  .arg(limit);
+    return dialect == Dialect::MariaDb
+               ? QStringLiteral("DELETE FROM %1 WHERE %2 ORDER BY id LIMIT %3").arg(p.table, p.condition).arg(limit)
+               : QStringLiteral("DELETE FROM %1 WHERE id IN (SELECT id FROM %1 WHERE %2 ORDER BY id LIMIT %3)")
+                     .arg(p.table, p.condition)
+                     .arg(limit);
+}
+
+core::Result<int> SqlRetentionStore::pruneBatch(core::RetainedTable table, qint64 cutoffMs, int limit)
+{
+    const QString statement = batchStatement(m_database.dialect(), table, limit);
     return m_database.write([&](Session &session) -> core::Result<int> {
         return session.execAffected(statement, {cutoffMs},
                                     QStringLiteral("prune %1").arg(core::retainedTableName(table)));

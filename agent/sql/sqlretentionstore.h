@@ -18,6 +18,10 @@ public:
 
     core::Result<int> pruneBatch(core::RetainedTable table, qint64 cutoffMs, int limit) override;
 
+    /// One batch's DELETE of `table` on `dialect`, its one '?' the cutoff (for the plan
+    /// tests: a batch must walk the table's time index, not the table).
+    static QString batchStatement(Dialect dialect, core::RetainedTable table, int limit);
+
 private:
     Database &m_database;
 };
