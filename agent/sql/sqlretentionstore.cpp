@@ -8,7 +8,8 @@ namespace {
 
 struct Prunable {
     QString table;
-    QString condition; ///< rows of `table` that may go, the cutoff its one bind
+    QString condition;  ///< rows of `table` that may go, the cutoff its one bind
+    QString timeColumn; ///< what the cutoff is compared with: a batch takes the oldest by it
 };
 
 Prunable prunable(core::RetainedTable table)
@@ -18,13 +19,17 @@ Prunable prunable(core::RetainedTable table)
         // An `accepted` row's delivery is what the worker settles it from.
         return {QStringLiteral("callback_deliveries"),
                 QStringLiteral("received_at < ? AND NOT EXISTS (SELECT 1 FROM pay_callback_log l WHERE l.delivery_id = "
-                               "callback_deliveries.id AND l.status = 'accepted')")};
+                               "callback_deliveries.id AND l.status = 'accepted')"),
+                QStringLiteral("received_at")};
     case core::RetainedTable::CallbackLog:
-        return {QStringLiteral("pay_callback_log"), QStringLiteral("status = 'processed' AND created_at < ?")};
+        return {QStringLiteral("pay_callback_log"), QStringLiteral("status = 'processed' AND created_at < ?"),
+                QStringLiteral("created_at")};
     case core::RetainedTable::OutboxDelivered:
-        return {QStringLiteral("outbox"), QStringLiteral("status = 'delivered' AND delivered_at < ?")};
+        return {QStringLiteral("outbox"), QStringLiteral("status = 'delivered' AND delivered_at < ?"),
+                QStringLiteral("delivered_at")};
     case core::RetainedTable::QaRuns:
-        return {QStringLiteral("qa_runs"), QStringLiteral("status <> 'running' AND finished_at < ?")};
+        return {QStringLiteral("qa_runs"), QStringLiteral("status <> 'running' AND finished_at < ?"),
+                QStringLiteral("finished_at")};
     }
     return {};
 }
@@ -34,10 +39,15 @@ Prunable prunable(core::RetainedTable table)
 QString SqlRetentionStore::batchStatement(Dialect dialect, core::RetainedTable table, int limit)
 {
     const Prunable p = prunable(table);
+    // Ordered by the time column, which the condition's range is on: its index finds the
+    // old rows and gives them in order. Ordered by id, SQLite's planner walked the whole
+    // table in id order (under the write lock) to find a few old rows or none.
     return dialect == Dialect::MariaDb
-               ? QStringLiteral("DELETE FROM %1 WHERE %2 ORDER BY id LIMIT %3").arg(p.table, p.condition).arg(limit)
-               : QStringLiteral("DELETE FROM %1 WHERE id IN (SELECT id FROM %1 WHERE %2 ORDER BY id LIMIT %3)")
-                     .arg(p.table, p.condition)
+               ? QStringLiteral("DELETE FROM %1 WHERE %2 ORDER BY %3 LIMIT %4")
+                     .arg(p.table, p.condition, p.timeColumn)
+                     .arg(limit)
+               : QStringLiteral("DELETE FROM %1 WHERE id IN (SELECT id FROM %1 WHERE %2 ORDER BY %3 LIMIT %4)")
+                     .arg(p.table, p.condition, p.timeColumn)
                      .arg(limit);
 }
 

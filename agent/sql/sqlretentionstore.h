@@ -6,10 +6,12 @@
 
 namespace payonce::sql {
 
-/// Retention's deletes, one batch a transaction, oldest rows first by id (every table's id
-/// grows with time). PostgreSQL and SQLite delete `WHERE id IN (SELECT id … ORDER BY id
-/// LIMIT n)`; MariaDB, which allows neither LIMIT in such a subquery nor a subquery on the
-/// table being deleted from, `DELETE … ORDER BY id LIMIT n`. The conditions are each
+/// Retention's deletes, one batch a transaction, oldest rows first by the time column the
+/// cutoff applies to (received_at, created_at, delivered_at, finished_at), whose index
+/// finds them without reading the young rows. PostgreSQL and SQLite delete `WHERE id IN
+/// (SELECT id … ORDER BY <time> LIMIT n)`; MariaDB, which allows neither LIMIT in such a
+/// subquery nor a subquery on the table being deleted from, `DELETE … ORDER BY <time>
+/// LIMIT n`. The conditions are each
 /// table's own (RetainedTable): an `accepted` row and its delivery, a pending or dead
 /// event and a running QA run are never deleted, whatever their age. Thread-safe.
 class SqlRetentionStore final : public core::RetentionStore {
