@@ -2,8 +2,10 @@
 # The memory check, outside CI: the agent under a callback storm for MINUTES
 # (default 10) — fresh signed notifications for 2 000 confirmed payments, the first of
 # each paying its order, every later one a duplicate — with its VmRSS sampled every 5 s;
-# after a warm-up (a minute, or a fifth of a shorter storm) prints min / max / mean and
-# the largest deviation from the mean (target ±10%). Fractions work: 0.5 = 30 s.
+# after a warm-up (a minute, or a fifth of a shorter storm) prints min / max / mean, the
+# largest deviation from the mean (target ±5%), and the trend: the least-squares slope
+# and what it rises over the run as a share of the mean (target: at most 2%). Fractions
+# work: 0.5 = 30 s.
 #
 #   scripts/bench-memory.sh [MINUTES] [payonce-bench options: --db postgresql --redis server ...]
 set -eu
