@@ -107,15 +107,6 @@ Result<void> insertInChunks(sql::Database &database, const char *what, qint64 to
     return {};
 }
 
-Result<sql::Database *> openDatabase(const QString &databaseUrl, std::unique_ptr<sql::Database> &holder)
-{
-    auto url = config::DatabaseUrl::parse(databaseUrl);
-    if (!url.ok())
-        return url.error();
-    holder = std::make_unique<sql::Database>(sql::DatabaseOptions{*url});
-    return holder.get();
-}
-
 /// Fresh statistics for the tables the callback path reads, as autovacuum or InnoDB's
 /// persistent statistics would have them in production (and so that neither starts
 /// analysing in the middle of a measured phase).
@@ -144,11 +135,10 @@ Result<void> analyse(sql::Database &database)
 
 Result<PreloadedCounts> preloadHistory(const HistoryPreloadOptions &options)
 {
-    std::unique_ptr<sql::Database> holder;
-    auto opened = openDatabase(options.databaseUrl, holder);
-    if (!opened.ok())
-        return opened.error();
-    sql::Database &database = **opened;
+    auto url = config::DatabaseUrl::parse(options.databaseUrl);
+    if (!url.ok())
+        return url.error();
+    sql::Database database(sql::DatabaseOptions{*url});
     const Dialect dialect = database.dialect();
     const qint64 orders = std::max<qint64>(options.paidOrders, 1);
     const int days = std::max(options.days, 1);
@@ -259,11 +249,10 @@ Result<PreloadedCounts> preloadHistory(const HistoryPreloadOptions &options)
 
 Result<void> preloadAgedDeliveries(const QString &databaseUrl, qint64 count, qint64 receivedFromMs)
 {
-    std::unique_ptr<sql::Database> holder;
-    auto opened = openDatabase(databaseUrl, holder);
-    if (!opened.ok())
-        return opened.error();
-    sql::Database &database = **opened;
+    auto url = config::DatabaseUrl::parse(databaseUrl);
+    if (!url.ok())
+        return url.error();
+    sql::Database database(sql::DatabaseOptions{*url});
     // Ids -count … -1: below every id the run has handed out.
     return insertInChunks(
         database, "deliveries past retention", count, -count - 1,
