@@ -24,7 +24,7 @@ namespace {
 
 /// /proc/<pid>/stat's fields after the command name, which is in parentheses and may
 /// contain spaces: [0] is the state (field 3), [1] the parent (4), [11] utime (14), [12]
-/// stime (15). Empty when unreadable.
+/// stime (15), [13] cutime (16), [14] cstime (17). Empty when unreadable.
 QList<QByteArray> statFields(qint64 pid)
 {
     QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
@@ -32,7 +32,7 @@ QList<QByteArray> statFields(qint64 pid)
         return {};
     const QByteArray text = stat.readAll();
     const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
-    return fields.size() < 13 ? QList<QByteArray>() : fields;
+    return fields.size() < 15 ? QList<QByteArray>() : fields;
 }
 
 double cpuSecondsOf(const QList<QByteArray> &fields)
@@ -53,7 +53,11 @@ double processTreeCpuSeconds(qint64 rootPid)
     const QList<QByteArray> root = statFields(rootPid);
     if (root.isEmpty())
         return -1;
-    double total = cpuSecondsOf(root);
+    // The root's own time and that of its children that ended and were waited for
+    // (cutime + cstime): a backend that exits during a phase moves its time there, so the
+    // sum does not go backwards.
+    double total = cpuSecondsOf(root)
+                   + (root[13].toDouble() + root[14].toDouble()) / double(::sysconf(_SC_CLK_TCK));
     const QByteArray parent = QByteArray::number(rootPid);
     const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     for (const QString &entry : entries) {

@@ -12,8 +12,8 @@ namespace payonce::bench {
 double selfCpuSeconds();
 double processCpuSeconds(qint64 pid);
 /// CPU time of a process and of its direct children (a PostgreSQL postmaster and its
-/// backends), in seconds; -1 when the root is unreadable. A child that exited meanwhile
-/// takes its time with it: the agent's connections live as long as the agent.
+/// backends), in seconds; -1 when the root is unreadable. A child that ended and was
+/// waited for still counts (in the root's cutime + cstime), so the sum never goes back.
 double processTreeCpuSeconds(qint64 rootPid);
 /// The pid in the first line of a pid file (PostgreSQL's postmaster.pid, mariadbd's), or -1.
 qint64 pidFromFile(const QString &path);
