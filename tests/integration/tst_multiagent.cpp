@@ -411,7 +411,11 @@ private Q_SLOTS:
         // The new Redis has a new run_id, so a new epoch; tokens kept growing per order.
         const qint64 epochAfter = count("SELECT MAX(epoch) FROM fence_epochs");
         QVERIFY2(epochAfter > epochBefore, qPrintable(QStringLiteral("epoch %1 then %2").arg(epochBefore).arg(epochAfter)));
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND fence > ?", after, fenceBefore), qint64(20));
+        const qint64 fencedAbove = count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND fence > ?", after, fenceBefore);
+        QVERIFY2(fencedAbove == 20, qPrintable(QStringLiteral("%1 of 20 orders fenced above %2; the others: %3")
+                                                   .arg(fencedAbove)
+                                                   .arg(fenceBefore)
+                                                   .arg(ordersFencedAtOrBelow(after, fenceBefore))));
         QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND fence >= ?", after, epochAfter << 32),
                  qint64(20));
         // Each fenced effect carries the token of the write that made it: its order's.
@@ -644,6 +648,29 @@ private:
                 binds << (bind.typeId() == QMetaType::QString ? QVariant(bind.toString() + u'%') : bind);
         }
         return countRows(m_cluster->database(), QString::fromLatin1(sql), binds);
+    }
+
+    /// The orders of `prefix` whose fence is not above `fence`, each with its fence, its
+    /// stock entry's fence (0: paid with no lock) and its deliveries (layer@agent): what a
+    /// failure needs to tell a token that went backwards from a payment made while an agent
+    /// could not reach Redis.
+    QString ordersFencedAtOrBelow(const QString &prefix, qint64 fence)
+    {
+        const bool postgres = m_cluster->database().dialect() == sql::Dialect::PostgreSql;
+        const QString row = postgres
+            ? QStringLiteral("o.order_no || ' fence ' || o.fence || ' stock_log fence ' || COALESCE((SELECT MAX(s.fence) "
+                             "FROM stock_log s WHERE s.order_no = o.order_no), -1) || ' deliveries ' || COALESCE((SELECT "
+                             "string_agg(d.layer || '@' || COALESCE(d.agent_id, '?'), ',') FROM callback_deliveries d "
+                             "WHERE d.order_no = o.order_no), '')")
+            : QStringLiteral("CONCAT(o.order_no, ' fence ', o.fence, ' stock_log fence ', COALESCE((SELECT MAX(s.fence) "
+                             "FROM stock_log s WHERE s.order_no = o.order_no), -1), ' deliveries ', COALESCE((SELECT "
+                             "GROUP_CONCAT(CONCAT(d.layer, '@', COALESCE(d.agent_id, '?')) SEPARATOR ',') FROM "
+                             "callback_deliveries d WHERE d.order_no = o.order_no), ''))");
+        const QString all = postgres ? QStringLiteral("string_agg(%1, '; ')").arg(row)
+                                     : QStringLiteral("GROUP_CONCAT(%1 SEPARATOR '; ')").arg(row);
+        return firstValueText(m_cluster->database(),
+                              QStringLiteral("SELECT %1 FROM orders o WHERE o.order_no LIKE ? AND o.fence <= ?").arg(all),
+                              QVariantList{QVariant(prefix + u'%'), QVariant(fence)});
     }
 
     /// Polls `done` (the event loop running in between) until it holds or the time is up.
