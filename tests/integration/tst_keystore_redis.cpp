@@ -710,6 +710,40 @@ private Q_SLOTS:
         QVERIFY(!early.degraded());
     }
 
+    // A thread's connection that Redis closed while the thread was idle (a restart, a
+    // failover, a timeout on the server) is not used for the thread's next call: the
+    // calls that may not be sent twice (a lock's acquire, a token's consume) would fail
+    // once on it and the payment would go on without its lock.
+    void connectionClosedWhileIdleIsNotUsed()
+    {
+        const QString order = uniqueKey("order");
+        auto warm = m_store->locks().acquire(uniqueKey("lock:order"), 10s, order); // this thread's connection
+        QVERIFY(warm.ok() && warm.value());
+        QVERIFY(warm.value()->release().ok());
+        const QString scope = uniqueKey("attempt");
+        auto issued = m_second->tokens().issue(scope, 60s);
+        QVERIFY(issued.ok());
+
+        QVERIFY(m_server->kill());
+        QString error;
+        QVERIFY2(m_server->startAgain(&error), qPrintable(error));
+        // The server is back (asked through a third store: both connections stay idle).
+        redis::RedisKeyStore probe(optionsFor(m_server->url()), m_epochs);
+        QVERIFY2(waitUntilReachable(probe, 15000), qPrintable(m_server->logTail()));
+
+        auto lock = m_store->locks().acquire(uniqueKey("lock:order"), 10s, order);
+        QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
+        QVERIFY(lock.value());
+        QVERIFY(lock.value()->fencingToken() > warm.value()->fencingToken());
+        QVERIFY(lock.value()->release().ok());
+        QVERIFY(!m_store->degraded());
+        // The same for the one-time token (gone with the empty restart: false, not an error).
+        auto consumed = m_second->tokens().consume(scope, issued.value());
+        QVERIFY2(consumed.ok(), consumed.ok() ? "" : qPrintable(describe(consumed.error())));
+        QVERIFY(!consumed.value());
+        QVERIFY(!m_second->degraded());
+    }
+
     void scriptCacheFlushIsSurvived()
     {
         const QString scope = uniqueKey("attempt");
