@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <poll.h>
 #include <mutex>
 #include <vector>
 
@@ -451,6 +452,8 @@ public:
 private:
     Result<void> ensureConnected()
     {
+        if (m_context && closedByServer())
+            drop();
         if (m_context)
             return {};
         if (m_backend->closed.load())
@@ -666,6 +669,22 @@ private:
         Reply result = Reply::from(reply);
         freeReplyObject(reply);
         return result;
+    }
+
+    /// True when the server has closed this (idle) connection or sent on it unasked: it
+    /// restarted, failed over or timed the client out while this thread did other work.
+    /// Looked at before each command, without waiting, so that a command which may not be
+    /// sent twice (a lock's acquire, a token's consume) is not lost on a dead socket. A
+    /// synchronous context between commands has nothing to read, so anything readable is
+    /// the end of the stream or an error.
+    bool closedByServer() const
+    {
+        pollfd watched{};
+        watched.fd = m_context->fd;
+        watched.events = POLLIN | POLLRDHUP;
+        if (::poll(&watched, 1, 0) <= 0)
+            return false;
+        return (watched.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
     }
 
     void drop()
