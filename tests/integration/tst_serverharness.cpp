@@ -1,7 +1,7 @@
 // The server harness itself: each server starts and answers with its generated password,
 // refuses a wrong one, survives (or, for redis, is emptied by) a restart on the same port,
-// and leaves nothing behind — neither after its destructor nor after the test process
-// is SIGKILLed (the reaper's job).
+// a Redis Sentinel topology fails over and back, and each leaves nothing behind — neither
+// after its destructor nor after the test process is SIGKILLed (the reaper's job).
 
 #include "serverharness.h"
 
@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcess>
+#include <QSet>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QThread>
@@ -159,6 +160,43 @@ bool portClosesSoon(int port)
     return true;
 }
 
+/// The pids in a folder's *.pid files (read before its servers go; redis-server rewrites
+/// its command line, so processesMentioning() cannot find it).
+QList<qint64> pidsInFolder(const QString &folder)
+{
+    QList<qint64> pids;
+    const QStringList files = QDir(folder).entryList({u"*.pid"_s}, QDir::Files);
+    for (const QString &name : files) {
+        QFile file(folder + u'/' + name);
+        if (file.open(QIODevice::ReadOnly))
+            pids << file.readLine().trimmed().toLongLong();
+    }
+    return pids;
+}
+
+/// A redis-server with that pid still runs (a zombie does not count; a reused pid that is
+/// no redis-server does not either).
+bool redisServerRunning(qint64 pid)
+{
+    QFile comm(u"/proc/%1/comm"_s.arg(pid));
+    if (!comm.open(QIODevice::ReadOnly) || comm.readAll().trimmed() != "redis-server")
+        return false;
+    QFile stat(u"/proc/%1/stat"_s.arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray line = stat.readAll();
+    const qsizetype close = line.lastIndexOf(')');
+    return close > 0 && close + 2 < line.size() && line.at(close + 2) != 'Z';
+}
+
+/// QVERIFY2 cuts its message at 1 KB; a topology's error ends with five logs.
+bool sayWhy(bool ok, const QString &error)
+{
+    if (!ok)
+        qWarning("%s", qPrintable(error));
+    return ok;
+}
+
 /// After a server object is gone: its port is closed, its folder and reaper are gone.
 void verifyNothingLeft(int port, const QString &folder)
 {
@@ -260,6 +298,78 @@ private Q_SLOTS:
         qInfo("the error reads:\n%s", qPrintable(error));
         squatter.close();
         QVERIFY2(server->startAgain(&error), qPrintable(error));
+    }
+
+    void redisSentinel()
+    {
+        QString error;
+        QElapsedTimer timer;
+        timer.start();
+        auto topology = RedisSentinelTopology::start(&error);
+        QVERIFY2(sayWhy(topology != nullptr, error), qPrintable(error));
+        qInfo("Sentinel topology ready in %lld ms (master, replica in sync, three Sentinels "
+              "that know it all)", timer.elapsed());
+        const QString folder = topology->folder();
+        QCOMPARE(reapersFor(folder), 1);
+        QCOMPARE(topology->masterName(), u"payonce"_s);
+        const QList<int> dataPorts = topology->dataPorts();
+        QCOMPARE(dataPorts.size(), 2);
+        QList<int> ports = dataPorts;
+        const QStringList sentinels = topology->sentinels();
+        QCOMPARE(sentinels.size(), 3);
+        for (const QString &sentinel : sentinels) {
+            QVERIFY2(sentinel.startsWith(u"127.0.0.1:"), qPrintable(sentinel));
+            ports << sentinel.section(u':', 1).toInt();
+            QCOMPARE(topology->cli(ports.constLast(), {u"ping"_s}), QByteArray("PONG"));
+        }
+        QCOMPARE(QSet<int>(ports.begin(), ports.end()).size(), 5);
+        QList<qint64> pids = pidsInFolder(folder);
+        QCOMPARE(pids.size(), 5);
+
+        const int original = topology->masterPort();
+        QCOMPARE(original, dataPorts.at(0));
+        const int other = dataPorts.at(1);
+        QCOMPARE(topology->cli(original, {u"SET"_s, u"sentinel-key"_s, u"kept"_s}), QByteArray("OK"));
+        // Replicated before the kill: the failover must not lose it.
+        QCOMPARE(topology->cli(original, {u"WAIT"_s, u"1"_s, u"1000"_s}), QByteArray("1"));
+
+        timer.restart();
+        const int killed = topology->killMaster(&error);
+        QVERIFY2(sayWhy(killed == original, error), qPrintable(error));
+        QVERIFY(portClosesSoon(original));
+        const int promoted = topology->waitForFailover(original, 30'000, &error);
+        QVERIFY2(sayWhy(promoted == other, error), qPrintable(u"promoted %1: %2"_s.arg(promoted).arg(error)));
+        const qint64 failoverMs = timer.elapsed();
+        QCOMPARE(topology->masterPort(), other);
+        QCOMPARE(topology->cli(other, {u"GET"_s, u"sentinel-key"_s}), QByteArray("kept"));
+
+        timer.restart();
+        QVERIFY2(sayWhy(topology->restartKilled(60'000, &error), error), qPrintable(error));
+        const qint64 restartMs = timer.elapsed();
+        QCOMPARE(topology->cli(original, {u"ROLE"_s}).split('\n').value(0), QByteArray("slave"));
+        QCOMPARE(topology->cli(original, {u"GET"_s, u"sentinel-key"_s}), QByteArray("kept"));
+        QVERIFY2(!topology->restartKilled(1000, &error), "a second restart without a kill");
+
+        timer.restart();
+        const int back = topology->failover(60'000, &error);
+        QVERIFY2(sayWhy(back == original, error), qPrintable(u"failed back to %1: %2"_s.arg(back).arg(error)));
+        const qint64 failbackMs = timer.elapsed();
+        QCOMPARE(topology->masterPort(), original);
+        QCOMPARE(topology->cli(original, {u"GET"_s, u"sentinel-key"_s}), QByteArray("kept"));
+        QCOMPARE(topology->cli(original, {u"SET"_s, u"after-failback"_s, u"1"_s}), QByteArray("OK"));
+        qInfo("Sentinel failover %lld ms (SIGKILL to every Sentinel naming the replica, promoted), "
+              "restart as a synced replica %lld ms, failback %lld ms (SENTINEL FAILOVER to every "
+              "Sentinel naming the original node)", failoverMs, restartMs, failbackMs);
+        QVERIFY(!topology->logTail(5).isEmpty());
+
+        pids = pidsInFolder(folder); // the restarted node has a new pid
+        QCOMPARE(pids.size(), 5);
+        topology.reset();
+        for (const qint64 pid : std::as_const(pids))
+            QVERIFY2(!redisServerRunning(pid), qPrintable(u"redis-server %1 still runs"_s.arg(pid)));
+        for (const int port : std::as_const(ports))
+            QVERIFY2(portClosesSoon(port), qPrintable(u"port %1 still open"_s.arg(port)));
+        verifyNothingLeft(original, folder);
     }
 
     void postgres()
@@ -430,7 +540,7 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(ready, "the child did not start its servers");
-        QCOMPARE(servers.size(), 3);
+        QCOMPARE(servers.size(), 3 + 5); // redis, postgres, mariadb; the Sentinel topology's five
         for (const Started &server : std::as_const(servers)) {
             QVERIFY2(loopbackPortAcceptsConnections(server.port), qPrintable(server.kind));
             QVERIFY2(QFileInfo(server.folder).isDir(), qPrintable(server.folder));

@@ -59,6 +59,68 @@ private:
 /// either is closed. Clients of that port now reach `arriving`.
 bool takeOverEndpoint(RedisServer &leaving, RedisServer &arriving, QString *error);
 
+/// One Redis master, one replica and three Sentinels (redis-server --sentinel; quorum 2) on
+/// loopback, in one temporary folder; no persistence. Sentinel's down-after and failover
+/// timeouts are short so that a failover takes a few seconds.
+///
+/// start() returns once the replica is in sync and every Sentinel knows the master, the
+/// replica and the two other Sentinels, so a killMaster() right away fails over.
+/// Sentinel's own pace shows through: a node restarted by restartKilled() comes up as an
+/// empty master, the Sentinels convert it into a replica only ~10 s later and know it as one
+/// up to 10 s after that (restartKilled takes 10–20 s); likewise, after failover() the
+/// previous master goes on answering ROLE "master" for ~10 s until the Sentinels convert it.
+/// A client that follows the Sentinels writes to neither.
+class RedisSentinelTopology {
+public:
+    struct Options {
+        QString masterName = QStringLiteral("payonce");
+        int downAfterMs = 1000;
+        int failoverTimeoutMs = 4000;
+    };
+    static std::unique_ptr<RedisSentinelTopology> start(const Options &options, QString *error);
+    static std::unique_ptr<RedisSentinelTopology> start(QString *error) { return start(Options{}, error); }
+    ~RedisSentinelTopology();
+
+    QString masterName() const;
+    /// "127.0.0.1:<port>" of each Sentinel.
+    QStringList sentinels() const;
+    /// The two data nodes' ports (fixed for the topology's life: a restarted node keeps its port).
+    QList<int> dataPorts() const;
+    /// The master's port as the Sentinels report it now (SENTINEL get-master-addr-by-name on
+    /// the first that answers); -1 if none answers.
+    int masterPort() const;
+    /// SIGKILL the current master (no goodbye to clients) and wait until its process is gone.
+    /// Returns its port; -1 on failure (error set).
+    int killMaster(QString *error);
+    /// Waits until every Sentinel names a master other than `oldPort` and that node answers
+    /// ROLE with "master". The new master's port; -1 on timeout (error says what each Sentinel said).
+    int waitForFailover(int oldPort, int timeoutMs, QString *error);
+    /// Starts the killed node again on its port, empty. The Sentinels reconfigure it as a replica
+    /// of the current master; waits (up to timeoutMs) until it reports master_link_status:up.
+    /// It also waits until every Sentinel's own INFO of it says replica, link up (Sentinel asks
+    /// a replica every 10 s): a failback that promoted it earlier would be undone by a
+    /// Sentinel that still remembers it as the restarted master. Refused while a Sentinel
+    /// still names it master (an empty master would be copied onto the replica).
+    bool restartKilled(int timeoutMs, QString *error);
+    /// SENTINEL FAILOVER <name> on one Sentinel (a failback when the other node is the replica),
+    /// then waitForFailover from the current master. The new master's port; -1 on failure.
+    /// Asked again until a Sentinel accepts it ("-INPROG", "-NOGOODSLAVE" while not possible),
+    /// and again if that failover is aborted while every Sentinel still names the old master.
+    int failover(int timeoutMs, QString *error);
+    /// redis-cli -p <port> args…; trimmed stdout, "(redis-cli failed)" when it did not run.
+    QByteArray cli(int port, const QStringList &args) const;
+    /// The last lines of every node's and Sentinel's log, each headed by its name (for failure messages).
+    QString logTail(int lines = 20) const;
+    /// The temporary folder (configs, pid files, logs, the data nodes' dirs); gone after the
+    /// destructor.
+    QString folder() const;
+
+private:
+    RedisSentinelTopology();
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
 /// A PostgreSQL 15 cluster with scram-sha-256 authentication: a superuser "payonce" with a
 /// generated password and a database "payonce", so a wrong password can be tested.
 class PostgresServer {
