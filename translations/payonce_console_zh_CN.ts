@@ -1406,7 +1406,44 @@ Replay for real?</source>
 <context>
     <name>payonce::console::LocksView</name>
     <message>
-        <location filename="../console/views/locksview.cpp" line="+51"/>
+        <location filename="../console/views/locksview.cpp" line="+41"/>
+        <source>Key store: embedded (this agent only)</source>
+        <translation>键存储：内嵌（仅本代理服务）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Key store: Redis via Sentinel, master %1</source>
+        <translation>键存储：经 Sentinel 的 Redis，主节点 %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Key store: Redis at %1</source>
+        <translation>键存储：Redis %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>, fence epoch %1</source>
+        <translation>，围栏纪元 %1</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+3"/>
+        <source>, %n master switch(es) since the agent started</source>
+        <translation>
+            <numerusform>，代理服务启动以来主节点切换 %n 次</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> — UNREACHABLE: payments go on without locks (database layers only)</source>
+        <translation> — 无法连接：支付在无分布式锁的情况下继续（仅数据库防线）</translation>
+    </message>
+    <message>
+        <location line="+27"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
@@ -1866,7 +1903,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::QaView</name>
     <message>
-        <location filename="../console/views/qaview.cpp" line="+65"/>
+        <location filename="../console/views/qaview.cpp" line="+60"/>
         <source>Past runs (select one for its report)</source>
         <translation>历史运行（选择一条查看报告）</translation>
     </message>
@@ -1876,7 +1913,7 @@ Replay for real?</source>
         <translation>刷新</translation>
     </message>
     <message>
-        <location line="+30"/>
+        <location line="+22"/>
         <source>Start a scenario</source>
         <translation>启动场景</translation>
     </message>
@@ -1976,7 +2013,7 @@ Replay for real?</source>
         <translation>%1：启动中</translation>
     </message>
     <message>
-        <location line="+51"/>
+        <location line="+62"/>
         <source>No report: the run ended with its agent.</source>
         <translation>无报告：运行随其代理服务一同结束。</translation>
     </message>

@@ -129,6 +129,27 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Gauge, [keyStore = sources.keyStore] {
                            return QList<MetricSample>{{{}, keyStore && keyStore->degraded() ? 1.0 : 0.0}};
                        });
+    // The war room sees a failover here: the master changes, the switch counter moves and
+    // the fence epoch in force grows.
+    registry.addReader(QStringLiteral("payonce_redis_topology"),
+                       QStringLiteral("1, labelled with how the key store reaches its data: mode (embedded, single, "
+                                      "sentinel) and the master written to now"),
+                       MetricType::Gauge, [keyStore = sources.keyStore] {
+                           if (!keyStore)
+                               return QList<MetricSample>{};
+                           const core::KeyStoreTopology t = keyStore->topology();
+                           return QList<MetricSample>{{{{QStringLiteral("mode"), t.mode}, {QStringLiteral("master"), t.master}}, 1.0}};
+                       });
+    registry.addReader(QStringLiteral("payonce_redis_fence_epoch"),
+                       QStringLiteral("The fencing epoch in force on the key store's master (tokens are epoch << 32 | counter)"),
+                       MetricType::Gauge, [keyStore = sources.keyStore] {
+                           return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().fenceEpoch) : 0.0}};
+                       });
+    registry.addReader(QStringLiteral("payonce_redis_master_switches_total"),
+                       QStringLiteral("Times the key store's master changed since start (Sentinel failovers and failbacks)"),
+                       MetricType::Counter, [keyStore = sources.keyStore] {
+                           return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().masterSwitches) : 0.0}};
+                       });
     if (!sources.counts)
         return;
     // One database read per scrape shared by the seven families that show it: the first

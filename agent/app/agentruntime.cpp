@@ -226,6 +226,9 @@ core::Result<void> AgentRuntime::Parts::openStorage()
     fenceEpochs = std::make_unique<sql::SqlFenceEpochSource>(*database);
     redis::KeyStoreSettings keyStoreSettings;
     keyStoreSettings.redis = config.redis;
+    keyStoreSettings.sentinels = config.redisSentinel.sentinels;
+    keyStoreSettings.masterName = config.redisSentinel.masterName;
+    keyStoreSettings.sentinelPassword = config.redisSentinel.password.reveal();
     keyStoreSettings.severalInstances = config.instances > 1;
     keyStoreSettings.connectTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
     keyStoreSettings.commandTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
@@ -660,7 +663,7 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     // The rest of the operations API: callbacks, L1 records, locks.
     http::registerCallbackOpsRoutes(*server, *callbackHistory, *callbacks, *audit);
     http::registerIdempotencyRoutes(*server, *idempotency, *audit, clock, idempotency->inFlightTimeoutMs());
-    http::registerLockRoutes(*server, keyStore->lockObserver(), [this] { return callbacks->staleFenceRefused(); });
+    http::registerLockRoutes(*server, *keyStore, [this] { return callbacks->staleFenceRefused(); });
     if (config.qa.enabled)
         registerQa(publish);
 

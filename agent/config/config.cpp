@@ -154,6 +154,7 @@ public:
             return takeArray(spec, value, origin, baseDir);
         case OptionKind::UrlList:
         case OptionKind::SubnetList:
+        case OptionKind::HostPortList:
             return takeStringList(spec, value, origin);
         }
         settings.insert(spec.key.toString(), {value, origin});
@@ -190,7 +191,8 @@ public:
         case OptionKind::AuthTokens:
         case OptionKind::PlatformKeys:
         case OptionKind::UrlList:
-        case OptionKind::SubnetList: {
+        case OptionKind::SubnetList:
+        case OptionKind::HostPortList: {
             // The text may hold secrets: the error never quotes it.
             QJsonParseError parseError;
             const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &parseError);
@@ -199,7 +201,8 @@ public:
                                                   .arg(parseError.error != QJsonParseError::NoError
                                                            ? parseError.errorString()
                                                            : QStringLiteral("got another JSON value")));
-            if (spec.kind == OptionKind::UrlList || spec.kind == OptionKind::SubnetList)
+            if (spec.kind == OptionKind::UrlList || spec.kind == OptionKind::SubnetList
+                || spec.kind == OptionKind::HostPortList)
                 return takeStringList(spec, doc.array(), origin);
             return takeArray(spec, doc.array(), origin, QString());
         }
@@ -395,6 +398,30 @@ public:
                 return misconfigured(s->origin + QStringLiteral(": ") + redis.error().internalMessage);
             c.redis = *redis;
         }
+        if (const Setting *s = find(QStringLiteral("redis_sentinels"))) {
+            const QJsonArray sentinels = s->value.toArray();
+            for (qsizetype i = 0; i < sentinels.size(); ++i) {
+                auto parsed = HostPort::parse(sentinels.at(i).toString(), 26379);
+                if (!parsed)
+                    return misconfigured(s->origin + QStringLiteral(": redis_sentinels[%1]: %2")
+                                                         .arg(i)
+                                                         .arg(parsed.error().internalMessage));
+                c.redisSentinel.sentinels.append(*parsed);
+            }
+        }
+        string(QStringLiteral("redis_master_name"), c.redisSentinel.masterName);
+        if (const Setting *s = find(QStringLiteral("redis_sentinel_password")))
+            c.redisSentinel.password = Secret(s->value.toString());
+        if (!c.redisSentinel.sentinels.isEmpty() && c.redisSentinel.masterName.trimmed().isEmpty())
+            return misconfigured(originOf(QStringLiteral("redis_sentinels"))
+                                 + QStringLiteral(": Sentinels are given, but no redis_master_name to ask them for"));
+        if (c.redisSentinel.sentinels.isEmpty() && !c.redisSentinel.masterName.isEmpty())
+            return misconfigured(originOf(QStringLiteral("redis_master_name"))
+                                 + QStringLiteral(": a master name without redis_sentinels to ask"));
+        if (!c.redisSentinel.sentinels.isEmpty() && c.redis.embedded)
+            return misconfigured(originOf(QStringLiteral("redis_sentinels"))
+                                 + QStringLiteral(": Sentinels need redis=redis://[:password@]any/db for the "
+                                                  "master's password and db (its host:port are not used)"));
 
         if (const Setting *s = find(QStringLiteral("log_format"))) {
             const QString v = s->value.toString();
@@ -768,6 +795,12 @@ QString Config::describeForLog() const
     auto onOff = [](bool b) { return b ? QStringLiteral("true") : QStringLiteral("false"); };
     auto orNone = [](const QString &s) { return s.isEmpty() ? QStringLiteral("(none)") : s; };
     auto secret = [](const Secret &s) { return s.isEmpty() ? QStringLiteral("(none)") : QStringLiteral("<set>"); };
+    auto sentinelList = [](const QList<HostPort> &list) {
+        QStringList parts;
+        for (const HostPort &h : list)
+            parts << h.toString();
+        return parts.join(u',');
+    };
 
     QStringList tokens;
     for (const AuthToken &t : authTokens)
@@ -781,6 +814,8 @@ QString Config::describeForLog() const
         QStringLiteral("public_base_url=") + (publicBaseUrl.isEmpty() ? QStringLiteral("(http://listen)") : publicBaseUrl),
         QStringLiteral("db=") + db.redacted(),
         QStringLiteral("redis=") + redis.redacted(),
+        QStringLiteral("redis_sentinels=[%1] redis_master_name=%2 redis_sentinel_password=%3")
+            .arg(sentinelList(redisSentinel.sentinels), orNone(redisSentinel.masterName), secret(redisSentinel.password)),
         QStringLiteral("data_dir=") + dataDir,
         QStringLiteral("log_format=") + logFormatName(logFormat),
         QStringLiteral("log_level=") + logLevelName(logLevel),

@@ -138,6 +138,15 @@ struct RetentionSettings {
     bool operator==(const RetentionSettings &) const = default;
 };
 
+/// Redis behind Sentinel: where the Sentinels are and the master's name. Empty sentinels:
+/// the redis URL's address is the one Redis.
+struct RedisSentinelSettings {
+    QList<HostPort> sentinels;
+    QString masterName;
+    Secret password; ///< the Sentinels' own AUTH; empty: none
+    bool operator==(const RedisSentinelSettings &) const = default;
+};
+
 /// The live stream (GET /api/v1/stream).
 struct StreamSettings {
     int intervalMs = 250; ///< a metrics message this often; below 100 only for tests (5 is the floor)
@@ -174,6 +183,7 @@ struct Config {
 
     DatabaseUrl db{DatabaseUrl::Dialect::Sqlite, {}, {}, {}, 0, {}, QStringLiteral("./payonce-data/payonce.db")};
     RedisUrl redis;                          ///< embedded by default
+    RedisSentinelSettings redisSentinel;     ///< set: the master is found through Sentinel
     QString dataDir = QStringLiteral("./payonce-data");
     LogFormat logFormat = LogFormat::Text;
     LogLevel logLevel = LogLevel::Info;

@@ -21,6 +21,7 @@ enum class OptionKind {
     PlatformKeys,   ///< array of {serial, public_key}; env: the same array as JSON text
     UrlList,        ///< array of http(s) URL strings; env: the same array as JSON text
     SubnetList,     ///< array of "address/prefix" strings; env: the same array as JSON text
+    HostPortList,   ///< array of "host:port" strings; env: the same array as JSON text
 };
 
 /// One row of the settings table. The table is the single source for the config file's

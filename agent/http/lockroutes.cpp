@@ -2,6 +2,7 @@
 
 #include "routesupport.h"
 
+#include "core/ports/keystore.h"
 #include "core/ports/lockobserver.h"
 
 #include <QJsonArray>
@@ -24,12 +25,25 @@ QJsonObject toJson(const core::LockView &lock)
     };
 }
 
+QJsonObject toJson(const core::KeyStoreTopology &topology, bool degraded)
+{
+    return QJsonObject{
+        {QStringLiteral("mode"), topology.mode},
+        {QStringLiteral("master"), topology.master},
+        {QStringLiteral("fence_epoch"), QString::number(topology.fenceEpoch)},
+        {QStringLiteral("master_switches"), qint64(topology.masterSwitches)},
+        {QStringLiteral("degraded"), degraded},
+    };
+}
+
 } // namespace
 
-void registerLockRoutes(HttpServer &server, const core::LockObserver &locks, std::function<qint64()> staleFenceRefused)
+void registerLockRoutes(HttpServer &server, const core::KeyStore &keyStore, std::function<qint64()> staleFenceRefused)
 {
     server.route(Method::Get, QStringLiteral("/api/v1/locks"), Role::Viewer,
-                 [&locks, staleFenceRefused = std::move(staleFenceRefused)](const HttpRequest &) {
+                 [&keyStore, staleFenceRefused = std::move(staleFenceRefused)](const HttpRequest &) {
+                     const core::LockObserver &locks = keyStore.lockObserver();
+                     const core::KeyStoreTopology topology = keyStore.topology();
                      QJsonArray lockList;
                      for (const core::LockView &lock : locks.locks())
                          lockList.append(toJson(lock));
@@ -39,7 +53,8 @@ void registerLockRoutes(HttpServer &server, const core::LockObserver &locks, std
                                                    {QStringLiteral("token"), QString::number(fence.token)}});
                      return HttpReply::ok(QJsonObject{{QStringLiteral("locks"), lockList},
                                                       {QStringLiteral("fencing_tokens"), fences},
-                                                      {QStringLiteral("stale_fence_refused"), staleFenceRefused()}});
+                                                      {QStringLiteral("stale_fence_refused"), staleFenceRefused()},
+                                                      {QStringLiteral("key_store"), toJson(topology, keyStore.degraded())}});
                  });
 }
 

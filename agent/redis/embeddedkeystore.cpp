@@ -235,4 +235,9 @@ QString EmbeddedKeyStore::instanceId() const
     return d->instanceId;
 }
 
+core::KeyStoreTopology EmbeddedKeyStore::topology() const
+{
+    return core::KeyStoreTopology{QStringLiteral("embedded"), QString(), d->epoch, 0};
+}
+
 } // namespace payonce::redis

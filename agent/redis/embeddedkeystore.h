@@ -45,6 +45,7 @@ public:
     core::Result<void> ping() override { return {}; }
     QString instanceId() const override;
     QString backendName() const override { return QStringLiteral("embedded"); }
+    core::KeyStoreTopology topology() const override;
 
     class Private;
 

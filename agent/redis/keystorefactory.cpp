@@ -25,6 +25,9 @@ core::Result<std::unique_ptr<core::KeyStore>> openKeyStore(const KeyStoreSetting
     RedisOptions redisOptions = options.value();
     redisOptions.connectTimeout = settings.connectTimeout;
     redisOptions.commandTimeout = settings.commandTimeout;
+    redisOptions.sentinels = settings.sentinels;
+    redisOptions.masterName = settings.masterName;
+    redisOptions.sentinelPassword = settings.sentinelPassword;
     return std::unique_ptr<core::KeyStore>(std::make_unique<RedisKeyStore>(redisOptions, epochs));
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/hostport.h"
 #include "config/redisurl.h"
 #include "core/ports/fenceepochsource.h"
 #include "core/ports/keystore.h"
@@ -18,6 +19,11 @@ struct KeyStoreSettings {
     /// True when this agent is configured as one of several instances (sharing a
     /// PostgreSQL/MariaDB database): the embedded store would give each its own locks.
     bool severalInstances = false;
+    /// Not empty: the master of masterName is found through these Sentinels; the URL gives
+    /// only the password and the db.
+    QList<config::HostPort> sentinels;
+    QString masterName;
+    QString sentinelPassword;
     std::chrono::milliseconds connectTimeout{1000};
     std::chrono::milliseconds commandTimeout{1000};
 };

@@ -3,6 +3,7 @@
 #include "boundedseenset.h"
 #include "leasewatchdog.h"
 #include "randombytes.h"
+#include "sentinelmaster.h"
 
 #include <QCryptographicHash>
 #include <QHash>
@@ -208,15 +209,42 @@ std::atomic<quint64> g_nextBackendId{1}; // identifies backends for the per-thre
 
 struct Backend {
     Backend(const RedisOptions &opts, core::FenceEpochSource &source)
-        : options(opts), epochs(source), id(g_nextBackendId.fetch_add(1))
+        : options(opts)
+        , epochs(source)
+        , id(g_nextBackendId.fetch_add(1))
+        , sentinel(opts.sentinelMode() ? std::make_unique<SentinelMaster>(opts) : nullptr)
     {
     }
 
     const RedisOptions options;
     core::FenceEpochSource &epochs;
     const quint64 id;
+    /// Sentinel mode: where the master is now. Null for a single address.
+    const std::unique_ptr<SentinelMaster> sentinel;
+
+    /// The node connections go to: the configured address, or the master a Sentinel names.
+    Result<config::HostPort> target() const
+    {
+        if (sentinel)
+            return sentinel->resolve();
+        return config::HostPort{options.host, options.port};
+    }
+
+    /// For messages: "host:port/db", in Sentinel mode with the master's name and address.
+    QString endpoint() const
+    {
+        if (!sentinel)
+            return options.endpoint();
+        const auto master = sentinel->current();
+        return QStringLiteral("%1/%2 (master \"%3\")")
+            .arg(master ? master->toString() : QStringLiteral("(no master known)"))
+            .arg(options.database)
+            .arg(options.masterName);
+    }
     std::atomic<bool> closed{false};
     std::atomic<bool> degraded{false};
+    /// The fence epoch in force on the instance last connected to (for topology()).
+    std::atomic<quint64> epochInForce{0};
 
     /// Before a connect: an Error if we are inside the backoff after a failed connect.
     std::optional<Error> backoffGate()
@@ -249,7 +277,7 @@ struct Backend {
         if (m_lastRunId != runId) {
             if (!m_lastRunId.isEmpty())
                 qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1 is a new instance: run_id %2 (was %3)")
-                                                 .arg(options.endpoint(), runId, m_lastRunId);
+                                                 .arg(endpoint(), runId, m_lastRunId);
             m_lastRunId = runId;
         }
         return !m_scriptsLoadedFor.contains(runId);
@@ -292,7 +320,7 @@ struct Backend {
     Error unavailable(const QString &what) const
     {
         return Error::make(ErrorCode::Unavailable,
-                           QStringLiteral("Redis at %1: %2").arg(options.endpoint(), what),
+                           QStringLiteral("Redis at %1: %2").arg(endpoint(), what),
                            QStringLiteral("the key store is unavailable"));
     }
 
@@ -336,6 +364,15 @@ public:
             if (auto connected = ensureConnected(); !connected.ok())
                 return connected.error();
             auto reply = send(args);
+            if (reply.ok() && reply->isError() && reply->text.startsWith("READONLY") && m_backend->sentinel) {
+                // A replica refused the write, so nothing was written: this node is no
+                // longer the master. Every connection asks the Sentinels again; this
+                // command goes once more to the master they name.
+                m_backend->sentinel->markNotMaster(m_node);
+                drop();
+                if (attempt == 0)
+                    continue;
+            }
             if (reply.ok()) {
                 // An answer is not yet a success: a refusal that means "unavailable"
                 // (LOADING, READONLY, OOM…) or "misconfigured" degrades the store like a
@@ -438,21 +475,21 @@ public:
         if (classify(text) == ErrorCode::Unavailable)
             return m_backend->unavailable(QStringLiteral("%1 refused: %2").arg(what, text));
         return Error::make(ErrorCode::Internal,
-                           QStringLiteral("Redis at %1: %2 failed: %3").arg(m_backend->options.endpoint(), what, text),
+                           QStringLiteral("Redis at %1: %2 failed: %3").arg(m_backend->endpoint(), what, text),
                            QStringLiteral("internal error"));
     }
 
     Error misconfigured(const QString &what) const
     {
         return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("Redis at %1 %2").arg(m_backend->options.endpoint(), what),
+                           QStringLiteral("Redis at %1 %2").arg(m_backend->endpoint(), what),
                            QStringLiteral("the key store is misconfigured"));
     }
 
 private:
     Result<void> ensureConnected()
     {
-        if (m_context && closedByServer())
+        if (m_context && (closedByServer() || masterMoved()))
             drop();
         if (m_context)
             return {};
@@ -462,8 +499,16 @@ private:
             return *gate;
 
         const RedisOptions &options = m_backend->options;
-        const QByteArray host = options.host.toUtf8();
-        redisContext *context = redisConnectWithTimeout(host.constData(), options.port,
+        auto target = m_backend->target();
+        if (!target.ok()) {
+            m_backend->connectFailed(target.error());
+            return target.error();
+        }
+        m_node = target.value();
+        if (m_backend->sentinel)
+            m_generation = m_backend->sentinel->generation();
+        const QByteArray host = m_node.host.toUtf8();
+        redisContext *context = redisConnectWithTimeout(host.constData(), m_node.port,
                                                         toTimeval(options.connectTimeout));
         if (!context || context->err) {
             const QString reason = context ? QString::fromLocal8Bit(context->errstr)
@@ -512,6 +557,10 @@ private:
                 return misconfigured(QStringLiteral("refused database %1 (%2)")
                                          .arg(options.database).arg(reply->errorText()));
         }
+        if (m_backend->sentinel) {
+            if (auto master = checkIsMaster(); !master.ok())
+                return master;
+        }
         auto info = send({QByteArrayLiteral("INFO"), QByteArrayLiteral("server")});
         if (!info.ok())
             return info.error();
@@ -524,7 +573,7 @@ private:
         }
         if (runId.isEmpty())
             return Error::make(ErrorCode::Internal,
-                               QStringLiteral("Redis at %1: INFO server has no run_id").arg(options.endpoint()),
+                               QStringLiteral("Redis at %1: INFO server has no run_id").arg(m_backend->endpoint()),
                                QStringLiteral("internal error"));
         m_runId = runId;
         if (auto trusted = ensureEpoch(runId); !trusted.ok())
@@ -544,13 +593,33 @@ private:
                 if (loaded->text != script->sha)
                     return Error::make(ErrorCode::Internal,
                                        QStringLiteral("Redis at %1: SCRIPT LOAD of %2 returned sha %3, expected %4")
-                                           .arg(options.endpoint(), QLatin1String(script->name),
+                                           .arg(m_backend->endpoint(), QLatin1String(script->name),
                                                 QString::fromLatin1(loaded->text), QString::fromLatin1(script->sha)),
                                        QStringLiteral("internal error"));
             }
             m_backend->scriptsLoaded(runId);
         }
         return {};
+    }
+
+    /// Sentinel mode: the node a Sentinel named answers ROLE as master. One that is still a
+    /// replica (a Sentinel that has not seen the failover yet, a failback in progress) is
+    /// not written to: the connect fails as Unavailable and every connection asks again.
+    Result<void> checkIsMaster()
+    {
+        auto role = send({QByteArrayLiteral("ROLE")});
+        if (!role.ok())
+            return role.error();
+        if (role->isError())
+            return replyError(QStringLiteral("ROLE"), *role);
+        const QByteArray name = role->type == Reply::Type::Array && !role->elements.empty()
+            ? role->elements[0].text
+            : QByteArray();
+        if (name == "master")
+            return {};
+        m_backend->sentinel->markNotMaster(m_node);
+        return m_backend->unavailable(QStringLiteral("%1 answers ROLE as %2, not as the master")
+                                          .arg(m_node.toString(), QString::fromUtf8(name)));
     }
 
     /// Before this connection runs any command: the instance's fence state is one this
@@ -581,8 +650,10 @@ private:
             reason = QStringLiteral("other_run_id");
         else if (state->elements[0].text.toULongLong() < largest.value())
             reason = QStringLiteral("below_largest");
-        if (reason.isEmpty())
+        if (reason.isEmpty()) {
+            m_backend->epochInForce.store(state->elements[0].text.toULongLong());
             return {};
+        }
         return installEpoch(runId, reason);
     }
 
@@ -600,8 +671,9 @@ private:
             return installed.error();
         if (installed->isError())
             return replyError(QStringLiteral("install fence epoch"), *installed);
+        m_backend->epochInForce.store(static_cast<quint64>(installed->integer));
         const QString message = QStringLiteral("Redis at %1 (run_id %2): fence epoch %3 handed out (%4), in force %5")
-                                    .arg(m_backend->options.endpoint(), runId)
+                                    .arg(m_backend->endpoint(), runId)
                                     .arg(epoch.value())
                                     .arg(reason)
                                     .arg(installed->integer);
@@ -626,7 +698,7 @@ private:
         if (reply->isError()) {
             qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1: cannot read maxmemory-policy (%2); make sure "
                                                         "it is noeviction, locks and tokens must never be evicted")
-                                             .arg(m_backend->options.endpoint(), reply->errorText());
+                                             .arg(m_backend->endpoint(), reply->errorText());
             return {};
         }
         QString policy;
@@ -636,7 +708,7 @@ private:
             qCWarning(lcRedis).noquote()
                 << QStringLiteral("Redis at %1: maxmemory-policy is %2, not noeviction: held locks and one-time "
                                   "tokens can be evicted; set maxmemory-policy noeviction")
-                       .arg(m_backend->options.endpoint(), policy.isEmpty() ? QStringLiteral("unknown") : policy);
+                       .arg(m_backend->endpoint(), policy.isEmpty() ? QStringLiteral("unknown") : policy);
         return {};
     }
 
@@ -671,6 +743,13 @@ private:
         return result;
     }
 
+    /// Sentinel mode: the master changed (or was found not to be one) since this
+    /// connection was opened.
+    bool masterMoved() const
+    {
+        return m_backend->sentinel && m_backend->sentinel->generation() != m_generation;
+    }
+
     /// True when the server has closed this (idle) connection or sent on it unasked: it
     /// restarted, failed over or timed the client out while this thread did other work.
     /// Looked at before each command, without waiting, so that a command which may not be
@@ -699,6 +778,8 @@ private:
     redisContext *m_context = nullptr;
     QString m_runId;
     bool m_lastWasTimeout = false;
+    config::HostPort m_node;  ///< where this connection goes (the master a Sentinel named)
+    quint64 m_generation = 0; ///< Sentinel mode: the master's generation when it was opened
 };
 
 /// The calling thread's connection to a backend. Connections of closed stores are freed
@@ -724,7 +805,7 @@ Error unexpected(const Backend &backend, const QString &what, const Reply &reply
 {
     return Error::make(ErrorCode::Internal,
                        QStringLiteral("Redis at %1: unexpected answer to %2 (type %3, \"%4\")")
-                           .arg(backend.options.endpoint(), what)
+                           .arg(backend.endpoint(), what)
                            .arg(static_cast<int>(reply.type))
                            .arg(QString::fromUtf8(reply.text.left(100))),
                        QStringLiteral("internal error"));
@@ -751,9 +832,16 @@ public:
         , watchdog(std::make_shared<LeaseWatchdog>())
         , seenFront(options.seenProcessedCapacity, options.seenProcessedTtl)
     {
+        if (backend->sentinel)
+            backend->sentinel->startWatching();
     }
 
-    ~Private() override { backend->closed.store(true); }
+    ~Private() override
+    {
+        backend->closed.store(true);
+        if (backend->sentinel) // the backend may outlive the store in threads' connection tables
+            backend->sentinel->stopWatching();
+    }
 
     // Checks a reply: transport errors pass through, error replies become typed errors.
     Result<Reply> checked(Connection &connection, const QString &what, Result<Reply> reply)
@@ -1003,6 +1091,23 @@ Result<void> RedisKeyStore::ping()
 QString RedisKeyStore::instanceId() const
 {
     return d->backend->lastRunId();
+}
+
+core::KeyStoreTopology RedisKeyStore::topology() const
+{
+    const Backend &backend = *d->backend;
+    core::KeyStoreTopology topology;
+    topology.fenceEpoch = backend.epochInForce.load();
+    if (!backend.sentinel) {
+        topology.mode = QStringLiteral("single");
+        topology.master = config::HostPort{backend.options.host, backend.options.port}.toString();
+        return topology;
+    }
+    topology.mode = QStringLiteral("sentinel");
+    if (const auto master = backend.sentinel->current())
+        topology.master = master->toString();
+    topology.masterSwitches = backend.sentinel->switches();
+    return topology;
 }
 
 const RedisOptions &RedisKeyStore::options() const

@@ -55,6 +55,7 @@ public:
     core::Result<void> ping() override;
     QString instanceId() const override;
     QString backendName() const override { return QStringLiteral("redis"); }
+    core::KeyStoreTopology topology() const override;
 
     const RedisOptions &options() const;
 

@@ -8,6 +8,8 @@ using core::ErrorCode;
 
 QString RedisOptions::endpoint() const
 {
+    if (sentinelMode())
+        return QStringLiteral("sentinel master %1/%2").arg(masterName).arg(database);
     return QStringLiteral("%1:%2/%3").arg(host).arg(port).arg(database);
 }
 

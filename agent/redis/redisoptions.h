@@ -1,8 +1,10 @@
 #pragma once
 
+#include "config/hostport.h"
 #include "config/redisurl.h"
 #include "core/result.h"
 
+#include <QList>
 #include <QString>
 
 #include <chrono>
@@ -17,6 +19,15 @@ struct RedisOptions {
     QString username;  ///< ACL user; empty: the default user
     QString password;  ///< empty: no AUTH
     int database = 0;
+
+    /// Sentinel mode when not empty: the master of `masterName` is asked of these Sentinels
+    /// (SENTINEL get-master-addr-by-name, the one that answered last first) on every
+    /// (re)connect and followed through their +switch-master messages; host and port above
+    /// are then not used. A node that answers ROLE as a replica, or a write with READONLY,
+    /// makes every connection of the store ask again.
+    QList<config::HostPort> sentinels;
+    QString masterName;
+    QString sentinelPassword; ///< AUTH for the Sentinels (requirepass in sentinel.conf); empty: none
 
     /// Per-call bounds on a dead or hung server: each round trip gives up after
     /// commandTimeout and a timed-out command is never repeated, so a call on an open
@@ -38,8 +49,10 @@ struct RedisOptions {
     std::chrono::milliseconds seenProcessedTtl{std::chrono::hours(48)};
     int seenProcessedCapacity = 100000;
 
-    /// "host:port/db", never the password (for messages and logs).
+    /// "host:port/db", never the password (for messages and logs). In Sentinel mode
+    /// "sentinel master <name>/db"; the master's address is the store's to tell.
     QString endpoint() const;
+    bool sentinelMode() const { return !sentinels.isEmpty(); }
 
     /// From the configuration's parsed URL; Misconfigured for "embedded" and for a user
     /// without a password. The timeouts keep their defaults.

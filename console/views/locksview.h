@@ -39,6 +39,7 @@ private:
     FencingTokensModel *m_fences;
     StaleRefusalsModel *m_staleRefusals;
     QLabel *m_staleCount;
+    QLabel *m_keyStore; ///< mode, master, epoch: a failover shows here
     bool m_fetching = false;
 };
 

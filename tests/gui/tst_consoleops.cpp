@@ -272,6 +272,12 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer.get(), "staleRefusedCount")->text(),
                                   QString::number(locks.value(QStringLiteral("stale_fence_refused")).toInteger()),
                                   kAgentTimeoutMs);
+        // The key store is named with its fence epoch: the token above is of that epoch.
+        const QString epoch = locks.value(QStringLiteral("key_store")).toObject().value(QStringLiteral("fence_epoch")).toString();
+        QCOMPARE(epoch.toULongLong(), tokenOf().toULongLong() >> 32);
+        QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer.get(), "keyStoreTopology")->text(),
+                                  QStringLiteral("Key store: embedded (this agent only), fence epoch %1").arg(epoch),
+                                  kAgentTimeoutMs);
     }
 
     /// The actions taken from the UI above, each in the audit view with its actor and reason

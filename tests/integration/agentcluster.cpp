@@ -16,15 +16,21 @@
 
 namespace payonce::testsupport {
 
-std::unique_ptr<AgentCluster> AgentCluster::start(Dialect dialect, int agents, QString *error)
+std::unique_ptr<AgentCluster> AgentCluster::start(Dialect dialect, int agents, QString *error, Redis redis)
 {
     std::unique_ptr<AgentCluster> cluster(new AgentCluster);
     cluster->m_db = MigratedDatabase::start(dialect, error);
     if (!cluster->m_db)
         return nullptr;
-    cluster->m_redis = RedisServer::start(error);
-    if (!cluster->m_redis)
-        return nullptr;
+    if (redis == Redis::Sentinel) {
+        cluster->m_sentinel = RedisSentinelTopology::start(error);
+        if (!cluster->m_sentinel)
+            return nullptr;
+    } else {
+        cluster->m_redis = RedisServer::start(error);
+        if (!cluster->m_redis)
+            return nullptr;
+    }
     cluster->m_sim = SimProcess::start(error);
     if (!cluster->m_sim)
         return nullptr;
@@ -103,13 +109,17 @@ AgentProcess::Options AgentCluster::optionsFor(int i) const
     options.port = m_ports.at(i);
     options.extraConfig = QJsonObject{
         {QStringLiteral("wechat"), m_sim->weChatConfig()},
-        {QStringLiteral("redis"), m_redis->url()},
+        {QStringLiteral("redis"), m_redis ? m_redis->url() : QStringLiteral("redis://127.0.0.1/0")},
         {QStringLiteral("instances"), size()},
         {QStringLiteral("instance_id"), QStringLiteral("agent-%1").arg(i + 1)},
         {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("peers"), peers}}},
         // The patrol is not under test here and would only compete for the two cores.
         {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
     };
+    if (m_sentinel) { // the URL above gives only the db: the Sentinels name the master
+        options.extraConfig.insert(QStringLiteral("redis_sentinels"), QJsonArray::fromStringList(m_sentinel->sentinels()));
+        options.extraConfig.insert(QStringLiteral("redis_master_name"), m_sentinel->masterName());
+    }
     if (m_notifications == Notifications::ToRelay)
         options.extraConfig.insert(QStringLiteral("public_base_url"), m_relay->baseUrl());
     return options;

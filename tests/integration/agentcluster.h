@@ -39,8 +39,13 @@ public:
         ToAgents,
     };
 
+    /// The Redis the agents share: one redis-server at one address, or a master, a replica
+    /// and three Sentinels (RedisSentinelTopology) the agents find the master through.
+    enum class Redis { Single, Sentinel };
+
     /// Null and *error set when a server, the simulator or an agent did not start.
-    static std::unique_ptr<AgentCluster> start(Dialect dialect, int agents, QString *error);
+    static std::unique_ptr<AgentCluster> start(Dialect dialect, int agents, QString *error,
+                                               Redis redis = Redis::Single);
     ~AgentCluster();
 
     int size() const { return int(m_agents.size()); }
@@ -49,7 +54,8 @@ public:
     QList<int> agentPorts() const;
     sql::Database &database() { return *m_db.database; }
     TestDatabase &databaseServer() { return *m_db.server; }
-    RedisServer &redis() { return *m_redis; }
+    RedisServer &redis() { return *m_redis; }            ///< Redis::Single only
+    RedisSentinelTopology &sentinel() { return *m_sentinel; } ///< Redis::Sentinel only
     SimProcess &sim() { return *m_sim; }
 
     /// Switches who the platform notifies: every agent is started again on its port with
@@ -93,6 +99,7 @@ private:
 
     MigratedDatabase m_db;
     std::unique_ptr<RedisServer> m_redis;
+    std::unique_ptr<RedisSentinelTopology> m_sentinel;
     std::unique_ptr<SimProcess> m_sim;
     std::unique_ptr<NotificationRelay> m_relay;
     QList<int> m_ports;

@@ -21,11 +21,6 @@ constexpr int Threads = 64;
 // floor the Redis store accepts (distributedlock.h).
 constexpr auto ShortTtl = 3000ms;
 
-QString describe(const core::Error &error)
-{
-    return core::errorCodeName(error.code) + QStringLiteral(": ") + error.internalMessage;
-}
-
 #define PAYONCE_VERIFY_OK(result)                                                                  \
     QVERIFY2((result).ok(), (result).ok() ? "" : qPrintable(describe((result).error())))
 
@@ -34,6 +29,23 @@ QString describe(const core::Error &error)
 QString KeyStoreContract::uniqueKey(const char *prefix)
 {
     return QLatin1String(prefix) + QLatin1Char(':') + QUuid::createUuid().toString(QUuid::WithoutBraces);
+}
+
+QString KeyStoreContract::describe(const core::Error &error)
+{
+    return core::errorCodeName(error.code) + QStringLiteral(": ") + error.internalMessage;
+}
+
+bool KeyStoreContract::waitUntilReachable(core::KeyStore &store, int withinMs)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < withinMs) {
+        if (store.ping().ok())
+            return true;
+        QTest::qSleep(50);
+    }
+    return false;
 }
 
 void KeyStoreContract::healthyStoreIsNotDegraded()

@@ -23,6 +23,10 @@ protected:
 
     /// A key no other test function (or earlier run on the same server) uses.
     static QString uniqueKey(const char *prefix);
+    /// "unavailable: Redis at …": an error's code name and internal message, for failures.
+    static QString describe(const core::Error &error);
+    /// Pings `store` every 50 ms until it answers (it must recover by itself) or withinMs pass.
+    static bool waitUntilReachable(core::KeyStore &store, int withinMs);
 
 private Q_SLOTS:
     void healthyStoreIsNotDegraded();

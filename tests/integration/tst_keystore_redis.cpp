@@ -40,11 +40,6 @@ redis::RedisOptions optionsFor(const QString &url)
     return options;
 }
 
-QString describe(const core::Error &error)
-{
-    return core::errorCodeName(error.code) + QStringLiteral(": ") + error.internalMessage;
-}
-
 /// Runs redis-cli against the test server; its trimmed standard output.
 QByteArray redisCli(int port, const QStringList &args)
 {
@@ -53,19 +48,6 @@ QByteArray redisCli(int port, const QStringList &args)
     if (!cli.waitForFinished(10000))
         return QByteArrayLiteral("(redis-cli did not finish)");
     return cli.readAllStandardOutput().trimmed();
-}
-
-/// Polls until the store answers again (it must recover by itself).
-bool waitUntilReachable(core::KeyStore &store, int withinMs)
-{
-    QElapsedTimer timer;
-    timer.start();
-    while (timer.elapsed() < withinMs) {
-        if (store.ping().ok())
-            return true;
-        QTest::qSleep(50);
-    }
-    return false;
 }
 
 /// A FenceEpochSource in front of the real one whose new epochs for one instance id can be

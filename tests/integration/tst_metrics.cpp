@@ -84,6 +84,8 @@ private Q_SLOTS:
                                         "payonce_callback_one_commit_total counter",
                                         "payonce_retention_pruned_total counter",
                                         "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
+                                        "payonce_redis_topology gauge", "payonce_redis_fence_epoch gauge",
+                                        "payonce_redis_master_switches_total counter",
                                         "payonce_findings_open gauge", "payonce_auth_failures_total counter",
                                         "payonce_auth_refused_total counter",
                                         "payonce_outbox_oldest_pending_seconds gauge",
@@ -96,6 +98,10 @@ private Q_SLOTS:
             QVERIFY2(s.count(layerKey(layer)), layer);
         QCOMPARE(s.at(QStringLiteral("payonce_breaker_state{name=\"gateway.wechat\"}")), 0.0);
         QCOMPARE(s.at(QStringLiteral("payonce_redis_degraded")), 0.0);
+        // This agent runs the embedded store: its epoch came from the database at start.
+        QCOMPARE(s.at(QStringLiteral("payonce_redis_topology{mode=\"embedded\",master=\"\"}")), 1.0);
+        QVERIFY(s.at(QStringLiteral("payonce_redis_fence_epoch")) >= 1.0);
+        QCOMPARE(s.at(QStringLiteral("payonce_redis_master_switches_total")), 0.0);
         QCOMPARE(s.at(QStringLiteral("payonce_outbox_dead_total")), 0.0);
         QCOMPARE(s.at(QStringLiteral("payonce_findings_open{kind=\"stuck_paying\"}")), 0.0);
     }

@@ -539,6 +539,14 @@ private Q_SLOTS:
         }
         QVERIFY(tokenListed);
         QCOMPARE(answer.json().value(QStringLiteral("stale_fence_refused")).toInteger(), qint64(0));
+        // The key store this agent runs (the embedded one: no Redis in this test) and its epoch.
+        const QJsonObject keyStore = answer.json().value(QStringLiteral("key_store")).toObject();
+        QCOMPARE(keyStore.value(QStringLiteral("mode")).toString(), QStringLiteral("embedded"));
+        QVERIFY(keyStore.value(QStringLiteral("fence_epoch")).toString().toULongLong() >= 1);
+        QCOMPARE(lock.value(QStringLiteral("fencing_token")).toString().toULongLong() >> 32,
+                 keyStore.value(QStringLiteral("fence_epoch")).toString().toULongLong());
+        QCOMPARE(keyStore.value(QStringLiteral("master_switches")).toInteger(), qint64(0));
+        QCOMPARE(keyStore.value(QStringLiteral("degraded")).toBool(true), false);
         QCOMPARE(count(*db.database, "SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
                  qint64(0));
         // The parked delivery never finishes: the agent cannot drain, so it is killed.

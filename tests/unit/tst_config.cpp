@@ -257,6 +257,39 @@ private Q_SLOTS:
                  qPrintable(notStrings.error().internalMessage));
     }
 
+    void redisSentinelSettings()
+    {
+        const QString file = m_dir.filePath(u"sentinel.json"_qs);
+        // Not a raw string: moc reads the "//" of a URL in one as a comment.
+        QVERIFY(writeFile(file, "{\"redis\": \"redis:\057\057:MasterSecret@unused:6379/2\",\n"
+                                "\"redis_sentinels\": [\"10.0.0.5:26380\", \"sentinel-b\", \"[::1]:26381\"],\n"
+                                "\"redis_master_name\": \"payonce\", \"redis_sentinel_password\": \"SentinelSecret\"}"));
+        auto r = loadConfig(argsOf({u"--config"_qs, file}), QProcessEnvironment());
+        QVERIFY2(r.ok(), qPrintable(r.ok() ? QString() : r.error().internalMessage));
+        const Config &c = r->config;
+        QCOMPARE(c.redisSentinel.sentinels,
+                 (QList<HostPort>{{u"10.0.0.5"_qs, 26380}, {u"sentinel-b"_qs, 26379}, {u"::1"_qs, 26381}}));
+        QCOMPARE(c.redisSentinel.masterName, u"payonce"_qs);
+        QCOMPARE(c.redisSentinel.password.reveal(), u"SentinelSecret"_qs);
+        QCOMPARE(c.redis.database, 2);
+        const QString line = c.describeForLog();
+        QVERIFY2(line.contains(u"redis_sentinels=[10.0.0.5:26380,sentinel-b:26379,[::1]:26381] redis_master_name=payonce "
+                               "redis_sentinel_password=<set>"_qs),
+                 qPrintable(line));
+        QVERIFY(!line.contains(u"SentinelSecret"_qs));
+
+        // From the environment, as a JSON array like the other lists.
+        auto fromEnv = loadConfig(argsOf({u"--redis=redis://127.0.0.1:6379/0"_qs, u"--redis-master-name=m"_qs}),
+                                  envOf({u"PAYONCE_REDIS_SENTINELS=[\"127.0.0.1:5000\"]"_qs}));
+        QVERIFY2(fromEnv.ok(), qPrintable(fromEnv.ok() ? QString() : fromEnv.error().internalMessage));
+        QCOMPARE(fromEnv->config.redisSentinel.sentinels, (QList<HostPort>{{u"127.0.0.1"_qs, 5000}}));
+
+        // Unset: no Sentinel mode.
+        auto unset = loadConfig(argsOf({}), QProcessEnvironment());
+        QVERIFY(unset.ok());
+        QVERIFY(unset->config.redisSentinel.sentinels.isEmpty());
+    }
+
     void publicBaseUrlLosesTrailingSlashes()
     {
         auto r = loadConfig(argsOf({u"--public-base-url=https://pay.example.com/payonce/"_qs}), QProcessEnvironment());
@@ -503,6 +536,20 @@ private Q_SLOTS:
                                   << u"Missing value after '--listen'. (see --help)"_qs;
         row("positional") << QByteArray() << none << QStringList{u"serve"_qs}
                           << u"unexpected argument \"serve\" (see --help)"_qs;
+        row("sentinels without master name") << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_sentinels\": [\"h:26379\"]}")
+                                             << none << none
+                                             << u"config file %FILE, key \"redis_sentinels\": Sentinels are given, but no "
+                                                "redis_master_name to ask them for"_qs;
+        row("master name without sentinels") << QByteArray() << none
+                                             << QStringList{u"--redis=redis://h/0"_qs, u"--redis-master-name=m"_qs}
+                                             << u"--redis-master-name: a master name without redis_sentinels to ask"_qs;
+        row("sentinels with embedded") << QByteArray(R"({"redis_sentinels": ["h:26379"], "redis_master_name": "m"})")
+                                       << none << none << u"Sentinels need redis=redis://"_qs;
+        row("sentinel bad port") << QByteArray() << QStringList{u"PAYONCE_REDIS_SENTINELS=[\"h:0\"]"_qs}
+                                 << QStringList{u"--redis=redis://h/0"_qs, u"--redis-master-name=m"_qs}
+                                 << u"PAYONCE_REDIS_SENTINELS: redis_sentinels[0]: port \"0\" is not a number in 1-65535"_qs;
+        row("sentinels not strings") << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_sentinels\": [26379]}") << none
+                                     << none << u"redis_sentinels[0] must be a string, not a number"_qs;
         row("no such config file") << QByteArray() << none << QStringList{u"--config=/nonexistent/p.json"_qs}
                                    << u"config file /nonexistent/p.json: cannot read it"_qs;
     }

@@ -10,6 +10,15 @@
 
 namespace payonce::core {
 
+/// How the key store reaches its data, for /metrics, the lock monitor and the console:
+/// enough for the war room to see a failover happen.
+struct KeyStoreTopology {
+    QString mode;            ///< "embedded", "single" (one Redis address) or "sentinel"
+    QString master;          ///< "host:port" written to now; empty when none is known (embedded: empty)
+    quint64 fenceEpoch = 0;  ///< the fencing epoch in force on it (0 before the first contact)
+    quint64 masterSwitches = 0; ///< master changes seen since start (Sentinel failovers)
+};
+
 /// The key store as the pipelines see it: tokens (L2), locks and fencing (L3), the L1
 /// cache and the seen-processed set, all backed by one store — Redis, or the embedded
 /// in-process store for single-instance mode.
@@ -46,6 +55,7 @@ public:
     virtual QString instanceId() const = 0;
     /// "redis" or "embedded", for logs and metrics.
     virtual QString backendName() const = 0;
+    virtual KeyStoreTopology topology() const = 0;
 };
 
 } // namespace payonce::core
