@@ -1255,14 +1255,54 @@ Replay for real?</source>
     </message>
 </context>
 <context>
+    <name>payonce::console::KeyStoreBanner</name>
+    <message>
+        <location filename="../console/views/keystorebanner.cpp" line="+48"/>
+        <source>Key store: embedded (this agent only)</source>
+        <translation>键存储：内嵌（仅本代理服务）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Key store: Redis via Sentinel, master %1</source>
+        <translation>键存储：经 Sentinel 的 Redis，主节点 %1</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Key store: Redis at %1</source>
+        <translation>键存储：Redis %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>, fence epoch %1</source>
+        <translation>，围栏纪元 %1</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+3"/>
+        <source>, %n master switch(es) since the agent started</source>
+        <translation>
+            <numerusform>，代理服务启动以来主节点切换 %n 次</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> — UNREACHABLE: payments go on without locks (database layers only)</source>
+        <translation> — 无法连接：支付在无分布式锁的情况下继续（仅数据库防线）</translation>
+    </message>
+</context>
+<context>
     <name>payonce::console::KeysView</name>
     <message>
-        <location filename="../console/views/keysview.cpp" line="+28"/>
+        <location filename="../console/views/keysview.cpp" line="+29"/>
         <source>Unlock…</source>
         <translation>解锁…</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>user_id</source>
         <translation>用户编号</translation>
     </message>
@@ -1287,7 +1327,7 @@ Replay for real?</source>
         <translation>键</translation>
     </message>
     <message>
-        <location line="+30"/>
+        <location line="+31"/>
         <source>Looking up %1 / %2…</source>
         <translation>正在查询 %1 / %2…</translation>
     </message>
@@ -1406,44 +1446,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::LocksView</name>
     <message>
-        <location filename="../console/views/locksview.cpp" line="+41"/>
-        <source>Key store: embedded (this agent only)</source>
-        <translation>键存储：内嵌（仅本代理服务）</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>Key store: Redis via Sentinel, master %1</source>
-        <translation>键存储：经 Sentinel 的 Redis，主节点 %1</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>unknown</source>
-        <translation>未知</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>Key store: Redis at %1</source>
-        <translation>键存储：Redis %1</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>, fence epoch %1</source>
-        <translation>，围栏纪元 %1</translation>
-    </message>
-    <message numerus="yes">
-        <location line="+3"/>
-        <source>, %n master switch(es) since the agent started</source>
-        <translation>
-            <numerusform>，代理服务启动以来主节点切换 %n 次</numerusform>
-        </translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source> — UNREACHABLE: payments go on without locks (database layers only)</source>
-        <translation> — 无法连接：支付在无分布式锁的情况下继续（仅数据库防线）</translation>
-    </message>
-    <message>
-        <location line="+27"/>
+        <location filename="../console/views/locksview.cpp" line="+54"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>

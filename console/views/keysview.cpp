@@ -1,5 +1,6 @@
 #include "keysview.h"
 
+#include "keystorebanner.h"
 #include "reasondialog.h"
 #include "tablepanel.h"
 
@@ -28,6 +29,7 @@ KeysView::KeysView(AgentClient *client, QWidget *parent)
     , m_unlock(new QPushButton(tr("Unlock…"), this))
     , m_explanation(new QLabel(this))
     , m_result(new QLabel(this))
+    , m_keyStore(new KeyStoreBanner(client, this))
 {
     setObjectName(QStringLiteral("keysView"));
     m_record->setObjectName(QStringLiteral("idempotencyRecordModel"));
@@ -59,6 +61,7 @@ KeysView::KeysView(AgentClient *client, QWidget *parent)
     actions->addWidget(m_explanation, 1);
 
     auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_keyStore);
     layout->addLayout(query);
     layout->addWidget(new TablePanel(QStringLiteral("key"), m_record, this), 1);
     layout->addLayout(actions);

@@ -10,6 +10,7 @@ namespace payonce::console {
 
 class AgentClient;
 class IdempotencyRecordModel;
+class KeyStoreBanner;
 class TablePanel;
 
 /// The idempotency-key inspector: a user's key looked up (fingerprint, status, stored
@@ -41,6 +42,7 @@ private:
     QPushButton *m_unlock;
     QLabel *m_explanation;
     QLabel *m_result;
+    KeyStoreBanner *m_keyStore;
 };
 
 } // namespace payonce::console

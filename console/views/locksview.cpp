@@ -1,5 +1,6 @@
 #include "locksview.h"
 
+#include "keystorebanner.h"
 #include "pollwhileshown.h"
 #include "tablepanel.h"
 
@@ -29,30 +30,6 @@ QGroupBox *boxed(const QString &title, QWidget *content, QWidget *parent)
     return box;
 }
 
-/// "Key store: Redis via Sentinel, master 10.0.0.7:6379, fence epoch 12, 2 master switches".
-QString describeKeyStore(const QJsonObject &keyStore)
-{
-    const QString mode = keyStore.value(QStringLiteral("mode")).toString();
-    if (mode.isEmpty())
-        return QString();
-    const QString master = keyStore.value(QStringLiteral("master")).toString();
-    QString text;
-    if (mode == QLatin1String("embedded"))
-        text = LocksView::tr("Key store: embedded (this agent only)");
-    else if (mode == QLatin1String("sentinel"))
-        text = LocksView::tr("Key store: Redis via Sentinel, master %1")
-                   .arg(master.isEmpty() ? LocksView::tr("unknown") : master);
-    else
-        text = LocksView::tr("Key store: Redis at %1").arg(master);
-    text += LocksView::tr(", fence epoch %1").arg(keyStore.value(QStringLiteral("fence_epoch")).toString());
-    const qint64 switches = keyStore.value(QStringLiteral("master_switches")).toInteger();
-    if (switches > 0)
-        text += LocksView::tr(", %n master switch(es) since the agent started", nullptr, int(switches));
-    if (keyStore.value(QStringLiteral("degraded")).toBool())
-        text += LocksView::tr(" — UNREACHABLE: payments go on without locks (database layers only)");
-    return text;
-}
-
 } // namespace
 
 LocksView::LocksView(AgentClient *client, QWidget *parent)
@@ -62,7 +39,7 @@ LocksView::LocksView(AgentClient *client, QWidget *parent)
     , m_fences(new FencingTokensModel(this))
     , m_staleRefusals(new StaleRefusalsModel(this))
     , m_staleCount(new QLabel(QStringLiteral("–"), this))
-    , m_keyStore(new QLabel(this))
+    , m_keyStore(new KeyStoreBanner(nullptr, this))
 {
     setObjectName(QStringLiteral("locksView"));
     m_locks->setObjectName(QStringLiteral("locksModel"));
@@ -73,8 +50,6 @@ LocksView::LocksView(AgentClient *client, QWidget *parent)
     font.setBold(true);
     font.setPointSizeF(font.pointSizeF() * 1.6);
     m_staleCount->setFont(font);
-    m_keyStore->setObjectName(QStringLiteral("keyStoreTopology"));
-    m_keyStore->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto *refreshButton = new QPushButton(tr("Refresh"), this);
     refreshButton->setObjectName(QStringLiteral("refreshLocks"));
@@ -115,7 +90,7 @@ void LocksView::refresh()
         m_fences->setRows(answer.value(QStringLiteral("fencing_tokens")).toArray());
         const QJsonValue stale = answer.value(QStringLiteral("stale_fence_refused"));
         m_staleCount->setText(stale.isDouble() ? QString::number(stale.toInteger()) : QStringLiteral("–"));
-        m_keyStore->setText(describeKeyStore(answer.value(QStringLiteral("key_store")).toObject()));
+        m_keyStore->showKeyStore(answer.value(QStringLiteral("key_store")).toObject());
     });
 }
 

@@ -10,6 +10,7 @@ namespace payonce::console {
 
 class AgentClient;
 class FencingTokensModel;
+class KeyStoreBanner;
 class LocksModel;
 class StaleRefusalsModel;
 
@@ -39,7 +40,7 @@ private:
     FencingTokensModel *m_fences;
     StaleRefusalsModel *m_staleRefusals;
     QLabel *m_staleCount;
-    QLabel *m_keyStore; ///< mode, master, epoch: a failover shows here
+    KeyStoreBanner *m_keyStore; ///< mode, master, epoch: a failover shows here
     bool m_fetching = false;
 };
 

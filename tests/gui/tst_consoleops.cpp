@@ -275,9 +275,11 @@ private Q_SLOTS:
         // The key store is named with its fence epoch: the token above is of that epoch.
         const QString epoch = locks.value(QStringLiteral("key_store")).toObject().value(QStringLiteral("fence_epoch")).toString();
         QCOMPARE(epoch.toULongLong(), tokenOf().toULongLong() >> 32);
-        QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer.get(), "keyStoreTopology")->text(),
-                                  QStringLiteral("Key store: embedded (this agent only), fence epoch %1").arg(epoch),
-                                  kAgentTimeoutMs);
+        const QString line = QStringLiteral("Key store: embedded (this agent only), fence epoch %1").arg(epoch);
+        QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer->locks(), "keyStoreTopology")->text(), line, kAgentTimeoutMs);
+        // The Keys view names it too, fetched when it is shown.
+        viewer->views()->setCurrentWidget(viewer->keys());
+        QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer->keys(), "keyStoreTopology")->text(), line, kAgentTimeoutMs);
     }
 
     /// The actions taken from the UI above, each in the audit view with its actor and reason
