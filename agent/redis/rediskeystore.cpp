@@ -253,6 +253,10 @@ struct Backend {
         const auto now = Clock::now();
         if (now >= m_nextConnectAt)
             return std::nullopt;
+        // Sentinel mode: a new master since the failed connect ends the backoff — the
+        // connects failed against the old one; the new one is worth trying at once.
+        if (sentinel && sentinel->generation() != m_failedAtGeneration)
+            return std::nullopt;
         const auto left = std::chrono::duration_cast<milliseconds>(m_nextConnectAt - now);
         Error error = m_lastConnectError;
         error.internalMessage += QStringLiteral(" (next attempt in %1 ms)").arg(left.count());
@@ -266,6 +270,8 @@ struct Backend {
         m_backoff = m_backoff.count() == 0 ? options.minBackoff : std::min(m_backoff * 2, options.maxBackoff);
         m_nextConnectAt = Clock::now() + m_backoff;
         m_lastConnectError = error;
+        if (sentinel)
+            m_failedAtGeneration = sentinel->generation();
     }
 
     /// Returns true when this run_id was never seen by this store (scripts to load).
@@ -329,6 +335,7 @@ private:
     Clock::time_point m_nextConnectAt;
     milliseconds m_backoff{0};
     Error m_lastConnectError;
+    quint64 m_failedAtGeneration = 0; ///< Sentinel mode: the master's generation at the last failed connect
     QString m_lastRunId;
     QSet<QString> m_scriptsLoadedFor;
     QSet<QString> m_policyCheckedFor;
