@@ -105,7 +105,14 @@ CallbackOutcome success(Layer layer, const QString &note, bool durable)
 
 CallbackOutcome unavailable(Layer layer, const QString &note, const QString &why)
 {
-    qCWarning(payonce::lcCore) << "callback: temporary failure (" << note << "):" << why;
+    // Every copy meets it while the database is down: one line a second, the rest counted.
+    static LogThrottle throttle;
+    const qint64 nowMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
+    if (qint64 heldBack = 0; throttle.admit(nowMs, &heldBack))
+        qCWarning(payonce::lcCore).noquote() << "callback: temporary failure (" << note << "):" << why
+                                             << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
     return make(Code::Unavailable, layer, note, QStringLiteral("temporarily unavailable; retry"));
 }
 
@@ -694,8 +701,11 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
         for (;;) {
             auto acquired = m_locks.acquire(QStringLiteral("lock:pay:") + n.payNo, m_options.lockTtl, orderNo);
             if (!acquired.ok()) {
-                qCWarning(payonce::lcCore) << "callback: L3 unavailable (key store degraded), L4/L5 decide:"
-                                           << acquired.error().internalMessage;
+                if (qint64 heldBack = 0; m_lockUnavailableLog.admit(m_clock.nowMs(), &heldBack))
+                    qCWarning(payonce::lcCore).noquote()
+                        << "callback: L3 unavailable (key store degraded), L4/L5 decide:"
+                        << acquired.error().internalMessage
+                        << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
                 keyStoreUnreachable = true;
                 break;
             }

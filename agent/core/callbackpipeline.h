@@ -2,6 +2,7 @@
 
 #include "core/channel.h"
 #include "core/deliverygroupcommit.h"
+#include "core/logthrottle.h"
 #include "core/paymentnotification.h"
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/callbackstore.h"
@@ -274,6 +275,7 @@ private:
     SeenProcessedSet *m_seen;
     const Clock &m_clock;
     CallbackPipelineOptions m_options;
+    LogThrottle m_lockUnavailableLog; ///< one "L3 unavailable" line a second while Redis is down
 
     mutable std::mutex m_mutex;
     CallbackLayerSwitches m_switches;

@@ -214,8 +214,10 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
     // L2: the one-time token, compare-and-delete.
     auto consumed = m_tokens.consume(paymentTokenScope(request.userId, request.orderNo), request.token);
     if (!consumed.ok()) {
-        qCWarning(payonce::lcCore) << "confirm: L2 could not decide (key store degraded):"
-                                   << consumed.error().internalMessage;
+        if (qint64 heldBack = 0; m_tokenUnavailableLog.admit(m_clock.nowMs(), &heldBack))
+            qCWarning(payonce::lcCore).noquote() << "confirm: L2 could not decide (key store degraded):"
+                                                 << consumed.error().internalMessage
+                                                 << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
     } else if (!consumed.value()) {
         return {PaymentOutcome::error(Code::DuplicateRequest, Layer::Token,
                                       QStringLiteral("this payment token was already used or is unknown")),
@@ -227,8 +229,10 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
     auto acquired = m_locks.acquire(QStringLiteral("lock:order:") + request.orderNo, m_options.lockTtl,
                                     request.orderNo);
     if (!acquired.ok()) {
-        qCWarning(payonce::lcCore) << "confirm: L3 unavailable (key store degraded), L4/L5 decide:"
-                                   << acquired.error().internalMessage;
+        if (qint64 heldBack = 0; m_lockUnavailableLog.admit(m_clock.nowMs(), &heldBack))
+            qCWarning(payonce::lcCore).noquote() << "confirm: L3 unavailable (key store degraded), L4/L5 decide:"
+                                                 << acquired.error().internalMessage
+                                                 << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
     } else if (!acquired.value()) {
         PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
                                                    QStringLiteral("another payment attempt for this order is running"));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/channel.h"
+#include "core/logthrottle.h"
 #include "core/paymentoutcome.h"
 
 #include <QByteArray>
@@ -105,6 +106,8 @@ private:
     GatewayFor m_gateways;
     const Clock &m_clock;
     ConfirmPipelineOptions m_options;
+    LogThrottle m_tokenUnavailableLog; ///< one line a second each while Redis is down
+    LogThrottle m_lockUnavailableLog;
     std::array<std::atomic<qint64>, allLayers.size()> m_byLayer{};
     std::unique_ptr<InFlightHeartbeat> m_heartbeat;
 };
