@@ -1,7 +1,7 @@
-// Helper for tst_serverharness's reaper test: starts all three servers and a Redis Sentinel
-// topology, prints "<kind> <port> <folder>" for each server (for the topology: each of its
-// five processes, one folder) and then "ready", and waits to be SIGKILLed, so the servers
-// outlive it and only the reapers can clean up.
+// Helper for tst_serverharness's reaper test: starts all three servers, a Redis Sentinel
+// topology and a Redis Cluster, prints "<kind> <port> <folder>" for each server (for a
+// topology: each of its processes, one folder) and then "ready", and waits to be SIGKILLed,
+// so the servers outlive it and only the reapers can clean up.
 
 #include "serverharness.h"
 
@@ -20,7 +20,8 @@ int main(int argc, char **argv)
     const auto postgres = redis ? PostgresServer::start(&error) : nullptr;
     const auto mariadb = postgres ? MariaDbServer::start(&error) : nullptr;
     const auto sentinel = mariadb ? RedisSentinelTopology::start(&error) : nullptr;
-    if (!sentinel) {
+    const auto cluster = sentinel ? RedisClusterTopology::start(&error) : nullptr;
+    if (!cluster) {
         out << "error " << error << Qt::endl;
         return 1;
     }
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
         out << "redis-sentinel-node " << port << ' ' << sentinel->folder() << '\n';
     for (const QString &address : sentinel->sentinels())
         out << "redis-sentinel " << address.section(u':', 1) << ' ' << sentinel->folder() << '\n';
+    for (const QString &address : cluster->nodes())
+        out << "redis-cluster-node " << address.section(u':', 1) << ' ' << cluster->folder() << '\n';
     out << "ready" << Qt::endl;
     for (;;)
         QThread::sleep(60);

@@ -1,6 +1,7 @@
 // The server harness itself: each server starts and answers with its generated password,
 // refuses a wrong one, survives (or, for redis, is emptied by) a restart on the same port,
-// a Redis Sentinel topology fails over and back, and each leaves nothing behind — neither
+// a Redis Sentinel topology fails over and back, a Redis Cluster fails over and takes the
+// killed master back as a replica, and each leaves nothing behind — neither
 // after its destructor nor after the test process is SIGKILLed (the reaper's job).
 
 #include "serverharness.h"
@@ -372,6 +373,122 @@ private Q_SLOTS:
         verifyNothingLeft(original, folder);
     }
 
+    void redisCluster()
+    {
+        QString error;
+        QElapsedTimer timer;
+        timer.start();
+        auto cluster = RedisClusterTopology::start(&error);
+        QVERIFY2(sayWhy(cluster != nullptr, error), qPrintable(error));
+        const qint64 startMs = timer.elapsed();
+        const QString folder = cluster->folder();
+        QCOMPARE(reapersFor(folder), 1);
+        const QStringList nodes = cluster->nodes();
+        QCOMPARE(nodes.size(), 6);
+        QList<int> ports;
+        for (const QString &node : nodes) {
+            QVERIFY2(node.startsWith(u"127.0.0.1:"), qPrintable(node));
+            ports << node.section(u':', 1).toInt();
+            QCOMPARE(cluster->cli(ports.constLast(), {u"ping"_s}), QByteArray("PONG"));
+            QCOMPARE(cluster->cli(ports.constLast(), {u"CLUSTER"_s, u"INFO"_s}).split('\n').value(0).trimmed(),
+                     QByteArray("cluster_state:ok"));
+        }
+        QCOMPARE(QSet<int>(ports.begin(), ports.end()).size(), 6);
+        QList<qint64> pids = pidsInFolder(folder);
+        QCOMPARE(pids.size(), 6);
+
+        const QList<int> masters = cluster->masterPorts();
+        QCOMPARE(masters.size(), 3);
+        for (const int master : masters) {
+            QVERIFY(ports.contains(master));
+            QCOMPARE(cluster->cli(master, {u"ROLE"_s}).split('\n').value(0), QByteArray("master"));
+        }
+        // Through any node: redis-cli -c follows the MOVED redirections.
+        for (int i = 0; i < 50; ++i) {
+            QCOMPARE(cluster->cli(ports.at(i % ports.size()), {u"SET"_s, u"cluster-key-%1"_s.arg(i), QString::number(i)}),
+                     QByteArray("OK"));
+        }
+        // Replicated before the kill: the failover must not lose them.
+        for (const int master : masters)
+            QCOMPARE(cluster->cli(master, {u"WAIT"_s, u"1"_s, u"1000"_s}), QByteArray("1"));
+
+        const QString key = u"cluster-key-7"_s;
+        const int original = cluster->masterPortForKey(key);
+        QVERIFY2(masters.contains(original), qPrintable(QString::number(original)));
+        timer.restart();
+        QVERIFY2(sayWhy(cluster->kill(original, &error), error), qPrintable(error));
+        QVERIFY(portClosesSoon(original));
+        const int promoted = cluster->waitForFailover(original, 30'000, &error);
+        QVERIFY2(sayWhy(promoted > 0, error), qPrintable(error));
+        const qint64 failoverMs = timer.elapsed();
+        QVERIFY(promoted != original);
+        QVERIFY(ports.contains(promoted));
+        QVERIFY(!masters.contains(promoted)); // the killed master's replica
+        QCOMPARE(cluster->masterPortForKey(key), promoted);
+        QList<int> mastersNow = masters;
+        mastersNow.removeOne(original);
+        mastersNow << promoted;
+        std::sort(mastersNow.begin(), mastersNow.end());
+        QCOMPARE(cluster->masterPorts(), mastersNow);
+        const int live = ports.at(ports.at(0) == original ? 1 : 0);
+        QCOMPARE(cluster->cli(promoted, {u"GET"_s, key}), QByteArray("7"));
+        for (int i = 0; i < 50; ++i)
+            QCOMPARE(cluster->cli(live, {u"GET"_s, u"cluster-key-%1"_s.arg(i)}), QByteArray::number(i));
+
+        timer.restart();
+        QVERIFY2(sayWhy(cluster->restartKilled(original, 30'000, &error), error), qPrintable(error));
+        const qint64 rejoinMs = timer.elapsed();
+        QCOMPARE(cluster->cli(original, {u"ROLE"_s}).split('\n').value(0), QByteArray("slave"));
+        QCOMPARE(cluster->masterPorts(), mastersNow);
+        QCOMPARE(cluster->masterPortForKey(key), promoted);
+        // Through the rejoined replica: redirected to the new master.
+        QCOMPARE(cluster->cli(original, {u"GET"_s, key}), QByteArray("7"));
+        QCOMPARE(cluster->cli(original, {u"SET"_s, u"after-rejoin"_s, u"1"_s}), QByteArray("OK"));
+        QVERIFY2(!cluster->restartKilled(original, 1000, &error), "a second restart without a kill");
+        qInfo("Redis Cluster ready in %lld ms (six nodes, cluster_state:ok everywhere, replicas "
+              "in sync); failover %lld ms (SIGKILL of a master to every live node saying "
+              "cluster_state:ok with its slots on the promoted replica); rejoin %lld ms (restart "
+              "with its nodes.conf to a synced replica seen so by every node)",
+              startMs, failoverMs, rejoinMs);
+        QVERIFY(!cluster->logTail(5).isEmpty());
+
+        pids = pidsInFolder(folder); // the restarted node has a new pid
+        QCOMPARE(pids.size(), 6);
+        cluster.reset();
+        for (const qint64 pid : std::as_const(pids))
+            QVERIFY2(!redisServerRunning(pid), qPrintable(u"redis-server %1 still runs"_s.arg(pid)));
+        for (const int port : std::as_const(ports))
+            QVERIFY2(portClosesSoon(port), qPrintable(u"port %1 still open"_s.arg(port)));
+        verifyNothingLeft(original, folder);
+    }
+
+    /// Three masters only: a killed master is not failed over (waitForFailover says why) and
+    /// restartKilled brings it back as the master of its slots.
+    void redisClusterWithoutReplicas()
+    {
+        QString error;
+        auto cluster = RedisClusterTopology::start({.replicasPerMaster = 0}, &error);
+        QVERIFY2(sayWhy(cluster != nullptr, error), qPrintable(error));
+        const QString folder = cluster->folder();
+        QCOMPARE(cluster->nodes().size(), 3);
+        const QList<int> masters = cluster->masterPorts();
+        QCOMPARE(masters.size(), 3);
+        const int victim = cluster->masterPortForKey(u"lonely"_s);
+        QVERIFY(masters.contains(victim));
+        QVERIFY2(sayWhy(cluster->kill(victim, &error), error), qPrintable(error));
+        QCOMPARE(cluster->waitForFailover(victim, 3000, &error), -1);
+        QVERIFY2(error.contains(u"cluster_state:fail"), qPrintable(error.left(2000)));
+        QVERIFY2(cluster->restartKilled(victim, 30'000, &error), qPrintable(error));
+        QCOMPARE(cluster->masterPorts(), masters);
+        QCOMPARE(cluster->cli(victim, {u"SET"_s, u"lonely"_s, u"1"_s}), QByteArray("OK"));
+        const QList<qint64> pids = pidsInFolder(folder);
+        QCOMPARE(pids.size(), 3);
+        cluster.reset();
+        for (const qint64 pid : pids)
+            QVERIFY2(!redisServerRunning(pid), qPrintable(u"redis-server %1 still runs"_s.arg(pid)));
+        verifyNothingLeft(victim, folder);
+    }
+
     void postgres()
     {
         QString error;
@@ -540,7 +657,8 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(ready, "the child did not start its servers");
-        QCOMPARE(servers.size(), 3 + 5); // redis, postgres, mariadb; the Sentinel topology's five
+        // redis, postgres, mariadb; the Sentinel topology's five; the cluster's six
+        QCOMPARE(servers.size(), 3 + 5 + 6);
         for (const Started &server : std::as_const(servers)) {
             QVERIFY2(loopbackPortAcceptsConnections(server.port), qPrintable(server.kind));
             QVERIFY2(QFileInfo(server.folder).isDir(), qPrintable(server.folder));

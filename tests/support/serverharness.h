@@ -121,6 +121,68 @@ private:
     std::unique_ptr<Private> d;
 };
 
+/// A Redis Cluster on loopback: three masters, each with one replica (six redis-server
+/// processes with cluster-enabled yes, joined by `redis-cli --cluster create ...
+/// --cluster-replicas 1 --cluster-yes`), in one temporary folder, no persistence, a short
+/// cluster-node-timeout so a failover takes a few seconds.
+///
+/// Each node has its own client port and cluster bus port (`cluster-port`, not port + 10000)
+/// and its own dir with its nodes.conf. start() returns once every node says
+/// cluster_state:ok with all 16384 slots served and knows every other node, three nodes are
+/// masters and every replica's link is up. Which replica serves which master is redis-cli's
+/// choice (it shuffles them), not node order: ask masterPorts() / masterPortForKey().
+/// A node restarted by restartKilled() keeps its nodes.conf, so it comes back as itself
+/// (same id) and, when its slots were failed over, is a synced replica of the new master
+/// within a fraction of a second.
+class RedisClusterTopology {
+public:
+    struct Options {
+        int replicasPerMaster = 1; ///< 0: three masters only
+        int nodeTimeoutMs = 1000;
+    };
+    static std::unique_ptr<RedisClusterTopology> start(const Options &options, QString *error);
+    static std::unique_ptr<RedisClusterTopology> start(QString *error) { return start(Options{}, error); }
+    ~RedisClusterTopology();
+
+    /// "127.0.0.1:<port>" of every node (masters and replicas), the seeds a client starts from.
+    QStringList nodes() const;
+    /// Ports of the nodes that are masters now (CLUSTER NODES asked of any node that answers), sorted.
+    /// A master flagged fail or fail? is left out.
+    QList<int> masterPorts() const;
+    /// The port of the master serving `key`'s hash slot now (CLUSTER KEYSLOT, then the slot map).
+    /// -1 if no node answers or nobody serves the slot.
+    int masterPortForKey(const QString &key) const;
+    /// SIGKILL the node on `port` and wait until its process is gone.
+    /// Remembers the slots it served (for waitForFailover) and its id (for restartKilled).
+    bool kill(int port, QString *error);
+    /// Waits until every live node reports cluster_state:ok and the slots the killed master
+    /// `oldPort` served are served by another node that answers ROLE master. The new master's
+    /// port; -1 on timeout (the error says what each node said).
+    int waitForFailover(int oldPort, int timeoutMs, QString *error);
+    /// Starts a killed node again on its port, empty, and waits (up to timeoutMs) until it has
+    /// rejoined as a replica with its link up and cluster_state is ok everywhere.
+    /// Its nodes.conf (the node's identity) is kept across the restart, so on Redis 7.0 it
+    /// comes back as itself (same id, checked), learns from the others' newer config epoch
+    /// that its slots moved, turns itself into a replica of the new master and syncs
+    /// (diskless) — well under a second. (Without nodes.conf it would be a stranger with a new
+    /// id: alone, cluster_state:fail, its old id listed by the others as "noaddr".)
+    /// A killed master whose slots nobody took over (no replica: replicasPerMaster 0) comes
+    /// back as their master instead, and is waited for as such. Refused while the killed
+    /// master still serves its slots and has a live replica (waitForFailover first).
+    bool restartKilled(int port, int timeoutMs, QString *error);
+    /// redis-cli -c -p <port> args…; trimmed stdout, "(redis-cli failed)" when it did not run.
+    QByteArray cli(int port, const QStringList &args) const;
+    /// The last lines of every node's log, each headed by its name (for failure messages).
+    QString logTail(int lines = 20) const;
+    /// The temporary folder (configs, pid files, logs, the nodes' dirs); gone after the destructor.
+    QString folder() const;
+
+private:
+    RedisClusterTopology();
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
 /// A PostgreSQL 15 cluster with scram-sha-256 authentication: a superuser "payonce" with a
 /// generated password and a database "payonce", so a wrong password can be tested.
 class PostgresServer {
