@@ -12,6 +12,7 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 
+#include <atomic>
 #include <csignal>
 
 namespace payonce::testsupport {
@@ -125,6 +126,9 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
     }
     agent->m_process.setProcessEnvironment(environment);
     agent->m_process.setProcessChannelMode(QProcess::MergedChannels);
+    static std::atomic<int> started{0};
+    agent->m_outputPath = QDir(dataDir).filePath(QStringLiteral("agent-output-%1.log").arg(started.fetch_add(1)));
+    agent->m_process.setStandardOutputFile(agent->m_outputPath);
     agent->m_process.setWorkingDirectory(dataDir);
     QString program = QStringLiteral(PAYONCE_AGENT_PATH);
     QStringList arguments = QStringList{QStringLiteral("--config"), configPath} + options.extraArguments;
@@ -146,8 +150,8 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
             *error = QStringLiteral("the agent did not become ready:\n") + agent->output();
             return nullptr;
         }
-        agent->m_process.waitForReadyRead(200);
-        agent->m_output += agent->m_process.readAll();
+        agent->m_process.waitForFinished(100); // returns at once if it exited
+        agent->readOutput();
     }
     if (options.sim && !options.simNotifyTimeScale.isEmpty()) {
         const HttpAnswer set = agent->simCall("POST", QStringLiteral("/sim/notify-config"),
@@ -178,11 +182,11 @@ int AgentProcess::stop(int timeoutMs)
     if (!m_process.waitForFinished(timeoutMs)) {
         m_process.kill();
         m_process.waitForFinished(5000);
-        m_output += m_process.readAll();
+        readOutput();
         reportUncleanStop(QStringLiteral("pid %1 still running %2 ms after SIGTERM, killed").arg(pid).arg(timeoutMs));
         return -1;
     }
-    m_output += m_process.readAll();
+    readOutput();
     if (m_process.exitStatus() != QProcess::NormalExit) {
         reportUncleanStop(QStringLiteral("pid %1 crashed on SIGTERM: %2").arg(pid).arg(m_process.errorString()));
         return -1;
@@ -196,7 +200,7 @@ void AgentProcess::killHard()
         return;
     m_process.kill();
     m_process.waitForFinished(10000);
-    m_output += m_process.readAll();
+    readOutput();
 }
 
 void AgentProcess::reportUncleanStop(const QString &how) const
@@ -219,12 +223,12 @@ bool AgentProcess::waitForOutput(const QByteArray &text, int timeoutMs)
     QElapsedTimer waited;
     waited.start();
     for (;;) {
-        m_output += m_process.readAll();
+        readOutput();
         if (m_output.contains(text))
             return true;
         if (m_process.state() == QProcess::NotRunning || waited.elapsed() > timeoutMs)
             return false;
-        m_process.waitForReadyRead(100);
+        m_process.waitForFinished(50); // returns at once if it exited
     }
 }
 
@@ -238,8 +242,18 @@ QJsonObject tokenEntry(const QString &name, const QString &role, const QByteArra
 
 QString AgentProcess::output()
 {
-    m_output += m_process.readAll();
+    readOutput();
     return QString::fromUtf8(m_output);
+}
+
+void AgentProcess::readOutput()
+{
+    QFile file(m_outputPath);
+    if (!file.open(QIODevice::ReadOnly) || !file.seek(m_outputRead))
+        return;
+    const QByteArray more = file.readAll();
+    m_outputRead += more.size();
+    m_output += more;
 }
 
 HttpAnswer AgentProcess::call(const QByteArray &method, const QString &path, const QByteArray &body,

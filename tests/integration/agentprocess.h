@@ -111,8 +111,15 @@ public:
 
 private:
     void reportUncleanStop(const QString &how) const;
+    /// Appends what the agent wrote since the last call to m_output.
+    void readOutput();
     AgentProcess() = default;
     QProcess m_process;
+    /// The agent's stdout and stderr go to this file, not to a pipe: a pipe nobody reads
+    /// while the test blocks (a harness call, a benchmark phase) fills at 64 KiB, and the
+    /// agent's logging — and every thread that logs — blocks on it.
+    QString m_outputPath;
+    qint64 m_outputRead = 0;
     QByteArray m_output;
     QString m_ownDataDir;
     int m_port = 0;

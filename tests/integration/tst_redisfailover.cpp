@@ -46,9 +46,8 @@ bool pollUntil(const std::function<bool()> &done, int timeoutMs)
     return true;
 }
 
-/// Runs `step` (a blocking call of the Redis harness) on a thread of its own while this
-/// thread's event loop runs: the agents' output pipes are read by that loop, and an agent
-/// whose pipe is full blocks in its logging (a failover makes every callback log a warning).
+/// Runs `step` (a blocking call of the Redis harness, seconds long) on a thread of its own
+/// while this thread's event loop runs (the notification relay lives on it).
 template<typename Step>
 auto whileProcessingEvents(Step step)
 {
