@@ -1,7 +1,9 @@
 // Helper for tst_serverharness's reaper test: starts all three servers, a Redis Sentinel
 // topology and a Redis Cluster, prints "<kind> <port> <folder>" for each server (for a
 // topology: each of its processes, one folder) and then "ready", and waits to be SIGKILLed,
-// so the servers outlive it and only the reapers can clean up.
+// so the servers outlive it and only the reapers can clean up. The Sentinel topology has
+// passwords on its nodes and Sentinels (the reaper goes by pid files and folders, never
+// asks them anything).
 
 #include "serverharness.h"
 
@@ -19,7 +21,10 @@ int main(int argc, char **argv)
     const auto redis = RedisServer::start({QStringLiteral("secret")}, &error);
     const auto postgres = redis ? PostgresServer::start(&error) : nullptr;
     const auto mariadb = postgres ? MariaDbServer::start(&error) : nullptr;
-    const auto sentinel = mariadb ? RedisSentinelTopology::start(&error) : nullptr;
+    RedisSentinelTopology::Options sentinelOptions;
+    sentinelOptions.password = QStringLiteral("node-secret");
+    sentinelOptions.sentinelPassword = QStringLiteral("sentinel-secret");
+    const auto sentinel = mariadb ? RedisSentinelTopology::start(sentinelOptions, &error) : nullptr;
     const auto cluster = sentinel ? RedisClusterTopology::start(&error) : nullptr;
     if (!cluster) {
         out << "error " << error << Qt::endl;

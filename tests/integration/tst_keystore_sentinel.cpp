@@ -2,7 +2,9 @@
 // from the harness), then what only Sentinel mode has: the master found through the
 // Sentinels, a failover (the master SIGKILLed) and a failback (SENTINEL FAILOVER) followed
 // by every connection, a replica never written to, and fencing tokens that grow across
-// both (docs/design.md "Redis topologies").
+// both (docs/design.md "Redis topologies"). A second topology has passwords on its nodes
+// and on its Sentinels: the right ones work through a failover, a wrong one of either kind
+// is Misconfigured and never shows in a message.
 
 #include "keystorecontract.h"
 #include "storagefixture.h"
@@ -167,6 +169,128 @@ private Q_SLOTS:
                  QByteArray("0"));
     }
 
+    // A second topology with a password on the data nodes (requirepass, masterauth) and
+    // another on the Sentinels (requirepass, sentinel-pass; they monitor with auth-pass).
+    void passwordsOnNodesAndSentinels()
+    {
+        const QString nodePassword = QStringLiteral("node-pw-7c41e9");
+        const QString sentinelPassword = QStringLiteral("sentinel-pw-2f8d03");
+        const QString wrongPassword = QStringLiteral("wrong-pw-5a6b17");
+        const QStringList secrets{nodePassword, sentinelPassword, wrongPassword};
+        const auto leaks = [&secrets](const QString &message) {
+            for (const QString &secret : secrets) {
+                if (message.contains(secret))
+                    return true;
+            }
+            return false;
+        };
+
+        RedisSentinelTopology::Options protectedOptions;
+        protectedOptions.password = nodePassword;
+        protectedOptions.sentinelPassword = sentinelPassword;
+        QString error;
+        QElapsedTimer started;
+        started.start();
+        const auto topology = RedisSentinelTopology::start(protectedOptions, &error);
+        QVERIFY2(topology, qPrintable(error));
+        // Another Redis group, another fence_epochs: the first topology's epochs stay 1, 2, 3.
+        testsupport::SqliteFenceEpochs epochs;
+        qInfo("master, replica and 3 Sentinels, all with passwords, up in %lld ms", started.elapsed());
+
+        // (a) The right passwords: tokens, a lock with its fencing token, the master named.
+        redis::RedisOptions right = optionsFor(*topology);
+        right.password = nodePassword;
+        right.sentinelPassword = sentinelPassword;
+        redis::RedisKeyStore store(right, epochs);
+        QVERIFY2(waitUntilReachable(store, 15000), qPrintable(topology->logTail()));
+        const auto works = [&store](const QString &when) {
+            const QString scope = uniqueKey("attempt");
+            auto issued = store.tokens().issue(scope, 60s);
+            QVERIFY2(issued.ok(), qPrintable(when + (issued.ok() ? QString() : u' ' + describe(issued.error()))));
+            auto consumed = store.tokens().consume(scope, issued.value());
+            QVERIFY2(consumed.ok() && consumed.value(),
+                     qPrintable(when + (consumed.ok() ? QString() : u' ' + describe(consumed.error()))));
+            auto locked = store.locks().acquire(uniqueKey("lock:order"), 10s, uniqueKey("order"));
+            QVERIFY2(locked.ok(), qPrintable(when + (locked.ok() ? QString() : u' ' + describe(locked.error()))));
+            QVERIFY(locked.value());
+            QVERIFY(locked.value()->fencingToken() > 0);
+            auto released = locked.value()->release();
+            QVERIFY(released.ok() && released.value());
+        };
+        works(QStringLiteral("with the right passwords:"));
+        if (QTest::currentTestFailed())
+            return;
+        const int master = topology->masterPort();
+        QCOMPARE(store.topology().master, QStringLiteral("127.0.0.1:%1").arg(master));
+        QVERIFY(!store.degraded());
+
+        // (b) A wrong Sentinel password: every Sentinel refuses the AUTH, so no master is
+        // found. That is a misconfiguration, not an outage: Misconfigured (like a wrong
+        // master password), with what each Sentinel said.
+        {
+            redis::RedisOptions wrongSentinel = right;
+            wrongSentinel.sentinelPassword = wrongPassword;
+            redis::RedisKeyStore wrong(wrongSentinel, epochs);
+            auto pinged = wrong.ping();
+            QVERIFY(!pinged.ok());
+            const QString message = pinged.error().internalMessage;
+            QVERIFY2(pinged.error().code == core::ErrorCode::Misconfigured, qPrintable(describe(pinged.error())));
+            for (const QString &sentinel : topology->sentinels())
+                QVERIFY2(message.contains(sentinel + QStringLiteral(": AUTH refused")), qPrintable(message));
+            QVERIFY2(!leaks(message), qPrintable(message));
+            QVERIFY(wrong.degraded());
+            QVERIFY(wrong.topology().master.isEmpty());
+            qInfo("a wrong Sentinel password: %s", qPrintable(describe(pinged.error())));
+        }
+        // No Sentinel password at all: every Sentinel answers NOAUTH — Misconfigured too.
+        {
+            redis::RedisOptions noSentinel = right;
+            noSentinel.sentinelPassword.clear();
+            redis::RedisKeyStore wrong(noSentinel, epochs);
+            auto pinged = wrong.ping();
+            QVERIFY(!pinged.ok());
+            const QString message = pinged.error().internalMessage;
+            QVERIFY2(pinged.error().code == core::ErrorCode::Misconfigured, qPrintable(describe(pinged.error())));
+            for (const QString &sentinel : topology->sentinels())
+                QVERIFY2(message.contains(sentinel + QStringLiteral(": NOAUTH")), qPrintable(message));
+            QVERIFY2(!leaks(message), qPrintable(message));
+        }
+
+        // (c) The right Sentinel password, a wrong master password: the Sentinels name the
+        // master, which refuses the AUTH — Misconfigured.
+        {
+            redis::RedisOptions wrongMaster = right;
+            wrongMaster.password = wrongPassword;
+            redis::RedisKeyStore wrong(wrongMaster, epochs);
+            auto pinged = wrong.ping();
+            QVERIFY(!pinged.ok());
+            const QString message = pinged.error().internalMessage;
+            QVERIFY2(pinged.error().code == core::ErrorCode::Misconfigured, qPrintable(describe(pinged.error())));
+            QVERIFY2(message.contains(QStringLiteral("127.0.0.1:%1").arg(master)), qPrintable(message));
+            QVERIFY2(message.contains(QLatin1String("rejected the password")), qPrintable(message));
+            QVERIFY2(!leaks(message), qPrintable(message));
+            QVERIFY(wrong.degraded());
+            qInfo("a wrong master password: %s", qPrintable(describe(pinged.error())));
+        }
+
+        // (d) A failover: the replica (masterauth: in sync, promotable) takes over and the
+        // store follows it through the Sentinels, passwords and all.
+        QElapsedTimer failoverTimer;
+        failoverTimer.start();
+        const int oldMaster = topology->killMaster(&error);
+        QVERIFY2(oldMaster == master, qPrintable(error));
+        const int newMaster = topology->waitForFailover(oldMaster, kFailoverMs, &error);
+        QVERIFY2(newMaster > 0, qPrintable(error + u'\n' + topology->logTail()));
+        QVERIFY2(waitUntilReachable(store, kFailoverMs), qPrintable(topology->logTail()));
+        qInfo("with passwords: failover to port %d in %lld ms", newMaster, failoverTimer.elapsed());
+        works(QStringLiteral("after the failover:"));
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(store.topology().master, QStringLiteral("127.0.0.1:%1").arg(newMaster));
+        QVERIFY(store.topology().masterSwitches >= 1);
+        QVERIFY(!store.degraded());
+    }
+
     // Last: it moves the master away and back. Tokens for one order taken before, between
     // and after carry strictly larger epochs; every call after the Sentinels agree goes to
     // the new master at once — the lock's acquire (never sent twice) included.
@@ -234,15 +358,18 @@ private Q_SLOTS:
     }
 
 private:
-    redis::RedisOptions options() const
+    redis::RedisOptions options() const { return optionsFor(*m_topology); }
+
+    /// The store's options for `topology`, without passwords.
+    static redis::RedisOptions optionsFor(const RedisSentinelTopology &topology)
     {
         redis::RedisOptions options;
-        for (const QString &sentinel : m_topology->sentinels()) {
+        for (const QString &sentinel : topology.sentinels()) {
             auto parsed = config::HostPort::parse(sentinel);
             Q_ASSERT(parsed.ok());
             options.sentinels.append(parsed.value());
         }
-        options.masterName = m_topology->masterName();
+        options.masterName = topology.masterName();
         options.connectTimeout = 1000ms;
         options.commandTimeout = 1000ms;
         return options;

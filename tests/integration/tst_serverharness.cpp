@@ -1,7 +1,8 @@
 // The server harness itself: each server starts and answers with its generated password,
 // refuses a wrong one, survives (or, for redis, is emptied by) a restart on the same port,
-// a Redis Sentinel topology fails over and back, a Redis Cluster fails over and takes the
-// killed master back as a replica, and each leaves nothing behind — neither
+// a Redis Sentinel topology fails over and back (also with passwords on its nodes and
+// Sentinels), a Redis Cluster fails over and takes the killed master back as a replica,
+// and each leaves nothing behind — neither
 // after its destructor nor after the test process is SIGKILLed (the reaper's job).
 
 #include "serverharness.h"
@@ -301,12 +302,25 @@ private Q_SLOTS:
         QVERIFY2(server->startAgain(&error), qPrintable(error));
     }
 
+    void redisSentinel_data()
+    {
+        QTest::addColumn<QString>("password");
+        QTest::addColumn<QString>("sentinelPassword");
+        QTest::newRow("no passwords") << QString() << QString();
+        QTest::newRow("passwords") << u"node-secret"_s << u"sentinel \"secret\""_s;
+    }
+
     void redisSentinel()
     {
+        QFETCH(QString, password);
+        QFETCH(QString, sentinelPassword);
+        RedisSentinelTopology::Options options;
+        options.password = password;
+        options.sentinelPassword = sentinelPassword;
         QString error;
         QElapsedTimer timer;
         timer.start();
-        auto topology = RedisSentinelTopology::start(&error);
+        auto topology = RedisSentinelTopology::start(options, &error);
         QVERIFY2(sayWhy(topology != nullptr, error), qPrintable(error));
         qInfo("Sentinel topology ready in %lld ms (master, replica in sync, three Sentinels "
               "that know it all)", timer.elapsed());
@@ -324,6 +338,23 @@ private Q_SLOTS:
             QCOMPARE(topology->cli(ports.constLast(), {u"ping"_s}), QByteArray("PONG"));
         }
         QCOMPARE(QSet<int>(ports.begin(), ports.end()).size(), 5);
+        // The passwords are in force: without AUTH every node and Sentinel refuses; cli()
+        // (above and below) and the topology's own waits authenticated.
+        for (qsizetype i = 0; i < ports.size(); ++i) {
+            const QString expected = i < dataPorts.size() ? password : sentinelPassword;
+            RedisConnection connection;
+            QVERIFY(connection.open(ports.at(i)));
+            const QByteArray pong = connection.command({"PING"});
+            if (expected.isEmpty()) {
+                QCOMPARE(pong, QByteArray("+PONG"));
+                continue;
+            }
+            QVERIFY2(pong.startsWith("-NOAUTH"), pong.constData());
+            const QByteArray other = i < dataPorts.size() ? sentinelPassword.toUtf8() : password.toUtf8();
+            QVERIFY2(connection.command({"AUTH", other}).startsWith("-WRONGPASS"), "the other password");
+            QCOMPARE(connection.command({"AUTH", expected.toUtf8()}), QByteArray("+OK"));
+            QCOMPARE(connection.command({"PING"}), QByteArray("+PONG"));
+        }
         QList<qint64> pids = pidsInFolder(folder);
         QCOMPARE(pids.size(), 5);
 

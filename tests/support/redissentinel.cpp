@@ -72,6 +72,15 @@ QString infoField(const QString &info, QStringView key)
     return {};
 }
 
+/// A config file argument in double quotes (Redis's config parser reads \\ and \" in them),
+/// so a password with spaces or quotes stays one argument.
+QString quoted(const QString &value)
+{
+    QString escaped = value;
+    escaped.replace(u'\\', u"\\\\"_s).replace(u'"', u"\\\""_s);
+    return u'"' + escaped + u'"';
+}
+
 /// Poll done() every 100 ms until it says yes or the deadline passes (done() is asked once
 /// more at the end).
 template<typename Done>
@@ -95,10 +104,29 @@ struct RedisSentinelTopology::Private {
     QList<Instance> sentinels; ///< three
     int killed = -1;           ///< index in nodes of the node killMaster() killed, -1 if none
 
+    /// The password the instance on `port` asks for: the Sentinels' on a Sentinel's port,
+    /// the data nodes' on a node's, none on any other.
+    QString passwordFor(int port) const
+    {
+        for (const Instance &sentinel : sentinels) {
+            if (sentinel.port == port)
+                return options.sentinelPassword;
+        }
+        for (const Instance &node : nodes) {
+            if (node.port == port)
+                return options.password;
+        }
+        return {};
+    }
+
     RunResult cli(int port, const QStringList &args) const
     {
+        QProcessEnvironment env;
+        // REDISCLI_AUTH rather than -a: no password in argv, no warning on stderr.
+        if (const QString password = passwordFor(port); !password.isEmpty())
+            env.insert(u"REDISCLI_AUTH"_s, password);
         return run({u"redis-cli"_s, QStringList{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)} + args},
-                   {}, probeTimeoutMs);
+                   env, probeTimeoutMs);
     }
     /// redis-cli's trimmed answer, or what went wrong (for error messages).
     QString answer(int port, const QStringList &args) const
@@ -190,7 +218,9 @@ struct RedisSentinelTopology::Private {
 
     /// A data node's config: a master, or a replica of replicaOf (> 0). No persistence; the
     /// replication settings only keep a sync quick and off the disk (a replica's full sync
-    /// would otherwise leave a dump.rdb that a restart loads).
+    /// would otherwise leave a dump.rdb that a restart loads). With a password: requirepass,
+    /// and masterauth on every node, since any of them may become a replica (a restarted
+    /// node is converted by the Sentinels and syncs from the new master).
     bool writeNodeConfig(const Instance &node, int replicaOf, QString *error) const
     {
         QString config = u"bind 127.0.0.1\n"
@@ -205,17 +235,22 @@ struct RedisSentinelTopology::Private {
                          "repl-diskless-sync-delay 0\n"
                          "repl-diskless-load swapdb\n"_s.arg(QString::number(node.port), node.dataDir,
                                                              node.pidFile, node.logFile);
+        if (!options.password.isEmpty()) {
+            config += u"requirepass %1\n"
+                      "masterauth %1\n"_s.arg(quoted(options.password));
+        }
         if (replicaOf > 0)
             config += u"replicaof 127.0.0.1 %1\n"_s.arg(replicaOf);
         return writeFile(node.configFile, config, error);
     }
 
     /// A Sentinel's config; Sentinel rewrites it (its id, the replicas and Sentinels it
-    /// learns, epochs), so each has its own.
+    /// learns, epochs), so each has its own. With passwords: auth-pass for the data nodes,
+    /// requirepass for itself and sentinel-pass for the other Sentinels.
     bool writeSentinelConfig(const Instance &sentinel, int masterPort, QString *error) const
     {
         const QString &name = options.masterName;
-        const QString config = u"bind 127.0.0.1\n"
+        QString config = u"bind 127.0.0.1\n"
                                "port %1\n"
                                "daemonize no\n"
                                "dir \"%2\"\n"
@@ -232,6 +267,12 @@ struct RedisSentinelTopology::Private {
                                         QString::number(masterPort),
                                         QString::number(options.downAfterMs),
                                         QString::number(options.failoverTimeoutMs));
+        if (!options.password.isEmpty())
+            config += u"sentinel auth-pass %1 %2\n"_s.arg(name, quoted(options.password));
+        if (!options.sentinelPassword.isEmpty()) {
+            config += u"requirepass %1\n"
+                      "sentinel sentinel-pass %1\n"_s.arg(quoted(options.sentinelPassword));
+        }
         return writeFile(sentinel.configFile, config, error);
     }
 

@@ -70,12 +70,21 @@ bool takeOverEndpoint(RedisServer &leaving, RedisServer &arriving, QString *erro
 /// up to 10 s after that (restartKilled takes 10–20 s); likewise, after failover() the
 /// previous master goes on answering ROLE "master" for ~10 s until the Sentinels convert it.
 /// A client that follows the Sentinels writes to neither.
+/// With Options::password / sentinelPassword set, every redis-cli the topology runs (its
+/// waits, cli()) authenticates to the node or Sentinel on that port (REDISCLI_AUTH).
 class RedisSentinelTopology {
 public:
     struct Options {
         QString masterName = QStringLiteral("payonce");
         int downAfterMs = 1000;
         int failoverTimeoutMs = 4000;
+        /// AUTH for the data nodes: requirepass and masterauth on both (so the replica
+        /// syncs, and a restarted node re-syncs), `sentinel auth-pass` in every Sentinel.
+        /// Empty: none.
+        QString password;
+        /// AUTH for the Sentinels themselves: requirepass in each sentinel.conf, and
+        /// `sentinel sentinel-pass` so that they reach one another. Empty: none.
+        QString sentinelPassword;
     };
     static std::unique_ptr<RedisSentinelTopology> start(const Options &options, QString *error);
     static std::unique_ptr<RedisSentinelTopology> start(QString *error) { return start(Options{}, error); }
@@ -108,6 +117,8 @@ public:
     /// and again if that failover is aborted while every Sentinel still names the old master.
     int failover(int timeoutMs, QString *error);
     /// redis-cli -p <port> args…; trimmed stdout, "(redis-cli failed)" when it did not run.
+    /// Authenticated with the Sentinels' password on a Sentinel's port, the nodes' on a data
+    /// node's, none on any other port.
     QByteArray cli(int port, const QStringList &args) const;
     /// The last lines of every node's and Sentinel's log, each headed by its name (for failure messages).
     QString logTail(int lines = 20) const;
