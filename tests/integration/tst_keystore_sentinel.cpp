@@ -61,7 +61,11 @@ private:
         m_port.store(server.serverPort());
         std::vector<std::unique_ptr<QTcpSocket>> clients;
         while (!m_stop.load()) {
-            if (server.waitForNewConnection(20))
+            // waitForNewConnection() accepts every connection that is waiting, and only a
+            // later one wakes it again: take them all, or one that came with another (the
+            // store's +switch-master watcher and its first resolve) is never answered.
+            server.waitForNewConnection(20);
+            while (server.hasPendingConnections())
                 clients.emplace_back(server.nextPendingConnection());
             for (auto &client : clients) {
                 if (!client->waitForReadyRead(5))
