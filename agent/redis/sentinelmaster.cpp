@@ -107,11 +107,14 @@ Result<HostPort> SentinelMaster::resolve()
         first = m_preferred;
     }
     QStringList said;
+    int refusedUs = 0; // Sentinels that refused our AUTH, or asked for one we did not send
     for (int i = 0; i < sentinels.size(); ++i) {
         const int index = (first + i) % int(sentinels.size());
         const HostPort &sentinel = sentinels.at(index);
         auto context = openSentinel(sentinel, m_options);
         if (!context.ok()) {
+            if (context.error().code == ErrorCode::Misconfigured)
+                ++refusedUs;
             said << sentinel.toString() + QStringLiteral(": ") + context.error().internalMessage;
             continue;
         }
@@ -123,6 +126,8 @@ Result<HostPort> SentinelMaster::resolve()
             continue;
         }
         if (reply->type == REDIS_REPLY_ERROR) {
+            if (replyText(reply.get()).startsWith(QLatin1String("NOAUTH")))
+                ++refusedUs;
             said << sentinel.toString() + QStringLiteral(": ") + replyText(reply.get());
             continue;
         }
@@ -145,6 +150,15 @@ Result<HostPort> SentinelMaster::resolve()
         moveTo(master, QStringLiteral("Sentinel %1").arg(sentinel.toString()));
         return master;
     }
+    // Every Sentinel turned our credentials down: a wrong or missing Sentinel password is a
+    // misconfiguration, not an outage (as a master that refuses its password). Unavailable
+    // as soon as one Sentinel failed otherwise (down, does not know the master).
+    if (refusedUs > 0 && refusedUs == sentinels.size())
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("no Sentinel names the master \"%1\": every Sentinel refused us, the Sentinel "
+                                          "password (redis_sentinel_password) is wrong or missing: %2")
+                               .arg(m_options.masterName, said.join(u"; ")),
+                           QStringLiteral("the key store is misconfigured"));
     return Error::make(ErrorCode::Unavailable,
                        QStringLiteral("no Sentinel names the master \"%1\": %2").arg(m_options.masterName, said.join(u"; ")),
                        QStringLiteral("the key store is unavailable"));

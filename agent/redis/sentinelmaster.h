@@ -36,7 +36,9 @@ public:
     SentinelMaster &operator=(const SentinelMaster &) = delete;
 
     /// The master's address as a Sentinel tells it now. Unavailable when no Sentinel
-    /// answers or none knows the master (the message says what each one said).
+    /// answers or none knows the master (the message says what each one said);
+    /// Misconfigured when every Sentinel refused the Sentinel password (AUTH refused, or
+    /// NOAUTH: it asks for one and none is set).
     core::Result<config::HostPort> resolve();
 
     /// The last master address learned (resolve() or +switch-master); none before the first.
