@@ -26,7 +26,7 @@ using testsupport::RedisSentinelTopology;
 
 namespace {
 
-constexpr int kFailoverMs = 30000; // Sentinel: down-after 1 s, election, promotion; with room
+constexpr int kFailoverMs = 30000; // Sentinel: down-after 2 s, election, promotion; with room
 
 quint64 epochOf(quint64 token)
 {

@@ -76,7 +76,7 @@ class RedisSentinelTopology {
 public:
     struct Options {
         QString masterName = QStringLiteral("payonce");
-        int downAfterMs = 1000;
+        int downAfterMs = 2000; ///< 1 s once let a loaded machine (load 5-11) fail a restarted node back too early; suspected, not confirmed
         int failoverTimeoutMs = 4000;
         /// AUTH for the data nodes: requirepass and masterauth on both (so the replica
         /// syncs, and a restarted node re-syncs), `sentinel auth-pass` in every Sentinel.
