@@ -31,7 +31,7 @@ constexpr OptionSpec kOptions[] = {
     {u"redis_master_name", u"redis-master-name", K::String, u"NAME", u"",
      u"The name the Sentinels monitor the master under (sentinel monitor <name> ...); required with redis_sentinels."},
     {u"redis_sentinel_password", u"", K::Secret, u"PASSWORD", u"",
-     u"Password of the Sentinels themselves (requirepass in sentinel.conf); empty: they ask none."},
+     u"Password of the Sentinels themselves (requirepass in sentinel.conf); empty: they ask none. Refused by every Sentinel (or missing where they ask one), the key store reports a misconfiguration, not an outage."},
     {u"data_dir", u"data-dir", K::Path, u"DIR", u"./payonce-data",
      u"Folder for the agent's own files (the default SQLite database lives here)."},
     {u"log_format", u"log-format", K::String, u"FORMAT", u"text",
