@@ -726,6 +726,27 @@ private Q_SLOTS:
         QVERIFY(!m_second->degraded());
     }
 
+    // 16 threads of one store meet a Redis restarted empty at the same instant, each on a
+    // connection of its own: the store hands out one fence epoch for it, not one per
+    // connection (every extra one is a database row and a warning in the log).
+    void threadsMeetingANewInstanceTogetherTakeOneEpoch()
+    {
+        QVERIFY(m_server->kill());
+        QString error;
+        QVERIFY2(m_server->startAgain(&error), qPrintable(error));
+        auto before = m_epochs.largestEpoch();
+        QVERIFY(before.ok());
+        std::atomic<int> failed{0};
+        testsupport::runConcurrently(16, [&](int) {
+            if (!m_store->fencing().next(uniqueKey("order")).ok())
+                failed.fetch_add(1);
+        });
+        QCOMPARE(failed.load(), 0);
+        auto after = m_epochs.largestEpoch();
+        QVERIFY(after.ok());
+        QCOMPARE(after.value() - before.value(), 1u);
+    }
+
     void scriptCacheFlushIsSurvived()
     {
         const QString scope = uniqueKey("attempt");
