@@ -245,6 +245,8 @@ struct Backend {
     std::atomic<bool> degraded{false};
     /// The fence epoch in force on the instance last connected to (for topology()).
     std::atomic<quint64> epochInForce{0};
+    /// Held while a connection checks (and if need be installs) the instance's fence epoch.
+    std::timed_mutex epochCheck;
 
     /// Before a connect: an Error if we are inside the backoff after a failed connect.
     std::optional<Error> backoffGate()
@@ -638,6 +640,12 @@ private:
     /// is back (a failback: another instance got a larger epoch meanwhile).
     Result<void> ensureEpoch(const QString &runId)
     {
+        // The store's connections that meet a new instance together check it one at a time,
+        // so the first installs an epoch and the others continue it (not one epoch each).
+        // Waited for at most a command timeout: past it the check runs anyway, so a call
+        // keeps its time bound when the server or the database is slow.
+        std::unique_lock serialised(m_backend->epochCheck, std::defer_lock);
+        (void)serialised.try_lock_for(m_backend->options.commandTimeout);
         auto state = send({QByteArrayLiteral("HMGET"), fenceStateKey(), QByteArrayLiteral("epoch"),
                            QByteArrayLiteral("run_id")});
         if (!state.ok())
