@@ -37,7 +37,8 @@ struct RedisOptions {
     /// but slowly, is bounded per round trip: a call makes at most 3 (EVALSHA, NOSCRIPT ->
     /// SCRIPT LOAD, EVALSHA), a handshake at most 8 (AUTH, SELECT, INFO, CONFIG GET, SCRIPT
     /// LOAD x 4). The first handshake with a Redis instance also waits for the database
-    /// (its fence epoch).
+    /// (its fence epoch), and a handshake may wait up to one commandTimeout more for another
+    /// connection of the store checking the same instance's epoch.
     std::chrono::milliseconds connectTimeout{1000};
     std::chrono::milliseconds commandTimeout{1000};
     /// After a failed connect, calls fail fast (no network) for a backoff that doubles
