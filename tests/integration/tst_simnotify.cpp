@@ -614,9 +614,12 @@ void TestSimNotify::neverAcknowledgedGivesUpAfterTheLastAttempt()
     QCOMPARE(state.value(u"next_attempt_at").toString(), QString());
     QVERIFY(!state.value(u"gave_up_at").toString().isEmpty());
     QCOMPARE(m_receiver.deliveries.size(), 16);
-    // The last interval (6 h scaled: 1080 ms) was waited for.
+    // The last interval (6 h scaled: 1080 ms) was waited for. The receive times are this
+    // test's event loop's, which can take the 15th copy late on a loaded machine (a full
+    // run once measured 1 051 ms): 1 000 ms still tells it from the 3 h interval (540 ms)
+    // and from giving up without waiting.
     const qint64 lastGap = m_receiver.deliveries.at(15).receivedMs - m_receiver.deliveries.at(14).receivedMs;
-    QVERIFY2(lastGap >= 1070, qPrintable(QString::number(lastGap)));
+    QVERIFY2(lastGap >= 1000, qPrintable(QString::number(lastGap)));
     QTest::qWait(1500);
     QCOMPARE(m_receiver.deliveries.size(), 16);
 }
