@@ -8,6 +8,7 @@
 
 #include "keystorecontract.h"
 #include "storagefixture.h"
+#include "verifyprinting.h"
 
 #include "redis/rediskeystore.h"
 #include "support/serverharness.h"
@@ -113,7 +114,7 @@ private Q_SLOTS:
     {
         m_store = std::make_unique<redis::RedisKeyStore>(options(), m_epochs);
         m_second = std::make_unique<redis::RedisKeyStore>(options(), m_epochs);
-        QVERIFY2(waitUntilReachable(*m_store, 15000), qPrintable(m_topology->logTail()));
+        PAYONCE_VERIFY_PRINTING(waitUntilReachable(*m_store, 15000), m_topology->logTail());
     }
 
     void cleanup()
@@ -206,7 +207,7 @@ private Q_SLOTS:
         right.password = nodePassword;
         right.sentinelPassword = sentinelPassword;
         redis::RedisKeyStore store(right, epochs);
-        QVERIFY2(waitUntilReachable(store, 15000), qPrintable(topology->logTail()));
+        PAYONCE_VERIFY_PRINTING(waitUntilReachable(store, 15000), topology->logTail());
         const auto works = [&store](const QString &when) {
             const QString scope = uniqueKey("attempt");
             auto issued = store.tokens().issue(scope, 60s);
@@ -284,8 +285,8 @@ private Q_SLOTS:
         const int oldMaster = topology->killMaster(&error);
         QVERIFY2(oldMaster == master, qPrintable(error));
         const int newMaster = topology->waitForFailover(oldMaster, kFailoverMs, &error);
-        QVERIFY2(newMaster > 0, qPrintable(error + u'\n' + topology->logTail()));
-        QVERIFY2(waitUntilReachable(store, kFailoverMs), qPrintable(topology->logTail()));
+        PAYONCE_VERIFY_PRINTING(newMaster > 0, error + u'\n' + topology->logTail());
+        PAYONCE_VERIFY_PRINTING(waitUntilReachable(store, kFailoverMs), topology->logTail());
         qInfo("with passwords: failover to port %d in %lld ms", newMaster, failoverTimer.elapsed());
         works(QStringLiteral("after the failover:"));
         if (QTest::currentTestFailed())
@@ -317,8 +318,8 @@ private Q_SLOTS:
         if (!during.ok())
             QCOMPARE(during.error().code, core::ErrorCode::Unavailable);
         const int newMaster = m_topology->waitForFailover(oldMaster, kFailoverMs, &error);
-        QVERIFY2(newMaster > 0, qPrintable(error + u'\n' + m_topology->logTail()));
-        QVERIFY2(waitUntilReachable(*m_store, kFailoverMs), qPrintable(m_topology->logTail()));
+        PAYONCE_VERIFY_PRINTING(newMaster > 0, error + u'\n' + m_topology->logTail());
+        PAYONCE_VERIFY_PRINTING(waitUntilReachable(*m_store, kFailoverMs), m_topology->logTail());
         qInfo("failover to port %d in %lld ms", newMaster, failoverTimer.elapsed());
 
         auto afterFailover = m_second->locks().acquire(uniqueKey("lock:order"), 10s, order);
@@ -333,7 +334,7 @@ private Q_SLOTS:
 
         // Failback: the old node comes back (empty, a replica of the new master), then is
         // promoted again. The stores' connections go to the new master meanwhile.
-        QVERIFY2(m_topology->restartKilled(kFailoverMs, &error), qPrintable(error + u'\n' + m_topology->logTail()));
+        PAYONCE_VERIFY_PRINTING(m_topology->restartKilled(kFailoverMs, &error), error + u'\n' + m_topology->logTail());
         QVERIFY(m_store->ping().ok());
         QVERIFY(m_second->ping().ok());
         QElapsedTimer failbackTimer;

@@ -10,6 +10,7 @@
 #include "agentcluster.h"
 #include "callbackstorm.h"
 #include "paidonceinvariants.h"
+#include "verifyprinting.h"
 
 #include <QElapsedTimer>
 #include <QTest>
@@ -117,11 +118,11 @@ private Q_SLOTS:
         QVERIFY2(killed == firstMaster, qPrintable(error));
         const qint64 killedAt = first.postsAnswered();
         const int promoted = whileProcessingEvents([&] { return redis.waitForFailover(killed, kFailoverMs, &error); });
-        QVERIFY2(promoted > 0, qPrintable(error + u'\n' + redis.logTail()));
+        PAYONCE_VERIFY_PRINTING(promoted > 0, error + u'\n' + redis.logTail());
         qInfo("master %d killed after %lld of %lld POSTs; %d promoted %lld ms later, at POST %lld", killed, killedAt,
               first.firstRoundPosts(), promoted, failover.elapsed(), first.postsAnswered());
-        QVERIFY2(whileProcessingEvents([&] { return redis.restartKilled(kFailoverMs, &error); }),
-                 qPrintable(error + u'\n' + redis.logTail()));
+        PAYONCE_VERIFY_PRINTING(whileProcessingEvents([&] { return redis.restartKilled(kFailoverMs, &error); }),
+                                error + u'\n' + redis.logTail());
 
         // Part two, on the promoted replica: the old node (now its replica) is promoted back
         // while the storm runs.
@@ -134,7 +135,7 @@ private Q_SLOTS:
         QElapsedTimer failback;
         failback.start();
         const int back = whileProcessingEvents([&] { return redis.failover(kFailoverMs, &error); });
-        QVERIFY2(back == killed, qPrintable(error + u'\n' + redis.logTail()));
+        PAYONCE_VERIFY_PRINTING(back == killed, error + u'\n' + redis.logTail());
         qInfo("failback to %d in %lld ms, at POST %lld of %lld of the second part", back, failback.elapsed(),
               second.postsAnswered(), second.firstRoundPosts());
 
