@@ -1,6 +1,7 @@
 #include "serverharness.h"
 
 #include "processtools.h"
+#include "redisprocess.h"
 #include "scratchfolder.h"
 
 #include <QFile>
@@ -22,22 +23,13 @@ inline constexpr int slotCount = 16384;
 inline constexpr int masterCount = 3;
 
 /// One redis-server process of the cluster.
-struct Instance {
-    QString name; ///< "node0" … "node5" (file names and log headings)
-    int port = 0;
+struct Instance : RedisProcess {
     int busPort = 0; ///< cluster-port: port + 10000 would not fit above 55535, so our own
-    qint64 pid = 0;
-    QString configFile;
-    QString logFile;
-    QString pidFile;
-    QString dataDir; ///< its nodes.conf (the node's identity) and where a sync would put dump.rdb
     QString id;      ///< CLUSTER MYID, learned once the cluster is created
 
     /// Set by kill(): whether restartKilled() may start it, and what it served then.
     bool killed = false;
     QList<std::pair<int, int>> slotsAtKill;
-
-    QString address() const { return u"127.0.0.1:"_s + QString::number(port); }
 };
 
 /// One line of CLUSTER NODES.
@@ -108,31 +100,6 @@ QString describeSlots(const QList<std::pair<int, int>> &slots)
 }
 
 /// The line "key:value" of an INFO or CLUSTER INFO reply, its value ("" when missing).
-QString infoField(const QString &info, QStringView key)
-{
-    const QStringList lines = info.split(u'\n');
-    for (const QString &line : lines) {
-        const QString trimmed = line.trimmed();
-        if (trimmed.startsWith(key) && trimmed.size() > key.size() && trimmed.at(key.size()) == u':')
-            return trimmed.mid(key.size() + 1);
-    }
-    return {};
-}
-
-/// Poll done() every 100 ms until it says yes or the deadline passes (done() is asked once
-/// more at the end).
-template<typename Done>
-bool pollUntil(QDeadlineTimer deadline, Done done)
-{
-    for (;;) {
-        if (done())
-            return true;
-        if (deadline.hasExpired())
-            return false;
-        QThread::msleep(100);
-    }
-}
-
 } // namespace
 
 struct RedisClusterTopology::Private {
@@ -244,21 +211,8 @@ struct RedisClusterTopology::Private {
     /// Start the node (its config already written) and wait until it answers PING.
     Readiness launch(Instance &instance, QString *error)
     {
-        const LogWatch log(instance.logFile);
-        instance.pid = startDetached({u"redis-server"_s, {instance.configFile}}, instance.logFile, error);
-        if (instance.pid == 0)
-            return Readiness::Exited;
-        const Readiness readiness = waitUntilReady([this, &instance] { return ping(instance); },
-                                                  [&instance] { return !pidAlive(instance.pid); },
-                                                  log, QDeadlineTimer(startTimeoutMs));
-        if (readiness != Readiness::Ready) {
-            QString details = readinessError(readiness, u"redis-server"_s, instance.port);
-            if (readiness == Readiness::BindFailed)
-                details += u" or its cluster bus port %1"_s.arg(instance.busPort);
-            *error = startError(u"starting "_s + instance.name, details, instance.logFile);
-            halt(instance, SIGKILL);
-        }
-        return readiness;
+        return launchRedis(instance, {}, [this, &instance] { return ping(instance); }, startTimeoutMs,
+                           u"or its cluster bus port %1"_s.arg(instance.busPort), error);
     }
 
     /// First start: two fresh free ports per attempt (client and cluster bus), the config
@@ -286,16 +240,7 @@ struct RedisClusterTopology::Private {
         return readiness == Readiness::Ready;
     }
 
-    bool halt(Instance &instance, int signal)
-    {
-        const bool gone = signalAndWait(instance.pid, signal);
-        if (gone) {
-            // A SIGKILLed redis leaves its pid file behind; the pid may be reused later.
-            QFile::remove(instance.pidFile);
-            instance.pid = 0;
-        }
-        return gone;
-    }
+    bool halt(Instance &instance, int signal) { return haltRedis(instance, signal); }
 
     /// Every wait's failure message ends with the logs.
     QString withLogs(const QString &message) const
@@ -305,13 +250,10 @@ struct RedisClusterTopology::Private {
 
     QString logTail(int lines) const
     {
-        QStringList parts;
-        for (const Instance &instance : nodes) {
-            parts << u"--- %1 %2 (%3, last lines) ---\n%4"_s.arg(
-                instance.name, instance.address(), instance.logFile,
-                tailOfFile(instance.logFile, lines));
-        }
-        return parts.join(u'\n');
+        QList<const RedisProcess *> all;
+        for (const Instance &instance : nodes)
+            all << &instance;
+        return redisLogTails(all, lines);
     }
 
     /// cluster_state of this node's CLUSTER INFO ("" and *said when it does not answer).

@@ -1,6 +1,7 @@
 #include "serverharness.h"
 
 #include "processtools.h"
+#include "redisprocess.h"
 #include "scratchfolder.h"
 
 #include <QFile>
@@ -19,17 +20,8 @@ using namespace detail;
 namespace {
 
 /// One redis-server process of the topology: a data node or a Sentinel.
-struct Instance {
-    QString name; ///< "node0", "node1", "sentinel0" … (file names and log headings)
+struct Instance : RedisProcess {
     bool sentinel = false;
-    int port = 0;
-    qint64 pid = 0;
-    QString configFile;
-    QString logFile;
-    QString pidFile;
-    QString dataDir; ///< data nodes only: where a replica's sync would put dump.rdb
-
-    QString address() const { return u"127.0.0.1:"_s + QString::number(port); }
 };
 
 /// A reply of SENTINEL replicas / SENTINEL sentinels as redis-cli prints it without a tty:
@@ -60,18 +52,6 @@ QString describeInstance(const QHash<QString, QString> &instance)
     return text;
 }
 
-/// The line "key:value" of an INFO reply, its value ("" when missing).
-QString infoField(const QString &info, QStringView key)
-{
-    const QStringList lines = info.split(u'\n');
-    for (const QString &line : lines) {
-        const QString trimmed = line.trimmed();
-        if (trimmed.startsWith(key) && trimmed.size() > key.size() && trimmed.at(key.size()) == u':')
-            return trimmed.mid(key.size() + 1);
-    }
-    return {};
-}
-
 /// A config file argument in double quotes (Redis's config parser reads \\ and \" in them),
 /// so a password with spaces or quotes stays one argument.
 QString quoted(const QString &value)
@@ -79,20 +59,6 @@ QString quoted(const QString &value)
     QString escaped = value;
     escaped.replace(u'\\', u"\\\\"_s).replace(u'"', u"\\\""_s);
     return u'"' + escaped + u'"';
-}
-
-/// Poll done() every 100 ms until it says yes or the deadline passes (done() is asked once
-/// more at the end).
-template<typename Done>
-bool pollUntil(QDeadlineTimer deadline, Done done)
-{
-    for (;;) {
-        if (done())
-            return true;
-        if (deadline.hasExpired())
-            return false;
-        QThread::msleep(100);
-    }
 }
 
 } // namespace
@@ -279,24 +245,8 @@ struct RedisSentinelTopology::Private {
     /// Start the instance (its config already written) and wait until it answers PING.
     Readiness launch(Instance &instance, QString *error)
     {
-        const LogWatch log(instance.logFile);
-        QStringList arguments{instance.configFile};
-        if (instance.sentinel)
-            arguments << u"--sentinel"_s;
-        instance.pid = startDetached({u"redis-server"_s, arguments}, instance.logFile, error);
-        if (instance.pid == 0)
-            return Readiness::Exited;
-        const Readiness readiness = waitUntilReady([this, &instance] { return ping(instance); },
-                                                  [&instance] { return !pidAlive(instance.pid); },
-                                                  log, QDeadlineTimer(startTimeoutMs));
-        if (readiness != Readiness::Ready) {
-            const QString server = instance.sentinel ? u"redis-server --sentinel"_s
-                                                     : u"redis-server"_s;
-            *error = startError(u"starting "_s + instance.name,
-                                readinessError(readiness, server, instance.port), instance.logFile);
-            halt(instance, SIGKILL);
-        }
-        return readiness;
+        return launchRedis(instance, instance.sentinel ? QStringList{u"--sentinel"_s} : QStringList{},
+                           [this, &instance] { return ping(instance); }, startTimeoutMs, QString(), error);
     }
 
     /// First start: a fresh free port per attempt, the config written for it.
@@ -320,16 +270,7 @@ struct RedisSentinelTopology::Private {
         return readiness == Readiness::Ready;
     }
 
-    bool halt(Instance &instance, int signal)
-    {
-        const bool gone = signalAndWait(instance.pid, signal);
-        if (gone) {
-            // A SIGKILLed redis leaves its pid file behind; the pid may be reused later.
-            QFile::remove(instance.pidFile);
-            instance.pid = 0;
-        }
-        return gone;
-    }
+    bool halt(Instance &instance, int signal) { return haltRedis(instance, signal); }
 
     /// Every wait's failure message ends with the logs.
     QString withLogs(const QString &message) const
@@ -339,15 +280,12 @@ struct RedisSentinelTopology::Private {
 
     QString logTail(int lines) const
     {
-        QStringList parts;
+        QList<const RedisProcess *> all;
         for (const QList<Instance> *group : {&nodes, &sentinels}) {
-            for (const Instance &instance : *group) {
-                parts << u"--- %1 %2 (%3, last lines) ---\n%4"_s.arg(
-                    instance.name, instance.address(), instance.logFile,
-                    tailOfFile(instance.logFile, lines));
-            }
+            for (const Instance &instance : *group)
+                all << &instance;
         }
-        return parts.join(u'\n');
+        return redisLogTails(all, lines);
     }
 
     /// After start: the replica in sync, and every Sentinel naming the master, listing the
