@@ -178,6 +178,9 @@ struct AgentRuntime::Parts {
     quint16 port = 0;
 
     QString callbackBaseUrl() const;
+    /// The callback pipeline's lock ttl: its default, at least 4 Redis timeouts (the key
+    /// store refuses one below 3: a hung renewal must not cost the lease).
+    std::chrono::milliseconds callbackLockTtl() const;
     /// The offered channels' gateways, behind their breakers; null for a channel not offered.
     std::function<core::PaymentGateway *(core::Channel)> gatewayLookup();
     core::Result<void> openStorage();
@@ -190,6 +193,11 @@ struct AgentRuntime::Parts {
 };
 
 /// Where the platforms send notifications: public_base_url, or the listen address.
+std::chrono::milliseconds AgentRuntime::Parts::callbackLockTtl() const
+{
+    return std::max(core::CallbackPipelineOptions{}.lockTtl, std::chrono::milliseconds(4LL * config.redisTimeoutMs));
+}
+
 QString AgentRuntime::Parts::callbackBaseUrl() const
 {
     return config.publicBaseUrl.isEmpty() ? QStringLiteral("http://") + config.listen.toString() : config.publicBaseUrl;
@@ -229,6 +237,7 @@ core::Result<void> AgentRuntime::Parts::openStorage()
     keyStoreSettings.sentinels = config.redisSentinel.sentinels;
     keyStoreSettings.masterName = config.redisSentinel.masterName;
     keyStoreSettings.sentinelPassword = config.redisSentinel.password.reveal();
+    keyStoreSettings.clusterSeeds = config.redisCluster;
     keyStoreSettings.severalInstances = config.instances > 1;
     keyStoreSettings.connectTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
     keyStoreSettings.commandTimeout = std::chrono::milliseconds(config.redisTimeoutMs);
@@ -327,7 +336,7 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
         refundVerifier = std::make_unique<callbacks::PlatformNotificationVerifier>(callbacks::NotificationVerifierOptions{});
     }
     core::CallbackPipelineOptions options;
-    options.lockTtl = std::max(options.lockTtl, std::chrono::milliseconds(4LL * config.redisTimeoutMs));
+    options.lockTtl = callbackLockTtl();
     options.weChatMchId = config.wechat.mchid;
     options.weChatAppId = config.wechat.appid;
     options.alipaySellerId = config.alipay.sellerId;
@@ -663,7 +672,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     // The rest of the operations API: callbacks, L1 records, locks.
     http::registerCallbackOpsRoutes(*server, *callbackHistory, *callbacks, *audit);
     http::registerIdempotencyRoutes(*server, *idempotency, *audit, clock, idempotency->inFlightTimeoutMs());
-    http::registerLockRoutes(*server, *keyStore, [this] { return callbacks->staleFenceRefused(); });
+    const qint64 longestLockTtlMs = std::max<qint64>(confirmOptions.lockTtl.count(), callbackLockTtl().count());
+    http::registerLockRoutes(*server, *keyStore, longestLockTtlMs, [this] { return callbacks->staleFenceRefused(); });
     if (config.qa.enabled)
         registerQa(publish);
 

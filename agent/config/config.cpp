@@ -422,6 +422,31 @@ public:
             return misconfigured(originOf(QStringLiteral("redis_sentinels"))
                                  + QStringLiteral(": Sentinels need redis=redis://[:password@]any/db for the "
                                                   "master's password and db (its host:port are not used)"));
+        if (const Setting *s = find(QStringLiteral("redis_cluster"))) {
+            const QJsonArray seeds = s->value.toArray();
+            for (qsizetype i = 0; i < seeds.size(); ++i) {
+                auto parsed = HostPort::parse(seeds.at(i).toString(), 6379);
+                if (!parsed)
+                    return misconfigured(s->origin + QStringLiteral(": redis_cluster[%1]: %2")
+                                                         .arg(i)
+                                                         .arg(parsed.error().internalMessage));
+                c.redisCluster.append(*parsed);
+            }
+        }
+        if (!c.redisCluster.isEmpty()) {
+            if (!c.redisSentinel.sentinels.isEmpty())
+                return misconfigured(originOf(QStringLiteral("redis_cluster"))
+                                     + QStringLiteral(": Redis Cluster and Sentinel are two topologies; give one of "
+                                                      "redis_cluster and redis_sentinels"));
+            if (c.redis.embedded)
+                return misconfigured(originOf(QStringLiteral("redis_cluster"))
+                                     + QStringLiteral(": a cluster needs redis=redis://[:password@]any/0 for the "
+                                                      "nodes' password (its host:port are not used)"));
+            if (c.redis.database != 0)
+                return misconfigured(originOf(QStringLiteral("redis_cluster"))
+                                     + QStringLiteral(": Redis Cluster has database 0 only; the redis URL names db %1")
+                                           .arg(c.redis.database));
+        }
 
         if (const Setting *s = find(QStringLiteral("log_format"))) {
             const QString v = s->value.toString();
@@ -795,7 +820,7 @@ QString Config::describeForLog() const
     auto onOff = [](bool b) { return b ? QStringLiteral("true") : QStringLiteral("false"); };
     auto orNone = [](const QString &s) { return s.isEmpty() ? QStringLiteral("(none)") : s; };
     auto secret = [](const Secret &s) { return s.isEmpty() ? QStringLiteral("(none)") : QStringLiteral("<set>"); };
-    auto sentinelList = [](const QList<HostPort> &list) {
+    auto hostList = [](const QList<HostPort> &list) {
         QStringList parts;
         for (const HostPort &h : list)
             parts << h.toString();
@@ -815,7 +840,8 @@ QString Config::describeForLog() const
         QStringLiteral("db=") + db.redacted(),
         QStringLiteral("redis=") + redis.redacted(),
         QStringLiteral("redis_sentinels=[%1] redis_master_name=%2 redis_sentinel_password=%3")
-            .arg(sentinelList(redisSentinel.sentinels), orNone(redisSentinel.masterName), secret(redisSentinel.password)),
+            .arg(hostList(redisSentinel.sentinels), orNone(redisSentinel.masterName), secret(redisSentinel.password)),
+        QStringLiteral("redis_cluster=[%1]").arg(hostList(redisCluster)),
         QStringLiteral("data_dir=") + dataDir,
         QStringLiteral("log_format=") + logFormatName(logFormat),
         QStringLiteral("log_level=") + logLevelName(logLevel),

@@ -184,6 +184,7 @@ struct Config {
     DatabaseUrl db{DatabaseUrl::Dialect::Sqlite, {}, {}, {}, 0, {}, QStringLiteral("./payonce-data/payonce.db")};
     RedisUrl redis;                          ///< embedded by default
     RedisSentinelSettings redisSentinel;     ///< set: the master is found through Sentinel
+    QList<HostPort> redisCluster;            ///< set: Redis Cluster, reached from these seed nodes
     QString dataDir = QStringLiteral("./payonce-data");
     LogFormat logFormat = LogFormat::Text;
     LogLevel logLevel = LogLevel::Info;

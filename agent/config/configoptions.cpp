@@ -32,6 +32,8 @@ constexpr OptionSpec kOptions[] = {
      u"The name the Sentinels monitor the master under (sentinel monitor <name> ...); required with redis_sentinels."},
     {u"redis_sentinel_password", u"", K::Secret, u"PASSWORD", u"",
      u"Password of the Sentinels themselves (requirepass in sentinel.conf); empty: they ask none. Refused by every Sentinel (or missing where they ask one), the key store reports a misconfiguration, not an outage."},
+    {u"redis_cluster", u"", K::HostPortList, u"JSON", u"[]",
+     u"Redis Cluster seed nodes: [\"10.0.0.5:6379\", ...]. Set, the agent learns the slot map from any of them (CLUSTER SLOTS), talks to every master, follows MOVED/ASK and failovers; the redis URL then gives only the password (db must be 0), its host:port are not used. Not with redis_sentinels."},
     {u"data_dir", u"data-dir", K::Path, u"DIR", u"./payonce-data",
      u"Folder for the agent's own files (the default SQLite database lives here)."},
     {u"log_format", u"log-format", K::String, u"FORMAT", u"text",

@@ -53,6 +53,23 @@ public:
 
     bool remove(const QString &key) { return m_entries.remove(key) > 0; }
 
+    /// The live entries whose key starts with `prefix`, at most `limit` (+1 to tell there
+    /// are more), with the time each has left (-1: none).
+    std::vector<core::StoredLock> withPrefix(const QString &prefix, int limit)
+    {
+        std::vector<core::StoredLock> found;
+        const auto now = Clock::now();
+        for (auto it = m_entries.cbegin(); it != m_entries.cend() && int(found.size()) <= limit; ++it) {
+            if (!it.key().startsWith(prefix) || it.value().expiresAt <= now)
+                continue;
+            const qint64 left = it.value().expiresAt == Clock::time_point::max()
+                ? -1
+                : std::chrono::duration_cast<std::chrono::milliseconds>(it.value().expiresAt - now).count();
+            found.push_back(core::StoredLock{it.key(), it.key(), QString(), QString::fromUtf8(it.value().value), left});
+        }
+        return found;
+    }
+
     std::mutex mutex;
 
 private:
@@ -238,6 +255,21 @@ QString EmbeddedKeyStore::instanceId() const
 core::KeyStoreTopology EmbeddedKeyStore::topology() const
 {
     return core::KeyStoreTopology{QStringLiteral("embedded"), QString(), d->epoch, 0};
+}
+
+core::StoredLockScan EmbeddedKeyStore::scanLocks(int limit)
+{
+    core::StoredLockScan scan;
+    scan.nodes << QStringLiteral("embedded");
+    {
+        std::lock_guard lock(d->space->mutex);
+        scan.locks = d->space->withPrefix(QStringLiteral("lock:"), limit);
+    }
+    if (int(scan.locks.size()) > limit) {
+        scan.locks.resize(size_t(limit));
+        scan.truncated = true;
+    }
+    return scan;
 }
 
 } // namespace payonce::redis

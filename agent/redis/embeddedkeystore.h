@@ -46,6 +46,7 @@ public:
     QString instanceId() const override;
     QString backendName() const override { return QStringLiteral("embedded"); }
     core::KeyStoreTopology topology() const override;
+    core::StoredLockScan scanLocks(int limit) override;
 
     class Private;
 

@@ -28,6 +28,7 @@ core::Result<std::unique_ptr<core::KeyStore>> openKeyStore(const KeyStoreSetting
     redisOptions.sentinels = settings.sentinels;
     redisOptions.masterName = settings.masterName;
     redisOptions.sentinelPassword = settings.sentinelPassword;
+    redisOptions.clusterSeeds = settings.clusterSeeds;
     return std::unique_ptr<core::KeyStore>(std::make_unique<RedisKeyStore>(redisOptions, epochs));
 }
 

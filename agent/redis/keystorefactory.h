@@ -24,6 +24,8 @@ struct KeyStoreSettings {
     QList<config::HostPort> sentinels;
     QString masterName;
     QString sentinelPassword;
+    /// Not empty: Redis Cluster, its slot map learned from these seed nodes.
+    QList<config::HostPort> clusterSeeds;
     std::chrono::milliseconds connectTimeout{1000};
     std::chrono::milliseconds commandTimeout{1000};
 };

@@ -1,6 +1,9 @@
 #include "rediskeystore.h"
 
 #include "boundedseenset.h"
+#include "clusterslots.h"
+#include "hashslot.h"
+#include "hiredisclient.h"
 #include "leasewatchdog.h"
 #include "randombytes.h"
 #include "sentinelmaster.h"
@@ -117,15 +120,66 @@ const QByteArray &fenceStateKey()
     return key;
 }
 
+/// Where a fenced lock and its fence state live. In cluster mode both carry the hash tag of
+/// the slot of their fence scope (the order), so one script can take both, and every lock
+/// fencing one order — the confirm's and the callback's — draws from the same state: per
+/// slot, `fence:state:{tag}`, and the lock as `{tag}lock:…`. Otherwise the lock as named
+/// and the instance's one state.
+struct FencePlacement {
+    QByteArray lockKey;
+    QByteArray stateKey;
+    int slot = 0;       ///< the hash slot the command goes to (cluster mode)
+    int floorIndex = 0; ///< which of the store's floors the tokens count against
+};
+
+FencePlacement placeFence(bool cluster, const QString &lockKey, const QString &fenceScope)
+{
+    FencePlacement placement{lockKey.toUtf8(), fenceStateKey(), 0, 0};
+    if (!cluster)
+        return placement;
+    if (fenceScope.isEmpty()) {
+        placement.slot = hashSlot(placement.lockKey);
+        return placement;
+    }
+    const int slot = hashSlot(fenceScope.toUtf8());
+    const QByteArray tag = '{' + tagForSlot(slot) + '}';
+    placement.lockKey = tag + placement.lockKey;
+    placement.stateKey = fenceStateKey() + ':' + tag;
+    placement.slot = slot;
+    placement.floorIndex = slot;
+    return placement;
+}
+
+/// The logical name of a stored lock key: a cluster's leading "{tag}" taken off.
+QString logicalLockKey(const QByteArray &stored)
+{
+    if (stored.startsWith('{')) {
+        const qsizetype close = stored.indexOf('}');
+        if (close > 0)
+            return QString::fromUtf8(stored.mid(close + 1));
+    }
+    return QString::fromUtf8(stored);
+}
+
+bool isLockKey(const QByteArray &stored)
+{
+    return logicalLockKey(stored).startsWith(QLatin1String("lock:"));
+}
+
 // Shared by the fencing scripts, which declare `epoch` and `counter` first and get them set
 // here (KEYS[n] = the fence state; ARGV[3], ARGV[4] = the largest
-// token this agent has seen, epoch and counter): refuses, before anything is written, an
-// instance without fence state, with a full counter, or whose state went back below a
-// token this agent already has (restored from an older snapshot). The caller installs a
-// new epoch and runs the script again.
+// token this agent has seen, epoch and counter; ARGV[5] = the run_id of the node, in
+// cluster mode, else empty): refuses, before anything is written, an instance without
+// fence state, state installed by another process (cluster mode: a slot whose state was
+// replicated to a promoted replica — single and Sentinel modes check this once per
+// connection instead), a full counter, or state that went back below a token this agent
+// already has (restored from an older snapshot). The caller installs a new epoch and runs
+// the script again.
 #define PAYONCE_FENCE_CHECK(stateKey)                                                              \
-    "local state = redis.call('HMGET', " stateKey ", 'epoch', 'counter') "                         \
+    "local state = redis.call('HMGET', " stateKey ", 'epoch', 'counter', 'run_id') "               \
     "if not state[1] then return redis.error_reply('FENCE_NO_STATE no fence state') end "                         \
+    "if ARGV[5] and ARGV[5] ~= '' and state[3] ~= ARGV[5] then "                                   \
+    "return redis.error_reply('FENCE_OTHER_RUN installed by another process') end "                \
     "epoch, counter = tonumber(state[1]), tonumber(state[2] or '0') "                        \
     "if counter >= 4294967295 then return redis.error_reply('FENCE_FULL the counter is full') end "                    \
     "local floorEpoch, floorCounter = tonumber(ARGV[3]), tonumber(ARGV[4]) "                       \
@@ -187,14 +241,6 @@ const std::vector<const Script *> &allScripts()
     return scripts;
 }
 
-timeval toTimeval(milliseconds duration)
-{
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
-    return tv;
-}
-
 QByteArray msText(milliseconds duration)
 {
     return QByteArray::number(static_cast<qlonglong>(duration.count()));
@@ -213,16 +259,22 @@ struct Backend {
         , epochs(source)
         , id(g_nextBackendId.fetch_add(1))
         , sentinel(opts.sentinelMode() ? std::make_unique<SentinelMaster>(opts) : nullptr)
+        , cluster(opts.clusterMode() ? std::make_unique<ClusterSlotMap>(opts) : nullptr)
+        , m_floorCount(opts.clusterMode() ? size_t(kClusterSlots) : 1)
+        , m_floors(new std::atomic<quint64>[m_floorCount]())
     {
     }
 
     const RedisOptions options;
     core::FenceEpochSource &epochs;
     const quint64 id;
-    /// Sentinel mode: where the master is now. Null for a single address.
+    /// Sentinel mode: where the master is now. Null otherwise.
     const std::unique_ptr<SentinelMaster> sentinel;
+    /// Cluster mode: which master serves each slot. Null otherwise.
+    const std::unique_ptr<ClusterSlotMap> cluster;
 
     /// The node connections go to: the configured address, or the master a Sentinel names.
+    /// (Cluster connections are opened to one node each.)
     Result<config::HostPort> target() const
     {
         if (sentinel)
@@ -230,7 +282,8 @@ struct Backend {
         return config::HostPort{options.host, options.port};
     }
 
-    /// For messages: "host:port/db", in Sentinel mode with the master's name and address.
+    /// For messages: "host:port/db", in Sentinel mode with the master's name and address, in
+    /// cluster mode the seeds.
     QString endpoint() const
     {
         if (!sentinel)
@@ -243,47 +296,77 @@ struct Backend {
     }
     std::atomic<bool> closed{false};
     std::atomic<bool> degraded{false};
-    /// The fence epoch in force on the instance last connected to (for topology()).
+    /// The fence epoch in force on the instance last connected to; in cluster mode the
+    /// largest in force on any slot met (for topology()).
     std::atomic<quint64> epochInForce{0};
     /// Held while a connection checks (and if need be installs) the instance's fence epoch.
     std::timed_mutex epochCheck;
 
-    /// Before a connect: an Error if we are inside the backoff after a failed connect.
-    std::optional<Error> backoffGate()
+    void noteEpoch(quint64 epoch)
+    {
+        if (!cluster) {
+            epochInForce.store(epoch);
+            return;
+        }
+        quint64 seen = epochInForce.load();
+        while (epoch > seen && !epochInForce.compare_exchange_weak(seen, epoch)) {
+        }
+    }
+
+    /// The master-change count that ends a backoff (Sentinel and cluster modes).
+    quint64 topologyGeneration() const
+    {
+        if (sentinel)
+            return sentinel->generation();
+        if (cluster)
+            return cluster->generation();
+        return 0;
+    }
+
+    /// Before a connect to `node` (its "host:port"; empty outside cluster mode: one backoff
+    /// for the store): an Error if we are inside the backoff after a failed connect.
+    std::optional<Error> backoffGate(const QString &node)
     {
         std::lock_guard lock(m_mutex);
+        const auto found = m_backoffs.constFind(node);
+        if (found == m_backoffs.constEnd())
+            return std::nullopt;
         const auto now = Clock::now();
-        if (now >= m_nextConnectAt)
+        if (now >= found->nextConnectAt)
             return std::nullopt;
-        // Sentinel mode: a new master since the failed connect ends the backoff — the
-        // connects failed against the old one; the new one is worth trying at once.
-        if (sentinel && sentinel->generation() != m_failedAtGeneration)
+        // A new master since the failed connect ends the backoff — the connects failed
+        // against the old one; the new one is worth trying at once.
+        if (topologyGeneration() != found->failedAtGeneration)
             return std::nullopt;
-        const auto left = std::chrono::duration_cast<milliseconds>(m_nextConnectAt - now);
-        Error error = m_lastConnectError;
+        const auto left = std::chrono::duration_cast<milliseconds>(found->nextConnectAt - now);
+        Error error = found->lastError;
         error.internalMessage += QStringLiteral(" (next attempt in %1 ms)").arg(left.count());
         return error;
     }
 
-    void connectFailed(const Error &error)
+    void connectFailed(const QString &node, const Error &error)
     {
         degraded.store(true);
-        std::lock_guard lock(m_mutex);
-        m_backoff = m_backoff.count() == 0 ? options.minBackoff : std::min(m_backoff * 2, options.maxBackoff);
-        m_nextConnectAt = Clock::now() + m_backoff;
-        m_lastConnectError = error;
-        if (sentinel)
-            m_failedAtGeneration = sentinel->generation();
+        {
+            std::lock_guard lock(m_mutex);
+            Backoff &backoff = m_backoffs[node];
+            backoff.backoff = backoff.backoff.count() == 0 ? options.minBackoff
+                                                           : std::min(backoff.backoff * 2, options.maxBackoff);
+            backoff.nextConnectAt = Clock::now() + backoff.backoff;
+            backoff.lastError = error;
+            backoff.failedAtGeneration = topologyGeneration();
+        }
+        if (cluster) // a master that cannot be reached may have been failed over
+            cluster->refreshSoon();
     }
 
     /// Returns true when this run_id was never seen by this store (scripts to load).
-    bool connected(const QString &runId)
+    bool connected(const QString &node, const QString &runId)
     {
         std::lock_guard lock(m_mutex);
-        m_backoff = milliseconds(0);
-        m_nextConnectAt = Clock::time_point();
+        m_backoffs.remove(node);
         if (m_lastRunId != runId) {
-            if (!m_lastRunId.isEmpty())
+            if (!m_lastRunId.isEmpty() && !cluster)
                 qCInfo(lcRedis).noquote() << QStringLiteral("Redis at %1 is a new instance: run_id %2 (was %3)")
                                                  .arg(endpoint(), runId, m_lastRunId);
             m_lastRunId = runId;
@@ -316,12 +399,15 @@ struct Backend {
         return m_lastRunId;
     }
 
-    /// The largest token this store has handed out: the floor every later one must pass.
-    quint64 highestToken() const { return m_highestToken.load(); }
-    void sawToken(quint64 token)
+    /// The largest token this store has handed out from one fence state (index 0; in
+    /// cluster mode one per slot, whose states have epochs of their own): the floor every
+    /// later one from that state must pass.
+    quint64 highestToken(int floorIndex) const { return m_floors[size_t(floorIndex) % m_floorCount].load(); }
+    void sawToken(int floorIndex, quint64 token)
     {
-        quint64 seen = m_highestToken.load();
-        while (token > seen && !m_highestToken.compare_exchange_weak(seen, token)) {
+        std::atomic<quint64> &floor = m_floors[size_t(floorIndex) % m_floorCount];
+        quint64 seen = floor.load();
+        while (token > seen && !floor.compare_exchange_weak(seen, token)) {
         }
     }
 
@@ -333,15 +419,20 @@ struct Backend {
     }
 
 private:
+    struct Backoff {
+        Clock::time_point nextConnectAt;
+        milliseconds backoff{0};
+        Error lastError;
+        quint64 failedAtGeneration = 0; ///< the topology's generation at the failed connect
+    };
+
     mutable std::mutex m_mutex;
-    Clock::time_point m_nextConnectAt;
-    milliseconds m_backoff{0};
-    Error m_lastConnectError;
-    quint64 m_failedAtGeneration = 0; ///< Sentinel mode: the master's generation at the last failed connect
+    QHash<QString, Backoff> m_backoffs; ///< by node ("" outside cluster mode)
     QString m_lastRunId;
     QSet<QString> m_scriptsLoadedFor;
     QSet<QString> m_policyCheckedFor;
-    std::atomic<quint64> m_highestToken{0};
+    const size_t m_floorCount;
+    const std::unique_ptr<std::atomic<quint64>[]> m_floors;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -353,7 +444,13 @@ enum class Retry { No, OnStaleConnection };
 
 class Connection {
 public:
-    explicit Connection(std::shared_ptr<Backend> backend) : m_backend(std::move(backend)) {}
+    /// `node`: cluster mode, the one node this connection talks to; otherwise none (the
+    /// configured address or the master a Sentinel names, looked up on each connect).
+    Connection(std::shared_ptr<Backend> backend, std::optional<config::HostPort> node)
+        : m_backend(std::move(backend))
+        , m_fixedNode(std::move(node))
+    {
+    }
     ~Connection() { drop(); }
     Connection(const Connection &) = delete;
     Connection &operator=(const Connection &) = delete;
@@ -361,6 +458,12 @@ public:
     const std::shared_ptr<Backend> &backend() const { return m_backend; }
     /// The run_id of the instance this connection is talking to (set by the handshake).
     QString runId() const { return m_runId; }
+    /// Where this connection goes (its fixed node in cluster mode, else the node reached last).
+    config::HostPort node() const { return m_fixedNode ? *m_fixedNode : m_node; }
+    const std::optional<config::HostPort> &fixedNode() const { return m_fixedNode; }
+
+    /// Opens the connection (with its handshake) unless it is open; what a command does first.
+    Result<void> open() { return ensureConnected(); }
 
     /// Runs one command. Error replies come back as Reply::Type::Error. With
     /// Retry::OnStaleConnection, a command that failed on a connection opened by an
@@ -395,6 +498,8 @@ public:
                 return reply;
             }
             m_backend->degraded.store(true);
+            if (m_backend->cluster) // the node went away: it may have been failed over
+                m_backend->cluster->refreshSoon();
             if (retry == Retry::OnStaleConnection && reused && attempt == 0 && !m_lastWasTimeout)
                 continue;
             return reply;
@@ -420,28 +525,53 @@ public:
                 return replyError(QStringLiteral("SCRIPT LOAD %1").arg(QLatin1String(script.name)), *loaded);
             reply = this->command(command, Retry::No);
         }
-        if (reply.ok() && reply->isError() && !isFenceRefusal(*reply))
+        if (reply.ok() && reply->isError() && !isFenceRefusal(*reply) && !isRedirect(*reply))
             return replyError(QStringLiteral("script %1").arg(QLatin1String(script.name)), *reply);
         return reply;
     }
 
-    /// A fencing script (acquire with a fence scope, next token): when it refuses because
-    /// the instance's fence state cannot be trusted (none, full counter, behind a token this
-    /// store already has), a new epoch is installed and the script runs once more — it
-    /// wrote nothing when it refused, so running it again is safe even for the acquire.
+    /// MOVED or ASK: the slot is served elsewhere; the command was not run (cluster mode).
+    static bool isRedirect(const Reply &reply)
+    {
+        return reply.isError() && (reply.text.startsWith("MOVED ") || reply.text.startsWith("ASK "));
+    }
+
+    /// A fencing script (acquire with a fence scope, next token; the fence state is the last
+    /// key, `args` end with the floor): when it refuses because the fence state cannot be
+    /// trusted (none, another process's, full counter, behind a token this store already
+    /// has), a new epoch is installed and the script runs once more — it wrote nothing when
+    /// it refused, so running it again is safe even for the acquire. In cluster mode the
+    /// script is given this node's run_id to check the slot's state against.
     Result<Reply> fenced(const Script &script, const std::vector<QByteArray> &keys,
                          const std::vector<QByteArray> &args, Retry retry)
     {
-        auto reply = eval(script, keys, args, retry);
+        if (auto opened = open(); !opened.ok())
+            return opened.error();
+        const auto withRunId = [&] {
+            std::vector<QByteArray> all = args;
+            all.push_back(m_backend->cluster ? m_runId.toLatin1() : QByteArray());
+            return all;
+        };
+        auto reply = eval(script, keys, withRunId(), retry);
+        if (!reply.ok() || !isFenceRefusal(*reply))
+            return reply;
+        // The store's connections that meet state to replace together do it one at a time
+        // (waited for at most a command timeout): the first installs an epoch, the others
+        // find it installed when they run the script again.
+        std::unique_lock serialised(m_backend->epochCheck, std::defer_lock);
+        (void)serialised.try_lock_for(m_backend->options.commandTimeout);
+        reply = eval(script, keys, withRunId(), Retry::No);
         if (!reply.ok() || !isFenceRefusal(*reply))
             return reply;
         static const QHash<QByteArray, QString> reasons{{QByteArrayLiteral("FENCE_NO_STATE"), QStringLiteral("no_fence_state")},
+                                                        {QByteArrayLiteral("FENCE_OTHER_RUN"), QStringLiteral("other_run_id")},
                                                         {QByteArrayLiteral("FENCE_FULL"), QStringLiteral("counter_full")},
                                                         {QByteArrayLiteral("FENCE_BEHIND"), QStringLiteral("behind_this_agent")}};
-        if (auto installed = installEpoch(m_runId, reasons.value(fenceRefusal(*reply), QStringLiteral("refused")));
+        if (auto installed = installEpoch(m_runId, reasons.value(fenceRefusal(*reply), QStringLiteral("refused")),
+                                          keys.back());
             !installed.ok())
             return installed.error();
-        reply = eval(script, keys, args, Retry::No);
+        reply = eval(script, keys, withRunId(), Retry::No);
         if (reply.ok() && isFenceRefusal(*reply))
             return replyError(QStringLiteral("script %1 after a new fence epoch").arg(QLatin1String(script.name)),
                               *reply);
@@ -504,13 +634,17 @@ private:
             return {};
         if (m_backend->closed.load())
             return m_backend->unavailable(QStringLiteral("the key store was closed"));
-        if (auto gate = m_backend->backoffGate())
+        const QString backoffKey = m_fixedNode ? m_fixedNode->toString() : QString();
+        if (auto gate = m_backend->backoffGate(backoffKey)) {
+            if (m_backend->cluster) // its slots may have a new master by now
+                m_backend->cluster->refreshSoon();
             return *gate;
+        }
 
         const RedisOptions &options = m_backend->options;
-        auto target = m_backend->target();
+        auto target = m_fixedNode ? Result<config::HostPort>(*m_fixedNode) : m_backend->target();
         if (!target.ok()) {
-            m_backend->connectFailed(target.error());
+            m_backend->connectFailed(backoffKey, target.error());
             return target.error();
         }
         m_node = target.value();
@@ -525,26 +659,30 @@ private:
             if (context)
                 redisFree(context);
             const Error error = m_backend->unavailable(
-                QStringLiteral("cannot connect (timeout %1 ms): %2").arg(options.connectTimeout.count()).arg(reason));
-            m_backend->connectFailed(error);
+                QStringLiteral("cannot connect to %1 (timeout %2 ms): %3")
+                    .arg(m_node.toString())
+                    .arg(options.connectTimeout.count())
+                    .arg(reason));
+            m_backend->connectFailed(backoffKey, error);
             return error;
         }
         redisSetTimeout(context, toTimeval(options.commandTimeout));
         m_context = context;
 
-        auto handshake = this->handshake();
+        auto handshake = this->handshake(backoffKey);
         if (!handshake.ok()) {
             drop();
-            m_backend->connectFailed(handshake.error());
+            m_backend->connectFailed(backoffKey, handshake.error());
             return handshake.error();
         }
         return {};
     }
 
     /// AUTH, SELECT, INFO server (run_id), the fence epoch for that run_id (from the
-    /// database, cached per store), and for an instance not met before: CONFIG GET
-    /// maxmemory-policy (a warning unless noeviction) and SCRIPT LOAD.
-    Result<void> handshake()
+    /// database, cached per store; cluster mode: per slot, by the scripts), and for an
+    /// instance not met before: CONFIG GET maxmemory-policy (a warning unless noeviction)
+    /// and SCRIPT LOAD.
+    Result<void> handshake(const QString &backoffKey)
     {
         const RedisOptions &options = m_backend->options;
         if (!options.password.isEmpty()) {
@@ -585,14 +723,16 @@ private:
                                QStringLiteral("Redis at %1: INFO server has no run_id").arg(m_backend->endpoint()),
                                QStringLiteral("internal error"));
         m_runId = runId;
-        if (auto trusted = ensureEpoch(runId); !trusted.ok())
-            return trusted;
+        if (!m_backend->cluster) {
+            if (auto trusted = ensureEpoch(runId); !trusted.ok())
+                return trusted;
+        }
         if (m_backend->policyToCheck(runId)) {
             if (auto checked = checkEvictionPolicy(); !checked.ok())
                 return checked;
             m_backend->policyChecked(runId);
         }
-        if (m_backend->connected(runId)) {
+        if (m_backend->connected(backoffKey, runId)) {
             for (const Script *script : allScripts()) {
                 auto loaded = send({QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("LOAD"), script->source});
                 if (!loaded.ok())
@@ -666,35 +806,39 @@ private:
         else if (state->elements[0].text.toULongLong() < largest.value())
             reason = QStringLiteral("below_largest");
         if (reason.isEmpty()) {
-            m_backend->epochInForce.store(state->elements[0].text.toULongLong());
+            m_backend->noteEpoch(state->elements[0].text.toULongLong());
             return {};
         }
-        return installEpoch(runId, reason);
+        return installEpoch(runId, reason, fenceStateKey());
     }
 
-    /// A new epoch from the database, installed on this instance with its counter at 0
-    /// (unless another agent installed a larger one meanwhile: that one is in force).
-    Result<void> installEpoch(const QString &runId, const QString &reason)
+    /// A new epoch from the database, installed in `stateKey` on this instance with its
+    /// counter at 0 (unless another agent installed a larger one meanwhile: that one is in
+    /// force).
+    Result<void> installEpoch(const QString &runId, const QString &reason, const QByteArray &stateKey)
     {
         auto epoch = m_backend->epochs.newEpoch(runId, reason);
         if (!epoch.ok())
             return m_backend->unavailable(QStringLiteral("no new fence epoch for run_id %1: %2")
                                               .arg(runId, epoch.error().internalMessage));
         auto installed = send({QByteArrayLiteral("EVAL"), QByteArray(installEpochScript), QByteArrayLiteral("1"),
-                               fenceStateKey(), QByteArray::number(epoch.value()), runId.toLatin1()});
+                               stateKey, QByteArray::number(epoch.value()), runId.toLatin1()});
         if (!installed.ok())
             return installed.error();
+        if (isRedirect(*installed)) // the slot moved since the script refused: nothing written
+            return m_backend->unavailable(QStringLiteral("%1 moved while its fence epoch was installed (%2)")
+                                              .arg(QString::fromUtf8(stateKey), installed->errorText()));
         if (installed->isError())
             return replyError(QStringLiteral("install fence epoch"), *installed);
-        m_backend->epochInForce.store(static_cast<quint64>(installed->integer));
-        const QString message = QStringLiteral("Redis at %1 (run_id %2): fence epoch %3 handed out (%4), in force %5")
-                                    .arg(m_backend->endpoint(), runId)
+        m_backend->noteEpoch(static_cast<quint64>(installed->integer));
+        const QString message = QStringLiteral("Redis at %1 (run_id %2, %3): fence epoch %4 handed out (%5), in force %6")
+                                    .arg(m_node.toString(), runId, QString::fromUtf8(stateKey))
                                     .arg(epoch.value())
                                     .arg(reason)
                                     .arg(installed->integer);
-        // A first epoch for a new instance is routine; anything else means the instance's
-        // fence state could not be trusted.
-        if (reason == QLatin1String("no_fence_state") && epoch.value() == 1)
+        // A first epoch for a new instance is routine, and so is a cluster slot's first
+        // state; anything else means the fence state could not be trusted.
+        if (reason == QLatin1String("no_fence_state") && (epoch.value() == 1 || m_backend->cluster))
             qCInfo(lcRedis).noquote() << message;
         else
             qCWarning(lcRedis).noquote() << message;
@@ -765,6 +909,20 @@ private:
         return m_backend->sentinel && m_backend->sentinel->generation() != m_generation;
     }
 
+public:
+    /// Cluster mode, after an ASK: the next command is for a slot being imported here.
+    Result<void> asking()
+    {
+        auto reply = command({QByteArrayLiteral("ASKING")}, Retry::No);
+        if (!reply.ok())
+            return reply.error();
+        if (reply->isError())
+            return replyError(QStringLiteral("ASKING"), *reply);
+        return {};
+    }
+
+private:
+
     /// True when the server has closed this (idle) connection or sent on it unasked: it
     /// restarted, failed over or timed the client out while this thread did other work.
     /// Looked at before each command, without waiting, so that a command which may not be
@@ -793,22 +951,68 @@ private:
     redisContext *m_context = nullptr;
     QString m_runId;
     bool m_lastWasTimeout = false;
+    std::optional<config::HostPort> m_fixedNode; ///< cluster mode: the node this connection is for
     config::HostPort m_node;  ///< where this connection goes (the master a Sentinel named)
     quint64 m_generation = 0; ///< Sentinel mode: the master's generation when it was opened
 };
 
-/// The calling thread's connection to a backend. Connections of closed stores are freed
-/// on the thread's next call to any store, or at thread exit.
-Connection &connectionFor(const std::shared_ptr<Backend> &backend)
+/// The calling thread's connection to a backend (in cluster mode: to one of its nodes).
+/// Connections of closed stores are freed on the thread's next call to any store, or at
+/// thread exit.
+Connection &connectionFor(const std::shared_ptr<Backend> &backend, const std::optional<config::HostPort> &node = {})
 {
     thread_local std::vector<std::unique_ptr<Connection>> connections;
     std::erase_if(connections, [](const auto &connection) { return connection->backend()->closed.load(); });
     for (const auto &connection : connections) {
-        if (connection->backend() == backend)
+        if (connection->backend() == backend && connection->fixedNode() == node)
             return *connection;
     }
-    connections.push_back(std::make_unique<Connection>(backend));
+    connections.push_back(std::make_unique<Connection>(backend, node));
     return *connections.back();
+}
+
+using Call = std::function<Result<Reply>(Connection &)>;
+
+/// Runs `call` on the calling thread's connection that serves `slot`: the store's one connection of this
+/// thread in single and Sentinel modes; in cluster mode the one to the slot's master,
+/// following MOVED (the slot has a new owner: the map learns it and the call runs there —
+/// the command was not run, so this is safe for any command) and ASK (the slot is being
+/// moved: ASKING and the call on the node named, once), a few hops at most.
+Result<Reply> runOnSlot(const std::shared_ptr<Backend> &backend, int slot, const Call &call)
+{
+    if (!backend->cluster)
+        return call(connectionFor(backend));
+    auto master = backend->cluster->masterFor(slot);
+    if (!master.ok()) {
+        backend->degraded.store(true);
+        return master.error();
+    }
+    config::HostPort node = master.value();
+    bool asking = false;
+    for (int hop = 0;; ++hop) {
+        Connection &connection = connectionFor(backend, node);
+        if (asking) {
+            if (auto asked = connection.asking(); !asked.ok())
+                return asked.error();
+        }
+        auto reply = call(connection);
+        if (!reply.ok() || !Connection::isRedirect(*reply))
+            return reply;
+        // "MOVED <slot> <host>:<port>" / "ASK <slot> <host>:<port>"
+        const QList<QByteArray> words = reply->text.split(' ');
+        const qsizetype colon = words.size() == 3 ? words[2].lastIndexOf(':') : -1;
+        bool portOk = false;
+        const int port = colon > 0 ? words[2].mid(colon + 1).toInt(&portOk) : 0;
+        if (!portOk || hop >= 4)
+            return backend->unavailable(QStringLiteral("slot %1: %2 (after %3 redirects)")
+                                            .arg(slot)
+                                            .arg(reply->errorText())
+                                            .arg(hop));
+        node = config::HostPort{QString::fromUtf8(words[2].left(colon)), port};
+        asking = words[0] == "ASK";
+        if (!asking)
+            backend->cluster->moved(slot, node);
+    }
 }
 
 bool isOk(const Reply &reply)
@@ -858,25 +1062,33 @@ public:
             backend->sentinel->stopWatching();
     }
 
-    // Checks a reply: transport errors pass through, error replies become typed errors.
+    // Checks a reply: transport errors pass through, error replies become typed errors
+    // (but MOVED and ASK, for onSlot() to follow).
     Result<Reply> checked(Connection &connection, const QString &what, Result<Reply> reply)
     {
-        if (reply.ok() && reply->isError())
+        if (reply.ok() && reply->isError() && !Connection::isRedirect(*reply))
             return connection.replyError(what, *reply);
         return reply;
     }
+
+    Result<Reply> onSlot(int slot, const Call &call) { return runOnSlot(backend, slot, call); }
+
+    /// The slot of a key (cluster mode; 0 otherwise, where it is not used).
+    int slotOf(const QByteArray &key) const { return backend->cluster ? hashSlot(key) : 0; }
 
     Result<QString> issue(const QString &scope, milliseconds ttl) override
     {
         auto token = randomHex(16);
         if (!token.ok())
             return token.error();
-        Connection &connection = connectionFor(backend);
+        const QByteArray key = "token:" + utf8(scope);
         // Repeating the SET is harmless: the token we return is the one stored last.
-        auto reply = checked(connection, QStringLiteral("SET token"),
-                             connection.command({QByteArrayLiteral("SET"), "token:" + utf8(scope),
-                                                 utf8(token.value()), QByteArrayLiteral("PX"), msText(ttl)},
-                                                Retry::OnStaleConnection));
+        auto reply = onSlot(slotOf(key), [&](Connection &connection) {
+            return checked(connection, QStringLiteral("SET token"),
+                           connection.command({QByteArrayLiteral("SET"), key, utf8(token.value()),
+                                               QByteArrayLiteral("PX"), msText(ttl)},
+                                              Retry::OnStaleConnection));
+        });
         if (!reply.ok())
             return reply.error();
         if (!isOk(*reply))
@@ -886,8 +1098,10 @@ public:
 
     Result<bool> consume(const QString &scope, const QString &token) override
     {
-        Connection &connection = connectionFor(backend);
-        auto reply = connection.eval(compareAndDeleteScript(), {"token:" + utf8(scope)}, {utf8(token)}, Retry::No);
+        const QByteArray key = "token:" + utf8(scope);
+        auto reply = onSlot(slotOf(key), [&](Connection &connection) {
+            return connection.eval(compareAndDeleteScript(), {key}, {utf8(token)}, Retry::No);
+        });
         if (!reply.ok())
             return reply.error();
         if (reply->type != Reply::Type::Integer)
@@ -911,16 +1125,18 @@ public:
         auto owner = randomHex(16);
         if (!owner.ok())
             return owner.error();
-        Connection &connection = connectionFor(backend);
         const auto sentAt = Clock::now();
+        const FencePlacement placement = placeFence(backend->cluster != nullptr, key, fenceScope);
         // No retry: a script that landed before the connection broke would make the retry
         // see our own lock as taken; the orphan lease simply expires.
-        std::vector<QByteArray> keys{utf8(key)};
+        std::vector<QByteArray> keys{placement.lockKey};
         if (!fenceScope.isEmpty())
-            keys.push_back(fenceStateKey());
+            keys.push_back(placement.stateKey);
         std::vector<QByteArray> args{utf8(owner.value()), msText(ttl)};
-        appendFloor(args);
-        auto reply = connection.fenced(acquireScript(), keys, args, Retry::No);
+        appendFloor(args, placement.floorIndex);
+        auto reply = onSlot(placement.slot, [&](Connection &connection) {
+            return connection.fenced(acquireScript(), keys, args, Retry::No);
+        });
         if (!reply.ok())
             return reply.error();
         if (reply->type == Reply::Type::Nil)
@@ -928,10 +1144,13 @@ public:
         if (fenceScope.isEmpty() && (reply->type != Reply::Type::Integer || reply->integer != 0))
             return unexpected(*backend, QStringLiteral("lock acquire"), *reply);
 
+        // The release and the renewals route by slot again (the map may have changed by then).
         const std::shared_ptr<Backend> shared = backend;
-        auto releaseFunction = [shared, key, ownerValue = owner.value()]() -> Result<bool> {
-            Connection &own = connectionFor(shared);
-            auto released = own.eval(compareAndDeleteScript(), {utf8(key)}, {utf8(ownerValue)}, Retry::No);
+        auto releaseFunction = [shared, lockKey = placement.lockKey, slot = placement.slot,
+                                ownerValue = owner.value()]() -> Result<bool> {
+            auto released = runOnSlot(shared, slot, [&](Connection &own) {
+                return own.eval(compareAndDeleteScript(), {lockKey}, {utf8(ownerValue)}, Retry::No);
+            });
             if (!released.ok())
                 return released.error();
             return released->type == Reply::Type::Integer && released->integer == 1;
@@ -939,7 +1158,7 @@ public:
 
         quint64 token = 0;
         if (!fenceScope.isEmpty()) {
-            auto fence = tokenFrom(*reply, QStringLiteral("lock acquire"));
+            auto fence = tokenFrom(*reply, QStringLiteral("lock acquire"), placement.floorIndex);
             if (!fence.ok()) {
                 (void)releaseFunction();
                 return fence.error();
@@ -949,10 +1168,12 @@ public:
         if (lockWonHook)
             lockWonHook();
 
-        auto renewFunction = [shared, key, ownerValue = owner.value(), ttl]() -> Result<bool> {
-            Connection &own = connectionFor(shared); // the watchdog thread's own context
-            auto renewed = own.eval(renewScript(), {utf8(key)}, {utf8(ownerValue), msText(ttl)},
-                                    Retry::OnStaleConnection);
+        auto renewFunction = [shared, lockKey = placement.lockKey, slot = placement.slot,
+                              ownerValue = owner.value(), ttl]() -> Result<bool> {
+            // the watchdog thread's own connections
+            auto renewed = runOnSlot(shared, slot, [&](Connection &own) {
+                return own.eval(renewScript(), {lockKey}, {utf8(ownerValue), msText(ttl)}, Retry::OnStaleConnection);
+            });
             if (!renewed.ok())
                 return renewed.error();
             return renewed->type == Reply::Type::Integer && renewed->integer == 1;
@@ -965,28 +1186,33 @@ public:
 
     /// Every scope's tokens come from the instance's one counter: larger than every token
     /// before it for any scope, so also for this one.
-    Result<quint64> next(const QString &) override
+    Result<quint64> next(const QString &scope) override
     {
-        Connection &connection = connectionFor(backend);
+        // In cluster mode the state of the scope's slot: the one its locks draw from.
+        const FencePlacement placement = placeFence(backend->cluster != nullptr, QString(),
+                                                    scope.isEmpty() ? QStringLiteral("-") : scope);
         std::vector<QByteArray> args{QByteArray(), QByteArray()};
-        appendFloor(args);
+        appendFloor(args, placement.floorIndex);
         // Repeating it is harmless: a skipped token is never a problem.
-        auto reply = connection.fenced(nextTokenScript(), {fenceStateKey()}, args, Retry::OnStaleConnection);
+        auto reply = onSlot(placement.slot, [&](Connection &connection) {
+            return connection.fenced(nextTokenScript(), {placement.stateKey}, args, Retry::OnStaleConnection);
+        });
         if (!reply.ok())
             return reply.error();
-        return tokenFrom(*reply, QStringLiteral("next token"));
+        return tokenFrom(*reply, QStringLiteral("next token"), placement.floorIndex);
     }
 
-    /// The floor a fencing script checks: the largest token this store handed out.
-    void appendFloor(std::vector<QByteArray> &args) const
+    /// The floor a fencing script checks: the largest token this store handed out from
+    /// that fence state.
+    void appendFloor(std::vector<QByteArray> &args, int floorIndex) const
     {
-        const quint64 floor = backend->highestToken();
+        const quint64 floor = backend->highestToken(floorIndex);
         args.push_back(QByteArray::number(floor >> 32));
         args.push_back(QByteArray::number(floor & 0xFFFFFFFFULL));
     }
 
     /// {epoch, counter} from a fencing script, as a token (recorded as the new floor).
-    Result<quint64> tokenFrom(const Reply &reply, const QString &what)
+    Result<quint64> tokenFrom(const Reply &reply, const QString &what, int floorIndex)
     {
         if (reply.type != Reply::Type::Array || reply.elements.size() != 2
             || reply.elements[0].type != Reply::Type::Integer || reply.elements[1].type != Reply::Type::Integer
@@ -994,17 +1220,20 @@ public:
             || reply.elements[1].integer <= 0 || reply.elements[1].integer > 0xFFFFFFFFLL)
             return unexpected(*backend, what, reply);
         const quint64 token = (quint64(reply.elements[0].integer) << 32) | quint64(reply.elements[1].integer);
-        backend->sawToken(token);
+        backend->sawToken(floorIndex, token);
+        backend->noteEpoch(quint64(reply.elements[0].integer));
         return token;
     }
 
     Result<std::optional<core::CachedResponse>> get(const QString &scope, const QString &key) override
     {
-        Connection &connection = connectionFor(backend);
-        auto reply = checked(connection, QStringLiteral("HMGET idem"),
-                             connection.command({QByteArrayLiteral("HMGET"), idemKey(scope, key),
-                                                 QByteArrayLiteral("fp"), QByteArrayLiteral("body")},
-                                                Retry::OnStaleConnection));
+        const QByteArray stored = idemKey(scope, key);
+        auto reply = onSlot(slotOf(stored), [&](Connection &connection) {
+            return checked(connection, QStringLiteral("HMGET idem"),
+                           connection.command({QByteArrayLiteral("HMGET"), stored, QByteArrayLiteral("fp"),
+                                               QByteArrayLiteral("body")},
+                                              Retry::OnStaleConnection));
+        });
         if (!reply.ok())
             return reply.error();
         if (reply->type != Reply::Type::Array || reply->elements.size() != 2)
@@ -1018,10 +1247,11 @@ public:
     Result<void> put(const QString &scope, const QString &key, const core::CachedResponse &response,
                      milliseconds ttl) override
     {
-        Connection &connection = connectionFor(backend);
-        auto reply = connection.eval(putResponseScript(), {idemKey(scope, key)},
-                                     {response.fingerprint, response.response, msText(ttl)},
-                                     Retry::OnStaleConnection);
+        const QByteArray stored = idemKey(scope, key);
+        auto reply = onSlot(slotOf(stored), [&](Connection &connection) {
+            return connection.eval(putResponseScript(), {stored}, {response.fingerprint, response.response, msText(ttl)},
+                                   Retry::OnStaleConnection);
+        });
         if (!reply.ok())
             return reply.error();
         return {};
@@ -1032,11 +1262,13 @@ public:
         const QString item = channel + QLatin1Char(':') + payNo;
         const QByteArray value = payment.encoded();
         seenFront.insert(item, value);
-        Connection &connection = connectionFor(backend);
-        auto reply = checked(connection, QStringLiteral("SET seen"),
-                             connection.command({QByteArrayLiteral("SET"), "seen:" + utf8(item), value,
-                                                 QByteArrayLiteral("PX"), msText(backend->options.seenProcessedTtl)},
-                                                Retry::OnStaleConnection));
+        const QByteArray key = "seen:" + utf8(item);
+        auto reply = onSlot(slotOf(key), [&](Connection &connection) {
+            return checked(connection, QStringLiteral("SET seen"),
+                           connection.command({QByteArrayLiteral("SET"), key, value, QByteArrayLiteral("PX"),
+                                               msText(backend->options.seenProcessedTtl)},
+                                              Retry::OnStaleConnection));
+        });
         if (!reply.ok())
             return reply.error();
         return {};
@@ -1047,10 +1279,11 @@ public:
         const QString item = channel + QLatin1Char(':') + payNo;
         if (const auto front = seenFront.find(item))
             return core::SeenEntry{true, core::SeenPayment::decode(*front)};
-        Connection &connection = connectionFor(backend);
-        auto reply = checked(connection, QStringLiteral("GET seen"),
-                             connection.command({QByteArrayLiteral("GET"), "seen:" + utf8(item)},
-                                                Retry::OnStaleConnection));
+        const QByteArray key = "seen:" + utf8(item);
+        auto reply = onSlot(slotOf(key), [&](Connection &connection) {
+            return checked(connection, QStringLiteral("GET seen"),
+                           connection.command({QByteArrayLiteral("GET"), key}, Retry::OnStaleConnection));
+        });
         if (!reply.ok())
             return reply.error();
         if (reply->type == Reply::Type::Nil)
@@ -1095,12 +1328,35 @@ bool RedisKeyStore::degraded() const
 
 Result<void> RedisKeyStore::ping()
 {
-    Connection &connection = connectionFor(d->backend);
-    auto reply = d->checked(connection, QStringLiteral("PING"),
-                            connection.command({QByteArrayLiteral("PING")}, Retry::OnStaleConnection));
-    if (!reply.ok())
-        return reply.error();
-    return {};
+    const auto pingOn = [&](Connection &connection) -> Result<void> {
+        auto reply = d->checked(connection, QStringLiteral("PING"),
+                                connection.command({QByteArrayLiteral("PING")}, Retry::OnStaleConnection));
+        if (!reply.ok())
+            return reply.error();
+        return {};
+    };
+    const std::shared_ptr<Backend> &backend = d->backend;
+    if (!backend->cluster)
+        return pingOn(connectionFor(backend));
+    // A cluster answers for all its slots only when every master does. A master that does
+    // not answer may have been failed over: the map is asked again, and the masters it
+    // names then are pinged once more.
+    for (int attempt = 0;; ++attempt) {
+        if (attempt > 0 || backend->cluster->masters().isEmpty()) {
+            if (auto refreshed = backend->cluster->refresh(); !refreshed.ok()) {
+                backend->degraded.store(true);
+                return refreshed.error();
+            }
+        }
+        Result<void> pinged;
+        for (const config::HostPort &master : backend->cluster->masters()) {
+            pinged = pingOn(connectionFor(backend, master));
+            if (!pinged.ok())
+                break;
+        }
+        if (pinged.ok() || attempt > 0)
+            return pinged;
+    }
 }
 
 QString RedisKeyStore::instanceId() const
@@ -1113,6 +1369,15 @@ core::KeyStoreTopology RedisKeyStore::topology() const
     const Backend &backend = *d->backend;
     core::KeyStoreTopology topology;
     topology.fenceEpoch = backend.epochInForce.load();
+    if (backend.cluster) {
+        topology.mode = QStringLiteral("cluster");
+        QStringList masters;
+        for (const config::HostPort &master : backend.cluster->masters())
+            masters << master.toString();
+        topology.master = masters.join(u',');
+        topology.masterSwitches = backend.cluster->switches();
+        return topology;
+    }
     if (!backend.sentinel) {
         topology.mode = QStringLiteral("single");
         topology.master = config::HostPort{backend.options.host, backend.options.port}.toString();
@@ -1123,6 +1388,80 @@ core::KeyStoreTopology RedisKeyStore::topology() const
         topology.master = master->toString();
     topology.masterSwitches = backend.sentinel->switches();
     return topology;
+}
+
+namespace {
+
+/// SCAN of one node for lock keys (MATCH *lock:*, the exact prefix checked here), with each
+/// one's owner and time left. Lock keys are strings; another type is not a lock of ours.
+Result<void> scanNode(Connection &connection, int limit, core::StoredLockScan &scan)
+{
+    QByteArray cursor = QByteArrayLiteral("0");
+    const QString node = connection.node().toString();
+    do {
+        auto page = connection.command({QByteArrayLiteral("SCAN"), cursor, QByteArrayLiteral("MATCH"),
+                                        QByteArrayLiteral("*lock:*"), QByteArrayLiteral("COUNT"),
+                                        QByteArrayLiteral("1000")},
+                                       Retry::OnStaleConnection);
+        if (!page.ok())
+            return page.error();
+        if (page->isError())
+            return connection.replyError(QStringLiteral("SCAN"), *page);
+        if (page->type != Reply::Type::Array || page->elements.size() != 2
+            || page->elements[1].type != Reply::Type::Array)
+            return unexpected(*connection.backend(), QStringLiteral("SCAN"), *page);
+        cursor = page->elements[0].text;
+        for (const Reply &key : page->elements[1].elements) {
+            if (!isLockKey(key.text))
+                continue;
+            if (int(scan.locks.size()) >= limit) {
+                scan.truncated = true;
+                return {};
+            }
+            auto owner = connection.command({QByteArrayLiteral("GET"), key.text}, Retry::OnStaleConnection);
+            auto left = connection.command({QByteArrayLiteral("PTTL"), key.text}, Retry::OnStaleConnection);
+            if (!owner.ok())
+                return owner.error();
+            if (!left.ok())
+                return left.error();
+            // Gone since the SCAN (released, expired: PTTL -2), or not a string: not a lock.
+            if (owner->type != Reply::Type::String || left->type != Reply::Type::Integer || left->integer == -2)
+                continue;
+            scan.locks.push_back(core::StoredLock{logicalLockKey(key.text), QString::fromUtf8(key.text), node,
+                                                  QString::fromUtf8(owner->text), left->integer});
+        }
+    } while (cursor != "0");
+    return {};
+}
+
+} // namespace
+
+core::StoredLockScan RedisKeyStore::scanLocks(int limit)
+{
+    core::StoredLockScan scan;
+    const std::shared_ptr<Backend> &backend = d->backend;
+    const auto scanOne = [&](Connection &connection, const QString &name) {
+        if (auto scanned = scanNode(connection, limit, scan); !scanned.ok())
+            scan.failures << name + QStringLiteral(": ") + scanned.error().internalMessage;
+        else
+            scan.nodes << connection.node().toString();
+    };
+    if (!backend->cluster) {
+        Connection &connection = connectionFor(backend);
+        scanOne(connection, backend->endpoint());
+        return scan;
+    }
+    if (auto refreshed = backend->cluster->refresh(); !refreshed.ok()) {
+        scan.failures << refreshed.error().internalMessage;
+        if (backend->cluster->masters().isEmpty())
+            return scan;
+    }
+    for (const config::HostPort &master : backend->cluster->masters()) {
+        if (scan.truncated)
+            break;
+        scanOne(connectionFor(backend, master), master.toString());
+    }
+    return scan;
 }
 
 const RedisOptions &RedisKeyStore::options() const

@@ -56,6 +56,7 @@ public:
     QString instanceId() const override;
     QString backendName() const override { return QStringLiteral("redis"); }
     core::KeyStoreTopology topology() const override;
+    core::StoredLockScan scanLocks(int limit) override;
 
     const RedisOptions &options() const;
 

@@ -1,5 +1,7 @@
 #include "redisoptions.h"
 
+#include <QStringList>
+
 
 namespace payonce::redis {
 
@@ -8,6 +10,12 @@ using core::ErrorCode;
 
 QString RedisOptions::endpoint() const
 {
+    if (clusterMode()) {
+        QStringList seeds;
+        for (const config::HostPort &seed : clusterSeeds)
+            seeds << seed.toString();
+        return QStringLiteral("cluster %1").arg(seeds.join(u','));
+    }
     if (sentinelMode())
         return QStringLiteral("sentinel master %1/%2").arg(masterName).arg(database);
     return QStringLiteral("%1:%2/%3").arg(host).arg(port).arg(database);

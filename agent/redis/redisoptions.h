@@ -29,6 +29,12 @@ struct RedisOptions {
     QString masterName;
     QString sentinelPassword; ///< AUTH for the Sentinels (requirepass in sentinel.conf); empty: none
 
+    /// Cluster mode when not empty: the slot map is asked of these nodes (CLUSTER SLOTS,
+    /// then of every node learned), each key goes to the master serving its slot, MOVED
+    /// and ASK are followed, and a failed node makes the map be asked again. host, port
+    /// and database above are then not used (a cluster has database 0 only).
+    QList<config::HostPort> clusterSeeds;
+
     /// Per-call bounds on a dead or hung server: each round trip gives up after
     /// commandTimeout and a timed-out command is never repeated, so a call on an open
     /// connection fails with Unavailable within commandTimeout, and a call that has to
@@ -51,9 +57,11 @@ struct RedisOptions {
     int seenProcessedCapacity = 100000;
 
     /// "host:port/db", never the password (for messages and logs). In Sentinel mode
-    /// "sentinel master <name>/db"; the master's address is the store's to tell.
+    /// "sentinel master <name>/db"; the master's address is the store's to tell. In cluster
+    /// mode "cluster <seed>,<seed>…".
     QString endpoint() const;
     bool sentinelMode() const { return !sentinels.isEmpty(); }
+    bool clusterMode() const { return !clusterSeeds.isEmpty(); }
 
     /// From the configuration's parsed URL; Misconfigured for "embedded" and for a user
     /// without a password. The timeouts keep their defaults.

@@ -1,5 +1,7 @@
 #include "sentinelmaster.h"
 
+#include "hiredisclient.h"
+
 #include <QLoggingCategory>
 #include <QStringList>
 
@@ -20,62 +22,12 @@ using std::chrono::milliseconds;
 
 namespace {
 
-struct ContextFree {
-    void operator()(redisContext *context) const { redisFree(context); }
-};
-struct ReplyFree {
-    void operator()(redisReply *reply) const { freeReplyObject(reply); }
-};
-using ContextPtr = std::unique_ptr<redisContext, ContextFree>;
-using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
-
-timeval toTimeval(milliseconds duration)
-{
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
-    return tv;
-}
-
-ReplyPtr command(redisContext *context, const std::vector<QByteArray> &args)
-{
-    std::vector<const char *> argv;
-    std::vector<size_t> lengths;
-    for (const QByteArray &arg : args) {
-        argv.push_back(arg.constData());
-        lengths.push_back(static_cast<size_t>(arg.size()));
-    }
-    return ReplyPtr(static_cast<redisReply *>(
-        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-}
-
-QString errorOf(const redisContext *context)
-{
-    return context ? QString::fromLocal8Bit(context->errstr) : QStringLiteral("out of memory");
-}
-
-/// A connection to one Sentinel, authenticated; or the reason there is none.
+/// A connection to one Sentinel, authenticated with the Sentinels' own password; or the
+/// reason there is none.
 Result<ContextPtr> openSentinel(const HostPort &sentinel, const RedisOptions &options)
 {
-    ContextPtr context(redisConnectWithTimeout(sentinel.host.toUtf8().constData(), sentinel.port,
-                                               toTimeval(options.connectTimeout)));
-    if (!context || context->err)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("cannot connect: %1").arg(errorOf(context.get())));
-    redisSetTimeout(context.get(), toTimeval(options.commandTimeout));
-    if (!options.sentinelPassword.isEmpty()) {
-        ReplyPtr reply = command(context.get(), {QByteArrayLiteral("AUTH"), options.sentinelPassword.toUtf8()});
-        if (!reply)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("AUTH: %1").arg(errorOf(context.get())));
-        if (reply->type == REDIS_REPLY_ERROR)
-            return Error::make(ErrorCode::Misconfigured,
-                               QStringLiteral("AUTH refused: %1").arg(QString::fromUtf8(reply->str, int(reply->len))));
-    }
-    return context;
-}
-
-QString replyText(const redisReply *reply)
-{
-    return QString::fromUtf8(reply->str, static_cast<qsizetype>(reply->len));
+    return openAuthenticated(sentinel, options.connectTimeout, options.commandTimeout, QString(),
+                             options.sentinelPassword);
 }
 
 } // namespace

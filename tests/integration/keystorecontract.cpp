@@ -345,7 +345,9 @@ void KeyStoreContract::frozenHolderLosesLockAndLateReleaseSparesNewOwner()
     auto late = frozen.value()->release();
     PAYONCE_VERIFY_OK(late);
     QVERIFY2(!late.value(), "a late release must report that the lock was no longer ours");
-    auto third = store().locks().acquire(key, 10s);
+    // (With its fence scope: a key is always taken with the same one — in Redis Cluster the
+    // lock is stored beside its scope's fence state.)
+    auto third = store().locks().acquire(key, 10s, order);
     PAYONCE_VERIFY_OK(third);
     QVERIFY2(!third.value(), "the successor's lock must survive the late release");
     QVERIFY(!successor->lost());
@@ -455,6 +457,42 @@ void KeyStoreContract::seenProcessedSet()
     auto otherChannel = store().seenProcessed().seen(QStringLiteral("alipay"), payNo);
     PAYONCE_VERIFY_OK(otherChannel);
     QVERIFY(!otherChannel.value().processed);
+}
+
+// The key inspector sees the store itself: locks of both stores (two agents), each with its
+// owner and time left; a released one is gone.
+void KeyStoreContract::scanFindsEveryStoresLocks()
+{
+    auto mine = store().locks().acquire(uniqueKey("lock:pay"), 20s, uniqueKey("order"));
+    PAYONCE_VERIFY_OK(mine);
+    QVERIFY(mine.value());
+    auto theirs = secondStore().locks().acquire(uniqueKey("lock:order"), 20s, uniqueKey("order"));
+    PAYONCE_VERIFY_OK(theirs);
+    QVERIFY(theirs.value());
+    auto released = store().locks().acquire(uniqueKey("lock:pay"), 20s);
+    PAYONCE_VERIFY_OK(released);
+    QVERIFY(released.value());
+    const QString releasedKey = released.value()->key();
+    QVERIFY(released.value()->release().ok());
+
+    const core::StoredLockScan scan = store().scanLocks(1000);
+    QVERIFY2(scan.failures.isEmpty(), qPrintable(scan.failures.join(u'\n')));
+    QVERIFY(!scan.nodes.isEmpty());
+    int found = 0;
+    for (const core::StoredLock &lock : scan.locks) {
+        QVERIFY2(lock.key.startsWith(QLatin1String("lock:")), qPrintable(lock.key));
+        QVERIFY2(lock.key != releasedKey, "a released lock is not in the store");
+        for (const auto *handle : {mine.value().get(), theirs.value().get()}) {
+            if (lock.key != handle->key())
+                continue;
+            ++found;
+            QCOMPARE(lock.owner, handle->owner());
+            QVERIFY2(lock.ttlLeftMs > 0 && lock.ttlLeftMs <= 20000, qPrintable(QString::number(lock.ttlLeftMs)));
+        }
+    }
+    QCOMPARE(found, 2);
+    QVERIFY(mine.value()->release().ok());
+    QVERIFY(theirs.value()->release().ok());
 }
 
 } // namespace payonce::tests

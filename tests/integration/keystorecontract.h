@@ -48,6 +48,8 @@ private Q_SLOTS:
     void idempotencyCacheRoundTrip();
     void idempotencyCacheExpires();
     void seenProcessedSet();
+
+    void scanFindsEveryStoresLocks();
 };
 
 } // namespace payonce::tests

@@ -131,6 +131,7 @@ private Q_SLOTS:
         row("idempotency unlock", "POST", QStringLiteral("/api/v1/idempotency-keys/1/k/unlock"), bad, "view-token",
             "desk-token");
         row("locks", "GET", QStringLiteral("/api/v1/locks"), {}, {}, "view-token");
+        row("stored locks", "GET", QStringLiteral("/api/v1/locks/keys"), {}, {}, "view-token");
     }
     void rolesOnEveryOperationsEndpoint()
     {
@@ -547,6 +548,30 @@ private Q_SLOTS:
                  keyStore.value(QStringLiteral("fence_epoch")).toString().toULongLong());
         QCOMPARE(keyStore.value(QStringLiteral("master_switches")).toInteger(), qint64(0));
         QCOMPARE(keyStore.value(QStringLiteral("degraded")).toBool(true), false);
+        // The key inspector reads the store itself: the parked holder's lock, live, not stuck.
+        const HttpAnswer scanned = agent->call("GET", QStringLiteral("/api/v1/locks/keys"), {}, bearer("view-token"));
+        QCOMPARE(scanned.status, 200);
+        const QJsonObject scan = scanned.json();
+        QCOMPARE(scan.value(QStringLiteral("nodes")).toArray(), QJsonArray{QStringLiteral("embedded")});
+        QVERIFY(scan.value(QStringLiteral("failures")).toArray().isEmpty());
+        QCOMPARE(scan.value(QStringLiteral("stuck")).toInt(-1), 0);
+        QVERIFY(scan.value(QStringLiteral("lock_ttl_ms")).toInteger() > 0);
+        bool stored = false;
+        for (const QJsonValue &value : scan.value(QStringLiteral("locks")).toArray()) {
+            const QJsonObject row = value.toObject();
+            if (row.value(QStringLiteral("key")) != lock.value(QStringLiteral("key")))
+                continue;
+            stored = true;
+            QCOMPARE(row.value(QStringLiteral("owner")), lock.value(QStringLiteral("owner")));
+            QCOMPARE(row.value(QStringLiteral("held_by_this_agent")).toBool(), true);
+            QCOMPARE(row.value(QStringLiteral("stuck")).toBool(true), false);
+            QVERIFY(row.value(QStringLiteral("stuck_reason")).isNull());
+            QVERIFY(row.value(QStringLiteral("ttl_left_ms")).toInteger() > 0);
+        }
+        QVERIFY2(stored, scanned.body.constData());
+        const HttpAnswer badLimit = agent->call("GET", QStringLiteral("/api/v1/locks/keys?limit=0"), {}, bearer("view-token"));
+        QCOMPARE(badLimit.status, 400);
+        QCOMPARE(badLimit.errorCode(), QStringLiteral("invalid_request"));
         QCOMPARE(count(*db.database, "SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
                  qint64(0));
         // The parked delivery never finishes: the agent cannot drain, so it is killed.

@@ -284,6 +284,16 @@ private Q_SLOTS:
         QVERIFY2(fromEnv.ok(), qPrintable(fromEnv.ok() ? QString() : fromEnv.error().internalMessage));
         QCOMPARE(fromEnv->config.redisSentinel.sentinels, (QList<HostPort>{{u"127.0.0.1"_qs, 5000}}));
 
+        // Redis Cluster: seeds with the default port 6379, the URL for the password.
+        auto cluster = loadConfig(argsOf({u"--redis=redis://:ClusterSecret@unused/0"_qs}),
+                                  envOf({u"PAYONCE_REDIS_CLUSTER=[\"10.0.0.5:7000\", \"node-b\"]"_qs}));
+        QVERIFY2(cluster.ok(), qPrintable(cluster.ok() ? QString() : cluster.error().internalMessage));
+        QCOMPARE(cluster->config.redisCluster, (QList<HostPort>{{u"10.0.0.5"_qs, 7000}, {u"node-b"_qs, 6379}}));
+        QVERIFY(cluster->config.redisSentinel.sentinels.isEmpty());
+        const QString clusterLine = cluster->config.describeForLog();
+        QVERIFY2(clusterLine.contains(u"redis_cluster=[10.0.0.5:7000,node-b:6379]"_qs), qPrintable(clusterLine));
+        QVERIFY(!clusterLine.contains(u"ClusterSecret"_qs));
+
         // Unset: no Sentinel mode.
         auto unset = loadConfig(argsOf({}), QProcessEnvironment());
         QVERIFY(unset.ok());
@@ -550,6 +560,17 @@ private Q_SLOTS:
                                  << u"PAYONCE_REDIS_SENTINELS: redis_sentinels[0]: port \"0\" is not a number in 1-65535"_qs;
         row("sentinels not strings") << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_sentinels\": [26379]}") << none
                                      << none << u"redis_sentinels[0] must be a string, not a number"_qs;
+        row("cluster with sentinels")
+            << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_cluster\": [\"h:7000\"], "
+                          "\"redis_sentinels\": [\"h:26379\"], \"redis_master_name\": \"m\"}")
+            << none << none << u"Redis Cluster and Sentinel are two topologies"_qs;
+        row("cluster with embedded") << QByteArray(R"({"redis_cluster": ["h:7000"]})") << none << none
+                                     << u"key \"redis_cluster\": a cluster needs redis=redis://"_qs;
+        row("cluster with a db") << QByteArray("{\"redis\": \"redis:\057\057h/3\", \"redis_cluster\": [\"h:7000\"]}")
+                                 << none << none << u"Redis Cluster has database 0 only; the redis URL names db 3"_qs;
+        row("cluster bad seed") << QByteArray() << QStringList{u"PAYONCE_REDIS_CLUSTER=[\"h:70000\"]"_qs}
+                                << QStringList{u"--redis=redis://h/0"_qs}
+                                << u"PAYONCE_REDIS_CLUSTER: redis_cluster[0]: port \"70000\" is not a number in 1-65535"_qs;
         row("no such config file") << QByteArray() << none << QStringList{u"--config=/nonexistent/p.json"_qs}
                                    << u"config file /nonexistent/p.json: cannot read it"_qs;
     }

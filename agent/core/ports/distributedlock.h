@@ -62,6 +62,11 @@ public:
 /// for up to a command timeout, so a shorter lease could run out behind it; the embedded
 /// store refuses a ttl below 30 ms.
 ///
+/// A key is always taken with the same fence scope (or always without one): on Redis
+/// Cluster a fenced lock is stored beside its scope's fence state, under a name that
+/// carries the scope's slot, so the same key with another scope is another lock. The
+/// pipelines keep to it (lock:order:<order_no> and lock:pay:<pay_no>, each with its order).
+///
 /// Thread-safe. acquire() is safe to retry after an error: a SET that reached the store
 /// before the connection failed leaves an orphan lease that expires after ttl.
 class DistributedLock {

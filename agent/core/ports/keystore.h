@@ -7,16 +7,42 @@
 #include "core/ports/tokenstore.h"
 
 #include <QString>
+#include <QStringList>
+
+#include <vector>
 
 namespace payonce::core {
 
 /// How the key store reaches its data, for /metrics, the lock monitor and the console:
 /// enough for the war room to see a failover happen.
 struct KeyStoreTopology {
-    QString mode;            ///< "embedded", "single" (one Redis address) or "sentinel"
-    QString master;          ///< "host:port" written to now; empty when none is known (embedded: empty)
-    quint64 fenceEpoch = 0;  ///< the fencing epoch in force on it (0 before the first contact)
-    quint64 masterSwitches = 0; ///< master changes seen since start (Sentinel failovers)
+    QString mode;            ///< "embedded", "single" (one Redis address), "sentinel" or "cluster"
+    /// "host:port" written to now; a cluster's masters as "host:port,host:port…"; empty when
+    /// none is known (embedded: empty)
+    QString master;
+    /// The fencing epoch in force on it (0 before the first contact); a cluster keeps one per
+    /// slot: the largest this agent met
+    quint64 fenceEpoch = 0;
+    quint64 masterSwitches = 0; ///< master changes seen since start (failovers)
+};
+
+/// A lock as the store itself holds it — any agent's, not only this one's: the key
+/// inspector's row.
+struct StoredLock {
+    QString key;           ///< as the pipelines name it (lock:pay:<pay_no>), a cluster's hash tag taken off
+    QString storedKey;     ///< the key as stored
+    QString node;          ///< "host:port" of the master holding it; empty for the embedded store
+    QString owner;         ///< the holder's random owner value
+    qint64 ttlLeftMs = -1; ///< -1: the key has no expiry (it never goes away by itself)
+};
+
+/// What a scan of every master found. A node that could not be scanned is named in
+/// `failures` and the others are still reported.
+struct StoredLockScan {
+    std::vector<StoredLock> locks;
+    QStringList nodes;    ///< the nodes scanned ("embedded" for the embedded store)
+    QStringList failures; ///< "host:port: why", one per node that could not be scanned
+    bool truncated = false; ///< more lock keys than the limit asked for
 };
 
 /// The key store as the pipelines see it: tokens (L2), locks and fencing (L3), the L1
@@ -56,6 +82,10 @@ public:
     /// "redis" or "embedded", for logs and metrics.
     virtual QString backendName() const = 0;
     virtual KeyStoreTopology topology() const = 0;
+    /// Every lock key in the store (`lock:*`), on every master (SCAN each; a cluster's
+    /// masters one after the other), at most `limit`: the operator's key inspector. Slow on
+    /// a large store: never on a payment's path.
+    virtual StoredLockScan scanLocks(int limit) = 0;
 };
 
 } // namespace payonce::core
