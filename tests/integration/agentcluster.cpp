@@ -26,6 +26,10 @@ std::unique_ptr<AgentCluster> AgentCluster::start(Dialect dialect, int agents, Q
         cluster->m_sentinel = RedisSentinelTopology::start(error);
         if (!cluster->m_sentinel)
             return nullptr;
+    } else if (redis == Redis::Cluster) {
+        cluster->m_redisCluster = RedisClusterTopology::start(error);
+        if (!cluster->m_redisCluster)
+            return nullptr;
     } else {
         cluster->m_redis = RedisServer::start(error);
         if (!cluster->m_redis)
@@ -120,6 +124,8 @@ AgentProcess::Options AgentCluster::optionsFor(int i) const
         options.extraConfig.insert(QStringLiteral("redis_sentinels"), QJsonArray::fromStringList(m_sentinel->sentinels()));
         options.extraConfig.insert(QStringLiteral("redis_master_name"), m_sentinel->masterName());
     }
+    if (m_redisCluster) // the same: the nodes are the seeds, the URL gives db 0
+        options.extraConfig.insert(QStringLiteral("redis_cluster"), QJsonArray::fromStringList(m_redisCluster->nodes()));
     if (m_notifications == Notifications::ToRelay)
         options.extraConfig.insert(QStringLiteral("public_base_url"), m_relay->baseUrl());
     return options;

@@ -39,9 +39,10 @@ public:
         ToAgents,
     };
 
-    /// The Redis the agents share: one redis-server at one address, or a master, a replica
-    /// and three Sentinels (RedisSentinelTopology) the agents find the master through.
-    enum class Redis { Single, Sentinel };
+    /// The Redis the agents share: one redis-server at one address, a master, a replica
+    /// and three Sentinels (RedisSentinelTopology) the agents find the master through, or a
+    /// Redis Cluster of three masters, each with a replica (RedisClusterTopology).
+    enum class Redis { Single, Sentinel, Cluster };
 
     /// Null and *error set when a server, the simulator or an agent did not start.
     static std::unique_ptr<AgentCluster> start(Dialect dialect, int agents, QString *error,
@@ -56,6 +57,7 @@ public:
     TestDatabase &databaseServer() { return *m_db.server; }
     RedisServer &redis() { return *m_redis; }            ///< Redis::Single only
     RedisSentinelTopology &sentinel() { return *m_sentinel; } ///< Redis::Sentinel only
+    RedisClusterTopology &redisCluster() { return *m_redisCluster; } ///< Redis::Cluster only
     SimProcess &sim() { return *m_sim; }
 
     /// Switches who the platform notifies: every agent is started again on its port with
@@ -100,6 +102,7 @@ private:
     MigratedDatabase m_db;
     std::unique_ptr<RedisServer> m_redis;
     std::unique_ptr<RedisSentinelTopology> m_sentinel;
+    std::unique_ptr<RedisClusterTopology> m_redisCluster;
     std::unique_ptr<SimProcess> m_sim;
     std::unique_ptr<NotificationRelay> m_relay;
     QList<int> m_ports;

@@ -9,6 +9,7 @@
 
 #include "agentcluster.h"
 #include "callbackstorm.h"
+#include "failoverstorm.h"
 #include "paidonceinvariants.h"
 #include "verifyprinting.h"
 
@@ -16,8 +17,6 @@
 #include <QTest>
 
 #include <algorithm>
-#include <functional>
-#include <future>
 
 using namespace payonce;
 using namespace payonce::testsupport;
@@ -34,36 +33,6 @@ constexpr int kFailoverMs = 30000;
 constexpr int kSettleMs = 90000;
 const QString kPrefix = QStringLiteral("SENT-");
 
-/// Polls `done` (the event loop running in between) until it holds or the time is up.
-bool pollUntil(const std::function<bool()> &done, int timeoutMs)
-{
-    QElapsedTimer waited;
-    waited.start();
-    while (!done()) {
-        if (waited.elapsed() > timeoutMs)
-            return false;
-        QTest::qWait(10);
-    }
-    return true;
-}
-
-/// Runs `step` (a blocking call of the Redis harness, seconds long) on a thread of its own
-/// while this thread's event loop runs (the notification relay lives on it).
-template<typename Step>
-auto whileProcessingEvents(Step step)
-{
-    auto result = std::async(std::launch::async, std::move(step));
-    while (result.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready)
-        QTest::qWait(10);
-    return result.get();
-}
-
-bool waitForProgress(const CallbackStorm &storm, double share)
-{
-    const qint64 posts = qint64(double(storm.firstRoundPosts()) * share);
-    return pollUntil([&] { return storm.postsAnswered() >= posts; }, 180000);
-}
-
 } // namespace
 
 class TestRedisFailover : public QObject {
@@ -79,17 +48,8 @@ private Q_SLOTS:
         qInfo("%d agents, payonce-sim, PostgreSQL, a Redis master, its replica and 3 Sentinels up in %lld ms", kAgents,
               started.elapsed());
         // Every change of an order's fence, as the database saw it, in commit order per row.
-        for (const char *statement :
-             {"CREATE TABLE test_fence_history (id BIGSERIAL PRIMARY KEY, order_no VARCHAR(64) NOT NULL, "
-              "old_fence BIGINT NOT NULL, new_fence BIGINT NOT NULL)",
-              "CREATE FUNCTION test_fence_history() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-              "IF NEW.fence <> OLD.fence THEN INSERT INTO test_fence_history (order_no, old_fence, new_fence) "
-              "VALUES (NEW.order_no, OLD.fence, NEW.fence); END IF; RETURN NEW; END $$",
-              "CREATE TRIGGER test_fence_history AFTER UPDATE OF fence ON orders FOR EACH ROW "
-              "EXECUTE FUNCTION test_fence_history()"}) {
-            auto done = execSql(m_cluster->database(), QString::fromLatin1(statement));
-            QVERIFY2(done.ok(), done.ok() ? "" : qPrintable(done.error().internalMessage));
-        }
+        const QString recorded = recordFenceHistory(m_cluster->database());
+        QVERIFY2(recorded.isEmpty(), qPrintable(recorded));
     }
 
     void failoverAndFailbackMidStorm()
@@ -163,22 +123,12 @@ private Q_SLOTS:
         QCOMPARE(m_cluster->stockLeft(kPrefix), qint64(10));
 
         // No token written is lower than an earlier one for the same order.
-        const qint64 changes = count("SELECT COUNT(*) FROM test_fence_history WHERE order_no LIKE ?", kPrefix);
-        const QString backwards = firstValueText(
-            m_cluster->database(),
-            QStringLiteral("SELECT string_agg(order_no || ' ' || old_fence || ' -> ' || new_fence, '; ') "
-                           "FROM test_fence_history WHERE order_no LIKE ? AND new_fence < old_fence"),
-            {QVariant(kPrefix + u'%')});
-        QVERIFY2(backwards.isEmpty(), qPrintable(QStringLiteral("fences that went down: ") + backwards));
-        QVERIFY2(changes >= kOrders, qPrintable(QStringLiteral("only %1 fence changes recorded").arg(changes)));
+        const FenceHistory history = readFenceHistory(m_cluster->database(), kPrefix);
+        QVERIFY2(history.backwards.isEmpty(), qPrintable(QStringLiteral("fences that went down: ") + history.backwards));
+        QVERIFY2(history.changes >= kOrders, qPrintable(QStringLiteral("only %1 fence changes recorded").arg(history.changes)));
         // Each fenced effect carries its order's token (the write that made it).
-        for (const char *table : {"stock_log", "user_coupon", "point_log"}) {
-            QCOMPARE(count(qPrintable(QStringLiteral("SELECT COUNT(*) FROM %1 e JOIN orders o ON o.order_no = e.order_no "
-                                                     "WHERE o.order_no LIKE ? AND e.fence <> 0 AND e.fence <> o.fence")
-                                          .arg(QLatin1String(table))),
-                           kPrefix),
-                     qint64(0));
-        }
+        const QString otherTokens = effectsWithAnotherToken(m_cluster->database(), kPrefix);
+        QVERIFY2(otherTokens.isEmpty(), qPrintable(QStringLiteral("effects with another token: ") + otherTokens));
         // The epochs strictly increase: the epoch in force went up at the failover and again at
         // the failback (above), and the tokens written follow: every order of the third part,
         // paid through the failed-back master, carries an epoch above the promoted replica's.
@@ -194,7 +144,7 @@ private Q_SLOTS:
         const qint64 unfenced = count("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE ? AND fence = 0", kPrefix);
         qInfo("%lld fence changes, none down; epochs in force %.0f, after the failover %.0f, after the failback %.0f; "
               "handed out %lld -> %lld (%s); %lld orders paid with no lock while no master was reachable",
-              changes, epochFirst, epochPromoted, epochFailedBack, epochsBefore, epochsAfter,
+              history.changes, epochFirst, epochPromoted, epochFailedBack, epochsBefore, epochsAfter,
               qPrintable(firstValueText(m_cluster->database(),
                                         QStringLiteral("SELECT string_agg(epoch || ':' || reason, ', ' ORDER BY epoch) "
                                                        "FROM fence_epochs"))),

@@ -1,0 +1,72 @@
+#include "failoverstorm.h"
+
+#include <QElapsedTimer>
+#include <QStringList>
+
+namespace payonce::testsupport {
+
+bool pollUntil(const std::function<bool()> &done, int timeoutMs)
+{
+    QElapsedTimer waited;
+    waited.start();
+    while (!done()) {
+        if (waited.elapsed() > timeoutMs)
+            return false;
+        QTest::qWait(10);
+    }
+    return true;
+}
+
+bool waitForProgress(const CallbackStorm &storm, double share)
+{
+    const qint64 posts = qint64(double(storm.firstRoundPosts()) * share);
+    return pollUntil([&] { return storm.postsAnswered() >= posts; }, 180000);
+}
+
+QString recordFenceHistory(sql::Database &database)
+{
+    for (const char *statement :
+         {"CREATE TABLE test_fence_history (id BIGSERIAL PRIMARY KEY, order_no VARCHAR(64) NOT NULL, "
+          "old_fence BIGINT NOT NULL, new_fence BIGINT NOT NULL)",
+          "CREATE FUNCTION test_fence_history() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+          "IF NEW.fence <> OLD.fence THEN INSERT INTO test_fence_history (order_no, old_fence, new_fence) "
+          "VALUES (NEW.order_no, OLD.fence, NEW.fence); END IF; RETURN NEW; END $$",
+          "CREATE TRIGGER test_fence_history AFTER UPDATE OF fence ON orders FOR EACH ROW "
+          "EXECUTE FUNCTION test_fence_history()"}) {
+        auto done = execSql(database, QString::fromLatin1(statement));
+        if (!done.ok())
+            return done.error().internalMessage;
+    }
+    return {};
+}
+
+FenceHistory readFenceHistory(sql::Database &database, const QString &prefix)
+{
+    const QVariantList like{QVariant(prefix + u'%')};
+    FenceHistory history;
+    history.changes = countRows(database, QStringLiteral("SELECT COUNT(*) FROM test_fence_history WHERE order_no LIKE ?"),
+                                like);
+    history.backwards = firstValueText(
+        database,
+        QStringLiteral("SELECT string_agg(order_no || ' ' || old_fence || ' -> ' || new_fence, '; ') "
+                       "FROM test_fence_history WHERE order_no LIKE ? AND new_fence < old_fence"),
+        like);
+    return history;
+}
+
+QString effectsWithAnotherToken(sql::Database &database, const QString &prefix)
+{
+    QStringList found;
+    for (const char *table : {"stock_log", "user_coupon", "point_log"}) {
+        const qint64 rows = countRows(database,
+                                      QStringLiteral("SELECT COUNT(*) FROM %1 e JOIN orders o ON o.order_no = e.order_no "
+                                                     "WHERE o.order_no LIKE ? AND e.fence <> 0 AND e.fence <> o.fence")
+                                          .arg(QLatin1String(table)),
+                                      {QVariant(prefix + u'%')});
+        if (rows != 0)
+            found << QStringLiteral("%1: %2").arg(QLatin1String(table)).arg(rows);
+    }
+    return found.join(QStringLiteral(", "));
+}
+
+} // namespace payonce::testsupport
