@@ -1035,7 +1035,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::FencingTokensModel</name>
     <message>
-        <location filename="../console/models/locksmodel.cpp" line="+60"/>
+        <location filename="../console/models/locksmodel.cpp" line="+100"/>
         <source>Order</source>
         <translation>订单</translation>
     </message>
@@ -1268,8 +1268,14 @@ Replay for real?</source>
     </message>
     <message>
         <location line="+0"/>
+        <location line="+2"/>
         <source>unknown</source>
         <translation>未知</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Key store: Redis Cluster, masters %1</source>
+        <translation>键存储：Redis Cluster，主节点 %1</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1398,7 +1404,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::LocksModel</name>
     <message>
-        <location filename="../console/models/locksmodel.cpp" line="-52"/>
+        <location filename="../console/models/locksmodel.cpp" line="-91"/>
         <source>Lock</source>
         <translation>锁</translation>
     </message>
@@ -1446,7 +1452,12 @@ Replay for real?</source>
 <context>
     <name>payonce::console::LocksView</name>
     <message>
-        <location filename="../console/views/locksview.cpp" line="+54"/>
+        <location filename="../console/views/locksview.cpp" line="+43"/>
+        <source>Not scanned yet.</source>
+        <translation>尚未扫描。</translation>
+    </message>
+    <message>
+        <location line="+16"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
@@ -1466,9 +1477,65 @@ Replay for real?</source>
         <translation>实时收到的过期令牌拒绝</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
+        <source>Scan the key store</source>
+        <translation>扫描键存储</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Every lock the key store holds, any agent&apos;s, on every node: a lock that never expires blocks its payment for ever</source>
+        <translation>键存储中每个节点上的所有锁（任何代理服务的）：永不过期的锁会永远阻塞它的支付</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>Pay locks held and recently lost</source>
         <translation>持有中和最近丢失的支付锁</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Locks in the key store, every node (the key inspector)</source>
+        <translation>键存储中的锁，所有节点（键检查器）</translation>
+    </message>
+    <message>
+        <location line="+33"/>
+        <source>Scanning…</source>
+        <translation>正在扫描…</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The scan failed: %1</source>
+        <translation>扫描失败：%1</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+8"/>
+        <source>%n node(s) scanned</source>
+        <translation>
+            <numerusform>已扫描 %n 个节点</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location line="+0"/>
+        <source>, %n lock(s)</source>
+        <translation>
+            <numerusform>，%n 个锁</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1"/>
+        <source>, %n stuck</source>
+        <translation>
+            <numerusform>，%n 个卡住</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> (the first 1000 only)</source>
+        <translation>（仅前 1000 个）</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>. Not scanned: %1</source>
+        <translation>。未扫描：%1</translation>
     </message>
 </context>
 <context>
@@ -2181,7 +2248,7 @@ Replay for real?</source>
 <context>
     <name>payonce::console::StaleRefusalsModel</name>
     <message>
-        <location filename="../console/models/locksmodel.cpp" line="+49"/>
+        <location filename="../console/models/locksmodel.cpp" line="+88"/>
         <source>At</source>
         <translation>时间</translation>
     </message>
@@ -2204,6 +2271,59 @@ Replay for real?</source>
         <location line="+1"/>
         <source>Refused by</source>
         <translation>拒绝方</translation>
+    </message>
+</context>
+<context>
+    <name>payonce::console::StoredLocksModel</name>
+    <message>
+        <location line="-48"/>
+        <source>Lock</source>
+        <translation>锁</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Owner</source>
+        <translation>持有者</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>TTL left (ms)</source>
+        <translation>剩余 TTL（毫秒）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Held by this agent</source>
+        <translation>由本代理服务持有</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stuck</source>
+        <translation>卡住</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>never expires</source>
+        <translation>永不过期</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>expires later than any lock of ours</source>
+        <translation>过期时间晚于我们的任何锁</translation>
     </message>
 </context>
 <context>

@@ -1,6 +1,7 @@
 #include "locksmodel.h"
 
 #include <QColor>
+#include <QJsonArray>
 
 namespace payonce::console {
 
@@ -52,6 +53,45 @@ void LocksModel::applyLockLost(const StreamEvent &event)
 QVariant LocksModel::cellRole(const QJsonObject &row, const QString &key, int role) const
 {
     if (key == u"state" && role == Qt::ForegroundRole && row.value(key).toString() == u"lost")
+        return QColor(0xd6, 0x27, 0x28);
+    return {};
+}
+
+StoredLocksModel::StoredLocksModel(QObject *parent)
+    : JsonTableModel({{QStringLiteral("key"), tr("Lock")},
+                      {QStringLiteral("node"), tr("Node")},
+                      {QStringLiteral("owner"), tr("Owner")},
+                      {QStringLiteral("ttl_left_ms"), tr("TTL left (ms)")},
+                      {QStringLiteral("held_text"), tr("Held by this agent")},
+                      {QStringLiteral("stuck_text"), tr("Stuck")}},
+                     parent)
+{
+}
+
+void StoredLocksModel::setScan(const QJsonArray &locks)
+{
+    QList<QJsonObject> rows;
+    for (const QJsonValue &value : locks) {
+        QJsonObject row = value.toObject();
+        row.insert(QStringLiteral("held_text"),
+                   row.value(QStringLiteral("held_by_this_agent")).toBool() ? tr("yes") : tr("no"));
+        const QString reason = row.value(QStringLiteral("stuck_reason")).toString();
+        QString stuck;
+        if (reason == u"no_expiry")
+            stuck = tr("never expires");
+        else if (reason == u"ttl_above_lock_ttl")
+            stuck = tr("expires later than any lock of ours");
+        else if (!reason.isEmpty())
+            stuck = reason;
+        row.insert(QStringLiteral("stuck_text"), stuck);
+        rows.append(row);
+    }
+    setRows(rows);
+}
+
+QVariant StoredLocksModel::cellRole(const QJsonObject &row, const QString &, int role) const
+{
+    if (role == Qt::ForegroundRole && row.value(QStringLiteral("stuck")).toBool())
         return QColor(0xd6, 0x27, 0x28);
     return {};
 }

@@ -22,6 +22,21 @@ protected:
     QVariant cellRole(const QJsonObject &row, const QString &key, int role) const override;
 };
 
+/// GET /api/v1/locks/keys "locks": every lock the key store itself holds — any agent's, on
+/// every master — with its node, owner and time left; a stuck one (no expiry, or more time
+/// left than any lock of ours can have) is shown in red with why.
+class StoredLocksModel : public JsonTableModel {
+    Q_OBJECT
+public:
+    explicit StoredLocksModel(QObject *parent = nullptr);
+
+    /// The "locks" of an answer, with the yes/no and the stuck reason in words.
+    void setScan(const QJsonArray &locks);
+
+protected:
+    QVariant cellRole(const QJsonObject &row, const QString &key, int role) const override;
+};
+
 /// GET /api/v1/locks "fencing_tokens": the last fencing token each order was written with.
 class FencingTokensModel : public JsonTableModel {
     Q_OBJECT

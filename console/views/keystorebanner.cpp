@@ -48,6 +48,8 @@ QString KeyStoreBanner::describe(const QJsonObject &keyStore)
         text = tr("Key store: embedded (this agent only)");
     else if (mode == QLatin1String("sentinel"))
         text = tr("Key store: Redis via Sentinel, master %1").arg(master.isEmpty() ? tr("unknown") : master);
+    else if (mode == QLatin1String("cluster"))
+        text = tr("Key store: Redis Cluster, masters %1").arg(master.isEmpty() ? tr("unknown") : master);
     else
         text = tr("Key store: Redis at %1").arg(master);
     text += tr(", fence epoch %1").arg(keyStore.value(QStringLiteral("fence_epoch")).toString());

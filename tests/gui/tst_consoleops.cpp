@@ -277,6 +277,12 @@ private Q_SLOTS:
         QCOMPARE(epoch.toULongLong(), tokenOf().toULongLong() >> 32);
         const QString line = QStringLiteral("Key store: embedded (this agent only), fence epoch %1").arg(epoch);
         QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer->locks(), "keyStoreTopology")->text(), line, kAgentTimeoutMs);
+        // The key inspector, on demand: the embedded store scanned, nothing stuck.
+        QTest::mouseClick(child<QPushButton>(viewer->locks(), "scanStoredLocks"), Qt::LeftButton);
+        auto *summary = child<QLabel>(viewer->locks(), "storedLocksSummary");
+        QTRY_VERIFY_WITH_TIMEOUT(summary->text().startsWith(u"1 node(s) scanned"), kAgentTimeoutMs);
+        QCOMPARE(summary->text(), QStringLiteral("1 node(s) scanned, %1 lock(s), 0 stuck")
+                                      .arg(viewer->locks()->storedLocks()->rowCount()));
         // The Keys view names it too, fetched when it is shown.
         viewer->views()->setCurrentWidget(viewer->keys());
         QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer->keys(), "keyStoreTopology")->text(), line, kAgentTimeoutMs);

@@ -98,6 +98,45 @@ private Q_SLOTS:
         QCOMPARE(locks.rowCount(), 2);
     }
 
+    // The key inspector's rows: a stuck lock in red with why in words, a live one plain.
+    void storedLocksShowTheStuckOnesInRed()
+    {
+        StoredLocksModel stored;
+        QAbstractItemModelTester tester(&stored, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        stored.setScan(QJsonArray{
+            QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:pay:A")},
+                        {QStringLiteral("stored_key"), QStringLiteral("{7Qa}lock:pay:A")},
+                        {QStringLiteral("node"), QStringLiteral("127.0.0.1:7001")},
+                        {QStringLiteral("owner"), QStringLiteral("gone")},
+                        {QStringLiteral("ttl_left_ms"), -1},
+                        {QStringLiteral("held_by_this_agent"), false},
+                        {QStringLiteral("stuck"), true},
+                        {QStringLiteral("stuck_reason"), QStringLiteral("no_expiry")}},
+            QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:order:B")},
+                        {QStringLiteral("node"), QStringLiteral("127.0.0.1:7002")},
+                        {QStringLiteral("ttl_left_ms"), 9000},
+                        {QStringLiteral("held_by_this_agent"), true},
+                        {QStringLiteral("stuck"), false},
+                        {QStringLiteral("stuck_reason"), QJsonValue(QJsonValue::Null)}},
+            QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:pay:C")},
+                        {QStringLiteral("ttl_left_ms"), 99999999},
+                        {QStringLiteral("stuck"), true},
+                        {QStringLiteral("stuck_reason"), QStringLiteral("ttl_above_lock_ttl")}}});
+        QCOMPARE(stored.rowCount(), 3);
+        const auto text = [&](int row, const char *key) {
+            return stored.index(row, stored.columnOf(QLatin1String(key))).data().toString();
+        };
+        QCOMPARE(text(0, "stuck_text"), QStringLiteral("never expires"));
+        QCOMPARE(text(0, "node"), QStringLiteral("127.0.0.1:7001"));
+        QCOMPARE(text(0, "held_text"), QStringLiteral("no"));
+        QCOMPARE(text(1, "stuck_text"), QString());
+        QCOMPARE(text(1, "held_text"), QStringLiteral("yes"));
+        QCOMPARE(text(2, "stuck_text"), QStringLiteral("expires later than any lock of ours"));
+        QVERIFY(stored.index(0, stored.columnOf(QStringLiteral("key"))).data(Qt::ForegroundRole).isValid());
+        QVERIFY(!stored.index(1, stored.columnOf(QStringLiteral("key"))).data(Qt::ForegroundRole).isValid());
+        QVERIFY(stored.index(2, stored.columnOf(QStringLiteral("ttl_left_ms"))).data(Qt::ForegroundRole).isValid());
+    }
+
     void staleRefusalsAreNewestFirstAndBounded()
     {
         StaleRefusalsModel refusals;
