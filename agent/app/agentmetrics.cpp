@@ -133,7 +133,7 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
     // the fence epoch in force grows.
     registry.addReader(QStringLiteral("payonce_redis_topology"),
                        QStringLiteral("1, labelled with how the key store reaches its data: mode (embedded, single, "
-                                      "sentinel) and the master written to now"),
+                                      "sentinel, cluster) and the master written to now (a cluster: its masters)"),
                        MetricType::Gauge, [keyStore = sources.keyStore] {
                            if (!keyStore)
                                return QList<MetricSample>{};
@@ -141,12 +141,14 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                            return QList<MetricSample>{{{{QStringLiteral("mode"), t.mode}, {QStringLiteral("master"), t.master}}, 1.0}};
                        });
     registry.addReader(QStringLiteral("payonce_redis_fence_epoch"),
-                       QStringLiteral("The fencing epoch in force on the key store's master (tokens are epoch << 32 | counter)"),
+                       QStringLiteral("The fencing epoch in force on the key store's master, on a cluster the largest of the slots met "
+                                      "(tokens are epoch << 32 | counter)"),
                        MetricType::Gauge, [keyStore = sources.keyStore] {
                            return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().fenceEpoch) : 0.0}};
                        });
     registry.addReader(QStringLiteral("payonce_redis_master_switches_total"),
-                       QStringLiteral("Times the key store's master changed since start (Sentinel failovers and failbacks)"),
+                       QStringLiteral("Times the key store's master changed since start (Sentinel failovers and failbacks, changes "
+                                      "of a cluster's masters)"),
                        MetricType::Counter, [keyStore = sources.keyStore] {
                            return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().masterSwitches) : 0.0}};
                        });
