@@ -223,6 +223,58 @@ private Q_SLOTS:
             m_cluster->cli(it.value(), {QStringLiteral("DEL"), it.key()});
     }
 
+    // A cluster that lost a master no replica replaces refuses every key, on every node,
+    // with CLUSTERDOWN (cluster-require-full-coverage, the default): the store is
+    // unavailable — degraded, the payments go on without Redis — not failing with an
+    // internal error; it recovers by itself once the master is back.
+    void clusterDownIsUnavailable()
+    {
+        RedisClusterTopology::Options noReplicas;
+        noReplicas.replicasPerMaster = 0;
+        QString error;
+        const auto cluster = RedisClusterTopology::start(noReplicas, &error);
+        QVERIFY2(cluster, qPrintable(error));
+        redis::RedisOptions options = this->options();
+        options.clusterSeeds.clear();
+        for (const QString &node : cluster->nodes())
+            options.clusterSeeds.append(config::HostPort::parse(node).value());
+        testsupport::SqliteFenceEpochs epochs;
+        redis::RedisKeyStore store(options, epochs);
+        QVERIFY(waitUntilReachable(store, 15000));
+        const QList<int> masters = cluster->masterPorts();
+        const int dead = masters.at(0);
+        const int alive = masters.at(1);
+        QString aliveScope;
+        for (int slot = 11; aliveScope.isEmpty() && slot < redis::kClusterSlots; slot += 97) {
+            if (cluster->masterPortForKey(tagged(slot, QString())) == alive)
+                aliveScope = tagged(slot, uniqueKey("attempt"));
+        }
+        QVERIFY(!aliveScope.isEmpty());
+        auto before = store.tokens().issue(aliveScope, 60s);
+        QVERIFY2(before.ok(), before.ok() ? "" : qPrintable(describe(before.error())));
+
+        QVERIFY2(cluster->kill(dead, &error), qPrintable(error));
+        QVERIFY2(pollUntil(
+                     [&] {
+                         return cluster->cli(alive, {QStringLiteral("CLUSTER"), QStringLiteral("INFO")})
+                             .contains("cluster_state:fail");
+                     },
+                     15000),
+                 "the live master never saw the cluster fail");
+        auto refused = store.tokens().issue(aliveScope, 60s);
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error().code == core::ErrorCode::Unavailable, qPrintable(describe(refused.error())));
+        QVERIFY2(refused.error().internalMessage.contains(QLatin1String("CLUSTERDOWN")),
+                 qPrintable(refused.error().internalMessage));
+        QVERIFY(store.degraded());
+
+        PAYONCE_VERIFY_PRINTING(cluster->restartKilled(dead, kFailoverMs, &error), error + u'\n' + cluster->logTail());
+        QVERIFY2(waitUntilReachable(store, kFailoverMs), "the store did not recover with the cluster");
+        auto after = store.tokens().issue(aliveScope, 60s);
+        QVERIFY2(after.ok(), after.ok() ? "" : qPrintable(describe(after.error())));
+        QVERIFY(!store.degraded());
+    }
+
     // Last: a master is SIGKILLed. While its replica is not yet promoted the order's calls
     // fail fast (Unavailable); afterwards they go to the promoted replica, whose copy of the
     // slot's state was installed by another process: a new epoch, larger than every token
