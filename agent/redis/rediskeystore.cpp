@@ -589,7 +589,8 @@ public:
     }
 
     /// What an error reply means: Misconfigured (credentials), Unavailable (the server
-    /// refuses for now: loading, read-only replica, out of memory…) or Internal.
+    /// refuses for now: loading, read-only replica, out of memory, a cluster with slots
+    /// nobody serves…) or Internal.
     static ErrorCode classify(const QString &text)
     {
         if (text.startsWith(QLatin1String("NOAUTH")) || text.startsWith(QLatin1String("WRONGPASS"))
@@ -597,7 +598,8 @@ public:
             return ErrorCode::Misconfigured;
         if (text.startsWith(QLatin1String("LOADING")) || text.startsWith(QLatin1String("BUSY"))
             || text.startsWith(QLatin1String("READONLY")) || text.startsWith(QLatin1String("MASTERDOWN"))
-            || text.startsWith(QLatin1String("OOM")) || text.startsWith(QLatin1String("TRYAGAIN")))
+            || text.startsWith(QLatin1String("OOM")) || text.startsWith(QLatin1String("TRYAGAIN"))
+            || text.startsWith(QLatin1String("CLUSTERDOWN")))
             return ErrorCode::Unavailable;
         return ErrorCode::Internal;
     }
