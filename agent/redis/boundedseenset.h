@@ -1,13 +1,9 @@
 #pragma once
 
-#include <QByteArray>
-#include <QHash>
-#include <QString>
+#include "core/boundedcache.h"
 
-#include <chrono>
-#include <list>
-#include <mutex>
-#include <optional>
+#include <QByteArray>
+#include <QString>
 
 namespace payonce::redis {
 
@@ -15,30 +11,12 @@ namespace payonce::redis {
 /// least recently marked go first), each forgotten after `ttl`. The in-process front of the
 /// seen-processed set (the value: what the payment was), and all of it in the embedded
 /// store. Thread-safe.
-class BoundedSeenSet {
+class BoundedSeenSet final : public core::BoundedCache<QString, QByteArray> {
 public:
-    using Clock = std::chrono::steady_clock;
+    using BoundedCache::BoundedCache;
 
-    BoundedSeenSet(int capacity, std::chrono::milliseconds ttl);
-
-    void insert(const QString &item, const QByteArray &value = {});
-    /// The item's value; nullopt when absent or expired.
-    std::optional<QByteArray> find(const QString &item);
+    void insert(const QString &item, const QByteArray &value = {}) { BoundedCache::insert(item, value); }
     bool contains(const QString &item) { return find(item).has_value(); }
-    int size() const;
-
-private:
-    struct Slot {
-        QString item;
-        QByteArray value;
-        Clock::time_point expiresAt;
-    };
-
-    const int m_capacity;
-    const std::chrono::milliseconds m_ttl;
-    mutable std::mutex m_mutex;
-    std::list<Slot> m_order; // most recently marked first
-    QHash<QString, std::list<Slot>::iterator> m_index;
 };
 
 } // namespace payonce::redis
