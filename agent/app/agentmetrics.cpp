@@ -5,6 +5,7 @@
 #include "core/confirmpipeline.h"
 #include "core/metricsregistry.h"
 #include "core/ports/keystore.h"
+#include "core/ports/notificationverifier.h"
 #include "core/retentionpruner.h"
 #include "operationalcountscache.h"
 
@@ -80,6 +81,12 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Counter, [callbacks = sources.callbacks] {
                            return QList<MetricSample>{
                                {{}, double(callbacks ? callbacks->decidedDeliveries().queueFullRefusals() : 0)}};
+                       });
+    registry.addReader(QStringLiteral("payonce_callback_verified_copies_reused_total"),
+                       QStringLiteral("Payment notifications byte-identical to one verified in the last 10 minutes: "
+                                      "their time window checked, their signature and resource not checked again"),
+                       MetricType::Counter, [verifier = sources.verifier] {
+                           return QList<MetricSample>{{{}, double(verifier ? verifier->copiesReused() : 0)}};
                        });
     registry.addReader(QStringLiteral("payonce_callback_one_commit_total"),
                        QStringLiteral("New verified notifications by commit path: settled in one commit (committed), "

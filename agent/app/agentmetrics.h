@@ -6,6 +6,7 @@ class CallbackPipeline;
 class ConfirmPipeline;
 class KeyStore;
 class MetricsRegistry;
+class NotificationVerifier;
 class RetentionPruner;
 } // namespace payonce::core
 
@@ -21,6 +22,7 @@ struct MetricsSources {
     core::KeyStore *keyStore = nullptr;
     OperationalCountsCache *counts = nullptr;
     core::RetentionPruner *retention = nullptr;
+    const core::NotificationVerifier *verifier = nullptr;
 };
 
 /// Registers the families that GET /metrics shows beside the HTTP server's own request
@@ -33,6 +35,7 @@ struct MetricsSources {
 ///                                        and the group commits that wrote them
 ///   payonce_callback_grouped_delivery_refused_total  FAIL at once: the group commit's queue was full
 ///   payonce_retention_pruned_total{table} rows retention deleted
+///   payonce_callback_verified_copies_reused_total  byte-identical copies not verified again
 ///   payonce_breaker_state{name}          0 closed, 1 half-open, 2 open
 ///   payonce_breaker_forced{name,mode}    1 while an operator forces a breaker
 ///   payonce_redis_degraded               1 while the key store is unreachable

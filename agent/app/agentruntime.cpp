@@ -609,7 +609,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     operationalCounts = std::make_unique<sql::SqlOperationalCounts>(*database);
     countsCache = std::make_unique<OperationalCountsCache>(*operationalCounts);
     registerAgentMetrics(metrics,
-                         {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), countsCache.get(), retention.get()});
+                         {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), countsCache.get(), retention.get(),
+                          verifier.get()});
     server->route(http::Method::Get, QStringLiteral("/metrics"), http::Role::None, [this](const http::HttpRequest &) {
         http::HttpReply reply = http::HttpReply::text(metrics.render());
         reply.contentType = core::prometheus::contentType;

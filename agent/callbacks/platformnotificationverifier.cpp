@@ -111,8 +111,16 @@ Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::Public
     return parseAlipayRefundNotify(*params);
 }
 
+namespace {
+// Copies of one notification arrive within seconds (a replay on a timeout, a redelivery,
+// two agents); 10 minutes and 4 096 notifications cover that at a few MB at most.
+constexpr int kVerifiedCopiesKept = 4096;
+constexpr std::chrono::minutes kVerifiedCopiesTtl{10};
+} // namespace
+
 PlatformNotificationVerifier::PlatformNotificationVerifier(NotificationVerifierOptions options)
     : m_options(std::move(options))
+    , m_copies(std::make_unique<VerifiedCopies>(kVerifiedCopiesKept, kVerifiedCopiesTtl))
 {
 }
 
@@ -143,10 +151,28 @@ Result<T> byChannel(const NotificationVerifierOptions &options, const RawDeliver
 Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelivery &delivery, bool checkTimeWindow,
                                                                  qint64 nowMs) const
 {
-    return byChannel<PaymentNotification>(
+    // Over the size limit: refused before its bytes are hashed, as before they are parsed.
+    if (delivery.body.size() > kMaxNotificationBodyBytes)
+        return tooLarge(delivery.body.size());
+    const QByteArray key = VerifiedCopies::keyOf(delivery);
+    if (auto copy = m_copies->find(key)) {
+        // The same bytes verified before; only the time has moved on since.
+        if (delivery.channel == core::Channel::WeChat && checkTimeWindow) {
+            if (auto inWindow = gateway::wechat::checkTimestampWindow(delivery.header("Wechatpay-Timestamp"),
+                                                                       nowMs / 1000);
+                !inWindow)
+                return Error::make(ErrorCode::BadSignature,
+                                   QStringLiteral("WeChat notification: ") + inWindow.error().internalMessage);
+        }
+        return std::move(copy).value();
+    }
+    auto verified = byChannel<PaymentNotification>(
         m_options, delivery,
         [&] { return verifyWeChatDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery, checkTimeWindow, nowMs); },
         [&] { return verifyAlipayDelivery(m_options.alipayPublicKey, delivery); });
+    if (verified.ok())
+        m_copies->remember(key, verified.value());
+    return verified;
 }
 
 Result<core::RefundNotification> PlatformNotificationVerifier::verifyRefund(const RawDelivery &delivery,

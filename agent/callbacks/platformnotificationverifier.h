@@ -6,6 +6,7 @@
 #include "crypto/rsakeys.h"
 #include "gateway/gatewayfactory.h"
 #include "gateway/wechatsignature.h"
+#include "verifiedcopies.h"
 
 #include <memory>
 
@@ -47,16 +48,22 @@ struct NotificationVerifierOptions {
 /// associated_data ("refund"), and parseWeChatRefund; Alipay: the verified form must be a
 /// refund's trade_status_sync (isAlipayRefundNotify, else InvalidInput), then
 /// parseAlipayRefundNotify.
+///
+/// A payment notification byte-identical (body and signed headers) to one verified in the
+/// last 10 minutes is answered from VerifiedCopies (4 096 kept): its timestamp window is
+/// checked again, its signature and resource are not — the same bytes verify the same way.
 class PlatformNotificationVerifier final : public core::NotificationVerifier, public core::RefundNotificationVerifier {
 public:
     explicit PlatformNotificationVerifier(NotificationVerifierOptions options);
     core::Result<core::PaymentNotification> verify(const core::RawDelivery &delivery, bool checkTimeWindow,
                                                    qint64 nowMs) const override;
+    quint64 copiesReused() const override { return m_copies->hits(); }
     core::Result<core::RefundNotification> verifyRefund(const core::RawDelivery &delivery, bool checkTimeWindow,
                                                         qint64 nowMs) const override;
 
 private:
     NotificationVerifierOptions m_options;
+    std::unique_ptr<VerifiedCopies> m_copies; ///< verify() is const; the memory is not part of its state
 };
 
 /// The two channels as free functions (what verify() dispatches to).

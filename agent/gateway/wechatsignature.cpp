@@ -88,6 +88,19 @@ void PlatformVerifier::addKey(const QString &serial, const crypto::PublicKey &ke
     m_keys.insert(serial, key);
 }
 
+core::Result<void> checkTimestampWindow(const QByteArray &timestampText, qint64 nowSeconds, qint64 windowSeconds)
+{
+    bool numeric = false;
+    const qint64 timestamp = timestampText.toLongLong(&numeric);
+    if (!numeric)
+        return Error::make(ErrorCode::BadSignature, QStringLiteral("Wechatpay-Timestamp is not a number"));
+    if (timestamp < nowSeconds - windowSeconds || timestamp > nowSeconds + windowSeconds)
+        return Error::make(ErrorCode::BadSignature,
+                           QStringLiteral("Wechatpay-Timestamp %1 is more than %2 s from now (%3)")
+                               .arg(timestamp).arg(windowSeconds).arg(nowSeconds));
+    return {};
+}
+
 core::Result<void> PlatformVerifier::verify(const SignedHeaders &headers, QByteArrayView body, qint64 nowSeconds,
                                             qint64 windowSeconds) const
 {
@@ -97,14 +110,8 @@ core::Result<void> PlatformVerifier::verify(const SignedHeaders &headers, QByteA
     if (it == m_keys.constEnd())
         return Error::make(ErrorCode::BadSignature,
                            QStringLiteral("unknown platform key serial \"%1\"").arg(QString::fromLatin1(headers.serial.left(64))));
-    bool numeric = false;
-    const qint64 timestamp = headers.timestamp.toLongLong(&numeric);
-    if (!numeric)
-        return Error::make(ErrorCode::BadSignature, QStringLiteral("Wechatpay-Timestamp is not a number"));
-    if (timestamp < nowSeconds - windowSeconds || timestamp > nowSeconds + windowSeconds)
-        return Error::make(ErrorCode::BadSignature,
-                           QStringLiteral("Wechatpay-Timestamp %1 is more than %2 s from now (%3)")
-                               .arg(timestamp).arg(windowSeconds).arg(nowSeconds));
+    if (auto inWindow = checkTimestampWindow(headers.timestamp, nowSeconds, windowSeconds); !inWindow)
+        return inWindow;
     if (!it->verifyBase64(responseMessage(headers.timestamp, headers.nonce, body), headers.signature))
         return Error::make(ErrorCode::BadSignature,
                            QStringLiteral("Wechatpay-Signature does not verify with platform key \"%1\"").arg(it.key()));

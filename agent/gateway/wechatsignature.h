@@ -53,6 +53,11 @@ struct SignedHeaders {
     QByteArray timestamp, nonce, signature, serial;
 };
 
+/// BadSignature unless `timestamp` (Wechatpay-Timestamp, seconds) is a number at most
+/// `windowSeconds` away from nowSeconds: the replay window of a signed message.
+core::Result<void> checkTimestampWindow(const QByteArray &timestamp, qint64 nowSeconds,
+                                        qint64 windowSeconds = kDefaultTimestampWindowSeconds);
+
 /// Trusted platform public keys by serial (several at once: platforms rotate keys, and an
 /// agent started with sim.enabled trusts the simulator's besides the real ones).
 /// verify(): BadSignature when a header is missing, the serial is unknown, the timestamp

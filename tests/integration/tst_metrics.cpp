@@ -82,6 +82,7 @@ private Q_SLOTS:
                                         "payonce_callback_grouped_delivery_commits_total counter",
                                         "payonce_callback_grouped_delivery_refused_total counter",
                                         "payonce_callback_one_commit_total counter",
+                                        "payonce_callback_verified_copies_reused_total counter",
                                         "payonce_retention_pruned_total counter",
                                         "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
                                         "payonce_redis_topology gauge", "payonce_redis_fence_epoch gauge",

@@ -151,6 +151,10 @@ private Q_SLOTS:
     void oversizedBodyRefusedBeforeAnything_data();
     void oversizedBodyRefusedBeforeAnything();
     void headerNamesAreCaseInsensitive();
+    void byteIdenticalCopyIsNotVerifiedAgain_data();
+    void byteIdenticalCopyIsNotVerifiedAgain();
+    void copyThatDiffersInAnyByteIsVerifiedInFull();
+    void reusedCopyStillMeetsTheTimeWindow();
     void unconfiguredChannelIsRefused();
     void factoryRefusesBadSettings();
     void weChatSigningHelpersRoundTrip();
@@ -244,6 +248,89 @@ void TestNotificationVerifier::headerNamesAreCaseInsensitive()
         header.first = header.first.toLower();
     const auto result = fixtureVerifier()->verify(d, true, fixtureNowMs());
     QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+}
+
+void TestNotificationVerifier::byteIdenticalCopyIsNotVerifiedAgain_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::newRow("wechat") << QStringLiteral("wechat_valid");
+    QTest::newRow("alipay") << QStringLiteral("alipay_valid");
+}
+
+// A second copy of the same bytes is answered from the verifier's memory: the same
+// notification, one reuse counted. A refused delivery is never remembered.
+void TestNotificationVerifier::byteIdenticalCopyIsNotVerifiedAgain()
+{
+    QFETCH(QString, name);
+    const auto verifier = fixtureVerifier();
+    const core::RawDelivery d = deliveryOf(caseNamed(name));
+    const auto first = verifier->verify(d, true, fixtureNowMs());
+    QVERIFY2(first.ok(), qPrintable(first.ok() ? QString() : first.error().internalMessage));
+    QCOMPARE(verifier->copiesReused(), quint64(0));
+    const auto second = verifier->verify(d, true, fixtureNowMs() + 1000);
+    QVERIFY2(second.ok(), qPrintable(second.ok() ? QString() : second.error().internalMessage));
+    QCOMPARE(verifier->copiesReused(), quint64(1));
+    QCOMPARE(second->payNo, first->payNo);
+    QCOMPARE(second->amountFen, first->amountFen);
+    QCOMPARE(second->eventId, first->eventId);
+    QCOMPARE(second->paid, first->paid);
+
+    core::RawDelivery forged = d;
+    forged.body.append(' ');
+    for (int i = 0; i < 2; ++i)
+        QVERIFY(!verifier->verify(forged, true, fixtureNowMs()).ok());
+    QCOMPARE(verifier->copiesReused(), quint64(1));
+}
+
+// Another signature over the same body, another serial, one changed body byte: each is
+// not the remembered bytes, so it is verified in full and refused as it would be alone.
+void TestNotificationVerifier::copyThatDiffersInAnyByteIsVerifiedInFull()
+{
+    const auto verifier = fixtureVerifier();
+    const core::RawDelivery d = deliveryOf(caseNamed(QStringLiteral("wechat_valid")));
+    QVERIFY(verifier->verify(d, true, fixtureNowMs()).ok());
+    const auto refusedWith = [&](core::RawDelivery copy) {
+        const auto result = verifier->verify(copy, true, fixtureNowMs());
+        return result.ok() ? QStringLiteral("ok") : codeName(result.error().code);
+    };
+    core::RawDelivery otherSignature = d;
+    for (auto &[header, value] : otherSignature.headers) {
+        if (header.compare("Wechatpay-Signature", Qt::CaseInsensitive) == 0)
+            value = QByteArray(value.size(), 'A');
+    }
+    QCOMPARE(refusedWith(otherSignature), QStringLiteral("bad_signature"));
+    core::RawDelivery otherSerial = d;
+    for (auto &[header, value] : otherSerial.headers) {
+        if (header.compare("Wechatpay-Serial", Qt::CaseInsensitive) == 0)
+            value = "NO_SUCH_SERIAL";
+    }
+    QCOMPARE(refusedWith(otherSerial), QStringLiteral("bad_signature"));
+    core::RawDelivery otherBody = d;
+    otherBody.body[otherBody.body.size() / 2] = otherBody.body.at(otherBody.body.size() / 2) == 'x' ? 'y' : 'x';
+    QVERIFY(refusedWith(otherBody) != QStringLiteral("ok"));
+    QCOMPARE(verifier->copiesReused(), quint64(0));
+    QVERIFY(verifier->verify(d, true, fixtureNowMs()).ok());
+    QCOMPARE(verifier->copiesReused(), quint64(1));
+}
+
+// A remembered copy that comes back outside the ±300 s window is refused as the platform's
+// stale message it is; without the window (replay, the worker) it is still reused.
+void TestNotificationVerifier::reusedCopyStillMeetsTheTimeWindow()
+{
+    const auto verifier = fixtureVerifier();
+    const core::RawDelivery d = deliveryOf(caseNamed(QStringLiteral("wechat_valid")));
+    QVERIFY(verifier->verify(d, true, fixtureNowMs()).ok());
+    const auto late = verifier->verify(d, true, fixtureNowMs() + 900 * 1000);
+    QVERIFY(!late.ok());
+    QCOMPARE(late.error().code, ErrorCode::BadSignature);
+    QVERIFY2(late.error().internalMessage.contains(QLatin1String("more than 300 s from now")),
+             qPrintable(late.error().internalMessage));
+    const auto early = verifier->verify(d, true, fixtureNowMs() - 900 * 1000);
+    QVERIFY(!early.ok());
+    QCOMPARE(early.error().code, ErrorCode::BadSignature);
+    const auto worker = verifier->verify(d, false, fixtureNowMs() + 3600 * 1000);
+    QVERIFY2(worker.ok(), qPrintable(worker.ok() ? QString() : worker.error().internalMessage));
+    QCOMPARE(verifier->copiesReused(), quint64(3));
 }
 
 void TestNotificationVerifier::unconfiguredChannelIsRefused()

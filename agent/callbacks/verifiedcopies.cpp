@@ -1,0 +1,32 @@
+#include "verifiedcopies.h"
+
+#include <QCryptographicHash>
+
+namespace payonce::callbacks {
+
+QByteArray VerifiedCopies::keyOf(const core::RawDelivery &delivery)
+{
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    const auto add = [&hash](QByteArrayView part) {
+        const QByteArray length = QByteArray::number(part.size()) + ':';
+        hash.addData(length);
+        hash.addData(part);
+    };
+    add(QByteArray::number(int(delivery.channel)));
+    for (const auto &[name, value] : delivery.headers) {
+        add(name.toLower());
+        add(value);
+    }
+    add(delivery.body);
+    return hash.result();
+}
+
+std::optional<core::PaymentNotification> VerifiedCopies::find(const QByteArray &key)
+{
+    auto found = m_cache.find(key);
+    if (found)
+        m_hits.fetch_add(1);
+    return found;
+}
+
+} // namespace payonce::callbacks
