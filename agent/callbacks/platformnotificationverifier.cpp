@@ -112,9 +112,13 @@ Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::Public
 }
 
 namespace {
-// Copies of one notification arrive within seconds (a replay on a timeout, a redelivery,
-// two agents); 10 minutes and 4 096 notifications cover that at a few MB at most.
-constexpr int kVerifiedCopiesKept = 4096;
+// Copies of one notification arrive within seconds to minutes (a replay on a timeout, a
+// redelivery, two agents, the platform's first retries 15 s apart); at a thousand
+// notifications a second, 16 384 are the last 16 s. Two bench runs peaked at 44.0 MB of
+// RSS keeping 4 096 and 44.8 MB keeping 6 939: about 0.3 KB each, so some 5 MB when full
+// (docs/benchmark.md, "Step 4"). 4 096 were too few for the bench's duplicates, which come
+// back after 7 000 others: none was reused.
+constexpr int kVerifiedCopiesKept = 16384;
 constexpr std::chrono::minutes kVerifiedCopiesTtl{10};
 } // namespace
 

@@ -50,7 +50,7 @@ struct NotificationVerifierOptions {
 /// parseAlipayRefundNotify.
 ///
 /// A payment notification byte-identical (body and signed headers) to one verified in the
-/// last 10 minutes is answered from VerifiedCopies (4 096 kept): its timestamp window is
+/// last 10 minutes is answered from VerifiedCopies (16 384 kept): its timestamp window is
 /// checked again, its signature and resource are not — the same bytes verify the same way.
 class PlatformNotificationVerifier final : public core::NotificationVerifier, public core::RefundNotificationVerifier {
 public:

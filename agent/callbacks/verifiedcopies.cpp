@@ -1,16 +1,16 @@
 #include "verifiedcopies.h"
 
-#include <QCryptographicHash>
+#include "crypto/sha256.h"
 
 namespace payonce::callbacks {
 
 QByteArray VerifiedCopies::keyOf(const core::RawDelivery &delivery)
 {
-    QCryptographicHash hash(QCryptographicHash::Sha256);
+    crypto::Sha256 hash;
     const auto add = [&hash](QByteArrayView part) {
         const QByteArray length = QByteArray::number(part.size()) + ':';
-        hash.addData(length);
-        hash.addData(part);
+        hash.add(length);
+        hash.add(part);
     };
     add(QByteArray::number(int(delivery.channel)));
     for (const auto &[name, value] : delivery.headers) {

@@ -6,7 +6,9 @@
 #include "crypto/aesgcm.h"
 #include "crypto/rsakeys.h"
 #include "crypto/securerandom.h"
+#include "crypto/sha256.h"
 
+#include <QCryptographicHash>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -65,6 +67,7 @@ private Q_SLOTS:
     void gcmEncryptDecryptRoundTrip();
     void randomAndNonces();
     void constantTimeCompare();
+    void sha256KnownAnswersAndParts();
 };
 
 void TestCrypto::signVerifyRoundTrip()
@@ -306,6 +309,30 @@ void TestCrypto::constantTimeCompare()
     QVERIFY(!constantTimeEquals("abc", "abd"));
     QVERIFY(!constantTimeEquals("abc", "abcd"));
     QVERIFY(constantTimeEquals("", ""));
+}
+
+// FIPS 180-2's examples, and any split of a 100 KB random input into parts gives the
+// digest of the whole (as QCryptographicHash computes it).
+void TestCrypto::sha256KnownAnswersAndParts()
+{
+    const auto digest = [](std::initializer_list<QByteArrayView> parts) {
+        crypto::Sha256 hash;
+        for (const QByteArrayView part : parts)
+            hash.add(part);
+        return hash.result().toHex();
+    };
+    QCOMPARE(digest({"abc"}), QByteArray("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    QCOMPARE(digest({}), QByteArray("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+    QCOMPARE(digest({"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"}),
+             QByteArray("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
+    auto random = crypto::randomBytes(100 * 1024);
+    QVERIFY(random.ok());
+    const QByteArray bytes = random.value();
+    const QByteArray whole = QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex();
+    QCOMPARE(digest({bytes}), whole);
+    QCOMPARE(digest({QByteArrayView(bytes).first(1), QByteArrayView(bytes).sliced(1, 4095), {},
+                     QByteArrayView(bytes).sliced(4096)}),
+             whole);
 }
 
 QTEST_GUILESS_MAIN(TestCrypto)
