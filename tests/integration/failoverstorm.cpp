@@ -17,6 +17,25 @@ bool pollUntil(const std::function<bool()> &done, int timeoutMs)
     return true;
 }
 
+std::unique_ptr<AgentCluster> startStormCluster(AgentCluster::Redis redis, int agents, QString *error)
+{
+    QElapsedTimer started;
+    started.start();
+    auto cluster = AgentCluster::start(Dialect::PostgreSql, agents, error, redis);
+    if (!cluster)
+        return nullptr;
+    qInfo("%d agents, payonce-sim, PostgreSQL and %s up in %lld ms", agents,
+          redis == AgentCluster::Redis::Cluster ? "a Redis Cluster of 3 masters and 3 replicas"
+                                                : "a Redis master, its replica and 3 Sentinels",
+          started.elapsed());
+    // Every change of an order's fence, as the database saw it, in commit order per row.
+    if (const QString recorded = recordFenceHistory(cluster->database()); !recorded.isEmpty()) {
+        *error = recorded;
+        return nullptr;
+    }
+    return cluster;
+}
+
 bool waitForProgress(const CallbackStorm &storm, double share)
 {
     const qint64 posts = qint64(double(storm.firstRoundPosts()) * share);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agentcluster.h"
 #include "callbackstorm.h"
 #include "storagefixture.h"
 
@@ -28,6 +29,10 @@ auto whileProcessingEvents(Step step)
         QTest::qWait(10);
     return result.get();
 }
+
+/// Three agents on PostgreSQL sharing `redis`, with test_fence_history recording (below);
+/// logs how long the start took. Null and *error set on failure.
+std::unique_ptr<AgentCluster> startStormCluster(AgentCluster::Redis redis, int agents, QString *error);
 
 /// Waits (up to 3 minutes) until `share` of the storm's first-round POSTs were answered.
 bool waitForProgress(const CallbackStorm &storm, double share);

@@ -41,15 +41,8 @@ private Q_SLOTS:
     void initTestCase()
     {
         QString error;
-        QElapsedTimer started;
-        started.start();
-        m_cluster = AgentCluster::start(Dialect::PostgreSql, kAgents, &error, AgentCluster::Redis::Sentinel);
+        m_cluster = startStormCluster(AgentCluster::Redis::Sentinel, kAgents, &error);
         QVERIFY2(m_cluster, qPrintable(error));
-        qInfo("%d agents, payonce-sim, PostgreSQL, a Redis master, its replica and 3 Sentinels up in %lld ms", kAgents,
-              started.elapsed());
-        // Every change of an order's fence, as the database saw it, in commit order per row.
-        const QString recorded = recordFenceHistory(m_cluster->database());
-        QVERIFY2(recorded.isEmpty(), qPrintable(recorded));
     }
 
     void failoverAndFailbackMidStorm()

@@ -46,14 +46,8 @@ private Q_SLOTS:
     void initTestCase()
     {
         QString error;
-        QElapsedTimer started;
-        started.start();
-        m_cluster = AgentCluster::start(Dialect::PostgreSql, kAgents, &error, AgentCluster::Redis::Cluster);
+        m_cluster = startStormCluster(AgentCluster::Redis::Cluster, kAgents, &error);
         QVERIFY2(m_cluster, qPrintable(error));
-        qInfo("%d agents, payonce-sim, PostgreSQL, a Redis Cluster of 3 masters and 3 replicas up in %lld ms", kAgents,
-              started.elapsed());
-        const QString recorded = recordFenceHistory(m_cluster->database());
-        QVERIFY2(recorded.isEmpty(), qPrintable(recorded));
     }
 
     void masterFailoverMidStorm()
