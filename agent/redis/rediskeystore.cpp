@@ -877,16 +877,8 @@ private:
     /// the context: hiredis contexts are unusable after an error.
     Result<Reply> send(const std::vector<QByteArray> &args)
     {
-        std::vector<const char *> argv;
-        std::vector<size_t> lengths;
-        argv.reserve(args.size());
-        lengths.reserve(args.size());
-        for (const QByteArray &arg : args) {
-            argv.push_back(arg.constData());
-            lengths.push_back(static_cast<size_t>(arg.size()));
-        }
         errno = 0;
-        void *raw = redisCommandArgv(m_context, static_cast<int>(argv.size()), argv.data(), lengths.data());
+        const ReplyPtr raw = ::payonce::redis::command(m_context, args); // hiredisclient.h
         if (!raw) {
             const int savedErrno = errno;
             m_lastWasTimeout = m_context->err == REDIS_ERR_IO && (savedErrno == EAGAIN || savedErrno == EWOULDBLOCK);
@@ -898,10 +890,7 @@ private:
                 QStringLiteral("%1 failed: %2").arg(QString::fromLatin1(args.front()), reason));
         }
         m_lastWasTimeout = false;
-        auto *reply = static_cast<redisReply *>(raw);
-        Reply result = Reply::from(reply);
-        freeReplyObject(reply);
-        return result;
+        return Reply::from(raw.get());
     }
 
     /// Sentinel mode: the master changed (or was found not to be one) since this
