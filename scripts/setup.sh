@@ -32,6 +32,8 @@ packages=(
   redis-server redis-tools postgresql mariadb-server mariadb-client nginx prometheus
   # checks and fixtures: valgrind, sanitizers, AES-GCM fixtures, headless GUI tests
   valgrind clang-14 libclang-rt-14-dev python3-cryptography xvfb libgl-dev
+  # the house style (tests/style): the formatter and the linter of .clang-format / .clang-tidy
+  clang-format-14 clang-tidy-14
   # the Debian packages' checks (tests/package): lintian on the .deb files
   lintian
   # docs checks (tests/docs): the contract against the routes, answers and settings
