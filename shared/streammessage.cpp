@@ -189,10 +189,14 @@ QByteArray encodeStreamMessage(const StreamMessage &message)
 
 const QStringList &streamEventKinds()
 {
-    static const QStringList kinds{streamevent::BreakerMode,         streamevent::CallbackMode,
-                                   streamevent::CompensationProposed, streamevent::CompensationDecided,
-                                   streamevent::FindingRaised,       streamevent::ScenarioProgress,
-                                   streamevent::LockLost,            streamevent::FenceStaleRefused,
+    static const QStringList kinds{streamevent::BreakerMode,
+                                   streamevent::CallbackMode,
+                                   streamevent::CompensationProposed,
+                                   streamevent::CompensationDecided,
+                                   streamevent::FindingRaised,
+                                   streamevent::ScenarioProgress,
+                                   streamevent::LockLost,
+                                   streamevent::FenceStaleRefused,
                                    streamevent::OutboxDeadLetter};
     return kinds;
 }

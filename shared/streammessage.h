@@ -38,8 +38,8 @@ namespace payonce {
 
 /// The numbers of a metrics message (and of a snapshot).
 struct StreamMetrics {
-    QMap<Layer, qint64> duplicates;   ///< every layer of allLayers
-    QMap<Layer, double> rates;        ///< per second; every layer of allLayers
+    QMap<Layer, qint64> duplicates; ///< every layer of allLayers
+    QMap<Layer, double> rates;      ///< per second; every layer of allLayers
     qint64 requests = 0;
     double latencyP50Ms = 0.0;
     double latencyP99Ms = 0.0;

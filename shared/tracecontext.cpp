@@ -12,8 +12,9 @@ namespace {
 
 bool isLowerHex(QByteArrayView text)
 {
-    return !text.isEmpty()
-        && std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    return !text.isEmpty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    });
 }
 
 bool isAllZeros(QByteArrayView text)

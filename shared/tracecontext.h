@@ -12,8 +12,8 @@ namespace payonce {
 /// to, and how to pass it on. The agent has no tracer: it only keeps the trace id of each
 /// request, names itself in outgoing calls with a fresh span id, and keeps the sampled flag.
 struct TraceContext {
-    QString traceId;  ///< 32 lower-case hex digits, not all zeros
-    QString parentId; ///< 16 lower-case hex digits: the caller's span (ours when we send it)
+    QString traceId;                      ///< 32 lower-case hex digits, not all zeros
+    QString parentId;                     ///< 16 lower-case hex digits: the caller's span (ours when we send it)
     QString flags = QStringLiteral("01"); ///< 2 lower-case hex digits ("01": sampled)
 
     /// The header an incoming `traceparent` carries, when it is well-formed: version 2 hex

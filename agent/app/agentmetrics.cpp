@@ -9,7 +9,6 @@
 #include "core/retentionpruner.h"
 #include "operationalcountscache.h"
 
-
 namespace payonce::app {
 
 using core::MetricSample;
@@ -46,7 +45,7 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                            QList<MetricSample> samples;
                            for (Layer layer : allLayers) {
                                const qint64 n = (confirm ? confirm->decidedBy(layer) : 0)
-                                   + (callbacks ? callbacks->decidedBy(layer) : 0);
+                                                + (callbacks ? callbacks->decidedBy(layer) : 0);
                                samples.append({{{QStringLiteral("layer"), layerName(layer)}}, double(n)});
                            }
                            return samples;
@@ -62,19 +61,19 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Counter, [callbacks = sources.callbacks] {
                            return QList<MetricSample>{{{}, double(callbacks ? callbacks->unfencedSettlements() : 0)}};
                        });
-    registry.addReader(QStringLiteral("payonce_callback_grouped_delivery_rows_total"),
-                       QStringLiteral("Delivery rows decided before they were written (seen duplicates, rejections), "
-                                      "written by group commit"),
-                       MetricType::Counter, [callbacks = sources.callbacks] {
-                           return QList<MetricSample>{
-                               {{}, double(callbacks ? callbacks->decidedDeliveries().rowsWritten() : 0)}};
-                       });
-    registry.addReader(QStringLiteral("payonce_callback_grouped_delivery_commits_total"),
-                       QStringLiteral("Transactions that wrote those rows (rows / commits: what the grouping saved)"),
-                       MetricType::Counter, [callbacks = sources.callbacks] {
-                           return QList<MetricSample>{
-                               {{}, double(callbacks ? callbacks->decidedDeliveries().batchesWritten() : 0)}};
-                       });
+    registry.addReader(
+        QStringLiteral("payonce_callback_grouped_delivery_rows_total"),
+        QStringLiteral("Delivery rows decided before they were written (seen duplicates, rejections), "
+                       "written by group commit"),
+        MetricType::Counter, [callbacks = sources.callbacks] {
+            return QList<MetricSample>{{{}, double(callbacks ? callbacks->decidedDeliveries().rowsWritten() : 0)}};
+        });
+    registry.addReader(
+        QStringLiteral("payonce_callback_grouped_delivery_commits_total"),
+        QStringLiteral("Transactions that wrote those rows (rows / commits: what the grouping saved)"),
+        MetricType::Counter, [callbacks = sources.callbacks] {
+            return QList<MetricSample>{{{}, double(callbacks ? callbacks->decidedDeliveries().batchesWritten() : 0)}};
+        });
     registry.addReader(QStringLiteral("payonce_callback_grouped_delivery_refused_total"),
                        QStringLiteral("Deliveries answered FAIL at once because the group commit's queue was full "
                                       "(its rows waiting on a slow database); the platform sends them again"),
@@ -94,19 +93,21 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Counter, [callbacks = sources.callbacks] {
                            const double committed = callbacks ? double(callbacks->oneCommitSettled()) : 0;
                            const double fellBack = callbacks ? double(callbacks->oneCommitFellBack()) : 0;
-                           return QList<MetricSample>{{{{QStringLiteral("result"), QStringLiteral("committed")}}, committed},
-                                                      {{{QStringLiteral("result"), QStringLiteral("fell_back")}}, fellBack}};
+                           return QList<MetricSample>{
+                               {{{QStringLiteral("result"), QStringLiteral("committed")}}, committed},
+                               {{{QStringLiteral("result"), QStringLiteral("fell_back")}}, fellBack}};
                        });
-    registry.addReader(QStringLiteral("payonce_retention_pruned_total"),
-                       QStringLiteral("Rows deleted by retention, by table (deliveries, callback_log, outbox_delivered, "
-                                      "qa_runs)"),
-                       MetricType::Counter, [retention = sources.retention] {
-                           QList<MetricSample> samples;
-                           for (core::RetainedTable table : core::allRetainedTables)
-                               samples.append({{{QStringLiteral("table"), core::retainedTableName(table)}},
-                                               double(retention ? retention->deleted(table) : 0)});
-                           return samples;
-                       });
+    registry.addReader(
+        QStringLiteral("payonce_retention_pruned_total"),
+        QStringLiteral("Rows deleted by retention, by table (deliveries, callback_log, outbox_delivered, "
+                       "qa_runs)"),
+        MetricType::Counter, [retention = sources.retention] {
+            QList<MetricSample> samples;
+            for (core::RetainedTable table : core::allRetainedTables)
+                samples.append({{{QStringLiteral("table"), core::retainedTableName(table)}},
+                                double(retention ? retention->deleted(table) : 0)});
+            return samples;
+        });
     registry.addReader(QStringLiteral("payonce_breaker_state"),
                        QStringLiteral("Circuit breaker state: 0 closed, 1 half-open, 2 open"), MetricType::Gauge,
                        [breakers = sources.breakers] {
@@ -117,48 +118,54 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                            }
                            return samples;
                        });
-    registry.addReader(QStringLiteral("payonce_breaker_forced"),
-                       QStringLiteral("1 while an operator forces the breaker (mode forced_open or forced_closed)"),
-                       MetricType::Gauge, [breakers = sources.breakers] {
-                           QList<MetricSample> samples;
-                           if (breakers) {
-                               for (const core::BreakerSnapshot &b : breakers->snapshots()) {
-                                   for (core::BreakerMode mode : {core::BreakerMode::ForcedOpen, core::BreakerMode::ForcedClosed})
-                                       samples.append({{{QStringLiteral("name"), b.name},
-                                                        {QStringLiteral("mode"), core::breakerModeName(mode)}},
-                                                       b.effectiveMode == mode ? 1.0 : 0.0});
-                               }
-                           }
-                           return samples;
-                       });
-    registry.addReader(QStringLiteral("payonce_redis_degraded"),
-                       QStringLiteral("1 while the key store (Redis) is unreachable and the durable layers decide alone"),
-                       MetricType::Gauge, [keyStore = sources.keyStore] {
-                           return QList<MetricSample>{{{}, keyStore && keyStore->degraded() ? 1.0 : 0.0}};
-                       });
+    registry.addReader(
+        QStringLiteral("payonce_breaker_forced"),
+        QStringLiteral("1 while an operator forces the breaker (mode forced_open or forced_closed)"), MetricType::Gauge,
+        [breakers = sources.breakers] {
+            QList<MetricSample> samples;
+            if (breakers) {
+                for (const core::BreakerSnapshot &b : breakers->snapshots()) {
+                    for (core::BreakerMode mode : {core::BreakerMode::ForcedOpen, core::BreakerMode::ForcedClosed})
+                        samples.append(
+                            {{{QStringLiteral("name"), b.name}, {QStringLiteral("mode"), core::breakerModeName(mode)}},
+                             b.effectiveMode == mode ? 1.0 : 0.0});
+                }
+            }
+            return samples;
+        });
+    registry.addReader(
+        QStringLiteral("payonce_redis_degraded"),
+        QStringLiteral("1 while the key store (Redis) is unreachable and the durable layers decide alone"),
+        MetricType::Gauge, [keyStore = sources.keyStore] {
+            return QList<MetricSample>{{{}, keyStore && keyStore->degraded() ? 1.0 : 0.0}};
+        });
     // The war room sees a failover here: the master changes, the switch counter moves and
     // the fence epoch in force grows.
-    registry.addReader(QStringLiteral("payonce_redis_topology"),
-                       QStringLiteral("1, labelled with how the key store reaches its data: mode (embedded, single, "
-                                      "sentinel, cluster) and the master written to now (a cluster: its masters)"),
-                       MetricType::Gauge, [keyStore = sources.keyStore] {
-                           if (!keyStore)
-                               return QList<MetricSample>{};
-                           const core::KeyStoreTopology t = keyStore->topology();
-                           return QList<MetricSample>{{{{QStringLiteral("mode"), t.mode}, {QStringLiteral("master"), t.master}}, 1.0}};
-                       });
-    registry.addReader(QStringLiteral("payonce_redis_fence_epoch"),
-                       QStringLiteral("The fencing epoch in force on the key store's master, on a cluster the largest of the slots met "
-                                      "(tokens are epoch << 32 | counter)"),
-                       MetricType::Gauge, [keyStore = sources.keyStore] {
-                           return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().fenceEpoch) : 0.0}};
-                       });
-    registry.addReader(QStringLiteral("payonce_redis_master_switches_total"),
-                       QStringLiteral("Times the key store's master changed since start (Sentinel failovers and failbacks, changes "
-                                      "of a cluster's masters)"),
-                       MetricType::Counter, [keyStore = sources.keyStore] {
-                           return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().masterSwitches) : 0.0}};
-                       });
+    registry.addReader(
+        QStringLiteral("payonce_redis_topology"),
+        QStringLiteral("1, labelled with how the key store reaches its data: mode (embedded, single, "
+                       "sentinel, cluster) and the master written to now (a cluster: its masters)"),
+        MetricType::Gauge, [keyStore = sources.keyStore] {
+            if (!keyStore)
+                return QList<MetricSample>{};
+            const core::KeyStoreTopology t = keyStore->topology();
+            return QList<MetricSample>{{{{QStringLiteral("mode"), t.mode}, {QStringLiteral("master"), t.master}}, 1.0}};
+        });
+    registry.addReader(
+        QStringLiteral("payonce_redis_fence_epoch"),
+        QStringLiteral(
+            "The fencing epoch in force on the key store's master, on a cluster the largest of the slots met "
+            "(tokens are epoch << 32 | counter)"),
+        MetricType::Gauge, [keyStore = sources.keyStore] {
+            return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().fenceEpoch) : 0.0}};
+        });
+    registry.addReader(
+        QStringLiteral("payonce_redis_master_switches_total"),
+        QStringLiteral("Times the key store's master changed since start (Sentinel failovers and failbacks, changes "
+                       "of a cluster's masters)"),
+        MetricType::Counter, [keyStore = sources.keyStore] {
+            return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().masterSwitches) : 0.0}};
+        });
     if (!sources.counts)
         return;
     // One database read per scrape shared by the seven families that show it: the first
@@ -176,13 +183,13 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                            const auto c = counts->last();
                            return c ? QList<MetricSample>{{{}, double(c->outboxDead)}} : QList<MetricSample>{};
                        });
-    registry.addReader(QStringLiteral("payonce_outbox_oldest_pending_seconds"),
-                       QStringLiteral("How long the oldest outbox event waiting for delivery has waited (0: none)"),
-                       MetricType::Gauge, [counts] {
-                           const auto c = counts->last();
-                           return c ? QList<MetricSample>{{{}, double(c->outboxOldestPendingAgeMs) / 1000.0}}
-                                    : QList<MetricSample>{};
-                       });
+    registry.addReader(
+        QStringLiteral("payonce_outbox_oldest_pending_seconds"),
+        QStringLiteral("How long the oldest outbox event waiting for delivery has waited (0: none)"), MetricType::Gauge,
+        [counts] {
+            const auto c = counts->last();
+            return c ? QList<MetricSample>{{{}, double(c->outboxOldestPendingAgeMs) / 1000.0}} : QList<MetricSample>{};
+        });
     registry.addReader(QStringLiteral("payonce_callbacks_accepted"),
                        QStringLiteral("Callbacks acknowledged behind a durable log row and not yet settled "
                                       "(accept-only mode's backlog; the worker drains it)"),
@@ -200,10 +207,11 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
     registry.addReader(QStringLiteral("payonce_compensations"), QStringLiteral("Compensations by status"),
                        MetricType::Gauge, [counts] {
                            const auto c = counts->last();
-                           return c ? byLabel(QStringLiteral("status"), c->compensationsByStatus) : QList<MetricSample>{};
+                           return c ? byLabel(QStringLiteral("status"), c->compensationsByStatus)
+                                    : QList<MetricSample>{};
                        });
-    registry.addReader(QStringLiteral("payonce_findings_open"),
-                       QStringLiteral("Open reconciliation findings by kind"), MetricType::Gauge, [counts] {
+    registry.addReader(QStringLiteral("payonce_findings_open"), QStringLiteral("Open reconciliation findings by kind"),
+                       MetricType::Gauge, [counts] {
                            const auto c = counts->last();
                            return c ? byLabel(QStringLiteral("kind"), c->openFindingsByKind) : QList<MetricSample>{};
                        });

@@ -2,8 +2,8 @@
 
 #include "agentmetrics.h"
 #include "configreload.h"
-#include "operationalcountscache.h"
 #include "eventrelay.h"
+#include "operationalcountscache.h"
 #include "outboxloops.h"
 #include "simlauncher.h"
 
@@ -17,10 +17,10 @@
 #include "core/outboxhandler.h"
 #include "core/patrol.h"
 #include "core/patrolrunner.h"
-#include "core/refundservice.h"
 #include "core/ports/clock.h"
 #include "core/ports/distributedlock.h"
 #include "core/ports/keystore.h"
+#include "core/refundservice.h"
 #include "core/resilientgateway.h"
 #include "core/retentionpruner.h"
 #include "core/scenariorunner.h"
@@ -30,10 +30,10 @@
 #include "gateway/gatewayfactory.h"
 #include "http/auditroutes.h"
 #include "http/breakerroutes.h"
+#include "http/callbackopsroutes.h"
 #include "http/callbackroutes.h"
 #include "http/closeroutes.h"
 #include "http/compensationroutes.h"
-#include "http/callbackopsroutes.h"
 #include "http/errormapping.h"
 #include "http/findingroutes.h"
 #include "http/httpserver.h"
@@ -41,16 +41,15 @@
 #include "http/lockroutes.h"
 #include "http/moderoutes.h"
 #include "http/outboxroutes.h"
-#include "http/refundroutes.h"
 #include "http/paymentroutes.h"
 #include "http/qaroutes.h"
 #include "http/reconciliationroutes.h"
+#include "http/refundroutes.h"
 #include "http/setuproutes.h"
 #include "logging/categories.h"
+#include "qa/httpscenariodriver.h"
 #include "redis/keystorefactory.h"
 #include "sql/database.h"
-#include "stream/streamhub.h"
-#include "stream/streamsources.h"
 #include "sql/migrationrunner.h"
 #include "sql/sqlauditreader.h"
 #include "sql/sqlauditwriter.h"
@@ -66,11 +65,12 @@
 #include "sql/sqlorderrepository.h"
 #include "sql/sqloutboxstore.h"
 #include "sql/sqlpatrolstore.h"
+#include "sql/sqlpaymentstore.h"
 #include "sql/sqlqarunstore.h"
 #include "sql/sqlrefundstore.h"
-#include "sql/sqlpaymentstore.h"
 #include "sql/sqlretentionstore.h"
-#include "qa/httpscenariodriver.h"
+#include "stream/streamhub.h"
+#include "stream/streamsources.h"
 #include "webhook/webhookhandler.h"
 
 #include <QHostAddress>
@@ -226,9 +226,8 @@ core::Result<void> AgentRuntime::Parts::openStorage()
         error.internalMessage = QStringLiteral("migrating %1: %2").arg(config.db.redacted(), error.internalMessage);
         return error;
     }
-    qCInfo(lcApp).noquote() << QStringLiteral("database %1 up, %2 migration(s) applied")
-                                   .arg(config.db.redacted())
-                                   .arg(migrated.value());
+    qCInfo(lcApp).noquote()
+        << QStringLiteral("database %1 up, %2 migration(s) applied").arg(config.db.redacted()).arg(migrated.value());
 
     // Fencing epochs come from the database, so tokens keep growing across Redis restarts.
     fenceEpochs = std::make_unique<sql::SqlFenceEpochSource>(*database);
@@ -333,7 +332,8 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
         // No platform configured: every delivery is refused as unverifiable (401), and
         // still recorded in callback_deliveries.
         verifier = std::make_unique<callbacks::PlatformNotificationVerifier>(callbacks::NotificationVerifierOptions{});
-        refundVerifier = std::make_unique<callbacks::PlatformNotificationVerifier>(callbacks::NotificationVerifierOptions{});
+        refundVerifier = std::make_unique<callbacks::PlatformNotificationVerifier>(
+            callbacks::NotificationVerifierOptions{});
     }
     core::CallbackPipelineOptions options;
     options.lockTtl = callbackLockTtl();
@@ -368,7 +368,8 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
         if (!pausePoint)
             return Error::make(ErrorCode::Misconfigured,
                                QStringLiteral("PAYONCE_TEST_PAUSE_AT=%1: only after_log_row_durable, "
-                                              "after_lock_before_begin and after_lock_until_lost exist").arg(pauseAt));
+                                              "after_lock_before_begin and after_lock_until_lost exist")
+                                   .arg(pauseAt));
         // A delivery settled in one commit has no point between its log row and its paid
         // transaction: only the accepted-first path stops there.
         if (*pausePoint == core::CallbackHookPoint::AfterLogRowDurable && options.oneCommit)
@@ -391,7 +392,8 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
                     // after the thaw is a late writer too: every writer after the pause is
                     // logged with its token, so each refusal can be matched to one.
                     qCWarning(lcApp).noquote()
-                        << QStringLiteral("test hook: lock of %1 passing after the pause, writing with fencing token %2")
+                        << QStringLiteral(
+                               "test hook: lock of %1 passing after the pause, writing with fencing token %2")
                                .arg(context.payNo)
                                .arg(context.lock->fencingToken());
                     return core::CallbackHookAction::Continue;
@@ -411,11 +413,11 @@ core::Result<void> AgentRuntime::Parts::openCallbacks()
                 return core::CallbackHookAction::Continue;
             }
             if (at == point) {
-                qCWarning(lcApp).noquote() << QStringLiteral("test hook: paused %1 of %2")
-                                                  .arg(at == core::CallbackHookPoint::AfterLogRowDurable
-                                                           ? QStringLiteral("after the log row")
-                                                           : QStringLiteral("holding the lock"),
-                                                       context.payNo);
+                qCWarning(lcApp).noquote()
+                    << QStringLiteral("test hook: paused %1 of %2")
+                           .arg(at == core::CallbackHookPoint::AfterLogRowDurable ? QStringLiteral("after the log row")
+                                                                                  : QStringLiteral("holding the lock"),
+                                context.payNo);
                 for (;;)
                     QThread::sleep(1);
             }
@@ -465,7 +467,8 @@ core::Result<void> AgentRuntime::Parts::openOperations()
         webhookOptions.timeoutMs = int(std::min<qint64>(kWebhookTimeoutMs, outboxOptions.leaseMargin.count() / 2));
         // Its own breaker: receivers that are down fail fast instead of holding every
         // dispatcher for a timeout per event; operators see and force it like the gateways'.
-        core::CircuitBreaker &breaker = breakers->breaker(core::BreakerRegistry::webhookBreakerName(QStringLiteral("order.paid")));
+        core::CircuitBreaker &breaker = breakers->breaker(
+            core::BreakerRegistry::webhookBreakerName(QStringLiteral("order.paid")));
         outboxHandlers.add(QStringLiteral("order.paid"),
                            std::make_shared<webhook::WebhookHandler>(webhookOptions, &breaker));
     }
@@ -485,10 +488,7 @@ core::Result<void> AgentRuntime::Parts::openOperations()
     core::RefundServiceOptions refundOptions;
     refundOptions.notifyUrlWeChat = callbackBaseUrl() + QStringLiteral("/api/v1/callbacks/wechat/refund");
     refundOptions.notifyUrlAlipay = callbackBaseUrl() + QStringLiteral("/api/v1/callbacks/alipay/refund");
-    refunds = std::make_unique<core::RefundService>(
-        *refundStore,
-        gatewayLookup(),
-        clock, refundOptions);
+    refunds = std::make_unique<core::RefundService>(*refundStore, gatewayLookup(), clock, refundOptions);
     refundCallbacks = std::make_unique<http::RefundCallbacks>(*refundVerifier, *refunds, clock);
     refundFollowUpTimer = std::make_unique<QTimer>();
     QObject::connect(refundFollowUpTimer.get(), &QTimer::timeout, [this] {
@@ -579,10 +579,9 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     confirmOptions.notifyUrlAlipay = callbackBase + QStringLiteral("/api/v1/callbacks/alipay");
     setup = std::make_unique<core::SetupService>(*orders);
     tokens = std::make_unique<core::TokenIssuer>(*payments, keyStore->tokens());
-    confirm = std::make_unique<core::ConfirmPipeline>(
-        *idempotency, &keyStore->idempotency(), keyStore->tokens(), keyStore->locks(), *payments,
-        gatewayLookup(),
-        clock, confirmOptions);
+    confirm = std::make_unique<core::ConfirmPipeline>(*idempotency, &keyStore->idempotency(), keyStore->tokens(),
+                                                      keyStore->locks(), *payments, gatewayLookup(), clock,
+                                                      confirmOptions);
 
     http::HttpServer::Options options;
     options.workerThreads = config.workerThreads;
@@ -608,9 +607,8 @@ core::Result<void> AgentRuntime::Parts::startHttp()
     server = std::make_unique<http::HttpServer>(options, http::Authenticator(config.authTokens));
     operationalCounts = std::make_unique<sql::SqlOperationalCounts>(*database);
     countsCache = std::make_unique<OperationalCountsCache>(*operationalCounts);
-    registerAgentMetrics(metrics,
-                         {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), countsCache.get(), retention.get(),
-                          verifier.get()});
+    registerAgentMetrics(metrics, {confirm.get(), callbacks.get(), breakers.get(), keyStore.get(), countsCache.get(),
+                                   retention.get(), verifier.get()});
     server->route(http::Method::Get, QStringLiteral("/metrics"), http::Role::None, [this](const http::HttpRequest &) {
         http::HttpReply reply = http::HttpReply::text(metrics.render());
         reply.contentType = core::prometheus::contentType;
@@ -640,14 +638,17 @@ core::Result<void> AgentRuntime::Parts::startHttp()
             }
             return m;
         },
-        [this] { return StreamSnapshot{{}, stream::streamBreakers(*breakers, clock.nowMs()), events.callbackMode()}; },
+        [this] {
+            return StreamSnapshot{{}, stream::streamBreakers(*breakers, clock.nowMs()), events.callbackMode()};
+        },
         &metrics);
     // The mode other agents may have set before this one started; kept current by the
     // callback worker's reads and this agent's own changes (EventRelay).
     if (auto mode = callbackModes->mode(); mode.ok())
         events.noteCallbackMode(core::callbackModeName(mode.value().mode));
-    server->webSocketRoute(QStringLiteral("/api/v1/stream"), http::Role::Viewer,
-                           [hub = streamHub.get()](std::unique_ptr<QWebSocket> socket) { hub->addClient(std::move(socket)); });
+    server->webSocketRoute(
+        QStringLiteral("/api/v1/stream"), http::Role::Viewer,
+        [hub = streamHub.get()](std::unique_ptr<QWebSocket> socket) { hub->addClient(std::move(socket)); });
     streamHub->start();
     // The stream's outbox figures (docs/openapi.yaml: metrics messages carry outbox pending/dead): read
     // off the event loop about once a second, whatever the stream's own interval.
@@ -706,10 +707,11 @@ core::Result<void> AgentRuntime::Parts::startHttp()
                 const core::RetentionPruner::Report report = pruner->runOnce(now);
                 for (core::RetainedTable table : core::allRetainedTables) {
                     if (const qint64 n = report.deleted[std::size_t(table)]; n > 0)
-                        qCInfo(lcApp).noquote() << QStringLiteral("retention: %1 %2 rows deleted%3")
-                                                       .arg(n)
-                                                       .arg(core::retainedTableName(table),
-                                                            report.complete ? QString() : QStringLiteral(", more next run"));
+                        qCInfo(lcApp).noquote()
+                            << QStringLiteral("retention: %1 %2 rows deleted%3")
+                                   .arg(n)
+                                   .arg(core::retainedTableName(table),
+                                        report.complete ? QString() : QStringLiteral(", more next run"));
                 }
             });
         });
@@ -736,10 +738,13 @@ void AgentRuntime::Parts::registerQa(const http::EventPublisher &publish)
     qaRunner = std::make_unique<core::ScenarioRunner>(*qaRuns, *qaDriver, *audit, clock, options);
     http::registerQaRoutes(*server, *qaRunner, *qaRuns, selfBaseUrl, config.qa.peers);
     qCWarning(lcApp).noquote() << QStringLiteral("qa.enabled: POST /api/v1/qa/scenarios is open to operators, "
-                                                 "scenarios drive the simulator at %1").arg(simBaseUrl);
+                                                 "scenarios drive the simulator at %1")
+                                      .arg(simBaseUrl);
 }
 
-AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>()) {}
+AgentRuntime::AgentRuntime() : d(std::make_unique<Parts>())
+{
+}
 
 /// Timers stop first (no new background work), then the outbox loops finish their round
 /// and join; work already on the global pool is waited for by the destructor.

@@ -10,9 +10,9 @@ namespace payonce::app {
 /// streams per token (stream.max_per_token) apply at once; every other setting the file
 /// changed waits for a restart, and is named so the operator knows.
 struct ReloadPlan {
-    QStringList tokensAdded;    ///< names
-    QStringList tokensRemoved;  ///< names; a token whose secret or role changed is in both
-    QStringList restartNeeded;  ///< the changed settings that apply only at the next start
+    QStringList tokensAdded;   ///< names
+    QStringList tokensRemoved; ///< names; a token whose secret or role changed is in both
+    QStringList restartNeeded; ///< the changed settings that apply only at the next start
 };
 
 /// Compares the running configuration with the one just read (and validated).

@@ -12,7 +12,10 @@ namespace {
 using core::Error;
 using core::ErrorCode;
 
-enum class Holds { Secrets, TrustedKey };
+enum class Holds {
+    Secrets,
+    TrustedKey
+};
 
 struct NamedFile {
     QString setting; ///< "config file", "wechat.merchant_private_key", …

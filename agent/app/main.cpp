@@ -52,7 +52,7 @@ QString routeListing(const QList<http::RouteInfo> &routes)
         QString path = route.pattern;
         path.replace(placeholder, QStringLiteral("{\\1}"));
         out += http::methodName(route.method) + u' ' + path + u' ' + http::roleName(route.minimumRole)
-            + (route.webSocket ? QStringLiteral(" websocket") : QString()) + u'\n';
+               + (route.webSocket ? QStringLiteral(" websocket") : QString()) + u'\n';
     }
     return out;
 }
@@ -101,13 +101,12 @@ int main(int argc, char **argv)
     qCInfo(lcApp).noquote() << QStringLiteral("payonce-agent %1 started: %2")
                                    .arg(QCoreApplication::applicationVersion(), config.describeForLog());
     QObject::disconnect(&signals, nullptr, &application, nullptr);
-    QObject::connect(&signals, &app::SignalWatcher::terminationRequested, &application,
-                     [&runtime](int signalNumber) {
-                         qCInfo(lcApp) << "signal" << signalNumber << "received: draining";
-                         if (!runtime.value()->drain(std::chrono::seconds(30)))
-                             qCWarning(lcApp) << "requests still running after 30 s; stopping anyway";
-                         QCoreApplication::quit();
-                     });
+    QObject::connect(&signals, &app::SignalWatcher::terminationRequested, &application, [&runtime](int signalNumber) {
+        qCInfo(lcApp) << "signal" << signalNumber << "received: draining";
+        if (!runtime.value()->drain(std::chrono::seconds(30)))
+            qCWarning(lcApp) << "requests still running after 30 s; stopping anyway";
+        QCoreApplication::quit();
+    });
     // SIGHUP: the file is read and checked as at start; an invalid one changes nothing.
     QObject::connect(&signals, &app::SignalWatcher::reloadRequested, &application, [&runtime] {
         qCInfo(lcApp) << "SIGHUP received: reloading the configuration";
@@ -117,8 +116,8 @@ int main(int argc, char **argv)
                 reread = core::Result<config::LoadResult>(safe.error());
         }
         if (!reread) {
-            qCWarning(lcConfig).noquote() << "reload refused, the running configuration stays:"
-                                          << reread.error().internalMessage;
+            qCWarning(lcConfig).noquote()
+                << "reload refused, the running configuration stays:" << reread.error().internalMessage;
             return;
         }
         for (const QString &warning : reread->warnings)

@@ -30,8 +30,8 @@ QString findSimBinary()
     if (!override.isEmpty())
         return override;
     const QDir here(QCoreApplication::applicationDirPath());
-    for (const QString &candidate : {here.filePath(QStringLiteral("payonce-sim")),
-                                     here.filePath(QStringLiteral("../sim/payonce-sim"))}) {
+    for (const QString &candidate :
+         {here.filePath(QStringLiteral("payonce-sim")), here.filePath(QStringLiteral("../sim/payonce-sim"))}) {
         if (QFileInfo(candidate).isExecutable())
             return QFileInfo(candidate).canonicalFilePath();
     }
@@ -42,7 +42,8 @@ core::Result<void> writeFile(const QString &path, const QByteArray &bytes, QFile
 {
     QFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(bytes) != bytes.size())
-        return Error::make(ErrorCode::Misconfigured, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
     file.setPermissions(permissions);
     return {};
 }
@@ -95,8 +96,9 @@ core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &co
 {
     const QString binary = findSimBinary();
     if (binary.isEmpty())
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("sim.enabled is set but payonce-sim was not found beside the agent or on PATH"));
+        return Error::make(
+            ErrorCode::Misconfigured,
+            QStringLiteral("sim.enabled is set but payonce-sim was not found beside the agent or on PATH"));
     const QString folder = QDir(config.dataDir).absoluteFilePath(QStringLiteral("sim"));
     if (!QDir().mkpath(folder))
         return Error::make(ErrorCode::Misconfigured, QStringLiteral("cannot create %1").arg(folder));
@@ -142,16 +144,13 @@ core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &co
     else
         environment.insert(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY"), config.wechat.apiv3Key.reveal());
     process.setProcessEnvironment(environment);
-    process.start(binary, {QStringLiteral("--listen"), config.sim.listen.toString(),
-                           QStringLiteral("--merchant-public-key"), merchantPublicPath,
-                           QStringLiteral("--alipay-app-public-key"), appPublicPath,
-                           QStringLiteral("--mchid"), config.wechat.mchid,
-                           QStringLiteral("--appid"), config.wechat.appid,
-                           QStringLiteral("--alipay-app-id"), config.alipay.appId,
-                           QStringLiteral("--alipay-seller-id"), config.alipay.sellerId,
-                           QStringLiteral("--platform-serial"), kSimSerial,
-                           QStringLiteral("--platform-key-out"), platformKeyPath,
-                           QStringLiteral("--exit-with-parent")});
+    process.start(binary,
+                  {QStringLiteral("--listen"), config.sim.listen.toString(), QStringLiteral("--merchant-public-key"),
+                   merchantPublicPath, QStringLiteral("--alipay-app-public-key"), appPublicPath,
+                   QStringLiteral("--mchid"), config.wechat.mchid, QStringLiteral("--appid"), config.wechat.appid,
+                   QStringLiteral("--alipay-app-id"), config.alipay.appId, QStringLiteral("--alipay-seller-id"),
+                   config.alipay.sellerId, QStringLiteral("--platform-serial"), kSimSerial,
+                   QStringLiteral("--platform-key-out"), platformKeyPath, QStringLiteral("--exit-with-parent")});
     if (!process.waitForStarted(10000))
         return Error::make(ErrorCode::Misconfigured,
                            QStringLiteral("cannot start %1: %2").arg(binary, process.errorString()));

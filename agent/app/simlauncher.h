@@ -23,8 +23,8 @@ namespace payonce::app {
 class SimLauncher {
 public:
     struct Platform {
-        QString baseUrl;       ///< http://<sim.listen>
-        QString serial;        ///< the simulator's platform key serial (Wechatpay-Serial)
+        QString baseUrl; ///< http://<sim.listen>
+        QString serial;  ///< the simulator's platform key serial (Wechatpay-Serial)
         QByteArray publicKeyPem;
     };
 

@@ -163,17 +163,19 @@ core::Result<void> checkSafeToStart(const config::Config &config)
                                           "can pay any order")
                                .arg(config.sim.listen.toString()));
     if (config.qa.enabled && !isLoopback(config.listen))
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("qa.enabled: QA scenarios switch the duplicate defences off, so they only run "
-                                          "with the agent on a loopback address; listen is %1")
-                               .arg(config.listen.toString()));
+        return Error::make(
+            ErrorCode::Misconfigured,
+            QStringLiteral("qa.enabled: QA scenarios switch the duplicate defences off, so they only run "
+                           "with the agent on a loopback address; listen is %1")
+                .arg(config.listen.toString()));
     if (config.qa.enabled && !config.sim.enabled && !isSimulatedPlatform(config.wechat.baseUrl))
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("qa.enabled: QA scenarios pay, notify and inject faults through the simulator, "
-                                          "and without one they would drive the platform at wechat.base_url %1; set "
-                                          "sim.enabled, or point wechat.base_url at a payonce-sim on a loopback address "
-                                          "(http://127.0.0.1:PORT)")
-                               .arg(config.wechat.baseUrl));
+        return Error::make(
+            ErrorCode::Misconfigured,
+            QStringLiteral("qa.enabled: QA scenarios pay, notify and inject faults through the simulator, "
+                           "and without one they would drive the platform at wechat.base_url %1; set "
+                           "sim.enabled, or point wechat.base_url at a payonce-sim on a loopback address "
+                           "(http://127.0.0.1:PORT)")
+                .arg(config.wechat.baseUrl));
     for (const QString &peer : config.qa.peers) {
         if (config.qa.enabled && !isLoopbackHost(QUrl(peer).host()))
             return Error::make(ErrorCode::Misconfigured,

@@ -229,9 +229,11 @@ core::Result<PaymentNotification> parseWeChatTransaction(QByteArrayView plaintex
 
 core::Result<void> checkWeChatRefundEnvelope(const WeChatEnvelope &envelope)
 {
-    if (envelope.eventType != QLatin1StringView("REFUND.SUCCESS") && envelope.eventType != QLatin1StringView("REFUND.ABNORMAL")
+    if (envelope.eventType != QLatin1StringView("REFUND.SUCCESS")
+        && envelope.eventType != QLatin1StringView("REFUND.ABNORMAL")
         && envelope.eventType != QLatin1StringView("REFUND.CLOSED"))
-        return invalid(QStringLiteral("WeChat notification event_type \"%1\" is not a refund's").arg(envelope.eventType.left(64)));
+        return invalid(
+            QStringLiteral("WeChat notification event_type \"%1\" is not a refund's").arg(envelope.eventType.left(64)));
     if (envelope.algorithm != "AEAD_AES_256_GCM")
         return invalid(QStringLiteral("WeChat notification resource algorithm is not AEAD_AES_256_GCM"));
     return {};
@@ -256,7 +258,8 @@ core::Result<core::RefundNotification> parseWeChatRefund(QByteArrayView plaintex
     const auto outTradeNo = id("out_trade_no");
     const auto transactionId = id("transaction_id");
     if (!outRefundNo || !refundId || !outTradeNo || !transactionId)
-        return invalid(QStringLiteral("WeChat refund: out_refund_no, refund_id, out_trade_no or transaction_id is not 1-64 of [A-Za-z0-9_-]"));
+        return invalid(QStringLiteral(
+            "WeChat refund: out_refund_no, refund_id, out_trade_no or transaction_id is not 1-64 of [A-Za-z0-9_-]"));
     const auto mchid = stringMember(o, QLatin1StringView("mchid"));
     if (!mchid || mchid->isEmpty())
         return invalid(QStringLiteral("WeChat refund lacks mchid"));
@@ -269,9 +272,11 @@ core::Result<core::RefundNotification> parseWeChatRefund(QByteArrayView plaintex
     else if (status == QLatin1StringView("ABNORMAL"))
         n.state = core::RefundNotification::State::Abnormal;
     else
-        return invalid(QStringLiteral("WeChat refund_status \"%1\" is not SUCCESS, CLOSED or ABNORMAL").arg(status.left(32)));
+        return invalid(
+            QStringLiteral("WeChat refund_status \"%1\" is not SUCCESS, CLOSED or ABNORMAL").arg(status.left(32)));
     if (eventType != QStringLiteral("REFUND.") + status)
-        return invalid(QStringLiteral("WeChat refund_status %1 contradicts event_type %2").arg(status, eventType.left(64)));
+        return invalid(
+            QStringLiteral("WeChat refund_status %1 contradicts event_type %2").arg(status, eventType.left(64)));
     const QJsonObject amount = o.value(QLatin1StringView("amount")).toObject();
     // Whole fen only: toInteger() refuses fractions and out-of-range numbers.
     const QJsonValue refundValue = amount.value(QLatin1StringView("refund"));
@@ -279,7 +284,8 @@ core::Result<core::RefundNotification> parseWeChatRefund(QByteArrayView plaintex
     const qint64 refundFen = refundValue.isDouble() ? refundValue.toInteger(-1) : -1;
     const qint64 totalFen = totalValue.isDouble() ? totalValue.toInteger(-1) : -1;
     if (refundFen <= 0 || totalFen <= 0 || refundFen > totalFen)
-        return invalid(QStringLiteral("WeChat refund amount.refund and amount.total must be positive whole fen, refund <= total"));
+        return invalid(
+            QStringLiteral("WeChat refund amount.refund and amount.total must be positive whole fen, refund <= total"));
 
     n.channel = core::Channel::WeChat;
     n.refundNo = *outRefundNo;
@@ -384,17 +390,21 @@ core::Result<core::RefundNotification> parseAlipayRefundNotify(const gateway::al
     const QString tradeStatus = field("trade_status");
     const QString sellerId = field("seller_id");
     const QString appId = field("app_id");
-    if (notifyId.isEmpty() || tradeStatus.isEmpty() || sellerId.isEmpty() || appId.isEmpty() || field("gmt_refund").isEmpty())
-        return invalid(QStringLiteral("Alipay refund notification lacks notify_id, trade_status, seller_id, app_id or gmt_refund"));
+    if (notifyId.isEmpty() || tradeStatus.isEmpty() || sellerId.isEmpty() || appId.isEmpty()
+        || field("gmt_refund").isEmpty())
+        return invalid(QStringLiteral(
+            "Alipay refund notification lacks notify_id, trade_status, seller_id, app_id or gmt_refund"));
     const QString tradeNo = field("trade_no");
     const QString outTradeNo = field("out_trade_no");
     const QString outBizNo = field("out_biz_no");
     if (!isValidTradeNo(tradeNo) || !isValidTradeNo(outTradeNo) || !isValidTradeNo(outBizNo))
-        return invalid(QStringLiteral("Alipay refund: trade_no, out_trade_no or out_biz_no is not 1-64 of [A-Za-z0-9_-]"));
+        return invalid(
+            QStringLiteral("Alipay refund: trade_no, out_trade_no or out_biz_no is not 1-64 of [A-Za-z0-9_-]"));
     const auto refunded = parseAmountFen(field("refund_fee"));
     const auto total = parseAmountFen(field("total_amount"));
     if (!refunded || !total || *refunded > *total)
-        return invalid(QStringLiteral("Alipay refund_fee and total_amount must be positive yuan amounts, refund_fee <= total_amount"));
+        return invalid(QStringLiteral(
+            "Alipay refund_fee and total_amount must be positive yuan amounts, refund_fee <= total_amount"));
 
     core::RefundNotification n;
     n.channel = core::Channel::Alipay;

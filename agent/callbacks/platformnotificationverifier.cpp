@@ -16,9 +16,10 @@ namespace {
 
 Error tooLarge(qsizetype size)
 {
-    return Error::make(ErrorCode::InvalidInput, QStringLiteral("notification body of %1 bytes is over the %2-byte limit")
-                                                    .arg(size)
-                                                    .arg(kMaxNotificationBodyBytes));
+    return Error::make(ErrorCode::InvalidInput,
+                       QStringLiteral("notification body of %1 bytes is over the %2-byte limit")
+                           .arg(size)
+                           .arg(kMaxNotificationBodyBytes));
 }
 
 // With checkTimeWindow false (replay, the accepted-row worker) any signed timestamp is
@@ -48,8 +49,10 @@ Result<OpenedWeChatDelivery> openWeChatDelivery(const gateway::wechat::PlatformV
         return envelope.error();
     const qint64 window = checkTimeWindow ? gateway::wechat::kDefaultTimestampWindowSeconds : kUnlimitedWindowSeconds;
     const qint64 nowSeconds = checkTimeWindow ? nowMs / 1000 : 0;
-    if (auto signature = platformKeys.verify(weChatSignedHeaders(delivery), delivery.body, nowSeconds, window); !signature)
-        return Error::make(ErrorCode::BadSignature, QStringLiteral("WeChat notification: ") + signature.error().internalMessage);
+    if (auto signature = platformKeys.verify(weChatSignedHeaders(delivery), delivery.body, nowSeconds, window);
+        !signature)
+        return Error::make(ErrorCode::BadSignature,
+                           QStringLiteral("WeChat notification: ") + signature.error().internalMessage);
     if (auto content = checkContent(*envelope); !content)
         return content.error();
     auto plaintext = decryptWeChatResource(apiv3Key, *envelope);
@@ -95,19 +98,22 @@ Result<core::RefundNotification> verifyWeChatRefundDelivery(const gateway::wecha
                                                             QByteArrayView apiv3Key, const RawDelivery &delivery,
                                                             bool checkTimeWindow, qint64 nowMs)
 {
-    auto opened = openWeChatDelivery(platformKeys, apiv3Key, delivery, checkTimeWindow, nowMs, &checkWeChatRefundEnvelope);
+    auto opened = openWeChatDelivery(platformKeys, apiv3Key, delivery, checkTimeWindow, nowMs,
+                                     &checkWeChatRefundEnvelope);
     if (!opened)
         return opened.error();
     return parseWeChatRefund(opened->plaintext, opened->envelope.id, opened->envelope.eventType);
 }
 
-Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
+Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::PublicKey &alipayKey,
+                                                            const RawDelivery &delivery)
 {
     auto params = verifiedAlipayForm(alipayKey, delivery);
     if (!params)
         return params.error();
     if (!isAlipayRefundNotify(*params))
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("Alipay notification is not a refund's: no out_biz_no or refund_fee"));
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("Alipay notification is not a refund's: no out_biz_no or refund_fee"));
     return parseAlipayRefundNotify(*params);
 }
 
@@ -123,15 +129,14 @@ constexpr std::chrono::minutes kVerifiedCopiesTtl{10};
 } // namespace
 
 PlatformNotificationVerifier::PlatformNotificationVerifier(NotificationVerifierOptions options)
-    : m_options(std::move(options))
-    , m_copies(std::make_unique<VerifiedCopies>(kVerifiedCopiesKept, kVerifiedCopiesTtl))
+    : m_options(std::move(options)), m_copies(std::make_unique<VerifiedCopies>(kVerifiedCopiesKept, kVerifiedCopiesTtl))
 {
 }
 
 namespace {
 
 // The size limit, then the channel's keys: a channel without them refuses its deliveries.
-template<typename T, typename WeChatVerify, typename AlipayVerify>
+template <typename T, typename WeChatVerify, typename AlipayVerify>
 Result<T> byChannel(const NotificationVerifierOptions &options, const RawDelivery &delivery, WeChatVerify weChat,
                     AlipayVerify alipay)
 {
@@ -140,11 +145,13 @@ Result<T> byChannel(const NotificationVerifierOptions &options, const RawDeliver
     switch (delivery.channel) {
     case core::Channel::WeChat:
         if (options.weChatPlatformKeys.isEmpty())
-            return Error::make(ErrorCode::BadSignature, QStringLiteral("WeChat Pay is not configured: no platform key"));
+            return Error::make(ErrorCode::BadSignature,
+                               QStringLiteral("WeChat Pay is not configured: no platform key"));
         return weChat();
     case core::Channel::Alipay:
         if (options.alipayPublicKey.isNull())
-            return Error::make(ErrorCode::BadSignature, QStringLiteral("Alipay is not configured: no Alipay public key"));
+            return Error::make(ErrorCode::BadSignature,
+                               QStringLiteral("Alipay is not configured: no Alipay public key"));
         return alipay();
     }
     return Error::make(ErrorCode::Internal, QStringLiteral("unknown channel"));
@@ -163,7 +170,7 @@ Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelive
         // The same bytes verified before; only the time has moved on since.
         if (delivery.channel == core::Channel::WeChat && checkTimeWindow) {
             if (auto inWindow = gateway::wechat::checkTimestampWindow(delivery.header("Wechatpay-Timestamp"),
-                                                                       nowMs / 1000);
+                                                                      nowMs / 1000);
                 !inWindow)
                 return Error::make(ErrorCode::BadSignature,
                                    QStringLiteral("WeChat notification: ") + inWindow.error().internalMessage);
@@ -172,7 +179,10 @@ Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelive
     }
     auto verified = byChannel<PaymentNotification>(
         m_options, delivery,
-        [&] { return verifyWeChatDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery, checkTimeWindow, nowMs); },
+        [&] {
+            return verifyWeChatDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery, checkTimeWindow,
+                                        nowMs);
+        },
         [&] { return verifyAlipayDelivery(m_options.alipayPublicKey, delivery); });
     if (verified.ok())
         m_copies->remember(key, verified.value());
@@ -184,13 +194,16 @@ Result<core::RefundNotification> PlatformNotificationVerifier::verifyRefund(cons
 {
     return byChannel<core::RefundNotification>(
         m_options, delivery,
-        [&] { return verifyWeChatRefundDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery, checkTimeWindow, nowMs); },
+        [&] {
+            return verifyWeChatRefundDelivery(m_options.weChatPlatformKeys, m_options.apiv3Key, delivery,
+                                              checkTimeWindow, nowMs);
+        },
         [&] { return verifyAlipayRefundDelivery(m_options.alipayPublicKey, delivery); });
 }
 
-Result<NotificationVerifierOptions> notificationVerifierOptions(const config::WeChatSettings &weChat,
-                                                                const config::AlipaySettings &alipay,
-                                                                const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+Result<NotificationVerifierOptions> notificationVerifierOptions(
+    const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
 {
     NotificationVerifierOptions o;
     if (weChat.isConfigured()) {
@@ -201,12 +214,13 @@ Result<NotificationVerifierOptions> notificationVerifierOptions(const config::We
         for (const config::PlatformKey &pk : weChat.platformKeys) {
             auto pub = crypto::PublicKey::fromFile(pk.publicKeyPath);
             if (!pub)
-                return Error::make(ErrorCode::Misconfigured,
-                                   QStringLiteral("wechat.platform_keys[%1]: ").arg(pk.serial) + pub.error().internalMessage);
+                return Error::make(ErrorCode::Misconfigured, QStringLiteral("wechat.platform_keys[%1]: ").arg(pk.serial)
+                                                                 + pub.error().internalMessage);
             o.weChatPlatformKeys.addKey(pk.serial, *pub);
         }
         for (const gateway::ExtraPlatformKey &extra : extraPlatformKeys) {
-            auto pub = crypto::PublicKey::fromPem(extra.publicKeyPem, QStringLiteral("platform key %1").arg(extra.serial));
+            auto pub = crypto::PublicKey::fromPem(extra.publicKeyPem,
+                                                  QStringLiteral("platform key %1").arg(extra.serial));
             if (!pub)
                 return pub.error();
             o.weChatPlatformKeys.addKey(extra.serial, *pub);
@@ -218,25 +232,27 @@ Result<NotificationVerifierOptions> notificationVerifierOptions(const config::We
     if (alipay.isConfigured()) {
         auto pub = crypto::PublicKey::fromFile(alipay.alipayPublicKeyPath, crypto::KeyEncoding::PemOrBareBase64);
         if (!pub)
-            return Error::make(ErrorCode::Misconfigured, QStringLiteral("alipay.alipay_public_key: ") + pub.error().internalMessage);
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("alipay.alipay_public_key: ") + pub.error().internalMessage);
         o.alipayPublicKey = *pub;
     }
     return o;
 }
 
-Result<std::unique_ptr<core::NotificationVerifier>>
-makeNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-                         const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+Result<std::unique_ptr<core::NotificationVerifier>> makeNotificationVerifier(
+    const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
 {
     auto options = notificationVerifierOptions(weChat, alipay, extraPlatformKeys);
     if (!options)
         return options.error();
-    return std::unique_ptr<core::NotificationVerifier>(std::make_unique<PlatformNotificationVerifier>(std::move(options).value()));
+    return std::unique_ptr<core::NotificationVerifier>(
+        std::make_unique<PlatformNotificationVerifier>(std::move(options).value()));
 }
 
-Result<std::unique_ptr<core::RefundNotificationVerifier>>
-makeRefundNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-                               const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+Result<std::unique_ptr<core::RefundNotificationVerifier>> makeRefundNotificationVerifier(
+    const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
 {
     auto options = notificationVerifierOptions(weChat, alipay, extraPlatformKeys);
     if (!options)

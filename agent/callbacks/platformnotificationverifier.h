@@ -74,7 +74,8 @@ core::Result<core::PaymentNotification> verifyAlipayDelivery(const crypto::Publi
                                                              const core::RawDelivery &delivery);
 /// The refund counterparts (what verifyRefund() dispatches to).
 core::Result<core::RefundNotification> verifyWeChatRefundDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
-                                                                  QByteArrayView apiv3Key, const core::RawDelivery &delivery,
+                                                                  QByteArrayView apiv3Key,
+                                                                  const core::RawDelivery &delivery,
                                                                   bool checkTimeWindow, qint64 nowMs);
 core::Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::PublicKey &alipayKey,
                                                                   const core::RawDelivery &delivery);
@@ -84,16 +85,16 @@ core::Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::
 /// sim.enabled — as the gateway factory does). A channel that is not configured
 /// (isConfigured() false) gets no keys. Misconfigured when a configured WeChat has an
 /// APIv3 key that is not 32 bytes or no platform key at all, or a key file cannot be used.
-core::Result<std::unique_ptr<core::NotificationVerifier>>
-makeNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-                         const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+core::Result<std::unique_ptr<core::NotificationVerifier>> makeNotificationVerifier(
+    const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
 /// The same verifier, for refund notifications (same keys, same refusals).
-core::Result<std::unique_ptr<core::RefundNotificationVerifier>>
-makeRefundNotificationVerifier(const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-                               const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+core::Result<std::unique_ptr<core::RefundNotificationVerifier>> makeRefundNotificationVerifier(
+    const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
 /// What both factories build from: the keys read and checked as described above.
-core::Result<NotificationVerifierOptions> notificationVerifierOptions(const config::WeChatSettings &weChat,
-                                                                      const config::AlipaySettings &alipay,
-                                                                      const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+core::Result<NotificationVerifierOptions> notificationVerifierOptions(
+    const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
+    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
 
 } // namespace payonce::callbacks

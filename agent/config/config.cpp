@@ -150,12 +150,10 @@ public:
                 return typeError(QStringLiteral("true or false"));
             break;
         case OptionKind::AuthTokens:
-        case OptionKind::PlatformKeys:
-            return takeArray(spec, value, origin, baseDir);
+        case OptionKind::PlatformKeys: return takeArray(spec, value, origin, baseDir);
         case OptionKind::UrlList:
         case OptionKind::SubnetList:
-        case OptionKind::HostPortList:
-            return takeStringList(spec, value, origin);
+        case OptionKind::HostPortList: return takeStringList(spec, value, origin);
         }
         settings.insert(spec.key.toString(), {value, origin});
         return {};
@@ -165,14 +163,11 @@ public:
     Result<void> takeFromText(const OptionSpec &spec, const QString &text, const QString &origin)
     {
         switch (spec.kind) {
-        case OptionKind::ConfigFile:
-            return {};
+        case OptionKind::ConfigFile: return {};
         case OptionKind::String:
         case OptionKind::Secret:
         case OptionKind::Path:
-        case OptionKind::Database:
-            settings.insert(spec.key.toString(), {text, origin});
-            return {};
+        case OptionKind::Database: settings.insert(spec.key.toString(), {text, origin}); return {};
         case OptionKind::Integer: {
             const auto n = detail::parseDigits(text, 18);
             if (!n)
@@ -183,8 +178,8 @@ public:
         case OptionKind::Boolean: {
             const auto b = textBoolean(text);
             if (!b)
-                return misconfigured(origin + QStringLiteral(": \"%1\" is not a boolean (true/false, 1/0, yes/no, on/off)")
-                                                  .arg(text));
+                return misconfigured(
+                    origin + QStringLiteral(": \"%1\" is not a boolean (true/false, 1/0, yes/no, on/off)").arg(text));
             settings.insert(spec.key.toString(), {*b, origin});
             return {};
         }
@@ -197,10 +192,11 @@ public:
             QJsonParseError parseError;
             const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &parseError);
             if (parseError.error != QJsonParseError::NoError || !doc.isArray())
-                return misconfigured(origin + QStringLiteral(": must be a JSON array (%1)")
-                                                  .arg(parseError.error != QJsonParseError::NoError
-                                                           ? parseError.errorString()
-                                                           : QStringLiteral("got another JSON value")));
+                return misconfigured(origin
+                                     + QStringLiteral(": must be a JSON array (%1)")
+                                           .arg(parseError.error != QJsonParseError::NoError
+                                                    ? parseError.errorString()
+                                                    : QStringLiteral("got another JSON value")));
             if (spec.kind == OptionKind::UrlList || spec.kind == OptionKind::SubnetList
                 || spec.kind == OptionKind::HostPortList)
                 return takeStringList(spec, doc.array(), origin);
@@ -218,10 +214,11 @@ private:
         const QJsonArray in = value.toArray();
         for (qsizetype i = 0; i < in.size(); ++i) {
             if (!in.at(i).isString())
-                return misconfigured(origin + QStringLiteral(": %1[%2] must be a string, not %3")
-                                                  .arg(spec.key)
-                                                  .arg(i)
-                                                  .arg(jsonTypeName(in.at(i))));
+                return misconfigured(origin
+                                     + QStringLiteral(": %1[%2] must be a string, not %3")
+                                           .arg(spec.key)
+                                           .arg(i)
+                                           .arg(jsonTypeName(in.at(i))));
         }
         settings.insert(spec.key.toString(), {in, origin});
         return {};
@@ -233,14 +230,15 @@ private:
         if (!value.isArray())
             return misconfigured(origin + QStringLiteral(": must be an array, not ") + jsonTypeName(value));
         const std::span<const FieldSpec> fields = spec.kind == OptionKind::AuthTokens
-            ? std::span<const FieldSpec>(kTokenFields)
-            : std::span<const FieldSpec>(kPlatformKeyFields);
+                                                      ? std::span<const FieldSpec>(kTokenFields)
+                                                      : std::span<const FieldSpec>(kPlatformKeyFields);
         QJsonArray out;
         const QJsonArray in = value.toArray();
         for (qsizetype i = 0; i < in.size(); ++i) {
             const QString where = QStringLiteral("%1[%2]").arg(spec.key).arg(i);
             if (!in.at(i).isObject())
-                return misconfigured(origin + QStringLiteral(": %1 must be an object, not %2").arg(where, jsonTypeName(in.at(i))));
+                return misconfigured(
+                    origin + QStringLiteral(": %1 must be an object, not %2").arg(where, jsonTypeName(in.at(i))));
             const QJsonObject element = in.at(i).toObject();
             QJsonObject normalized;
             for (const FieldSpec &field : fields) {
@@ -248,8 +246,9 @@ private:
                 if (v.isUndefined())
                     return misconfigured(origin + QStringLiteral(": %1.%2 is missing").arg(where, field.name));
                 if (!v.isString())
-                    return misconfigured(origin + QStringLiteral(": %1.%2 must be a string, not %3")
-                                                      .arg(where, field.name, jsonTypeName(v)));
+                    return misconfigured(
+                        origin
+                        + QStringLiteral(": %1.%2 must be a string, not %3").arg(where, field.name, jsonTypeName(v)));
                 normalized.insert(field.name, field.isPath ? resolved(v.toString(), baseDir) : v.toString());
             }
             for (auto it = element.begin(); it != element.end(); ++it) {
@@ -403,9 +402,9 @@ public:
             for (qsizetype i = 0; i < sentinels.size(); ++i) {
                 auto parsed = HostPort::parse(sentinels.at(i).toString(), 26379);
                 if (!parsed)
-                    return misconfigured(s->origin + QStringLiteral(": redis_sentinels[%1]: %2")
-                                                         .arg(i)
-                                                         .arg(parsed.error().internalMessage));
+                    return misconfigured(
+                        s->origin
+                        + QStringLiteral(": redis_sentinels[%1]: %2").arg(i).arg(parsed.error().internalMessage));
                 c.redisSentinel.sentinels.append(*parsed);
             }
         }
@@ -427,9 +426,9 @@ public:
             for (qsizetype i = 0; i < seeds.size(); ++i) {
                 auto parsed = HostPort::parse(seeds.at(i).toString(), 6379);
                 if (!parsed)
-                    return misconfigured(s->origin + QStringLiteral(": redis_cluster[%1]: %2")
-                                                         .arg(i)
-                                                         .arg(parsed.error().internalMessage));
+                    return misconfigured(
+                        s->origin
+                        + QStringLiteral(": redis_cluster[%1]: %2").arg(i).arg(parsed.error().internalMessage));
                 c.redisCluster.append(*parsed);
             }
         }
@@ -487,8 +486,7 @@ public:
             || !integer(QStringLiteral("http.idle_timeout_ms"), c.http.idleTimeoutMs, 100, 3600000)
             || !integer(QStringLiteral("http.header_timeout_ms"), c.http.headerTimeoutMs, 100, 600000)
             || !integer(QStringLiteral("http.max_connections"), c.http.maxConnections, 1, 1000000)
-            || !integer(QStringLiteral("http.max_connections_per_address"), c.http.maxConnectionsPerAddress, 1,
-                        1000000)
+            || !integer(QStringLiteral("http.max_connections_per_address"), c.http.maxConnectionsPerAddress, 1, 1000000)
             || !integer(QStringLiteral("http.callback_threads"), c.http.callbackThreads, 1, 256)
             || !integer(QStringLiteral("http.callback_queue"), c.http.callbackQueue, 0, 100000)
             || !integer(QStringLiteral("http.gateway_threads"), c.http.gatewayThreads, 1, 256)
@@ -499,8 +497,7 @@ public:
             || !integer(QStringLiteral("outbox.claim_lease_ms"), c.outbox.claimLeaseMs, 2000, 3600000)
             || !integer(QStringLiteral("patrol.interval_ms"), c.patrol.intervalMs, 0, 86400000)
             || !integer(QStringLiteral("patrol.stuck_paying_after_ms"), c.patrol.stuckPayingAfterMs, 1000, 86400000)
-            || !integer(QStringLiteral("patrol.stuck_accepted_after_ms"), c.patrol.stuckAcceptedAfterMs, 1000,
-                        86400000)
+            || !integer(QStringLiteral("patrol.stuck_accepted_after_ms"), c.patrol.stuckAcceptedAfterMs, 1000, 86400000)
             || !integer(QStringLiteral("close.pending_timeout_ms"), c.close.pendingTimeoutMs, 0, 604800000)
             || !integer(QStringLiteral("close.interval_ms"), c.close.intervalMs, 100, 86400000)
             || !integer(QStringLiteral("retention.deliveries_days"), c.retention.deliveriesDays, 0, 36500)
@@ -514,10 +511,12 @@ public:
             return error;
         // A notification's duplicates keep coming for about a day: its log row and delivery
         // stay well past that.
-        for (const auto &[key, days] : {std::pair{QStringLiteral("retention.deliveries_days"), c.retention.deliveriesDays},
-                                        std::pair{QStringLiteral("retention.callback_log_days"), c.retention.callbackLogDays}}) {
+        for (const auto &[key, days] :
+             {std::pair{QStringLiteral("retention.deliveries_days"), c.retention.deliveriesDays},
+              std::pair{QStringLiteral("retention.callback_log_days"), c.retention.callbackLogDays}}) {
             if (days != 0 && days < kMinimumCallbackRetentionDays) {
-                fail(key, QStringLiteral("must be 0 (for ever) or at least %1 days").arg(kMinimumCallbackRetentionDays));
+                fail(key,
+                     QStringLiteral("must be 0 (for ever) or at least %1 days").arg(kMinimumCallbackRetentionDays));
                 return error;
             }
         }
@@ -526,10 +525,11 @@ public:
             for (qsizetype i = 0; i < urls.size(); ++i) {
                 const QString text = urls.at(i).toString();
                 if (!isHttpUrl(text))
-                    return misconfigured(s->origin + QStringLiteral(": outbox.webhook_urls[%1] \"%2\" is not an http:// "
-                                                                    "or https:// URL")
-                                                         .arg(i)
-                                                         .arg(text));
+                    return misconfigured(s->origin
+                                         + QStringLiteral(": outbox.webhook_urls[%1] \"%2\" is not an http:// "
+                                                          "or https:// URL")
+                                               .arg(i)
+                                               .arg(text));
                 c.outbox.webhookUrls.append(text);
             }
         }
@@ -546,10 +546,11 @@ public:
                 c.http.trustedProxies.append(subnet.toString().trimmed());
         }
         if (c.instances > 1 && c.redis.embedded) {
-            return misconfigured(originOf(QStringLiteral("instances"))
-                                 + QStringLiteral(": %1 agents share this database, but the key store is the embedded "
-                                                  "one, which serves a single instance; give redis=redis://host:port/db")
-                                       .arg(c.instances));
+            return misconfigured(
+                originOf(QStringLiteral("instances"))
+                + QStringLiteral(": %1 agents share this database, but the key store is the embedded "
+                                 "one, which serves a single instance; give redis=redis://host:port/db")
+                      .arg(c.instances));
         }
 
         string(QStringLiteral("public_base_url"), c.publicBaseUrl);
@@ -557,8 +558,9 @@ public:
             const QUrl url(c.publicBaseUrl, QUrl::StrictMode);
             if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") || url.host().isEmpty()
                 || url.hasQuery() || url.hasFragment() || !url.userInfo().isEmpty())
-                return misconfigured(originOf(QStringLiteral("public_base_url"))
-                                     + QStringLiteral(": \"%1\" is not an http(s)://host[:port][/path] URL").arg(c.publicBaseUrl));
+                return misconfigured(
+                    originOf(QStringLiteral("public_base_url"))
+                    + QStringLiteral(": \"%1\" is not an http(s)://host[:port][/path] URL").arg(c.publicBaseUrl));
             while (c.publicBaseUrl.endsWith(u'/'))
                 c.publicBaseUrl.chop(1);
         }
@@ -584,19 +586,22 @@ public:
                 if (const auto first = names.constFind(name->key); first != names.constEnd()) {
                     if (first->second == written)
                         return misconfigured(where + QStringLiteral(": the name \"%1\" is used twice").arg(written));
-                    return misconfigured(where + QStringLiteral(": the name \"%1\" is \"%2\" of auth.tokens[%3] written "
-                                                                "another way (names are compared trimmed, "
-                                                                "NFKC-normalised and case-folded)")
-                                                     .arg(written, first->second)
-                                                     .arg(first->first));
+                    return misconfigured(where
+                                         + QStringLiteral(": the name \"%1\" is \"%2\" of auth.tokens[%3] written "
+                                                          "another way (names are compared trimmed, "
+                                                          "NFKC-normalised and case-folded)")
+                                               .arg(written, first->second)
+                                               .arg(first->first));
                 }
                 names.insert(name->key, {i, written});
-                AuthToken token{name->name, t.value(u"role").toString(), Secret(t.value(u"sha256").toString().toLower())};
+                AuthToken token{name->name, t.value(u"role").toString(),
+                                Secret(t.value(u"sha256").toString().toLower())};
                 if (token.role != u"viewer" && token.role != u"operator" && token.role != u"approver")
-                    return misconfigured(where
-                                         + QStringLiteral(".role \"%1\" is not viewer, operator or approver").arg(token.role));
+                    return misconfigured(
+                        where + QStringLiteral(".role \"%1\" is not viewer, operator or approver").arg(token.role));
                 if (!isSha256Hex(token.sha256.reveal()))
-                    return misconfigured(where + QStringLiteral(".sha256 must be 64 hex digits (the SHA-256 of the token)"));
+                    return misconfigured(where
+                                         + QStringLiteral(".sha256 must be 64 hex digits (the SHA-256 of the token)"));
                 c.authTokens.append(token);
             }
         }
@@ -605,11 +610,12 @@ public:
         string(QStringLiteral("wechat.appid"), c.wechat.appid);
         if (const Setting *s = find(QStringLiteral("wechat.apiv3_key"))) {
             const QString key = s->value.toString();
-            const bool ascii = std::all_of(key.begin(), key.end(), [](QChar ch) { return ch.unicode() >= 0x21 && ch.unicode() < 0x7f; });
+            const bool ascii = std::all_of(key.begin(), key.end(),
+                                           [](QChar ch) { return ch.unicode() >= 0x21 && ch.unicode() < 0x7f; });
             if (key.size() != 32 || !ascii)
-                return misconfigured(s->origin
-                                     + QStringLiteral(": must be 32 printable ASCII characters (got %1 characters)")
-                                           .arg(key.size()));
+                return misconfigured(
+                    s->origin
+                    + QStringLiteral(": must be 32 printable ASCII characters (got %1 characters)").arg(key.size()));
             c.wechat.apiv3Key = Secret(key);
         }
         if (!existingFile(QStringLiteral("wechat.merchant_private_key"), c.wechat.merchantPrivateKeyPath))
@@ -629,8 +635,9 @@ public:
                                          + QStringLiteral(": the serial \"%1\" is used twice").arg(key.serial));
                 serials.insert(key.serial);
                 if (!QFileInfo(key.publicKeyPath).isFile())
-                    return misconfigured(s->origin + QStringLiteral(": ") + where
-                                         + QStringLiteral(".public_key: file %1 does not exist").arg(key.publicKeyPath));
+                    return misconfigured(
+                        s->origin + QStringLiteral(": ") + where
+                        + QStringLiteral(".public_key: file %1 does not exist").arg(key.publicKeyPath));
                 c.wechat.platformKeys.append(key);
             }
         }
@@ -667,10 +674,11 @@ public:
                 const QUrl url(text, QUrl::StrictMode);
                 if (!url.isValid() || url.scheme() != u"http" || url.host().isEmpty() || !url.path().isEmpty()
                     || url.hasQuery() || !url.userInfo().isEmpty())
-                    return misconfigured(s->origin + QStringLiteral(": qa.peers[%1] \"%2\" is not an http://host:port "
-                                                                    "base URL")
-                                                         .arg(i)
-                                                         .arg(urls.at(i).toString()));
+                    return misconfigured(s->origin
+                                         + QStringLiteral(": qa.peers[%1] \"%2\" is not an http://host:port "
+                                                          "base URL")
+                                               .arg(i)
+                                               .arg(urls.at(i).toString()));
                 c.qa.peers.append(text);
             }
         }
@@ -701,8 +709,8 @@ private:
         if (id.isEmpty() || id.size() > 64)
             return false;
         return std::all_of(id.begin(), id.end(), [](QChar ch) {
-            return (ch >= u'a' && ch <= u'z') || (ch >= u'A' && ch <= u'Z') || (ch >= u'0' && ch <= u'9')
-                || ch == u'.' || ch == u'_' || ch == u':' || ch == u'-';
+            return (ch >= u'a' && ch <= u'z') || (ch >= u'A' && ch <= u'Z') || (ch >= u'0' && ch <= u'9') || ch == u'.'
+                   || ch == u'_' || ch == u':' || ch == u'-';
         });
     }
 
@@ -754,14 +762,14 @@ Result<LoadResult> loadConfig(const QStringList &arguments, const QProcessEnviro
     parser.addOption(listRoutes);
     for (const OptionSpec &spec : optionTable()) {
         if (!spec.flag.isEmpty())
-            parser.addOption(QCommandLineOption(spec.flag.toString(), spec.description.toString(),
-                                                spec.valueName.toString()));
+            parser.addOption(
+                QCommandLineOption(spec.flag.toString(), spec.description.toString(), spec.valueName.toString()));
     }
     if (!parser.parse(arguments.isEmpty() ? QStringList{program} : arguments))
         return misconfigured(parser.errorText() + QStringLiteral(" (see --help)"));
     if (!parser.positionalArguments().isEmpty())
-        return misconfigured(QStringLiteral("unexpected argument \"%1\" (see --help)")
-                                 .arg(parser.positionalArguments().constFirst()));
+        return misconfigured(
+            QStringLiteral("unexpected argument \"%1\" (see --help)").arg(parser.positionalArguments().constFirst()));
     if (parser.isSet(help)) {
         result.action = LoadResult::Action::ShowHelp;
         result.text = helpText(program);
@@ -836,7 +844,8 @@ QString Config::describeForLog() const
 
     QStringList parts{
         QStringLiteral("listen=") + listen.toString(),
-        QStringLiteral("public_base_url=") + (publicBaseUrl.isEmpty() ? QStringLiteral("(http://listen)") : publicBaseUrl),
+        QStringLiteral("public_base_url=")
+            + (publicBaseUrl.isEmpty() ? QStringLiteral("(http://listen)") : publicBaseUrl),
         QStringLiteral("db=") + db.redacted(),
         QStringLiteral("redis=") + redis.redacted(),
         QStringLiteral("redis_sentinels=[%1] redis_master_name=%2 redis_sentinel_password=%3")
@@ -865,9 +874,10 @@ QString Config::describeForLog() const
             .arg(onOff(qa.enabled))
             .arg(qa.leaseMs)
             .arg(qa.peers.join(u','), secret(qa.token)),
-        QStringLiteral("http={idle_timeout_ms=%1 header_timeout_ms=%2 max_connections=%3 max_connections_per_address=%4 "
-                       "max_body_bytes=65536 trusted_proxies=[%5] callback_threads=%6 callback_queue=%7 "
-                       "gateway_threads=%8 gateway_queue=%9}")
+        QStringLiteral(
+            "http={idle_timeout_ms=%1 header_timeout_ms=%2 max_connections=%3 max_connections_per_address=%4 "
+            "max_body_bytes=65536 trusted_proxies=[%5] callback_threads=%6 callback_queue=%7 "
+            "gateway_threads=%8 gateway_queue=%9}")
             .arg(http.idleTimeoutMs)
             .arg(http.headerTimeoutMs)
             .arg(http.maxConnections)
@@ -887,7 +897,9 @@ QString Config::describeForLog() const
             .arg(patrol.intervalMs)
             .arg(patrol.stuckPayingAfterMs)
             .arg(patrol.stuckAcceptedAfterMs),
-        QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}").arg(close.pendingTimeoutMs).arg(close.intervalMs),
+        QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}")
+            .arg(close.pendingTimeoutMs)
+            .arg(close.intervalMs),
         QStringLiteral("retention={deliveries_days=%1 callback_log_days=%2 outbox_delivered_days=%3 qa_runs_days=%4 "
                        "batch_size=%5 interval_ms=%6}")
             .arg(retention.deliveriesDays)

@@ -13,13 +13,20 @@
 
 namespace payonce::config {
 
-enum class LogFormat { Text, Json };
-enum class LogLevel { Debug, Info, Warning };
+enum class LogFormat {
+    Text,
+    Json
+};
+enum class LogLevel {
+    Debug,
+    Info,
+    Warning
+};
 
 /// One API token: the token itself is never stored, only its SHA-256 (lower-case hex).
 struct AuthToken {
     QString name;
-    QString role;          ///< "viewer", "operator" or "approver"
+    QString role; ///< "viewer", "operator" or "approver"
     Secret sha256;
     bool operator==(const AuthToken &) const = default;
 };
@@ -78,10 +85,10 @@ struct QaSettings {
 /// The HTTP connection guard (http::ConnectionGuard::Limits). The body limit is not
 /// configurable: docs/openapi.yaml fixes it at 64 KiB.
 struct HttpSettings {
-    int idleTimeoutMs = 60000;               ///< keep-alive / stalled connection closed after this
-    int headerTimeoutMs = 10000;             ///< a request head must be complete within this
+    int idleTimeoutMs = 60000;   ///< keep-alive / stalled connection closed after this
+    int headerTimeoutMs = 10000; ///< a request head must be complete within this
     int maxConnections = 4096;
-    int maxConnectionsPerAddress = 256;      ///< behind nginx: at least its keepalive + concurrency
+    int maxConnectionsPerAddress = 256; ///< behind nginx: at least its keepalive + concurrency
     /// Proxies whose X-Forwarded-For names the client: "address/prefix" or an address, as
     /// written (http::TrustedProxies parses them; the agent refuses to start on a bad one).
     /// Empty: every connection is its own client.
@@ -102,26 +109,26 @@ struct HttpSettings {
 
 /// The outbox dispatchers (docs/design.md, "Outbox and patrol"; core::OutboxDispatcherOptions).
 struct OutboxSettings {
-    int dispatchers = 1;                     ///< dispatcher loops in this agent, each on its own thread; 0: none
-    int batchSize = 100;                     ///< events one dispatcher claims at a time
-    int maxAttempts = 10;                    ///< failed deliveries before an event is dead
-    int claimLeaseMs = 30000;                ///< a claim's lease; a dead dispatcher's rows are reclaimed after it
-    QStringList webhookUrls;                 ///< receivers of "order.paid" (http/https); empty: only logged
+    int dispatchers = 1;      ///< dispatcher loops in this agent, each on its own thread; 0: none
+    int batchSize = 100;      ///< events one dispatcher claims at a time
+    int maxAttempts = 10;     ///< failed deliveries before an event is dead
+    int claimLeaseMs = 30000; ///< a claim's lease; a dead dispatcher's rows are reclaimed after it
+    QStringList webhookUrls;  ///< receivers of "order.paid" (http/https); empty: only logged
     bool operator==(const OutboxSettings &) const = default;
 };
 
 /// The reconciliation patrol (core::Patrol): on a timer and on demand.
 struct PatrolSettings {
-    int intervalMs = 60000;                  ///< 0: no timer, only POST /api/v1/reconciliation/run
-    int stuckPayingAfterMs = 300000;         ///< a PAYING order older than this is asked at its platform
-    int stuckAcceptedAfterMs = 300000;       ///< an `accepted` callback row older than this is stuck
+    int intervalMs = 60000;            ///< 0: no timer, only POST /api/v1/reconciliation/run
+    int stuckPayingAfterMs = 300000;   ///< a PAYING order older than this is asked at its platform
+    int stuckAcceptedAfterMs = 300000; ///< an `accepted` callback row older than this is stuck
     bool operator==(const PatrolSettings &) const = default;
 };
 
 /// Order close (core::OrderCloser): PENDING orders past their timeout closed at the platform, then CLOSED.
 struct CloseSettings {
-    int pendingTimeoutMs = 1800000;          ///< a PENDING order unchanged this long is closed; 0: never
-    int intervalMs = 60000;                  ///< the closer runs this often
+    int pendingTimeoutMs = 1800000; ///< a PENDING order unchanged this long is closed; 0: never
+    int intervalMs = 60000;         ///< the closer runs this often
     bool operator==(const CloseSettings &) const = default;
 };
 
@@ -129,12 +136,12 @@ struct CloseSettings {
 /// 0 keeps for ever. The callback log and the deliveries keep at least 3 days: the
 /// platforms re-send a notification for about a day, and its duplicates are caught by them.
 struct RetentionSettings {
-    int deliveriesDays = 90;                 ///< callback_deliveries (raw bodies)
-    int callbackLogDays = 180;               ///< pay_callback_log rows processed
-    int outboxDeliveredDays = 30;            ///< outbox events delivered
-    int qaRunsDays = 90;                     ///< QA runs that ended
-    int batchSize = 1000;                    ///< rows one delete takes, one transaction each
-    int intervalMs = 600000;                 ///< a run this often; 0: never
+    int deliveriesDays = 90;      ///< callback_deliveries (raw bodies)
+    int callbackLogDays = 180;    ///< pay_callback_log rows processed
+    int outboxDeliveredDays = 30; ///< outbox events delivered
+    int qaRunsDays = 90;          ///< QA runs that ended
+    int batchSize = 1000;         ///< rows one delete takes, one transaction each
+    int intervalMs = 600000;      ///< a run this often; 0: never
     bool operator==(const RetentionSettings &) const = default;
 };
 
@@ -179,20 +186,20 @@ struct CallbackSettings {
 /// any error message of the loader) contains them.
 struct Config {
     HostPort listen{QStringLiteral("127.0.0.1"), 8080};
-    QString publicBaseUrl;                   ///< empty: http://<listen>; never ends with '/'
+    QString publicBaseUrl; ///< empty: http://<listen>; never ends with '/'
 
     DatabaseUrl db{DatabaseUrl::Dialect::Sqlite, {}, {}, {}, 0, {}, QStringLiteral("./payonce-data/payonce.db")};
-    RedisUrl redis;                          ///< embedded by default
-    RedisSentinelSettings redisSentinel;     ///< set: the master is found through Sentinel
-    QList<HostPort> redisCluster;            ///< set: Redis Cluster, reached from these seed nodes
+    RedisUrl redis;                      ///< embedded by default
+    RedisSentinelSettings redisSentinel; ///< set: the master is found through Sentinel
+    QList<HostPort> redisCluster;        ///< set: Redis Cluster, reached from these seed nodes
     QString dataDir = QStringLiteral("./payonce-data");
     LogFormat logFormat = LogFormat::Text;
     LogLevel logLevel = LogLevel::Info;
     int dbConnectTimeoutMs = 5000;
-    int workerThreads = 8;                   ///< also the number of database connections
+    int workerThreads = 8; ///< also the number of database connections
     int redisTimeoutMs = 1000;
-    int instances = 1;                       ///< agents sharing the database; >1 needs Redis
-    QString instanceId;                      ///< "<hostname>-<pid>" unless configured
+    int instances = 1;  ///< agents sharing the database; >1 needs Redis
+    QString instanceId; ///< "<hostname>-<pid>" unless configured
     QList<AuthToken> authTokens;
     WeChatSettings wechat;
     AlipaySettings alipay;
@@ -205,7 +212,7 @@ struct Config {
     RetentionSettings retention;
     StreamSettings stream;
     CallbackSettings callbacks;
-    QString configFile;                      ///< absolute path of the file read, or empty
+    QString configFile; ///< absolute path of the file read, or empty
 
     /// One line for the start-up log: every setting, secrets masked ("apiv3_key=<set>",
     /// passwords as "***", token hashes left out).
@@ -215,11 +222,16 @@ struct Config {
 /// What the command line asked for.
 struct LoadResult {
     /// ListRoutes: start as Run would, print the routes served instead of serving, exit.
-    enum class Action { Run, ShowHelp, ShowVersion, ListRoutes };
+    enum class Action {
+        Run,
+        ShowHelp,
+        ShowVersion,
+        ListRoutes
+    };
     Action action = Action::Run;
-    Config config;             ///< meaningful when action is Run or ListRoutes
-    QString text;              ///< the help or version text to print
-    QStringList warnings;      ///< e.g. unknown keys in the file; log them once logging is up
+    Config config;        ///< meaningful when action is Run or ListRoutes
+    QString text;         ///< the help or version text to print
+    QStringList warnings; ///< e.g. unknown keys in the file; log them once logging is up
 };
 
 /// Builds the configuration: defaults, then the --config FILE (or PAYONCE_CONFIG), then the

@@ -21,19 +21,24 @@ constexpr OptionSpec kOptions[] = {
     {u"listen", u"listen", K::String, u"HOST:PORT", u"127.0.0.1:8080",
      u"Address the HTTP API listens on ([::1]:8080 for IPv6)."},
     {u"public_base_url", u"public-base-url", K::String, u"URL", u"http://<listen>",
-     u"Where the payment platforms reach this agent: notify URLs are <url>/api/v1/callbacks/<channel>. Behind nginx, its public https address."},
+     u"Where the payment platforms reach this agent: notify URLs are <url>/api/v1/callbacks/<channel>. Behind nginx, "
+     u"its public https address."},
     {u"db", u"db", K::Database, u"URL", u"sqlite:<data_dir>/payonce.db",
      u"Database: sqlite:PATH, postgresql://user:pass@host:port/db or mariadb://user:pass@host:port/db."},
-    {u"redis", u"redis", K::String, u"URL", u"embedded",
-     u"Key store: \"embedded\" or redis://[:pass@]host:port/db."},
+    {u"redis", u"redis", K::String, u"URL", u"embedded", u"Key store: \"embedded\" or redis://[:pass@]host:port/db."},
     {u"redis_sentinels", u"", K::HostPortList, u"JSON", u"[]",
-     u"Redis Sentinels: [\"10.0.0.5:26379\", ...]. Set, the agent asks them for the master of redis_master_name on every (re)connect and follows their failovers; the redis URL then gives only the password and db, its host:port are not used."},
+     u"Redis Sentinels: [\"10.0.0.5:26379\", ...]. Set, the agent asks them for the master of redis_master_name on "
+     u"every (re)connect and follows their failovers; the redis URL then gives only the password and db, its host:port "
+     u"are not used."},
     {u"redis_master_name", u"redis-master-name", K::String, u"NAME", u"",
      u"The name the Sentinels monitor the master under (sentinel monitor <name> ...); required with redis_sentinels."},
     {u"redis_sentinel_password", u"", K::Secret, u"PASSWORD", u"",
-     u"Password of the Sentinels themselves (requirepass in sentinel.conf); empty: they ask none. Refused by every Sentinel (or missing where they ask one), the key store reports a misconfiguration, not an outage."},
+     u"Password of the Sentinels themselves (requirepass in sentinel.conf); empty: they ask none. Refused by every "
+     u"Sentinel (or missing where they ask one), the key store reports a misconfiguration, not an outage."},
     {u"redis_cluster", u"", K::HostPortList, u"JSON", u"[]",
-     u"Redis Cluster seed nodes: [\"10.0.0.5:6379\", ...]. Set, the agent learns the slot map from any of them (CLUSTER SLOTS), talks to every master, follows MOVED/ASK and failovers; the redis URL then gives only the password (db must be 0), its host:port are not used. Not with redis_sentinels."},
+     u"Redis Cluster seed nodes: [\"10.0.0.5:6379\", ...]. Set, the agent learns the slot map from any of them "
+     u"(CLUSTER SLOTS), talks to every master, follows MOVED/ASK and failovers; the redis URL then gives only the "
+     u"password (db must be 0), its host:port are not used. Not with redis_sentinels."},
     {u"data_dir", u"data-dir", K::Path, u"DIR", u"./payonce-data",
      u"Folder for the agent's own files (the default SQLite database lives here)."},
     {u"log_format", u"log-format", K::String, u"FORMAT", u"text",
@@ -51,7 +56,8 @@ constexpr OptionSpec kOptions[] = {
     {u"instance_id", u"instance-id", K::String, u"NAME", u"<hostname>-<pid>",
      u"This agent's name in locks, logs and the audit trail: 1-64 of [A-Za-z0-9._:-]."},
     {u"http.idle_timeout_ms", u"http-idle-timeout-ms", K::Integer, u"MS", u"60000",
-     u"Close a keep-alive connection, or one stalled mid-body, after this many milliseconds without bytes (100-3600000)."},
+     u"Close a keep-alive connection, or one stalled mid-body, after this many milliseconds without bytes "
+     u"(100-3600000)."},
     {u"http.header_timeout_ms", u"http-header-timeout-ms", K::Integer, u"MS", u"10000",
      u"Close a connection whose request head is not complete within this many milliseconds (100-600000)."},
     {u"http.max_connections", u"http-max-connections", K::Integer, u"N", u"4096",
@@ -59,17 +65,25 @@ constexpr OptionSpec kOptions[] = {
     {u"http.max_connections_per_address", u"http-max-connections-per-address", K::Integer, u"N", u"256",
      u"Open HTTP connections per client address at most (1-1000000); behind nginx all clients share its address."},
     {u"http.callback_threads", u"http-callback-threads", K::Integer, u"N", u"4",
-     u"Threads that answer platform notifications, apart from every other request (1-256). With SQLite the default is 1: it has one writer, and more threads only wait on each other."},
+     u"Threads that answer platform notifications, apart from every other request (1-256). With SQLite the default is "
+     u"1: it has one writer, and more threads only wait on each other."},
     {u"http.callback_queue", u"http-callback-queue", K::Integer, u"N", u"256",
-     u"Notifications that may wait for those threads (0-100000); more are answered 503 with the platform's FAIL, so it sends them again."},
+     u"Notifications that may wait for those threads (0-100000); more are answered 503 with the platform's FAIL, so it "
+     u"sends them again."},
     {u"http.gateway_threads", u"http-gateway-threads", K::Integer, u"N", u"8",
-     u"Threads for requests that wait on a payment platform: confirm, order close, patrol run, compensation approval (1-256)."},
+     u"Threads for requests that wait on a payment platform: confirm, order close, patrol run, compensation approval "
+     u"(1-256)."},
     {u"http.gateway_queue", u"http-gateway-queue", K::Integer, u"N", u"512",
      u"Such requests that may wait for those threads (0-100000); more are answered 503 server_busy with Retry-After."},
     {u"http.trusted_proxies", u"", K::SubnetList, u"JSON", u"[]",
-     u"Proxies whose X-Forwarded-For names the client: [\"127.0.0.1/32\"] (subnets or single addresses). The client is the rightmost hop that is not one of them; it is what the failed-authentication limiter counts. Empty: every connection's own address is its client."},
+     u"Proxies whose X-Forwarded-For names the client: [\"127.0.0.1/32\"] (subnets or single addresses). The client is "
+     u"the rightmost hop that is not one of them; it is what the failed-authentication limiter counts. Empty: every "
+     u"connection's own address is its client."},
     {u"callbacks.commit", u"callbacks-commit", K::String, u"PATH", u"one",
-     u"How a verified, new notification is written: \"one\" commits its delivery row, its callback log row and the paid transaction together when its pay lock is free (else, and in accept-only mode, the accepted-first way); \"accepted_first\" always makes the log row durable in a commit of its own before paying (four commits per notification instead of one)."},
+     u"How a verified, new notification is written: \"one\" commits its delivery row, its callback log row and the "
+     u"paid transaction together when its pay lock is free (else, and in accept-only mode, the accepted-first way); "
+     u"\"accepted_first\" always makes the log row durable in a commit of its own before paying (four commits per "
+     u"notification instead of one)."},
     {u"outbox.dispatchers", u"outbox-dispatchers", K::Integer, u"N", u"1",
      u"Outbox dispatcher loops in this agent, each on its own thread (0-16; 0: this agent delivers no events)."},
     {u"outbox.batch_size", u"outbox-batch-size", K::Integer, u"N", u"100",
@@ -77,9 +91,11 @@ constexpr OptionSpec kOptions[] = {
     {u"outbox.max_attempts", u"outbox-max-attempts", K::Integer, u"N", u"10",
      u"Failed deliveries after which an outbox event is dead (1-1000); POST /api/v1/outbox/{id}/redrive revives it."},
     {u"outbox.claim_lease_ms", u"outbox-claim-lease-ms", K::Integer, u"MS", u"30000",
-     u"How long a dispatcher's claim on a batch holds; the events of a dispatcher that died are claimed again after it (2000-3600000)."},
+     u"How long a dispatcher's claim on a batch holds; the events of a dispatcher that died are claimed again after it "
+     u"(2000-3600000)."},
     {u"outbox.webhook_urls", u"", K::UrlList, u"JSON", u"[]",
-     u"Receivers of order.paid events: [\"https://...\"]; each gets every event POSTed with Idempotency-Key: <event_id>. Empty: events are only logged."},
+     u"Receivers of order.paid events: [\"https://...\"]; each gets every event POSTed with Idempotency-Key: "
+     u"<event_id>. Empty: events are only logged."},
     {u"patrol.interval_ms", u"patrol-interval-ms", K::Integer, u"MS", u"60000",
      u"Run the reconciliation patrol this often (0-86400000; 0: only on POST /api/v1/reconciliation/run)."},
     {u"patrol.stuck_paying_after_ms", u"patrol-stuck-paying-after-ms", K::Integer, u"MS", u"300000",
@@ -87,11 +103,13 @@ constexpr OptionSpec kOptions[] = {
     {u"patrol.stuck_accepted_after_ms", u"patrol-stuck-accepted-after-ms", K::Integer, u"MS", u"300000",
      u"An accepted callback row older than this counts as stuck for the patrol (1000-86400000)."},
     {u"close.pending_timeout_ms", u"close-pending-timeout-ms", K::Integer, u"MS", u"1800000",
-     u"Close a PENDING order unchanged for this long: its trades are closed at the platform, then the order is CLOSED (0-604800000; 0: never)."},
+     u"Close a PENDING order unchanged for this long: its trades are closed at the platform, then the order is CLOSED "
+     u"(0-604800000; 0: never)."},
     {u"close.interval_ms", u"close-interval-ms", K::Integer, u"MS", u"60000",
      u"Look for PENDING orders past close.pending_timeout_ms this often (100-86400000)."},
     {u"retention.deliveries_days", u"retention-deliveries-days", K::Integer, u"DAYS", u"90",
-     u"Delete callback deliveries (their raw bodies) older than this, never an accepted row's (0 or 3-36500; 0: keep for ever)."},
+     u"Delete callback deliveries (their raw bodies) older than this, never an accepted row's (0 or 3-36500; 0: keep "
+     u"for ever)."},
     {u"retention.callback_log_days", u"retention-callback-log-days", K::Integer, u"DAYS", u"180",
      u"Delete processed callback log rows older than this, never accepted ones (0 or 3-36500; 0: keep for ever)."},
     {u"retention.outbox_delivered_days", u"retention-outbox-delivered-days", K::Integer, u"DAYS", u"30",
@@ -118,19 +136,24 @@ constexpr OptionSpec kOptions[] = {
     {u"wechat.base_url", u"", K::String, u"URL", u"https://api.mch.weixin.qq.com", u"WeChat Pay API base URL."},
     {u"alipay.app_id", u"", K::String, u"ID", u"", u"Alipay app id."},
     {u"alipay.seller_id", u"", K::String, u"ID", u"", u"Alipay seller id."},
-    {u"alipay.private_key", u"", K::Path, u"FILE", u"", u"App private key (PEM file, or bare base64 as Alipay's key tool gives it)."},
-    {u"alipay.alipay_public_key", u"", K::Path, u"FILE", u"", u"Alipay public key (PEM file, or bare base64 as Alipay's console gives it)."},
+    {u"alipay.private_key", u"", K::Path, u"FILE", u"",
+     u"App private key (PEM file, or bare base64 as Alipay's key tool gives it)."},
+    {u"alipay.alipay_public_key", u"", K::Path, u"FILE", u"",
+     u"Alipay public key (PEM file, or bare base64 as Alipay's console gives it)."},
     {u"alipay.base_url", u"", K::String, u"URL", u"https://openapi.alipay.com", u"Alipay API base URL."},
     {u"sim.enabled", u"", K::Boolean, u"BOOL", u"false",
      u"Start payonce-sim as a child process and point the gateways at it."},
     {u"sim.listen", u"", K::String, u"HOST:PORT", u"127.0.0.1:8090", u"Address of the started payonce-sim."},
     {u"qa.enabled", u"", K::Boolean, u"BOOL", u"false", u"Allow POST /api/v1/qa/scenarios."},
     {u"qa.lease_ms", u"", K::Integer, u"MS", u"15000",
-     u"A QA run's lease, renewed by its agent every third of it: a run whose agent died is shown abandoned, on every agent, once its lease has run out (1000-3600000)."},
+     u"A QA run's lease, renewed by its agent every third of it: a run whose agent died is shown abandoned, on every "
+     u"agent, once its lease has run out (1000-3600000)."},
     {u"qa.token", u"", K::Secret, u"TOKEN", u"",
-     u"The bearer token QA runs send to their targets (this agent and qa.peers), never the caller's: its SHA-256 must be one of auth.tokens with role operator here and on every peer. Required with qa.enabled."},
+     u"The bearer token QA runs send to their targets (this agent and qa.peers), never the caller's: its SHA-256 must "
+     u"be one of auth.tokens with role operator here and on every peer. Required with qa.enabled."},
     {u"qa.peers", u"", K::UrlList, u"JSON", u"[]",
-     u"Other agents a QA scenario may target besides this one: [\"http://127.0.0.1:8081\"] (http://host:port on a loopback address). A target neither this agent nor listed here is refused 400 qa_target_not_allowed."},
+     u"Other agents a QA scenario may target besides this one: [\"http://127.0.0.1:8081\"] (http://host:port on a "
+     u"loopback address). A target neither this agent nor listed here is refused 400 qa_target_not_allowed."},
 };
 
 QString wrapped(const QString &text, int indent, int width)
@@ -170,8 +193,8 @@ QString defaultNote(const OptionSpec &o)
 {
     if (o.kind == K::Secret || o.kind == K::ConfigFile)
         return QString();
-    return QStringLiteral(" Default: ") + (o.defaultText.isEmpty() ? QStringLiteral("(none)") : o.defaultText.toString())
-        + u'.';
+    return QStringLiteral(" Default: ")
+           + (o.defaultText.isEmpty() ? QStringLiteral("(none)") : o.defaultText.toString()) + u'.';
 }
 
 } // namespace
@@ -210,26 +233,25 @@ QString helpText(const QString &programName)
         if (o.flag.isEmpty())
             continue;
         out += column(QStringLiteral("  --") + o.flag + u' ' + o.valueName, indent)
-            + wrapped(o.description.toString() + keyNote(o) + QStringLiteral(" Env: ") + envName(o) + u'.'
-                          + defaultNote(o),
-                      indent, width)
-            + u'\n';
+               + wrapped(o.description.toString() + keyNote(o) + QStringLiteral(" Env: ") + envName(o) + u'.'
+                             + defaultNote(o),
+                         indent, width)
+               + u'\n';
     }
     out += QStringLiteral("  -h, --help").leftJustified(indent) + QStringLiteral("Show this help and exit.\n");
     out += QStringLiteral("  -v, --version").leftJustified(indent) + QStringLiteral("Show the version and exit.\n");
     out += QStringLiteral("  --list-routes").leftJustified(indent)
-        + wrapped(QStringLiteral("Start with these settings, print every HTTP route served (method, path, role; "
-                                 "qa.enabled adds the QA routes) instead of serving, and exit."),
-                  indent, width)
-        + u'\n';
+           + wrapped(QStringLiteral("Start with these settings, print every HTTP route served (method, path, role; "
+                                    "qa.enabled adds the QA routes) instead of serving, and exit."),
+                     indent, width)
+           + u'\n';
 
     out += QStringLiteral("\nEnvironment only (or the config file key shown):\n");
     for (const OptionSpec &o : kOptions) {
         if (!o.flag.isEmpty())
             continue;
-        out += column(QStringLiteral("  ") + envName(o), indent) + wrapped(o.description.toString() + keyNote(o) + defaultNote(o),
-                              indent, width)
-            + u'\n';
+        out += column(QStringLiteral("  ") + envName(o), indent)
+               + wrapped(o.description.toString() + keyNote(o) + defaultNote(o), indent, width) + u'\n';
     }
     return out;
 }

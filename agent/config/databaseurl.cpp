@@ -11,8 +11,7 @@ namespace {
 
 core::Error invalid(const QString &detail)
 {
-    return core::Error::make(core::ErrorCode::Misconfigured,
-                             QStringLiteral("invalid database URL: ") + detail);
+    return core::Error::make(core::ErrorCode::Misconfigured, QStringLiteral("invalid database URL: ") + detail);
 }
 
 // Characters that would make the redacted form ambiguous are re-encoded.
@@ -47,7 +46,8 @@ core::Result<DatabaseUrl> DatabaseUrl::parse(const QString &text)
         url.dialect = Dialect::MariaDb;
         url.port = 3306;
     } else if (colon < 0) {
-        return invalid(QStringLiteral("the scheme is missing (expected sqlite:PATH, postgresql://... or mariadb://...)"));
+        return invalid(
+            QStringLiteral("the scheme is missing (expected sqlite:PATH, postgresql://... or mariadb://...)"));
     } else {
         return invalid(QStringLiteral("unknown scheme \"%1\" (expected sqlite, postgresql or mariadb)").arg(scheme));
     }
@@ -100,7 +100,7 @@ QString DatabaseUrl::redacted() const
         userInfo = encodeUserInfo(user) + (password.isEmpty() ? QString() : QStringLiteral(":***")) + QChar(u'@');
     const HostPort hp{host, port};
     return dialectName(dialect) + QStringLiteral("://") + userInfo + hp.toString() + QChar(u'/')
-        + encodeUserInfo(database);
+           + encodeUserInfo(database);
 }
 
 QString DatabaseUrl::dialectName(Dialect dialect)

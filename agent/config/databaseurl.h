@@ -19,7 +19,11 @@ namespace payonce::config {
 /// errors (ErrorCode::Misconfigured) never quote the password either.
 /// A plain value type; the SQL layer reads the public members directly.
 struct DatabaseUrl {
-    enum class Dialect { Sqlite, PostgreSql, MariaDb };
+    enum class Dialect {
+        Sqlite,
+        PostgreSql,
+        MariaDb
+    };
 
     Dialect dialect = Dialect::Sqlite;
     QString user;

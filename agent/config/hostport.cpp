@@ -29,7 +29,7 @@ core::Result<HostPort> HostPort::parse(QStringView text, int defaultPort)
         return misconfigured(QStringLiteral("address is empty (expected host:port)"));
 
     QStringView host;
-    QStringView rest;   // what follows the host: empty or ":port"
+    QStringView rest; // what follows the host: empty or ":port"
     if (text.startsWith(u'[')) {
         const qsizetype close = text.indexOf(u']');
         if (close < 0)

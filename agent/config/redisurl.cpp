@@ -11,8 +11,7 @@ namespace {
 
 core::Error invalid(const QString &detail)
 {
-    return core::Error::make(core::ErrorCode::Misconfigured,
-                             QStringLiteral("invalid Redis URL: ") + detail);
+    return core::Error::make(core::ErrorCode::Misconfigured, QStringLiteral("invalid Redis URL: ") + detail);
 }
 
 } // namespace
@@ -72,7 +71,7 @@ QString RedisUrl::redacted() const
     QString userInfo;
     if (!user.isEmpty() || !password.isEmpty()) {
         userInfo = QString::fromLatin1(QUrl::toPercentEncoding(user))
-            + (password.isEmpty() ? QString() : QStringLiteral(":***")) + QChar(u'@');
+                   + (password.isEmpty() ? QString() : QStringLiteral(":***")) + QChar(u'@');
     }
     const HostPort hp{host, port};
     return QStringLiteral("redis://") + userInfo + hp.toString() + QChar(u'/') + QString::number(database);

@@ -16,7 +16,7 @@ namespace payonce::config {
 /// errors (ErrorCode::Misconfigured) never quote the password either.
 struct RedisUrl {
     bool embedded = true;
-    QString user;        ///< Redis 6 ACL user; empty means the default user
+    QString user; ///< Redis 6 ACL user; empty means the default user
     QString password;
     QString host;
     int port = 0;

@@ -30,15 +30,13 @@ bool isInvisible(char32_t ch)
 {
     switch (QChar::category(ch)) {
     case QChar::Other_Control:
-    case QChar::Other_Format:      // zero-width space, joiners, direction marks
+    case QChar::Other_Format: // zero-width space, joiners, direction marks
     case QChar::Other_Surrogate:
     case QChar::Other_PrivateUse:
     case QChar::Other_NotAssigned:
     case QChar::Separator_Line:
-    case QChar::Separator_Paragraph:
-        return true;
-    default:
-        return false;
+    case QChar::Separator_Paragraph: return true;
+    default: return false;
     }
 }
 

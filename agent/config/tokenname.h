@@ -11,8 +11,8 @@ namespace payonce::config {
 /// (fullwidth letters, ligatures and composed/decomposed accents become one spelling);
 /// two names are the same person when their case-folded forms are equal.
 struct TokenName {
-    QString name;  ///< trimmed, NFKC: what principals and the audit trail carry
-    QString key;   ///< name case-folded: what collisions are found by
+    QString name; ///< trimmed, NFKC: what principals and the audit trail carry
+    QString key;  ///< name case-folded: what collisions are found by
 
     /// The name, or nullopt and *why (the reason, quoting nothing but the name): empty,
     /// an invisible or control character, or letters of more than one script ("dаve" with

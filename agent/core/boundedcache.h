@@ -13,7 +13,7 @@ namespace payonce::core {
 /// ago goes first), each forgotten `ttl` after it was inserted. What the key store's
 /// seen-processed front keeps (redis::BoundedSeenSet) and the notifications verified lately
 /// (callbacks::VerifiedCopies). Thread-safe; Key must be usable in a QHash.
-template<typename Key, typename Value>
+template <typename Key, typename Value>
 class BoundedCache {
 public:
     using Clock = std::chrono::steady_clock;

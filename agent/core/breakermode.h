@@ -8,7 +8,11 @@ namespace payonce::core {
 
 /// An operator's say over a breaker. Auto: the failure rate decides. ForcedOpen: every
 /// call fails fast. ForcedClosed: every call goes through, whatever the failure rate.
-enum class BreakerMode { Auto, ForcedOpen, ForcedClosed };
+enum class BreakerMode {
+    Auto,
+    ForcedOpen,
+    ForcedClosed
+};
 
 /// "auto", "forced_open", "forced_closed".
 QString breakerModeName(BreakerMode mode);

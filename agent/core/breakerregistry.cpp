@@ -90,9 +90,13 @@ Result<void> BreakerRegistry::setMode(const QString &name, BreakerMode mode, con
         return stored.error();
     target->setLocalMode(setting);
     if (m_audit) {
-        auto appended = m_audit->append(AuditEntry{actor, QStringLiteral("breaker.mode"),
-                                                   QStringLiteral("breaker:") + name, settingJson(before),
-                                                   settingJson(setting), reason, {}});
+        auto appended = m_audit->append(AuditEntry{actor,
+                                                   QStringLiteral("breaker.mode"),
+                                                   QStringLiteral("breaker:") + name,
+                                                   settingJson(before),
+                                                   settingJson(setting),
+                                                   reason,
+                                                   {}});
         if (!appended.ok())
             return appended.error();
     }

@@ -51,7 +51,8 @@ std::optional<CallbackOutcome> CallbackPipeline::settleInOneCommit(Context &ctx)
         if (lock)
             lock->stopRenewingForTest();
         (void)lock.release(); // leaked on purpose: a dead process releases nothing
-        return make(CallbackOutcomeCode::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
+        return make(CallbackOutcomeCode::Internal, Layer::None, QStringLiteral("aborted_by_hook"),
+                    QStringLiteral("stopped"));
     }
 
     const QString key = ctx.sw.disableSideEffect ? QStringLiteral("#") + nonce() : QString();
@@ -78,9 +79,7 @@ std::optional<CallbackOutcome> CallbackPipeline::settleInOneCommit(Context &ctx)
         if (!moved.ok())
             return moved.error();
         switch (moved.value()) {
-        case TransitionOutcome::Transitioned:
-            decided = success(Layer::None, QStringLiteral("processed"));
-            break;
+        case TransitionOutcome::Transitioned: decided = success(Layer::None, QStringLiteral("processed")); break;
         case TransitionOutcome::Lost: {
             auto lost = lostCasOutcome(tx, orderNo, n, written.newFindings);
             if (!lost.ok())
@@ -88,11 +87,8 @@ std::optional<CallbackOutcome> CallbackPipeline::settleInOneCommit(Context &ctx)
             decided = success(Layer::StateMachine, lost.value());
             break;
         }
-        case TransitionOutcome::StaleFence:
-            staleFence = true;
-            return fallBack;
-        case TransitionOutcome::NotFound:
-            return fallBack;
+        case TransitionOutcome::StaleFence: staleFence = true; return fallBack;
+        case TransitionOutcome::NotFound: return fallBack;
         }
 
         // The delivery's row with its decision, then its log row `processed`.
@@ -100,9 +96,9 @@ std::optional<CallbackOutcome> CallbackPipeline::settleInOneCommit(Context &ctx)
         if (!id.ok())
             return id.error();
         deliveryId = id.value();
-        auto logged = tx.insertProcessed(AcceptedCallback{n.channel, n.payNo, orderNo, n.amountFen, deliveryId,
-                                                          m_clock.nowMs(), n.paymentNo},
-                                         decided->note);
+        auto logged = tx.insertProcessed(
+            AcceptedCallback{n.channel, n.payNo, orderNo, n.amountFen, deliveryId, m_clock.nowMs(), n.paymentNo},
+            decided->note);
         if (!logged.ok())
             return logged.error();
         if (logged.value() == LogInsert::Duplicate) {
@@ -161,9 +157,9 @@ std::optional<CallbackOutcome> CallbackPipeline::settleInOneCommit(Context &ctx)
             return unavailable(Layer::None, QStringLiteral("storage"), status.error().internalMessage);
         if (status.value())
             return answeredWithoutTransaction(ctx, success(Layer::UniqueIndex, QStringLiteral("log_row_exists")));
-        return answeredWithoutTransaction(
-            ctx, make(CallbackOutcomeCode::Unavailable, Layer::None, QStringLiteral("held_by_another"),
-                      QStringLiteral("this payment is being processed; retry")));
+        return answeredWithoutTransaction(ctx, make(CallbackOutcomeCode::Unavailable, Layer::None,
+                                                    QStringLiteral("held_by_another"),
+                                                    QStringLiteral("this payment is being processed; retry")));
     }
     if (!committed.ok()) {
         // Rolled back, on purpose or not: whatever the reason, the accepted-first path

@@ -14,8 +14,8 @@
 #include "logging/categories.h"
 
 #include <QJsonObject>
-#include <QSet>
 #include <QRandomGenerator>
+#include <QSet>
 
 #include <condition_variable>
 #include <memory>
@@ -69,7 +69,8 @@ Result<CallbackLayerSwitches> CallbackLayerSwitches::fromNames(const QStringList
         else if (name == QLatin1String("side_effect"))
             out.disableSideEffect = true;
         else
-            return Error::make(ErrorCode::InvalidInput, QStringLiteral("unknown layer in disable_layers: %1").arg(name));
+            return Error::make(ErrorCode::InvalidInput,
+                               QStringLiteral("unknown layer in disable_layers: %1").arg(name));
     }
     return out;
 }
@@ -163,9 +164,9 @@ Result<QString> lostCasOutcome(CallbackTransaction &tx, const QString &orderNo, 
 
 using namespace callbackpath;
 
-CallbackPipeline::CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store,
-                                   CallbackModeStore &modes, DistributedLock &locks, SeenProcessedSet *seen,
-                                   const Clock &clock, CallbackPipelineOptions options)
+CallbackPipeline::CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store, CallbackModeStore &modes,
+                                   DistributedLock &locks, SeenProcessedSet *seen, const Clock &clock,
+                                   CallbackPipelineOptions options)
     : m_verifier(verifier), m_store(store), m_modes(modes), m_locks(locks), m_seen(seen), m_clock(clock),
       m_options(std::move(options)),
       m_decidedDeliveries([&store](const QList<DeliveryRecord> &rows) { return store.appendDeliveries(rows); })
@@ -250,7 +251,8 @@ CallbackOutcome CallbackPipeline::finish(Context &ctx, CallbackOutcome outcome)
     if (ctx.deliveryId && !ctx.deliveryDecided) {
         const int status = m_options.httpStatusOf ? m_options.httpStatusOf(outcome.code) : 0;
         auto decided = m_store.decideDelivery(*ctx.deliveryId, outcome.layer, status,
-                                              outcome.note.isEmpty() ? callbackOutcomeName(outcome.code) : outcome.note);
+                                              outcome.note.isEmpty() ? callbackOutcomeName(outcome.code)
+                                                                     : outcome.note);
         if (!decided.ok())
             qCWarning(payonce::lcCore) << "callback: delivery decision not stored:" << decided.error().internalMessage;
     }
@@ -274,25 +276,26 @@ CallbackOutcome CallbackPipeline::handle(const RawDelivery &delivery)
     return *out;
 }
 
-void CallbackPipeline::answerOnceWritten(Context &ctx, DeliveryRecord row, CallbackOutcome outcome,
-                                         bool finishFailure, const Answer &answer)
+void CallbackPipeline::answerOnceWritten(Context &ctx, DeliveryRecord row, CallbackOutcome outcome, bool finishFailure,
+                                         const Answer &answer)
 {
     const QString payNo = ctx.n.payNo;
     const QString orderNo = ctx.order.orderNo;
-    m_decidedDeliveries.append(std::move(row), [this, payNo, orderNo, outcome, finishFailure,
-                                                answer](Result<qint64> written) {
-        Context done; // what finish() reads of a delivery whose row was written decided
-        done.n.payNo = payNo;
-        done.order.orderNo = orderNo;
-        done.deliveryDecided = true;
-        if (written.ok()) {
-            done.deliveryId = written.value();
-            answer(finish(done, outcome));
-            return;
-        }
-        const CallbackOutcome failed = unavailable(Layer::None, QStringLiteral("storage"), written.error().internalMessage);
-        answer(finishFailure ? finish(done, failed) : failed);
-    });
+    m_decidedDeliveries.append(std::move(row),
+                               [this, payNo, orderNo, outcome, finishFailure, answer](Result<qint64> written) {
+                                   Context done; // what finish() reads of a delivery whose row was written decided
+                                   done.n.payNo = payNo;
+                                   done.order.orderNo = orderNo;
+                                   done.deliveryDecided = true;
+                                   if (written.ok()) {
+                                       done.deliveryId = written.value();
+                                       answer(finish(done, outcome));
+                                       return;
+                                   }
+                                   const CallbackOutcome failed = unavailable(Layer::None, QStringLiteral("storage"),
+                                                                              written.error().internalMessage);
+                                   answer(finishFailure ? finish(done, failed) : failed);
+                               });
 }
 
 void CallbackPipeline::handle(const RawDelivery &delivery, Answer answer)
@@ -319,7 +322,8 @@ void CallbackPipeline::handle(const RawDelivery &delivery, Answer answer)
         const CallbackOutcome out = make(code, Layer::Rejected, errorCodeName(error.code), error.publicMessage);
         m_decidedDeliveries.append(std::move(record), [out, answer](Result<qint64> written) {
             if (!written.ok())
-                qCWarning(payonce::lcCore) << "callback: rejected delivery not recorded:" << written.error().internalMessage;
+                qCWarning(payonce::lcCore)
+                    << "callback: rejected delivery not recorded:" << written.error().internalMessage;
             answer(out);
         });
         return;
@@ -415,7 +419,8 @@ Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &
     return out;
 }
 
-CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &confirmed, const SettledInTransaction &audit)
+CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &confirmed,
+                                                  const SettledInTransaction &audit)
 {
     Context ctx;
     ctx.fromGatewayQuery = true;
@@ -428,7 +433,8 @@ CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &con
     return process(ctx);
 }
 
-DeliveryRecord CallbackPipeline::deliveryRecordOf(const Context &ctx, const std::optional<CallbackOutcome> &decided) const
+DeliveryRecord CallbackPipeline::deliveryRecordOf(const Context &ctx,
+                                                  const std::optional<CallbackOutcome> &decided) const
 {
     DeliveryRecord record;
     record.channel = ctx.n.channel;
@@ -509,7 +515,8 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
     // body and headers: the copy names the payment the processed delivery did, and that
     // one's body is kept (a replay uses it).
     auto answerSeen = [&] {
-        const CallbackOutcome seen = decidedOnArrival(success(Layer::UniqueIndex, QStringLiteral("seen_processed")), false);
+        const CallbackOutcome seen = decidedOnArrival(success(Layer::UniqueIndex, QStringLiteral("seen_processed")),
+                                                      false);
         if (ctx.deferred) {
             ctx.deferred->row.rawBody.clear();
             ctx.deferred->row.headers.clear();
@@ -527,13 +534,14 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         if (auto seen = m_seen->seen(channelName(n.channel), n.payNo); seen.ok() && seen.value().processed)
             seenEntry = seen.value();
         const std::optional<SeenPayment> paid = seenEntry ? seenEntry->payment : std::nullopt;
-        if (paid && !ctx.fromReplay && !ctx.fromGatewayQuery && n.paid && paid->paymentNo == n.paymentNo && paid->amountFen == n.amountFen
-            && paid->currency == n.currency && merchantMismatch().isEmpty()) {
+        if (paid && !ctx.fromReplay && !ctx.fromGatewayQuery && n.paid && paid->paymentNo == n.paymentNo
+            && paid->amountFen == n.amountFen && paid->currency == n.currency && merchantMismatch().isEmpty()) {
             ctx.order.orderNo = paid->orderNo;
             applyScenarioSwitches();
             if (!ctx.sw.disableUniqueIndex) {
                 if (!hook(CallbackHookPoint::AfterContentChecks, ctx))
-                    return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
+                    return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"),
+                                QStringLiteral("stopped"));
                 return answerSeen();
             }
         }
@@ -571,7 +579,8 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
         if (ctx.dryRun) {
             ctx.changes << QStringLiteral("findings: amount_mismatch %1 raised (or seen again)").arg(finding.subject);
         } else if (auto raised = m_store.raiseFinding(finding); !raised.ok()) {
-            qCWarning(payonce::lcCore) << "callback: amount_mismatch finding not stored:" << raised.error().internalMessage;
+            qCWarning(payonce::lcCore) << "callback: amount_mismatch finding not stored:"
+                                       << raised.error().internalMessage;
         } else if (raised.value()) {
             publishFinding(finding);
         }
@@ -615,7 +624,8 @@ CallbackOutcome CallbackPipeline::process(Context &ctx)
             auto attached = ctx.deliveryId ? m_store.attachDelivery(n.channel, n.payNo, *ctx.deliveryId)
                                            : Result<bool>(false);
             if (!attached.ok())
-                return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), attached.error().internalMessage));
+                return finish(ctx,
+                              unavailable(Layer::None, QStringLiteral("storage"), attached.error().internalMessage));
             if (!attached.value())
                 return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("log_row_exists")));
         }
@@ -642,7 +652,8 @@ std::optional<CallbackOutcome> CallbackPipeline::replayLogRow(Context &ctx)
     if (status.value())
         return std::nullopt;
     if (ctx.dryRun) {
-        ctx.changes << QStringLiteral("pay_callback_log: %1 %2 inserted as accepted").arg(channelName(n.channel), n.payNo);
+        ctx.changes
+            << QStringLiteral("pay_callback_log: %1 %2 inserted as accepted").arg(channelName(n.channel), n.payNo);
         return std::nullopt;
     }
     // Inserted, or a row that appeared meanwhile: either way the CAS and the keys decide.
@@ -659,21 +670,23 @@ CallbackOutcome CallbackPipeline::predictSettle(Context &ctx) const
     // PENDING|PAYING -> PAID wins, or it is lost to this pay_no or to another one.
     const CallbackOrder &order = ctx.order;
     const PaymentNotification &n = ctx.n;
-    const QString processed = QStringLiteral("pay_callback_log: %1 %2 accepted -> processed")
-                                  .arg(channelName(n.channel), n.payNo);
+    const QString processed =
+        QStringLiteral("pay_callback_log: %1 %2 accepted -> processed").arg(channelName(n.channel), n.payNo);
     if (order.status != OrderStatus::Pending && order.status != OrderStatus::Paying) {
         if (paidBy(order, n.payNo)) {
             ctx.changes << processed;
             return success(Layer::StateMachine, QStringLiteral("already_paid"));
         }
-        ctx.changes << QStringLiteral("findings: double_payment %1 raised (or seen again)").arg(subjectOf(n.channel, n.payNo))
-                    << processed;
+        ctx.changes
+            << QStringLiteral("findings: double_payment %1 raised (or seen again)").arg(subjectOf(n.channel, n.payNo))
+            << processed;
         return success(Layer::StateMachine, QStringLiteral("double_payment"));
     }
     ctx.changes << QStringLiteral("orders: %1 %2 -> PAID (pay_no %3)")
                        .arg(order.orderNo, orderStatusName(order.status), n.payNo);
     for (const CallbackOrder::Item &item : order.items)
-        ctx.changes << QStringLiteral("skus: %1 stock -%2 and stock_log (%3, %1, take), or an oversold finding when short")
+        ctx.changes << QStringLiteral(
+                           "skus: %1 stock -%2 and stock_log (%3, %1, take), or an oversold finding when short")
                            .arg(item.skuId)
                            .arg(item.qty)
                            .arg(order.orderNo);
@@ -769,8 +782,7 @@ CallbackOutcome CallbackPipeline::settle(Context &ctx)
             return moved.error();
 
         switch (moved.value()) {
-        case TransitionOutcome::Transitioned:
-            break;
+        case TransitionOutcome::Transitioned: break;
         case TransitionOutcome::NotFound:
             decided = make(Code::UnknownOrder, Layer::Rejected, QStringLiteral("unknown_order"),
                            QStringLiteral("the order vanished"));
@@ -910,8 +922,8 @@ CallbackWorker::Report CallbackWorker::runOnce(int limit)
             m_staleTries.remove(channelName(row.channel) + QLatin1Char(':') + row.payNo);
         } else {
             ++report.failed;
-            qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "not finished:"
-                                       << callbackOutcomeName(out.code) << out.note << out.message;
+            qCWarning(payonce::lcCore) << "callback worker:" << row.payNo
+                                       << "not finished:" << callbackOutcomeName(out.code) << out.note << out.message;
         }
     }
     if (rows.value().size() < limit) {
@@ -930,7 +942,7 @@ bool CallbackWorker::leavesTheRowAccepted(const CallbackOutcome &outcome)
 {
     // The SUCCESS answers that a durable row backs without having settled it (rule 8).
     return outcome.note == QLatin1String("lock_busy_durable") || outcome.note == QLatin1String("lock_lost")
-        || outcome.note == QLatin1String("stale_fence") || outcome.note == QLatin1String("accept_only");
+           || outcome.note == QLatin1String("stale_fence") || outcome.note == QLatin1String("accept_only");
 }
 
 std::optional<CallbackOutcome> CallbackWorker::settleByQuery(const AcceptedCallback &row)
@@ -972,15 +984,15 @@ void CallbackWorker::staleFenceRefused(const AcceptedCallback &row)
     qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "refused as a stale fence" << tries << "time(s)";
     if (tries < StaleFenceTriesBeforeFinding)
         return;
-    const CallbackFinding finding{
-        QStringLiteral("stuck_accepted"), subject, row.orderNo, row.payNo,
-        QJsonObject{{QStringLiteral("reason"), QStringLiteral("stale_fence")},
-                    {QStringLiteral("stale_fence_tries"), tries},
-                    {QStringLiteral("has_delivery"), true},
-                    {QStringLiteral("accepted_at_ms"), row.createdAtMs},
-                    {QStringLiteral("proposal"), QStringLiteral("the order carries a fencing token above the key "
-                                                                "store's: check fence_epochs and the Redis fence state, "
-                                                                "then replay")}}};
+    const CallbackFinding finding{QStringLiteral("stuck_accepted"), subject, row.orderNo, row.payNo,
+                                  QJsonObject{{QStringLiteral("reason"), QStringLiteral("stale_fence")},
+                                              {QStringLiteral("stale_fence_tries"), tries},
+                                              {QStringLiteral("has_delivery"), true},
+                                              {QStringLiteral("accepted_at_ms"), row.createdAtMs},
+                                              {QStringLiteral("proposal"),
+                                               QStringLiteral("the order carries a fencing token above the key "
+                                                              "store's: check fence_epochs and the Redis fence state, "
+                                                              "then replay")}}};
     if (auto raised = m_store.raiseFinding(finding); !raised.ok())
         qCWarning(payonce::lcCore) << "callback worker: finding for" << row.payNo
                                    << "not raised:" << raised.error().internalMessage;

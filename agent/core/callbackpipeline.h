@@ -18,8 +18,8 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <optional>
 #include <mutex>
+#include <optional>
 
 namespace payonce::core {
 
@@ -35,8 +35,15 @@ class SeenProcessedSet;
 /// "Callbacks"): Success 200 SUCCESS (also every duplicate), BadSignature 401 FAIL,
 /// InvalidNotification and ContentMismatch 400 FAIL, UnknownOrder 400 FAIL, Unavailable
 /// 500 FAIL (retryable: nothing durable was made), Internal 500 FAIL.
-enum class CallbackOutcomeCode { Success, BadSignature, InvalidNotification, ContentMismatch, UnknownOrder,
-                                 Unavailable, Internal };
+enum class CallbackOutcomeCode {
+    Success,
+    BadSignature,
+    InvalidNotification,
+    ContentMismatch,
+    UnknownOrder,
+    Unavailable,
+    Internal
+};
 
 /// "success", "bad_signature", "invalid_notification", "content_mismatch",
 /// "unknown_order", "service_unavailable", "internal_error".
@@ -61,11 +68,11 @@ struct CallbackOutcome {
 /// QA switches (docs/design.md "The simulated platform"; docs/openapi.yaml disable_layers). Settable only
 /// when CallbackPipelineOptions::qaEnabled.
 struct CallbackLayerSwitches {
-    bool disableLock = false;        ///< "lock": no L3 lock, no fencing token
-    bool disableUniqueIndex = false; ///< "unique_index": no callback-log row, no seen-processed fast path
+    bool disableLock = false;         ///< "lock": no L3 lock, no fencing token
+    bool disableUniqueIndex = false;  ///< "unique_index": no callback-log row, no seen-processed fast path
     bool disableStateMachine = false; ///< "state_machine": read-then-write instead of the CAS
-    bool disableSideEffect = false;  ///< "side_effect": a nonce in every effect's key
-    bool unlockBeforeCommit = false; ///< test only: the classic ghost ordering (unlock, then COMMIT)
+    bool disableSideEffect = false;   ///< "side_effect": a nonce in every effect's key
+    bool unlockBeforeCommit = false;  ///< test only: the classic ghost ordering (unlock, then COMMIT)
 
     /// From docs/openapi.yaml's disable_layers names; unknown names are refused (InvalidInput).
     static Result<CallbackLayerSwitches> fromNames(const QStringList &disableLayers);
@@ -75,9 +82,17 @@ struct CallbackLayerSwitches {
 
 /// Named points where a test hook may pause the pipeline or stop it (as if the process
 /// died there: Abort returns at once, leaving what is durable as it is).
-enum class CallbackHookPoint { AfterContentChecks, AfterLogRowDurable, AfterLockBeforeBegin,
-                               BetweenUnlockAndCommit, AfterUnlock };
-enum class CallbackHookAction { Continue, Abort };
+enum class CallbackHookPoint {
+    AfterContentChecks,
+    AfterLogRowDurable,
+    AfterLockBeforeBegin,
+    BetweenUnlockAndCommit,
+    AfterUnlock
+};
+enum class CallbackHookAction {
+    Continue,
+    Abort
+};
 struct CallbackHookContext {
     QString payNo;
     QString orderNo;
@@ -131,9 +146,9 @@ using SettledInTransaction = std::function<Result<void>(const CallbackOutcome &)
 
 /// What an operator's replay of a stored delivery did or, dry, would do.
 struct CallbackReplay {
-    qint64 deliveryId = 0;      ///< the stored delivery replayed
-    CallbackOutcome outcome;    ///< the answer (the dry run's prediction of it)
-    QStringList changes;        ///< dry run only: the rows the replay would write
+    qint64 deliveryId = 0;   ///< the stored delivery replayed
+    CallbackOutcome outcome; ///< the answer (the dry run's prediction of it)
+    QStringList changes;     ///< dry run only: the rows the replay would write
 };
 
 /// The callback path (docs/design.md, "Callback path"), in this order and no other:
@@ -311,7 +326,7 @@ PaymentNotification confirmedByQuery(Channel channel, const QString &paymentNo, 
 class CallbackWorker {
 public:
     struct Report {
-        bool modeRead = false;  ///< the shared mode was read (acceptOnly says what it is)
+        bool modeRead = false; ///< the shared mode was read (acceptOnly says what it is)
         bool acceptOnly = false;
         int seen = 0;
         int finished = 0;

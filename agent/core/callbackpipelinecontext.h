@@ -9,7 +9,8 @@ namespace payonce::core {
 
 namespace callbackpath {
 
-CallbackOutcome make(CallbackOutcomeCode code, Layer layer, const QString &note, const QString &message, bool durable = false);
+CallbackOutcome make(CallbackOutcomeCode code, Layer layer, const QString &note, const QString &message,
+                     bool durable = false);
 CallbackOutcome success(Layer layer, const QString &note, bool durable = true);
 /// Logged as a temporary failure: the platform is told FAIL and sends again.
 CallbackOutcome unavailable(Layer layer, const QString &note, const QString &why);
@@ -32,17 +33,17 @@ Result<QString> lostCasOutcome(CallbackTransaction &tx, const QString &orderNo, 
 struct CallbackPipeline::Context {
     RawDelivery raw;
     PaymentNotification n;
-    CallbackOrder order;          ///< as read at the content checks
+    CallbackOrder order; ///< as read at the content checks
     CallbackLayerSwitches sw;
     std::optional<qint64> deliveryId;
-    bool deliveryDecided = false;  ///< the delivery row was written with its decision: no UPDATE after
+    bool deliveryDecided = false; ///< the delivery row was written with its decision: no UPDATE after
     bool fromWorker = false;
     bool fromGatewayQuery = false; ///< settleConfirmed: no delivery, merchant checked by the client
-    bool fromReplay = false;      ///< replay(): a stored delivery, not appended again
-    bool dryRun = false;          ///< replay(dryRun): reads only; changes collects the writes
+    bool fromReplay = false;       ///< replay(): a stored delivery, not appended again
+    bool dryRun = false;           ///< replay(dryRun): reads only; changes collects the writes
     QStringList changes;
-    bool durable = false;         ///< a pay_callback_log row exists for this pay_no
-    SettledInTransaction audit;   ///< run by settle() just before its COMMIT
+    bool durable = false;       ///< a pay_callback_log row exists for this pay_no
+    SettledInTransaction audit; ///< run by settle() just before its COMMIT
     /// A delivery (handle()) whose row is decided before it is written — a rejection, a
     /// copy the seen set answers — has it written by the group commit, and answered once it
     /// has committed: process() leaves the row and its answer here.

@@ -8,7 +8,10 @@
 namespace payonce::core {
 
 /// A payment platform. Stored and sent as its wire name.
-enum class Channel { WeChat, Alipay };
+enum class Channel {
+    WeChat,
+    Alipay
+};
 
 inline constexpr std::array allChannels{Channel::WeChat, Channel::Alipay};
 

@@ -15,10 +15,8 @@ QString breakerStateName(BreakerState state)
     Q_UNREACHABLE();
 }
 
-CircuitBreaker::CircuitBreaker(QString name, const Clock &clock, BreakerModeStore *modes,
-                               CircuitBreakerOptions options)
-    : m_name(std::move(name)), m_clock(clock), m_modes(modes), m_options(options),
-      m_stateChangedAtMs(clock.nowMs())
+CircuitBreaker::CircuitBreaker(QString name, const Clock &clock, BreakerModeStore *modes, CircuitBreakerOptions options)
+    : m_name(std::move(name)), m_clock(clock), m_modes(modes), m_options(options), m_stateChangedAtMs(clock.nowMs())
 {
 }
 
@@ -28,19 +26,14 @@ std::optional<BreakerPermit> CircuitBreaker::tryAcquire()
     std::lock_guard guard(m_mutex);
     const qint64 now = m_clock.nowMs();
     switch (m_mode.effectiveAt(now)) {
-    case BreakerMode::ForcedOpen:
-        return std::nullopt;
-    case BreakerMode::ForcedClosed:
-        return BreakerPermit{false, m_generation, false};
-    case BreakerMode::Auto:
-        break;
+    case BreakerMode::ForcedOpen: return std::nullopt;
+    case BreakerMode::ForcedClosed: return BreakerPermit{false, m_generation, false};
+    case BreakerMode::Auto: break;
     }
     advanceLocked(now);
     switch (m_state) {
-    case BreakerState::Closed:
-        return BreakerPermit{false, m_generation, true};
-    case BreakerState::Open:
-        return std::nullopt;
+    case BreakerState::Closed: return BreakerPermit{false, m_generation, true};
+    case BreakerState::Open: return std::nullopt;
     case BreakerState::HalfOpen:
         if (m_probesAdmitted >= m_options.halfOpenProbes)
             return std::nullopt;

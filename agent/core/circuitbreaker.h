@@ -14,7 +14,11 @@ namespace payonce::core {
 class BreakerModeStore;
 class Clock;
 
-enum class BreakerState { Closed, Open, HalfOpen };
+enum class BreakerState {
+    Closed,
+    Open,
+    HalfOpen
+};
 
 /// "closed", "open", "half_open".
 QString breakerStateName(BreakerState state);
@@ -36,19 +40,19 @@ struct CircuitBreakerOptions {
 
 /// What an admitted call reports back through onResult().
 struct BreakerPermit {
-    bool probe = false;      ///< admitted as one of half-open's probes
-    quint64 generation = 0;  ///< the breaker's state generation at admission
-    bool counted = true;     ///< false under forced_closed: the result is not counted
+    bool probe = false;     ///< admitted as one of half-open's probes
+    quint64 generation = 0; ///< the breaker's state generation at admission
+    bool counted = true;    ///< false under forced_closed: the result is not counted
 };
 
 /// What the operator API shows (GET /api/v1/breakers).
 struct BreakerSnapshot {
     QString name;
     BreakerState state = BreakerState::Closed;
-    BreakerModeSetting mode;        ///< the stored setting (mode Auto when none or expired)
+    BreakerModeSetting mode; ///< the stored setting (mode Auto when none or expired)
     BreakerMode effectiveMode = BreakerMode::Auto;
-    double failureRate = 0.0;       ///< over the current window
-    int calls = 0;                  ///< in the current window
+    double failureRate = 0.0; ///< over the current window
+    int calls = 0;            ///< in the current window
     qint64 stateChangedAtMs = 0;
 
     /// What callers meet: a forced mode decides whatever the failure rate says, so an

@@ -102,8 +102,13 @@ Result<ProposeOutcome> CompensationService::propose(const CompensationProposal &
         outcome.created = inserted.value().has_value();
         if (!outcome.created)
             return {};
-        auto audited = m_audit.append({proposal.proposedBy, QStringLiteral("compensation.propose"), target(row->id),
-                                       {}, compact(stateOf(*row)), proposal.reason, {}});
+        auto audited = m_audit.append({proposal.proposedBy,
+                                       QStringLiteral("compensation.propose"),
+                                       target(row->id),
+                                       {},
+                                       compact(stateOf(*row)),
+                                       proposal.reason,
+                                       {}});
         if (!audited)
             return audited.error();
         return {};
@@ -180,9 +185,14 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
             }
             return {};
         }
-        auto decidedAudit = m_audit.append({actor, approve ? QStringLiteral("compensation.approve")
-                                                           : QStringLiteral("compensation.reject"),
-                                            target(id), compact(stateOf(before)), {}, reason, {}});
+        auto decidedAudit = m_audit.append(
+            {actor,
+             approve ? QStringLiteral("compensation.approve") : QStringLiteral("compensation.reject"),
+             target(id),
+             compact(stateOf(before)),
+             {},
+             reason,
+             {}});
         if (!decidedAudit)
             return decidedAudit.error();
         outcome.decidedNow = true;
@@ -236,12 +246,15 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
                 return executed.error();
             if (!executed.value())
                 return Error::make(ErrorCode::Conflict, QStringLiteral("compensation %1 left approved").arg(id));
-            auto executedAudit = m_audit.append({actor, QStringLiteral("compensation.execute"), target(id),
-                                                 QStringLiteral("{\"status\":\"approved\"}"),
-                                                 compact(QJsonObject{{QStringLiteral("status"),
-                                                                      QStringLiteral("executed")},
-                                                                     {QStringLiteral("result"), result}}),
-                                                 reason, {}});
+            auto executedAudit = m_audit.append(
+                {actor,
+                 QStringLiteral("compensation.execute"),
+                 target(id),
+                 QStringLiteral("{\"status\":\"approved\"}"),
+                 compact(QJsonObject{{QStringLiteral("status"), QStringLiteral("executed")},
+                                     {QStringLiteral("result"), result}}),
+                 reason,
+                 {}});
             if (!executedAudit)
                 return executedAudit.error();
         }

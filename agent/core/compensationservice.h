@@ -43,8 +43,7 @@ public:
     Result<QList<Compensation>> list(const QString &status, int limit) { return m_store.list(status, limit); }
 
 private:
-    Result<DecisionOutcome> decide(qint64 id, bool approve, const QString &actor, const QString &reason,
-                                   qint64 nowMs);
+    Result<DecisionOutcome> decide(qint64 id, bool approve, const QString &actor, const QString &reason, qint64 nowMs);
 
     void publish(const QString &kind, const Compensation &c, const QString &value, const QString &actor,
                  const QString &reason) const;

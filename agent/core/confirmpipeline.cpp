@@ -66,14 +66,14 @@ PaymentOutcome serviceUnavailable(const Error &error)
 
 PaymentOutcome duplicateOf(const PaymentRecord &record, OrderStatus orderStatus)
 {
-    return PaymentOutcome::success(Code::DuplicatePayment, Layer::UniqueIndex,
-                                   QJsonObject{{QStringLiteral("order_no"), record.orderNo},
-                                               {QStringLiteral("payment_no"), record.paymentNo},
-                                               {QStringLiteral("status"), orderStatusName(orderStatus)},
-                                               {QStringLiteral("payment_status"),
-                                                paymentRecordStatusName(record.status)},
-                                               {QStringLiteral("code_url"), record.codeUrl},
-                                               {QStringLiteral("duplicate"), true}});
+    return PaymentOutcome::success(
+        Code::DuplicatePayment, Layer::UniqueIndex,
+        QJsonObject{{QStringLiteral("order_no"), record.orderNo},
+                    {QStringLiteral("payment_no"), record.paymentNo},
+                    {QStringLiteral("status"), orderStatusName(orderStatus)},
+                    {QStringLiteral("payment_status"), paymentRecordStatusName(record.status)},
+                    {QStringLiteral("code_url"), record.codeUrl},
+                    {QStringLiteral("duplicate"), true}});
 }
 
 PaymentOutcome stateConflict(OrderStatus status)
@@ -156,19 +156,19 @@ PaymentOutcome ConfirmPipeline::decide(const ConfirmRequest &request)
         return PaymentOutcome::error(Code::IdempotencyKeyReused, Layer::IdempotencyKey,
                                      QStringLiteral("this Idempotency-Key was used with another request"));
     case IdempotencyVerdict::InFlight: {
-        PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::IdempotencyKey,
-                                                   QStringLiteral("a request with this Idempotency-Key is in progress"));
+        PaymentOutcome out = PaymentOutcome::error(
+            Code::RequestInProgress, Layer::IdempotencyKey,
+            QStringLiteral("a request with this Idempotency-Key is in progress"));
         out.retryAfterSeconds = m_options.retryAfterSeconds;
         return out;
     }
-    case IdempotencyVerdict::Started:
-        break;
+    case IdempotencyVerdict::Started: break;
     }
 
     const QString owner = begun.value().owner;
     const Execution done = [&] {
-        const InFlightHeartbeat::Registration beating =
-            m_heartbeat->beatFor(request.userId, request.idempotencyKey, owner);
+        const InFlightHeartbeat::Registration beating = m_heartbeat->beatFor(request.userId, request.idempotencyKey,
+                                                                             owner);
         return execute(request);
     }();
     if (done.store) {
@@ -178,9 +178,9 @@ PaymentOutcome ConfirmPipeline::decide(const ConfirmRequest &request)
             qCWarning(payonce::lcCore) << "confirm: L1 record not completed (stays in_flight until unlocked):"
                                        << completed.error().internalMessage;
         } else if (!completed.value()) {
-            qCWarning(payonce::lcCore) << "confirm: L1 record of user" << request.userId << "key"
-                                       << request.idempotencyKey
-                                       << "was taken over or unlocked while this confirm ran; its response is not stored";
+            qCWarning(payonce::lcCore)
+                << "confirm: L1 record of user" << request.userId << "key" << request.idempotencyKey
+                << "was taken over or unlocked while this confirm ran; its response is not stored";
         } else if (m_cache) {
             (void)m_cache->put(userScope(request.userId), request.idempotencyKey,
                                CachedResponse{fingerprint, stored.encode()}, m_options.cacheTtl);
@@ -205,19 +205,21 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
     if (!owner.ok())
         return {serviceUnavailable(owner.error()), false};
     if (!owner.value())
-        return {PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected, QStringLiteral("no order %1").arg(request.orderNo)),
+        return {PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected,
+                                      QStringLiteral("no order %1").arg(request.orderNo)),
                 false};
     if (owner.value()->userId != request.userId)
-        return {PaymentOutcome::error(Code::OrderNotYours, Layer::Rejected, QStringLiteral("the order belongs to another user")),
+        return {PaymentOutcome::error(Code::OrderNotYours, Layer::Rejected,
+                                      QStringLiteral("the order belongs to another user")),
                 false};
 
     // L2: the one-time token, compare-and-delete.
     auto consumed = m_tokens.consume(paymentTokenScope(request.userId, request.orderNo), request.token);
     if (!consumed.ok()) {
         if (qint64 heldBack = 0; m_tokenUnavailableLog.admit(m_clock.nowMs(), &heldBack))
-            qCWarning(payonce::lcCore).noquote() << "confirm: L2 could not decide (key store degraded):"
-                                                 << consumed.error().internalMessage
-                                                 << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
+            qCWarning(payonce::lcCore).noquote()
+                << "confirm: L2 could not decide (key store degraded):" << consumed.error().internalMessage
+                << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
     } else if (!consumed.value()) {
         return {PaymentOutcome::error(Code::DuplicateRequest, Layer::Token,
                                       QStringLiteral("this payment token was already used or is unknown")),
@@ -230,9 +232,9 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
                                     request.orderNo);
     if (!acquired.ok()) {
         if (qint64 heldBack = 0; m_lockUnavailableLog.admit(m_clock.nowMs(), &heldBack))
-            qCWarning(payonce::lcCore).noquote() << "confirm: L3 unavailable (key store degraded), L4/L5 decide:"
-                                                 << acquired.error().internalMessage
-                                                 << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
+            qCWarning(payonce::lcCore).noquote()
+                << "confirm: L3 unavailable (key store degraded), L4/L5 decide:" << acquired.error().internalMessage
+                << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
     } else if (!acquired.value()) {
         PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
                                                    QStringLiteral("another payment attempt for this order is running"));
@@ -268,8 +270,14 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
             return rollback;
         }
 
-        PaymentRecord record{newPaymentNo(), request.orderNo, request.channel, PaymentRecordStatus::Creating,
-                             1, snapshot.amountFen, {}, {}};
+        PaymentRecord record{newPaymentNo(),
+                             request.orderNo,
+                             request.channel,
+                             PaymentRecordStatus::Creating,
+                             1,
+                             snapshot.amountFen,
+                             {},
+                             {}};
         auto inserted = tx.insertRecordIfAbsent(record);
         if (!inserted.ok())
             return inserted.error();
@@ -299,8 +307,7 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
         if (!moved.ok())
             return moved.error();
         switch (moved.value()) {
-        case TransitionOutcome::Transitioned:
-            break;
+        case TransitionOutcome::Transitioned: break;
         case TransitionOutcome::Lost: {
             auto now = tx.order(request.orderNo);
             const OrderStatus status = now.ok() && now.value() ? now.value()->status : snapshot.status;
@@ -386,11 +393,11 @@ PaymentOutcome ConfirmPipeline::callGatewayAndFinish(const ConfirmRequest &reque
             }
         }
         if (create) {
-            const QString notifyUrl =
-                request.channel == Channel::WeChat ? m_options.notifyUrlWeChat : m_options.notifyUrlAlipay;
-            auto created = gateway->createOrder(GatewayOrderRequest{record.paymentNo, record.orderNo,
-                                                                    record.amountFen, m_options.description,
-                                                                    notifyUrl, request.traceParent});
+            const QString notifyUrl = request.channel == Channel::WeChat ? m_options.notifyUrlWeChat
+                                                                         : m_options.notifyUrlAlipay;
+            auto created = gateway->createOrder(GatewayOrderRequest{record.paymentNo, record.orderNo, record.amountFen,
+                                                                    m_options.description, notifyUrl,
+                                                                    request.traceParent});
             if (created.ok())
                 codeUrl = created.value().codeUrl;
             else
@@ -438,9 +445,9 @@ PaymentOutcome ConfirmPipeline::callGatewayAndFinish(const ConfirmRequest &reque
                                    << "not reverted to PENDING (the patrol settles it):"
                                    << reverted.error().internalMessage;
     }
-    return PaymentOutcome::error(Code::GatewayUnavailable, Layer::None,
-                                 QStringLiteral("the payment platform is unavailable: %1; retry with a new token")
-                                     .arg(failure.publicMessage));
+    return PaymentOutcome::error(
+        Code::GatewayUnavailable, Layer::None,
+        QStringLiteral("the payment platform is unavailable: %1; retry with a new token").arg(failure.publicMessage));
 }
 
 } // namespace payonce::core

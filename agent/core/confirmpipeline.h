@@ -81,8 +81,8 @@ class ConfirmPipeline {
 public:
     using GatewayFor = std::function<PaymentGateway *(Channel)>;
 
-    ConfirmPipeline(IdempotencyStore &idempotency, IdempotencyCache *cache, TokenStore &tokens,
-                    DistributedLock &locks, PaymentStore &payments, GatewayFor gateways, const Clock &clock,
+    ConfirmPipeline(IdempotencyStore &idempotency, IdempotencyCache *cache, TokenStore &tokens, DistributedLock &locks,
+                    PaymentStore &payments, GatewayFor gateways, const Clock &clock,
                     ConfirmPipelineOptions options = {});
     ~ConfirmPipeline();
 

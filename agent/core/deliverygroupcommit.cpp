@@ -29,8 +29,8 @@ void DeliveryGroupCommit::append(DeliveryRecord record, Done done)
     if (m_queue.size() >= m_maxQueued || m_stopping) {
         lock.unlock();
         m_refused.fetch_add(1);
-        done(Error::make(ErrorCode::Unavailable, QStringLiteral("delivery rows: %1 waiting for their commit already")
-                                                     .arg(m_maxQueued)));
+        done(Error::make(ErrorCode::Unavailable,
+                         QStringLiteral("delivery rows: %1 waiting for their commit already").arg(m_maxQueued)));
         return;
     }
     m_queue.push_back(Pending{std::move(record), std::move(done)});

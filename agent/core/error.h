@@ -7,20 +7,20 @@ namespace payonce::core {
 /// Protocol-agnostic error codes. The HTTP layer maps them to statuses in one place;
 /// nothing below it knows a status number.
 enum class ErrorCode {
-    InvalidInput,      ///< the caller sent something malformed; nothing was written
+    InvalidInput, ///< the caller sent something malformed; nothing was written
     NotFound,
-    Duplicate,         ///< the durable store already has this key (a unique violation)
-    Conflict,          ///< a CAS lost: somebody else made the transition
-    StaleFence,        ///< a write carried a fencing token older than the order's
-    Busy,              ///< contention (lock held, SQLITE_BUSY, deadlock) — retrying is safe
-    Unavailable,       ///< a dependency is down or timed out — retrying later is safe
+    Duplicate,   ///< the durable store already has this key (a unique violation)
+    Conflict,    ///< a CAS lost: somebody else made the transition
+    StaleFence,  ///< a write carried a fencing token older than the order's
+    Busy,        ///< contention (lock held, SQLITE_BUSY, deadlock) — retrying is safe
+    Unavailable, ///< a dependency is down or timed out — retrying later is safe
     Unauthenticated,
     Forbidden,
-    FourEyes,          ///< an approver decided on their own proposal (compensations)
+    FourEyes, ///< an approver decided on their own proposal (compensations)
     BadSignature,
-    Misconfigured,     ///< configuration is wrong; the process cannot serve
-    SchemaTooNew,      ///< the database was migrated by a newer payonce
-    Internal,          ///< a bug or an unclassified failure
+    Misconfigured, ///< configuration is wrong; the process cannot serve
+    SchemaTooNew,  ///< the database was migrated by a newer payonce
+    Internal,      ///< a bug or an unclassified failure
 };
 
 /// The wire name of an error code, snake_case ("stale_fence").

@@ -10,9 +10,8 @@ IdempotencyKeyCheck checkIdempotencyKey(QStringView key)
         return IdempotencyKeyCheck::Missing;
     if (key.size() > 255)
         return IdempotencyKeyCheck::Invalid;
-    const bool printable = std::all_of(key.begin(), key.end(), [](QChar c) {
-        return c.unicode() >= 0x20 && c.unicode() <= 0x7E;
-    });
+    const bool printable = std::all_of(key.begin(), key.end(),
+                                       [](QChar c) { return c.unicode() >= 0x20 && c.unicode() <= 0x7E; });
     return printable ? IdempotencyKeyCheck::Valid : IdempotencyKeyCheck::Invalid;
 }
 

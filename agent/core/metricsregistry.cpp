@@ -64,8 +64,7 @@ Counter &MetricsRegistry::counter(const QString &name, const QString &help, cons
         if (series.first == labels)
             return series.second;
     }
-    return family.counters.emplace_back(std::piecewise_construct, std::forward_as_tuple(labels), std::tuple<>())
-        .second;
+    return family.counters.emplace_back(std::piecewise_construct, std::forward_as_tuple(labels), std::tuple<>()).second;
 }
 
 LatencyHistogram &MetricsRegistry::histogram(const QString &name, const QString &help, const MetricLabels &labels,

@@ -17,7 +17,11 @@
 namespace payonce::core {
 
 /// What a series family is, as the exposition format's TYPE line says.
-enum class MetricType { Counter, Gauge, Histogram };
+enum class MetricType {
+    Counter,
+    Gauge,
+    Histogram
+};
 
 /// One value of a family read at scrape time.
 struct MetricSample {

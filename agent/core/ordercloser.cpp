@@ -95,26 +95,27 @@ OrderCloser::OrderOutcome OrderCloser::closeOne(const ExpiredOrder &order, qint6
     for (const ExpiredOrder::Trade &trade : order.trades) {
         PaymentGateway *gateway = m_ports.gateways ? m_ports.gateways(trade.channel) : nullptr;
         if (!gateway || !m_ports.callbacks)
-            return outcome(QStringLiteral("left"), QStringLiteral("no %1 gateway to close %2 at")
-                                                       .arg(channelName(trade.channel), trade.paymentNo));
+            return outcome(
+                QStringLiteral("left"),
+                QStringLiteral("no %1 gateway to close %2 at").arg(channelName(trade.channel), trade.paymentNo));
         auto closed = gateway->close(trade.paymentNo);
         if (!closed && closed.error().code == ErrorCode::Conflict) {
             auto paid = gateway->query(trade.paymentNo);
             if (!paid)
-                return outcome(QStringLiteral("left"), QStringLiteral("%1 refused to close %2 (%3) and the query failed: %4")
-                                                           .arg(channelName(trade.channel), trade.paymentNo,
-                                                                closed.error().internalMessage,
-                                                                paid.error().internalMessage));
+                return outcome(QStringLiteral("left"),
+                               QStringLiteral("%1 refused to close %2 (%3) and the query failed: %4")
+                                   .arg(channelName(trade.channel), trade.paymentNo, closed.error().internalMessage,
+                                        paid.error().internalMessage));
             if (paid.value().state != GatewayTradeState::Paid)
-                return outcome(QStringLiteral("left"), QStringLiteral("%1 refused to close %2 (%3) but does not say paid")
-                                                           .arg(channelName(trade.channel), trade.paymentNo,
-                                                                closed.error().internalMessage));
+                return outcome(QStringLiteral("left"),
+                               QStringLiteral("%1 refused to close %2 (%3) but does not say paid")
+                                   .arg(channelName(trade.channel), trade.paymentNo, closed.error().internalMessage));
             const CallbackOutcome settled = m_ports.callbacks->settleConfirmed(
                 confirmedByQuery(trade.channel, trade.paymentNo, paid.value()));
             if (!settled.success() || CallbackWorker::leavesTheRowAccepted(settled))
-                return outcome(QStringLiteral("left"), QStringLiteral("paid at %1 as %2, not settled: %3 %4")
-                                                           .arg(channelName(trade.channel), paid.value().payNo,
-                                                                settled.note, settled.message));
+                return outcome(QStringLiteral("left"),
+                               QStringLiteral("paid at %1 as %2, not settled: %3 %4")
+                                   .arg(channelName(trade.channel), paid.value().payNo, settled.note, settled.message));
             // "processed": this call made the order PAID; otherwise another path did a moment earlier.
             if (settled.note == QLatin1String("processed") && m_ports.audit) {
                 auto audited = m_ports.audit->append(
@@ -128,31 +129,34 @@ OrderCloser::OrderOutcome OrderCloser::closeOne(const ExpiredOrder &order, qint6
                 if (!audited)
                     qCWarning(payonce::lcCore) << "closer: audit row not written:" << audited.error().internalMessage;
             }
-            return outcome(QStringLiteral("settled"), QStringLiteral("%1 says %2 was paid (%3): %4")
-                                                          .arg(channelName(trade.channel), trade.paymentNo,
-                                                               paid.value().payNo, settled.note));
+            return outcome(QStringLiteral("settled"),
+                           QStringLiteral("%1 says %2 was paid (%3): %4")
+                               .arg(channelName(trade.channel), trade.paymentNo, paid.value().payNo, settled.note));
         }
         if (!closed)
-            return outcome(QStringLiteral("left"), QStringLiteral("closing %1 at %2 failed: %3")
-                                                       .arg(trade.paymentNo, channelName(trade.channel),
-                                                            closed.error().internalMessage));
+            return outcome(QStringLiteral("left"),
+                           QStringLiteral("closing %1 at %2 failed: %3")
+                               .arg(trade.paymentNo, channelName(trade.channel), closed.error().internalMessage));
         closedTrades.append(QJsonObject{{QStringLiteral("payment_no"), trade.paymentNo},
                                         {QStringLiteral("channel"), channelName(trade.channel)},
                                         {QStringLiteral("record_status"), trade.status}});
     }
 
     const QString why = QStringLiteral("not paid within %1 s").arg(m_options.pendingTimeoutMs / 1000);
-    const AuditEntry audit{kActor, QStringLiteral("order.close"), QStringLiteral("order:") + order.orderNo,
+    const AuditEntry audit{kActor,
+                           QStringLiteral("order.close"),
+                           QStringLiteral("order:") + order.orderNo,
                            compact({{QStringLiteral("status"), QStringLiteral("PENDING")},
                                     {QStringLiteral("version"), order.version},
                                     {QStringLiteral("pending_since_ms"), order.pendingSinceMs}}),
                            compact({{QStringLiteral("status"), QStringLiteral("CLOSED")},
                                     {QStringLiteral("closed_trades"), closedTrades}}),
-                           why, QString()};
+                           why,
+                           QString()};
     auto closed = m_store.closeExpired(order, audit, nowMs);
     if (!closed)
-        return outcome(QStringLiteral("left"), QStringLiteral("the close transaction failed: %1")
-                                                   .arg(closed.error().internalMessage));
+        return outcome(QStringLiteral("left"),
+                       QStringLiteral("the close transaction failed: %1").arg(closed.error().internalMessage));
     if (!closed.value())
         return outcome(QStringLiteral("moved_on"), QStringLiteral("the order changed while it was being closed"));
     return outcome(QStringLiteral("closed"), why);

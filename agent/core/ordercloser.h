@@ -28,9 +28,9 @@ struct OrderCloserOptions {
 /// payment record is left PENDING (it cannot be closed at its platform).
 struct OrderCloserPorts {
     std::function<PaymentGateway *(Channel)> gateways; ///< behind their breakers; null: channel not offered
-    CallbackPipeline *callbacks = nullptr;              ///< settleConfirmed: a trade found paid is settled there
-    CallbackModeStore *modes = nullptr;                 ///< accept-only: nothing is closed or settled
-    AuditWriter *audit = nullptr;                       ///< a settlement by the closer, as "system:closer"
+    CallbackPipeline *callbacks = nullptr;             ///< settleConfirmed: a trade found paid is settled there
+    CallbackModeStore *modes = nullptr;                ///< accept-only: nothing is closed or settled
+    AuditWriter *audit = nullptr;                      ///< a settlement by the closer, as "system:closer"
 };
 
 /// Closes PENDING orders past their timeout (docs/design.md: PENDING → CLOSED, the gateway's

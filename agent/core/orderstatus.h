@@ -8,11 +8,17 @@
 namespace payonce::core {
 
 /// The states of an order (docs/design.md, "Order state machine"). Stored as their wire name.
-enum class OrderStatus { Pending, Paying, Paid, Closed, Refunding, Refunded };
+enum class OrderStatus {
+    Pending,
+    Paying,
+    Paid,
+    Closed,
+    Refunding,
+    Refunded
+};
 
-inline constexpr std::array allOrderStatuses{OrderStatus::Pending, OrderStatus::Paying,
-                                             OrderStatus::Paid,    OrderStatus::Closed,
-                                             OrderStatus::Refunding, OrderStatus::Refunded};
+inline constexpr std::array allOrderStatuses{OrderStatus::Pending, OrderStatus::Paying,    OrderStatus::Paid,
+                                             OrderStatus::Closed,  OrderStatus::Refunding, OrderStatus::Refunded};
 
 /// "PENDING", "PAYING", "PAID", "CLOSED", "REFUNDING", "REFUNDED".
 QString orderStatusName(OrderStatus status);

@@ -14,8 +14,8 @@ namespace payonce::core {
 
 OutboxDispatcher::OutboxDispatcher(OutboxStore &store, const OutboxHandlerRegistry &handlers, const Clock &clock,
                                    OutboxDispatcherOptions options, Random random)
-    : m_store(store), m_handlers(handlers), m_clock(clock), m_options(std::move(options)),
-      m_backoff(m_options.backoff), m_random(std::move(random))
+    : m_store(store), m_handlers(handlers), m_clock(clock), m_options(std::move(options)), m_backoff(m_options.backoff),
+      m_random(std::move(random))
 {
     m_options.batchSize = std::max(1, m_options.batchSize);
     m_options.maxAttempts = std::max(1, m_options.maxAttempts);
@@ -54,10 +54,10 @@ Result<DispatchStats> OutboxDispatcher::runOnce()
         if (!event.traceId.isEmpty())
             traced.emplace(QJsonObject{{QStringLiteral("trace_id"), event.traceId}});
         OutboxHandler *handler = m_handlers.handlerFor(event.eventType);
-        const Result<void> result = handler
-            ? handler->deliver(event)
-            : Result<void>(Error::make(ErrorCode::Misconfigured,
-                                       QStringLiteral("no handler for event type %1").arg(event.eventType)));
+        const Result<void> result =
+            handler ? handler->deliver(event)
+                    : Result<void>(Error::make(ErrorCode::Misconfigured,
+                                               QStringLiteral("no handler for event type %1").arg(event.eventType)));
         outcome.attempts = event.attempts + 1;
         if (result.ok()) {
             outcome.kind = OutboxOutcome::Kind::Delivered;
@@ -67,8 +67,8 @@ Result<DispatchStats> OutboxDispatcher::runOnce()
             if (outcome.attempts >= m_options.maxAttempts) {
                 outcome.kind = OutboxOutcome::Kind::Dead;
                 ++stats.dead;
-                qCWarning(lcOutbox).noquote() << "event" << event.eventId << "dead after" << outcome.attempts
-                                              << "attempts:" << outcome.error;
+                qCWarning(lcOutbox).noquote()
+                    << "event" << event.eventId << "dead after" << outcome.attempts << "attempts:" << outcome.error;
                 deadLetters.append(outboxDeadLetterEvent(event, outcome.attempts, outcome.error,
                                                          QStringLiteral("system:") + m_options.dispatcherId));
             } else {

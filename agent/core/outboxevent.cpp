@@ -5,12 +5,9 @@ namespace payonce::core {
 QString outboxStatusName(OutboxStatus status)
 {
     switch (status) {
-    case OutboxStatus::Pending:
-        return QStringLiteral("pending");
-    case OutboxStatus::Delivered:
-        return QStringLiteral("delivered");
-    case OutboxStatus::Dead:
-        return QStringLiteral("dead");
+    case OutboxStatus::Pending: return QStringLiteral("pending");
+    case OutboxStatus::Delivered: return QStringLiteral("delivered");
+    case OutboxStatus::Dead: return QStringLiteral("dead");
     }
     return QStringLiteral("pending");
 }

@@ -7,7 +7,11 @@
 
 namespace payonce::core {
 
-enum class OutboxStatus { Pending, Delivered, Dead };
+enum class OutboxStatus {
+    Pending,
+    Delivered,
+    Dead
+};
 
 /// The wire and column name ("pending", "delivered", "dead").
 QString outboxStatusName(OutboxStatus status);

@@ -4,8 +4,8 @@ namespace payonce::core {
 
 namespace {
 
-Result<void> takeStock(CallbackTransaction &tx, const CallbackOrder &order, const PaymentNotification &n,
-                       qint64 fence, const QString &keySuffix, PaidEffectsWritten &written)
+Result<void> takeStock(CallbackTransaction &tx, const CallbackOrder &order, const PaymentNotification &n, qint64 fence,
+                       const QString &keySuffix, PaidEffectsWritten &written)
 {
     for (const CallbackOrder::Item &item : order.items) {
         auto taken = tx.takeStock(item.skuId, item.qty);

@@ -3,9 +3,9 @@
 #include "core/callbackpipeline.h"
 #include "core/paymentrecord.h"
 #include "core/ports/auditwriter.h"
-#include "core/streamevents.h"
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/paymentgateway.h"
+#include "core/streamevents.h"
 
 #include "logging/categories.h"
 
@@ -49,13 +49,13 @@ Check check(const PaidOrderEffects &order)
         QJsonArray extra;
         for (qint64 id : out.extraCouponIds)
             extra.append(id);
-        out.evidence.insert(QStringLiteral("coupons"),
-                            QJsonObject{{QStringLiteral("expected"),
-                                         QJsonObject{{QStringLiteral("template_id"), order.rewardCouponTemplate},
-                                                     {QStringLiteral("active"),
-                                                      order.rewardCouponTemplate.isEmpty() ? 0 : 1}}},
-                                        {QStringLiteral("found"), couponsFound},
-                                        {QStringLiteral("extra_ids"), extra}});
+        out.evidence.insert(
+            QStringLiteral("coupons"),
+            QJsonObject{{QStringLiteral("expected"),
+                         QJsonObject{{QStringLiteral("template_id"), order.rewardCouponTemplate},
+                                     {QStringLiteral("active"), order.rewardCouponTemplate.isEmpty() ? 0 : 1}}},
+                        {QStringLiteral("found"), couponsFound},
+                        {QStringLiteral("extra_ids"), extra}});
     }
 
     // Points: the net of every entry for the order against reward_points.
@@ -70,10 +70,9 @@ Check check(const PaidOrderEffects &order)
     }
     if (net != order.rewardPoints) {
         out.extraPoints = std::max<qint64>(0, net - order.rewardPoints);
-        out.evidence.insert(QStringLiteral("points"),
-                            QJsonObject{{QStringLiteral("expected"), order.rewardPoints},
-                                        {QStringLiteral("found"), net},
-                                        {QStringLiteral("entries"), pointsFound}});
+        out.evidence.insert(QStringLiteral("points"), QJsonObject{{QStringLiteral("expected"), order.rewardPoints},
+                                                                  {QStringLiteral("found"), net},
+                                                                  {QStringLiteral("entries"), pointsFound}});
     }
 
     // Stock: per sku, the stock_log sum against the item's qty.
@@ -134,26 +133,35 @@ Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
                 found.append(raised.value());
                 const qint64 findingId = raised.value().id;
                 if (!result.extraCouponIds.isEmpty()) {
-                    auto proposed = m_compensations.propose(
-                        {CompensationKind::FreezeCoupon, order.orderNo, findingId,
-                         QStringLiteral("patrol:freeze_coupon:%1:%2").arg(order.orderNo, joinIds(result.extraCouponIds)),
-                         kActor,
-                         QStringLiteral("extra active coupon(s) %1 on order %2")
-                             .arg(joinIds(result.extraCouponIds), order.orderNo),
-                         {}, {}, {}},
-                        nowMs);
+                    auto proposed = m_compensations.propose({CompensationKind::FreezeCoupon,
+                                                             order.orderNo,
+                                                             findingId,
+                                                             QStringLiteral("patrol:freeze_coupon:%1:%2")
+                                                                 .arg(order.orderNo, joinIds(result.extraCouponIds)),
+                                                             kActor,
+                                                             QStringLiteral("extra active coupon(s) %1 on order %2")
+                                                                 .arg(joinIds(result.extraCouponIds), order.orderNo),
+                                                             {},
+                                                             {},
+                                                             {}},
+                                                            nowMs);
                     if (!proposed)
                         return proposed.error();
                 }
                 if (result.extraPoints > 0) {
                     auto proposed = m_compensations.propose(
-                        {CompensationKind::ReversePoints, order.orderNo, findingId,
+                        {CompensationKind::ReversePoints,
+                         order.orderNo,
+                         findingId,
                          QStringLiteral("patrol:reverse_points:%1:%2:%3")
                              .arg(order.orderNo)
                              .arg(result.extraPoints)
                              .arg(result.lastPointId),
                          kActor,
-                         QStringLiteral("%1 extra points on order %2").arg(result.extraPoints).arg(order.orderNo), {}, {}, {}},
+                         QStringLiteral("%1 extra points on order %2").arg(result.extraPoints).arg(order.orderNo),
+                         {},
+                         {},
+                         {}},
                         nowMs);
                     if (!proposed)
                         return proposed.error();
@@ -164,7 +172,8 @@ Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
                     {QStringLiteral("missing_outbox"), QStringLiteral("order:") + order.orderNo, order.orderNo,
                      order.payNo,
                      QJsonObject{{QStringLiteral("expected"),
-                                  QJsonObject{{QStringLiteral("event_id"), QString(QStringLiteral("order.paid:") + order.orderNo)}}},
+                                  QJsonObject{{QStringLiteral("event_id"),
+                                               QString(QStringLiteral("order.paid:") + order.orderNo)}}},
                                  {QStringLiteral("found"), QJsonValue::Null}}},
                     nowMs);
                 if (!raised)
@@ -177,7 +186,6 @@ Result<void> Patrol::checkPaidOrders(qint64 nowMs, QList<StoredFinding> &found)
     }
     return {};
 }
-
 
 Result<QList<StoredFinding>> Patrol::runOnce(qint64 nowMs)
 {
@@ -291,8 +299,8 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
                 return {};
             };
         }
-        const CallbackOutcome outcome =
-            m_settlement.callbacks->settleConfirmed(confirmedByQuery(attempt.channel, attempt.paymentNo, trade), audit);
+        const CallbackOutcome outcome = m_settlement.callbacks->settleConfirmed(
+            confirmedByQuery(attempt.channel, attempt.paymentNo, trade), audit);
         QJsonObject out = verdict(QString(), outcome.message);
         out.insert(QStringLiteral("pay_no"), trade.payNo);
         out.insert(QStringLiteral("outcome"), outcome.note);
@@ -328,29 +336,27 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
         const StuckPayingOrder::Attempt &attempt = order.attempts.at(i);
         QJsonObject seen = attempts.at(i).toObject();
         PaymentGateway *gateway = m_settlement.gateways(attempt.channel);
-        auto trade = gateway ? gateway->query(attempt.paymentNo)
-                             : Result<GatewayTrade>(Error::make(ErrorCode::Misconfigured, QStringLiteral("no gateway")));
+        auto trade = gateway
+                         ? gateway->query(attempt.paymentNo)
+                         : Result<GatewayTrade>(Error::make(ErrorCode::Misconfigured, QStringLiteral("no gateway")));
         if (!trade) {
             seen.insert(QStringLiteral("gateway_state"), QStringLiteral("unknown"));
             seen.insert(QStringLiteral("error"), trade.error().internalMessage);
             attempts.replace(i, seen);
-            unclear = QStringLiteral("the %1 query failed: %2").arg(channelName(attempt.channel),
-                                                                     trade.error().internalMessage);
+            unclear = QStringLiteral("the %1 query failed: %2")
+                          .arg(channelName(attempt.channel), trade.error().internalMessage);
             continue;
         }
         seen.insert(QStringLiteral("gateway_state"), tradeStateName(trade.value().state));
         attempts.replace(i, seen);
         switch (trade.value().state) {
-        case GatewayTradeState::Paid:
-            return finish(attempt, trade.value());
+        case GatewayTradeState::Paid: return finish(attempt, trade.value());
         case GatewayTradeState::Refunded:
             unclear = QStringLiteral("%1 says refunded while the order is PAYING").arg(channelName(attempt.channel));
             break;
         case GatewayTradeState::NotFound:
         case GatewayTradeState::NotPaid:
-        case GatewayTradeState::Closed:
-            open.append({&attempt, gateway});
-            break;
+        case GatewayTradeState::Closed: open.append({&attempt, gateway}); break;
         }
     }
     if (!unclear.isEmpty())
@@ -368,16 +374,16 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
                 if (again && again.value().state == GatewayTradeState::Paid)
                     return finish(*trade.attempt, again.value());
             }
-            return verdict(QStringLiteral("left"), QStringLiteral("closing %1 at %2 failed: %3")
-                                                       .arg(paymentNo, channelName(trade.attempt->channel),
-                                                            closed.error().internalMessage));
+            return verdict(QStringLiteral("left"),
+                           QStringLiteral("closing %1 at %2 failed: %3")
+                               .arg(paymentNo, channelName(trade.attempt->channel), closed.error().internalMessage));
         }
         renumbered.append({paymentNo, newPaymentNo()});
-        renumberedJson.append(QJsonObject{{QStringLiteral("from"), paymentNo},
-                                          {QStringLiteral("to"), renumbered.last().second}});
+        renumberedJson.append(
+            QJsonObject{{QStringLiteral("from"), paymentNo}, {QStringLiteral("to"), renumbered.last().second}});
     }
-    const QString why =
-        QStringLiteral("not paid after %1 s in PAYING; closed at the platform by the patrol").arg((nowMs - order.payingSinceMs) / 1000);
+    const QString why = QStringLiteral("not paid after %1 s in PAYING; closed at the platform by the patrol")
+                            .arg((nowMs - order.payingSinceMs) / 1000);
     // Audited in the revert's own transaction: both or neither.
     InTransaction audit;
     if (m_settlement.audit) {
@@ -385,12 +391,14 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
             QJsonArray before;
             for (const auto &[from, to] : renumbered)
                 before.append(from);
-            auto audited = m_settlement.audit->append(
-                {QStringLiteral("system:patrol"), QStringLiteral("patrol.revert_paying"),
-                 QStringLiteral("order:") + order.orderNo,
-                 compact({{QStringLiteral("status"), QStringLiteral("PAYING")}, {QStringLiteral("payment_nos"), before}}),
-                 compact({{QStringLiteral("status"), QStringLiteral("PENDING")}, {QStringLiteral("renumbered"), renumberedJson}}),
-                 why, QString()});
+            auto audited = m_settlement.audit->append({QStringLiteral("system:patrol"),
+                                                       QStringLiteral("patrol.revert_paying"),
+                                                       QStringLiteral("order:") + order.orderNo,
+                                                       compact({{QStringLiteral("status"), QStringLiteral("PAYING")},
+                                                                {QStringLiteral("payment_nos"), before}}),
+                                                       compact({{QStringLiteral("status"), QStringLiteral("PENDING")},
+                                                                {QStringLiteral("renumbered"), renumberedJson}}),
+                                                       why, QString()});
             if (!audited)
                 return audited.error();
             return {};
@@ -398,7 +406,8 @@ QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptO
     }
     auto reverted = m_store.revertPaying(order.orderNo, renumbered, why, nowMs, audit);
     if (!reverted)
-        return verdict(QStringLiteral("left"), QStringLiteral("revert failed: %1").arg(reverted.error().internalMessage));
+        return verdict(QStringLiteral("left"),
+                       QStringLiteral("revert failed: %1").arg(reverted.error().internalMessage));
     if (!reverted.value())
         return verdict(QStringLiteral("left"), QStringLiteral("the order moved on while the patrol asked"));
     return verdict(QStringLiteral("reverted"), why);
@@ -414,7 +423,8 @@ Result<void> Patrol::checkPaymentAnomalies(qint64 nowMs, QList<StoredFinding> &f
             return page.error();
         for (const PaymentAnomaly &payment : page.value()) {
             const QString subject = channelName(payment.channel) + QLatin1Char(':') + payment.payNo;
-            const bool keptByOrder = payment.orderStatus != QLatin1String("CLOSED") && payment.orderPayNo == payment.payNo;
+            const bool keptByOrder = payment.orderStatus != QLatin1String("CLOSED")
+                                     && payment.orderPayNo == payment.payNo;
             if (payment.amountFen != payment.orderAmountFen) {
                 auto raised = m_store.raiseFinding(
                     {QStringLiteral("amount_mismatch"), subject, payment.orderNo, payment.payNo,
@@ -429,36 +439,41 @@ Result<void> Patrol::checkPaymentAnomalies(qint64 nowMs, QList<StoredFinding> &f
             }
             if (keptByOrder)
                 continue;
-            auto raised = m_store.raiseFinding(
-                {QStringLiteral("double_payment"), subject, payment.orderNo, payment.payNo,
-                 QJsonObject{{QStringLiteral("order_status"), payment.orderStatus},
-                             {QStringLiteral("paid_pay_no"), payment.orderPayNo},
-                             {QStringLiteral("pay_no"), payment.payNo},
-                             {QStringLiteral("channel"), channelName(payment.channel)},
-                             {QStringLiteral("amount_fen"), payment.amountFen},
-                             {QStringLiteral("proposal"), QStringLiteral("refund")}}},
-                nowMs);
+            auto raised = m_store.raiseFinding({QStringLiteral("double_payment"), subject, payment.orderNo,
+                                                payment.payNo,
+                                                QJsonObject{{QStringLiteral("order_status"), payment.orderStatus},
+                                                            {QStringLiteral("paid_pay_no"), payment.orderPayNo},
+                                                            {QStringLiteral("pay_no"), payment.payNo},
+                                                            {QStringLiteral("channel"), channelName(payment.channel)},
+                                                            {QStringLiteral("amount_fen"), payment.amountFen},
+                                                            {QStringLiteral("proposal"), QStringLiteral("refund")}}},
+                                               nowMs);
             if (!raised)
                 return raised.error();
             found.append(raised.value());
             auto proposed = m_compensations.propose(
-                {CompensationKind::Refund, payment.orderNo, raised.value().id,
-                 QStringLiteral("patrol:refund:") + subject, kActor,
+                {CompensationKind::Refund,
+                 payment.orderNo,
+                 raised.value().id,
+                 QStringLiteral("patrol:refund:") + subject,
+                 kActor,
                  QStringLiteral("payment %1 (%2 fen) on order %3, which is %4")
                      .arg(payment.payNo)
                      .arg(payment.amountFen)
-                     .arg(payment.orderNo,
-                          payment.orderStatus == QLatin1String("CLOSED")
-                              ? QStringLiteral("CLOSED")
-                              : QStringLiteral("paid by %1").arg(payment.orderPayNo)),
-                 payment.payNo, payment.amountFen, {}},
+                     .arg(payment.orderNo, payment.orderStatus == QLatin1String("CLOSED")
+                                               ? QStringLiteral("CLOSED")
+                                               : QStringLiteral("paid by %1").arg(payment.orderPayNo)),
+                 payment.payNo,
+                 payment.amountFen,
+                 {}},
                 nowMs);
             // A refund the refund rules refuse to propose (no payment record of that channel
             // for the order, an order's own payment on an order no longer PAID) leaves the
             // finding open for the desk; it never stops the run.
-            if (!proposed && (proposed.error().code == ErrorCode::InvalidInput || proposed.error().code == ErrorCode::Conflict))
-                qCWarning(payonce::lcCore).noquote() << "patrol: refund for" << subject << "not proposed:"
-                                                     << proposed.error().internalMessage;
+            if (!proposed
+                && (proposed.error().code == ErrorCode::InvalidInput || proposed.error().code == ErrorCode::Conflict))
+                qCWarning(payonce::lcCore).noquote()
+                    << "patrol: refund for" << subject << "not proposed:" << proposed.error().internalMessage;
             else if (!proposed)
                 return proposed.error();
         }

@@ -28,9 +28,9 @@ struct PatrolOptions {
 /// missing) they are reported as findings and left as they are.
 struct PatrolSettlement {
     std::function<PaymentGateway *(Channel)> gateways; ///< behind their breakers; null: channel not offered
-    CallbackPipeline *callbacks = nullptr;              ///< settleConfirmed: the callback path's transaction
-    CallbackModeStore *modes = nullptr;                 ///< accept-only: nothing is settled or reverted
-    AuditWriter *audit = nullptr;                       ///< every finish and revert, as "system:patrol"
+    CallbackPipeline *callbacks = nullptr;             ///< settleConfirmed: the callback path's transaction
+    CallbackModeStore *modes = nullptr;                ///< accept-only: nothing is settled or reverted
+    AuditWriter *audit = nullptr;                      ///< every finish and revert, as "system:patrol"
 };
 
 /// The reconciliation patrol (docs/design.md, "Outbox and patrol"), run on a timer or on

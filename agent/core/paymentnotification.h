@@ -15,7 +15,7 @@ struct RawDelivery {
     Channel channel = Channel::WeChat;
     /// Wechatpay-Signature / -Timestamp / -Nonce / -Serial for WeChat; Content-Type for Alipay.
     QList<QPair<QByteArray, QByteArray>> headers;
-    QByteArray body;          ///< the raw bytes the signature covers
+    QByteArray body; ///< the raw bytes the signature covers
     qint64 receivedAtMs = 0;
     /// The W3C trace id of the request that brought it (callback_deliveries.trace_id);
     /// what it causes — the order.paid outbox event — carries it on. May be empty.

@@ -13,7 +13,13 @@ namespace payonce::core {
 /// failed; the next confirm for the same channel reuses the record, attempt + 1);
 /// creating | pending -> failed under a new payment_no (the patrol closed the trade of an
 /// order stuck in PAYING: a platform never creates a closed out_trade_no again).
-enum class PaymentRecordStatus { Creating, Pending, Paid, Failed, Closed };
+enum class PaymentRecordStatus {
+    Creating,
+    Pending,
+    Paid,
+    Failed,
+    Closed
+};
 
 /// A fresh out_trade_no: "PN" and 24 hex digits (96 random bits), within the platforms'
 /// 6–32 of [A-Za-z0-9_-].

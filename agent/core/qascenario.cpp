@@ -56,7 +56,7 @@ QString comparableBaseUrl(const QString &baseUrl)
 {
     const QUrl url(baseUrl);
     return url.scheme().toLower() + QStringLiteral("://") + url.host().toLower() + u':'
-        + QString::number(url.port(url.scheme() == u"https" ? 443 : 80));
+           + QString::number(url.port(url.scheme() == u"https" ? 443 : 80));
 }
 
 } // namespace
@@ -84,8 +84,8 @@ Result<ScenarioParams> ScenarioParams::fromJson(const QJsonObject &body, const Q
         }
     }
     if (!known)
-        return invalid(QStringLiteral(
-            "kind must be one of retry_storm, concurrent_burst, gateway_replay, mq_redelivery, mixed"));
+        return invalid(
+            QStringLiteral("kind must be one of retry_storm, concurrent_burst, gateway_replay, mq_redelivery, mixed"));
     auto orders = wholeNumber(body, QStringLiteral("orders"), p.orders, 1, kMaxOrders);
     if (!orders)
         return orders.error();

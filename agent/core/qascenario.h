@@ -15,7 +15,13 @@ namespace payonce::core {
 /// concurrent_burst (every notification several times at one instant, across the
 /// targets), gateway_replay (a confirm replayed after a gateway timeout), mq_redelivery
 /// (an outbox event delivered twice), mixed (the orders split among the four).
-enum class ScenarioKind { RetryStorm, ConcurrentBurst, GatewayReplay, MqRedelivery, Mixed };
+enum class ScenarioKind {
+    RetryStorm,
+    ConcurrentBurst,
+    GatewayReplay,
+    MqRedelivery,
+    Mixed
+};
 
 QString scenarioKindName(ScenarioKind kind);
 
@@ -50,14 +56,15 @@ struct ScenarioParams {
 /// The invariant report, computed by SQL over one scenario's orders (the order_no prefix).
 struct ScenarioReport {
     qint64 orders = 0;
-    qint64 deliveries = 0;      ///< callback_deliveries rows for the scenario's orders
-    qint64 paidOnce = 0;        ///< PAID with exactly one successful payment record
-    qint64 doubleEffects = 0;   ///< orders with any stock, coupon or points effect more than owed
-    qint64 missingEffects = 0;  ///< PAID orders lacking an effect they are owed
-    qint64 lost = 0;            ///< orders the platform was paid for and that are not PAID
-    qint64 outboxPending = 0;   ///< order.paid events not yet delivered (0 once drained)
-    QMap<QString, qint64> byLayer;        ///< callback deliveries by deciding layer
-    QMap<QString, qint64> confirmLayers;  ///< confirms by X-Payonce-Layer ("/<status>" unless 200), as the runner saw them
+    qint64 deliveries = 0;         ///< callback_deliveries rows for the scenario's orders
+    qint64 paidOnce = 0;           ///< PAID with exactly one successful payment record
+    qint64 doubleEffects = 0;      ///< orders with any stock, coupon or points effect more than owed
+    qint64 missingEffects = 0;     ///< PAID orders lacking an effect they are owed
+    qint64 lost = 0;               ///< orders the platform was paid for and that are not PAID
+    qint64 outboxPending = 0;      ///< order.paid events not yet delivered (0 once drained)
+    QMap<QString, qint64> byLayer; ///< callback deliveries by deciding layer
+    QMap<QString, qint64>
+        confirmLayers; ///< confirms by X-Payonce-Layer ("/<status>" unless 200), as the runner saw them
 
     bool passed() const
     {

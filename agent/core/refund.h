@@ -12,7 +12,12 @@ namespace payonce::core {
 /// A refund's life: requested (recorded with the approval, not yet acknowledged by the
 /// platform) → processing (the platform accepted it) → succeeded | failed. requested and
 /// processing may also end directly; succeeded and failed are final.
-enum class RefundStatus { Requested, Processing, Succeeded, Failed };
+enum class RefundStatus {
+    Requested,
+    Processing,
+    Succeeded,
+    Failed
+};
 
 /// "requested", "processing", "succeeded", "failed".
 QString refundStatusName(RefundStatus status);
@@ -28,10 +33,10 @@ struct RefundRecord {
     qint64 compensationId = 0;
     QString orderNo;
     Channel channel = Channel::WeChat;
-    QString payNo;          ///< the payment given back
-    QString paymentNo;      ///< its out_trade_no
-    qint64 amountFen = 0;   ///< this refund
-    qint64 totalFen = 0;    ///< the payment's amount
+    QString payNo;           ///< the payment given back
+    QString paymentNo;       ///< its out_trade_no
+    qint64 amountFen = 0;    ///< this refund
+    qint64 totalFen = 0;     ///< the payment's amount
     bool ownPayment = false; ///< the payment the order is PAID by
     /// Part of the order's own payment, not the rest of it: the order stays PAID, and its
     /// success gives back `items` and points in proportion (core/partialrefund.h). false

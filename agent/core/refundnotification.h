@@ -14,16 +14,16 @@ namespace payonce::core {
 /// merchant) is the refund path's to decide, not the verifier's.
 struct RefundNotification {
     enum class State {
-        Success,  ///< the money went back (WeChat REFUND.SUCCESS; every Alipay refund notify)
-        Closed,   ///< WeChat REFUND.CLOSED: closed without refunding
+        Success, ///< the money went back (WeChat REFUND.SUCCESS; every Alipay refund notify)
+        Closed,  ///< WeChat REFUND.CLOSED: closed without refunding
         Abnormal, ///< WeChat REFUND.ABNORMAL: stuck (the payer's card frozen, …), awaiting manual handling; may still pay out
     };
     Channel channel = Channel::WeChat;
     State state = State::Success;
-    QString refundNo;     ///< ours: WeChat out_refund_no / Alipay out_biz_no (the out_request_no)
-    QString refundId;     ///< WeChat refund_id; Alipay has none: empty
-    QString paymentNo;    ///< out_trade_no
-    QString payNo;        ///< transaction_id / trade_no
+    QString refundNo;  ///< ours: WeChat out_refund_no / Alipay out_biz_no (the out_request_no)
+    QString refundId;  ///< WeChat refund_id; Alipay has none: empty
+    QString paymentNo; ///< out_trade_no
+    QString payNo;     ///< transaction_id / trade_no
     /// This refund's amount in fen: WeChat amount.refund. Alipay's notify does not say it
     /// (nullopt): it says refundedTotalFen.
     std::optional<qint64> amountFen;

@@ -91,7 +91,8 @@ Result<RefundRecord> RefundService::submit(const QString &refundNo)
             // Maybe made, maybe not: the same refund number later is safe either way.
             if (auto noted = m_store.recordAttempt(refundNo, false, {}, error.internalMessage, now); !noted)
                 return noted.error();
-        } else if (auto failed = applyFailure(refund, QStringLiteral("refused by the platform: %1").arg(error.internalMessage));
+        } else if (auto failed = applyFailure(refund,
+                                              QStringLiteral("refused by the platform: %1").arg(error.internalMessage));
                    !failed) {
             return failed.error();
         }
@@ -103,14 +104,15 @@ Result<RefundRecord> RefundService::submit(const QString &refundNo)
             if (auto noted = m_store.recordAttempt(refundNo, true, made.refundId, {}, now); !noted)
                 return noted.error();
             if (made.state == GatewayRefundState::Success) {
-                auto settled = m_store.settleSucceeded(refundNo, made.refundId, kActor,
-                                                       QStringLiteral("the platform answered the refund: success"), now);
+                auto settled = m_store.settleSucceeded(
+                    refundNo, made.refundId, kActor, QStringLiteral("the platform answered the refund: success"), now);
                 if (!settled)
                     return settled.error();
             }
             break;
         case GatewayRefundState::Closed:
-            if (auto failed = applyFailure(refund, QStringLiteral("the platform answered %1").arg(stateName(made.state)));
+            if (auto failed = applyFailure(refund,
+                                           QStringLiteral("the platform answered %1").arg(stateName(made.state)));
                 !failed)
                 return failed.error();
             break;
@@ -118,12 +120,14 @@ Result<RefundRecord> RefundService::submit(const QString &refundNo)
             // Accepted, then stuck at the platform: it stays open for SUCCESS or CLOSED.
             if (auto noted = m_store.recordAttempt(refundNo, true, made.refundId, {}, now); !noted)
                 return noted.error();
-            if (auto abnormal = m_store.noteAbnormal(refundNo, QStringLiteral("the platform answered abnormal"), kActor, now);
+            if (auto abnormal = m_store.noteAbnormal(refundNo, QStringLiteral("the platform answered abnormal"), kActor,
+                                                     now);
                 !abnormal)
                 return abnormal.error();
             break;
         case GatewayRefundState::NotFound:
-            if (auto noted = m_store.recordAttempt(refundNo, false, {}, QStringLiteral("the platform answered not_found"), now);
+            if (auto noted = m_store.recordAttempt(refundNo, false, {},
+                                                   QStringLiteral("the platform answered not_found"), now);
                 !noted)
                 return noted.error();
             break;
@@ -200,20 +204,19 @@ Result<RefundService::FollowUpReport> RefundService::followUp(qint64 updatedBefo
         const qint64 now = m_clock.nowMs();
         Result<RefundSettlement> settled = RefundSettlement::AlreadySettled;
         switch (asked.value().state) {
-        case GatewayRefundState::Processing:
-            ++report.waiting;
-            continue;
+        case GatewayRefundState::Processing: ++report.waiting; continue;
         case GatewayRefundState::Success:
             settled = m_store.settleSucceeded(refund.refundNo, asked.value().refundId, kActor,
                                               QStringLiteral("the platform's refund query: success"), now);
             break;
         case GatewayRefundState::Closed:
-            settled = applyFailure(refund, QStringLiteral("the platform's refund query: %1").arg(stateName(asked.value().state)));
+            settled = applyFailure(
+                refund, QStringLiteral("the platform's refund query: %1").arg(stateName(asked.value().state)));
             break;
         case GatewayRefundState::Abnormal:
             // Still waiting for manual handling at the platform: asked again next time.
-            if (auto abnormal = m_store.noteAbnormal(refund.refundNo, QStringLiteral("the platform's refund query: abnormal"),
-                                                     kActor, now);
+            if (auto abnormal = m_store.noteAbnormal(
+                    refund.refundNo, QStringLiteral("the platform's refund query: abnormal"), kActor, now);
                 !abnormal)
                 ++report.failed;
             else
@@ -222,7 +225,8 @@ Result<RefundService::FollowUpReport> RefundService::followUp(qint64 updatedBefo
         case GatewayRefundState::NotFound:
             // Accepted once, unknown now: nothing was refunded under this number, and
             // sending it again cannot refund twice.
-            if (auto back = m_store.recordAttempt(refund.refundNo, false, {}, QStringLiteral("the platform no longer knows it"), now);
+            if (auto back = m_store.recordAttempt(refund.refundNo, false, {},
+                                                  QStringLiteral("the platform no longer knows it"), now);
                 !back) {
                 ++report.failed;
                 continue;

@@ -2,7 +2,7 @@
 
 namespace payonce::core {
 
-template<typename T>
+template <typename T>
 Result<T> ResilientGateway::guarded(const std::function<Result<T>()> &call)
 {
     const auto permit = m_breaker.tryAcquire();

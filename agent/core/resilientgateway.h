@@ -38,7 +38,7 @@ public:
     CircuitBreaker &breaker() { return m_breaker; }
 
 private:
-    template<typename T>
+    template <typename T>
     Result<T> guarded(const std::function<Result<T>()> &call);
 
     PaymentGateway &m_inner;

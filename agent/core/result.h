@@ -10,7 +10,7 @@ namespace payonce::core {
 
 /// A value or an Error. g++ 12 has no std::expected; this is the small part of it we use.
 /// Fallible core and adapter calls return it; exceptions never cross the event loop.
-template<typename T>
+template <typename T>
 class [[nodiscard]] Result {
 public:
     Result(T value) : m_state(std::in_place_index<0>, std::move(value)) {}
@@ -32,7 +32,7 @@ private:
 };
 
 /// Result<void>: success carries nothing.
-template<>
+template <>
 class [[nodiscard]] Result<void> {
 public:
     Result() = default;

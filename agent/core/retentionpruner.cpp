@@ -21,8 +21,7 @@ QString retainedTableName(RetainedTable table)
     return QStringLiteral("unknown");
 }
 
-RetentionPruner::RetentionPruner(RetentionStore &store, RetentionOptions options)
-    : m_store(store), m_options(options)
+RetentionPruner::RetentionPruner(RetentionStore &store, RetentionOptions options) : m_store(store), m_options(options)
 {
 }
 
@@ -45,8 +44,8 @@ RetentionPruner::Report RetentionPruner::runOnce(qint64 nowMs)
             }
             auto pruned = m_store.pruneBatch(table, cutoff, m_options.batchSize);
             if (!pruned.ok()) {
-                qCWarning(payonce::lcCore).noquote() << "retention:" << retainedTableName(table)
-                                                     << "not pruned:" << pruned.error().internalMessage;
+                qCWarning(payonce::lcCore).noquote()
+                    << "retention:" << retainedTableName(table) << "not pruned:" << pruned.error().internalMessage;
                 report.complete = false;
                 break;
             }

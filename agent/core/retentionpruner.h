@@ -26,8 +26,8 @@ public:
 
     struct Report {
         std::array<qint64, allRetainedTables.size()> deleted{};
-        bool skipped = false;  ///< another run was going
-        bool complete = true;  ///< false: a table has more to delete (batch limit) or a batch failed
+        bool skipped = false; ///< another run was going
+        bool complete = true; ///< false: a table has more to delete (batch limit) or a batch failed
     };
     Report runOnce(qint64 nowMs);
 

@@ -41,7 +41,7 @@ public:
 
     const RetryOptions &options() const { return m_options; }
 
-    template<typename T>
+    template <typename T>
     Result<T> run(const std::function<Result<T>()> &call) const
     {
         for (int attempt = 1;; ++attempt) {

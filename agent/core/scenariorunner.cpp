@@ -28,7 +28,8 @@ using namespace std::chrono_literals;
 
 // WeChat Pay's re-delivery intervals in seconds (docs/design.md): a retry storm re-sends on
 // this schedule × time_scale.
-constexpr int kWeChatScheduleS[] = {15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600};
+constexpr int kWeChatScheduleS[] = {15,   15,   30,    180,   600,   1200,  1800, 1800,
+                                    1800, 3600, 10800, 10800, 10800, 21600, 21600};
 const QString kChannel = QStringLiteral("wechat");
 // Each order is one unit of the scenario's SKU, paid 0.01 … the amount varies per order
 // so a mix-up between orders would show as an amount mismatch.
@@ -75,9 +76,9 @@ struct ScenarioRunner::Private {
     std::thread thread;
     bool running = false;
     std::atomic<bool> stopping{false};
-    QString leasedRun;              ///< the run whose lease the keeper renews; guarded by mutex
+    QString leasedRun;                  ///< the run whose lease the keeper renews; guarded by mutex
     std::atomic<bool> leaseLost{false}; ///< the running run's lease was lost: it stops
-    std::thread leaseKeeper;        ///< started last in the constructor
+    std::thread leaseKeeper;            ///< started last in the constructor
 
     Private(QaRunStore &s, ScenarioDriver &dr, AuditWriter &a, const Clock &c, ScenarioRunnerOptions o)
         : store(s), driver(dr), audit(a), clock(c), options(std::move(o))
@@ -205,7 +206,8 @@ struct ScenarioRunner::Private {
                                              {{QStringLiteral("order_no"), orderNo}}, user);
         if (token.status != 201)
             return token;
-        const QString tokenText = QJsonDocument::fromJson(token.body).object().value(QStringLiteral("token")).toString();
+        const QString tokenText =
+            QJsonDocument::fromJson(token.body).object().value(QStringLiteral("token")).toString();
         if (tokenUsed)
             *tokenUsed = tokenText;
         return confirmWithKey(run, index, orderNo, userId, key, tokenText);
@@ -234,8 +236,7 @@ struct ScenarioRunner::Private {
 
     /// Confirms until the agent answers 200 (a user clicking again after a 503 or a busy
     /// answer, each time with a new token and key).
-    Confirmed confirmUntilAccepted(Run &run, int index, const QString &orderNo, qint64 userId,
-                                   const QString &keyPrefix)
+    Confirmed confirmUntilAccepted(Run &run, int index, const QString &orderNo, qint64 userId, const QString &keyPrefix)
     {
         const qint64 deadline = clock.nowMs() + options.confirmRetryMs;
         for (int attempt = 1;; ++attempt) {
@@ -244,7 +245,8 @@ struct ScenarioRunner::Private {
             const DriverAnswer answer = confirmOnce(run, index, orderNo, userId, out.key, &out.token);
             if (answer.status == 200) {
                 ++run.confirmed;
-                out.paymentNo = QJsonDocument::fromJson(answer.body).object().value(QStringLiteral("payment_no")).toString();
+                out.paymentNo =
+                    QJsonDocument::fromJson(answer.body).object().value(QStringLiteral("payment_no")).toString();
                 return out;
             }
             const bool retryable = answer.status == 503 || answer.status == 409 || answer.status == 0;
@@ -257,9 +259,9 @@ struct ScenarioRunner::Private {
 
     QString simPay(Run &run, const QString &paymentNo)
     {
-        const DriverAnswer paid = driver.sim("POST", QStringLiteral("/sim/pay"),
-                                             compact({{QStringLiteral("channel"), kChannel},
-                                                      {QStringLiteral("out_trade_no"), paymentNo}}));
+        const DriverAnswer paid = driver.sim(
+            "POST", QStringLiteral("/sim/pay"),
+            compact({{QStringLiteral("channel"), kChannel}, {QStringLiteral("out_trade_no"), paymentNo}}));
         if (paid.status != 200)
             return QStringLiteral("sim pay %1: %2").arg(paymentNo, describe(paid));
         ++run.paidAtSim;
@@ -289,7 +291,7 @@ struct ScenarioRunner::Private {
     QString runStorm(Run &run, Group &group);
     QString runQueueRedelivery(Run &run, Group &group);
     QString runGatewayReplay(Run &run, Group &group);
-    template<typename Predicate>
+    template <typename Predicate>
     QString waitUntil(qint64 timeoutMs, const QString &what, Predicate done);
     void execute(Run &run);
     void finish(Run &run, const QString &status, const QString &report);
@@ -323,7 +325,8 @@ QString ScenarioRunner::Private::createOrders(Run &run, QList<Group> &groups)
             {QStringLiteral("order_no"), group.orderNos.at(i)},
             {QStringLiteral("user_id"), group.userIds.at(i)},
             {QStringLiteral("amount"), QStringLiteral("%1.%2").arg(1 + n / 100).arg(n % 100, 2, 10, QLatin1Char('0'))},
-            {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), skuId}, {QStringLiteral("qty"), 1}}}},
+            {QStringLiteral("items"),
+             QJsonArray{QJsonObject{{QStringLiteral("sku_id"), skuId}, {QStringLiteral("qty"), 1}}}},
             {QStringLiteral("reward_coupon_template"), kCouponTemplate},
             {QStringLiteral("reward_points"), kRewardPoints}};
         const DriverAnswer created = agentCall(run, n, "POST", QStringLiteral("/api/v1/orders"), order, auth);
@@ -342,17 +345,18 @@ QString ScenarioRunner::Private::runBurst(Run &run, Group &group)
     QJsonArray urls;
     for (const QString &target : std::as_const(run.params.targets))
         urls.append(QString(target + QStringLiteral("/api/v1/callbacks/{channel}")));
-    QString error = simControl(QStringLiteral("/sim/callback-targets"), {{QStringLiteral("channel"), kChannel},
-                                                                        {QStringLiteral("urls"), urls}});
+    QString error = simControl(QStringLiteral("/sim/callback-targets"),
+                               {{QStringLiteral("channel"), kChannel}, {QStringLiteral("urls"), urls}});
     if (error.isEmpty())
-        error = simControl(QStringLiteral("/sim/faults"), {{QStringLiteral("channel"), kChannel},
-                                                          {QStringLiteral("duplicate"), copies}});
+        error = simControl(QStringLiteral("/sim/faults"),
+                           {{QStringLiteral("channel"), kChannel}, {QStringLiteral("duplicate"), copies}});
     if (error.isEmpty())
         error = confirmAndPay(run, group);
     // Back to one copy to the trade's own notify_url, whatever happened.
     const QString reset = simControl(QStringLiteral("/sim/faults"), {{QStringLiteral("channel"), kChannel}});
-    const QString untarget = simControl(QStringLiteral("/sim/callback-targets"),
-                                        {{QStringLiteral("channel"), kChannel}, {QStringLiteral("urls"), QJsonArray()}});
+    const QString untarget = simControl(
+        QStringLiteral("/sim/callback-targets"),
+        {{QStringLiteral("channel"), kChannel}, {QStringLiteral("urls"), QJsonArray()}});
     return !error.isEmpty() ? error : !reset.isEmpty() ? reset : untarget;
 }
 
@@ -380,7 +384,7 @@ QString ScenarioRunner::Private::runStorm(Run &run, Group &group)
     return {};
 }
 
-template<typename Predicate>
+template <typename Predicate>
 QString ScenarioRunner::Private::waitUntil(qint64 timeoutMs, const QString &what, Predicate done)
 {
     const qint64 deadline = clock.nowMs() + timeoutMs;
@@ -428,8 +432,8 @@ QString ScenarioRunner::Private::runQueueRedelivery(Run &run, Group &group)
 QString ScenarioRunner::Private::runGatewayReplay(Run &run, Group &group)
 {
     QString error = simControl(QStringLiteral("/sim/faults"), {{QStringLiteral("channel"), kChannel},
-                                                              {QStringLiteral("error_rate"), 1.0},
-                                                              {QStringLiteral("error_status"), 504}});
+                                                               {QStringLiteral("error_rate"), 1.0},
+                                                               {QStringLiteral("error_status"), 504}});
     if (error.isEmpty()) {
         error = forEach(int(group.orderNos.size()), run.params.concurrency, [&](int i) -> QString {
             const QString key = group.orderNos.at(i) + QStringLiteral("-timeout");
@@ -463,16 +467,17 @@ void ScenarioRunner::Private::execute(Run &run)
 {
     QList<Group> groups;
     const QList<std::pair<ScenarioKind, QString>> kinds{{ScenarioKind::ConcurrentBurst, QStringLiteral("b")},
-                                                         {ScenarioKind::RetryStorm, QStringLiteral("r")},
-                                                         {ScenarioKind::MqRedelivery, QStringLiteral("m")},
-                                                         {ScenarioKind::GatewayReplay, QStringLiteral("g")}};
+                                                        {ScenarioKind::RetryStorm, QStringLiteral("r")},
+                                                        {ScenarioKind::MqRedelivery, QStringLiteral("m")},
+                                                        {ScenarioKind::GatewayReplay, QStringLiteral("g")}};
     for (const auto &[kind, tag] : kinds) {
         if (run.params.kind == kind || run.params.kind == ScenarioKind::Mixed)
             groups.append(Group{kind, tag, {}, {}, {}});
     }
     for (int n = 0; n < run.params.orders; ++n) {
         Group &group = groups[n % groups.size()];
-        group.orderNos.append(QStringLiteral("%1%2-%3").arg(orderPrefix(run.id), group.tag).arg(n + 1, 5, 10, QLatin1Char('0')));
+        group.orderNos.append(
+            QStringLiteral("%1%2-%3").arg(orderPrefix(run.id), group.tag).arg(n + 1, 5, 10, QLatin1Char('0')));
         group.userIds.append(700000 + n);
         group.paymentNos.append(QString());
     }
@@ -505,27 +510,29 @@ void ScenarioRunner::Private::execute(Run &run)
             qCWarning(lcCore).noquote() << "qa" << run.id << error;
             error.clear();
         }
-        const QString drained = waitUntil(options.settleTimeoutMs, QStringLiteral("outbox drained"), [&]() -> Result<bool> {
-            auto report = store.report(prefix);
-            if (!report)
-                return report.error();
-            return report.value().outboxPending == 0;
-        });
+        const QString drained = waitUntil(options.settleTimeoutMs, QStringLiteral("outbox drained"),
+                                          [&]() -> Result<bool> {
+                                              auto report = store.report(prefix);
+                                              if (!report)
+                                                  return report.error();
+                                              return report.value().outboxPending == 0;
+                                          });
         if (!drained.isEmpty())
             qCWarning(lcCore).noquote() << "qa" << run.id << drained;
         // Copies the simulator sent may still be on their way after the order was paid:
         // the report counts them once no delivery has arrived for a quiet period.
         qint64 seen = -1;
-        const QString quiet = waitUntil(options.settleTimeoutMs, QStringLiteral("deliveries quiet"), [&]() -> Result<bool> {
-            auto report = store.report(prefix);
-            if (!report)
-                return report.error();
-            const bool same = report.value().deliveries == seen;
-            seen = report.value().deliveries;
-            if (!same)
-                sleepFor(kQuietPeriod);
-            return same;
-        });
+        const QString quiet = waitUntil(options.settleTimeoutMs, QStringLiteral("deliveries quiet"),
+                                        [&]() -> Result<bool> {
+                                            auto report = store.report(prefix);
+                                            if (!report)
+                                                return report.error();
+                                            const bool same = report.value().deliveries == seen;
+                                            seen = report.value().deliveries;
+                                            if (!same)
+                                                sleepFor(kQuietPeriod);
+                                            return same;
+                                        });
         if (!quiet.isEmpty())
             qCWarning(lcCore).noquote() << "qa" << run.id << quiet;
     }
@@ -557,7 +564,8 @@ void ScenarioRunner::Private::finish(Run &run, const QString &status, const QStr
     if (!finished)
         qCWarning(lcCore).noquote() << "qa" << run.id << "end not stored:" << finished.error().internalMessage;
     else if (!finished.value())
-        qCWarning(lcCore).noquote() << "qa" << run.id << "ended" << status << "after its lease ran out: it stays abandoned";
+        qCWarning(lcCore).noquote() << "qa" << run.id << "ended" << status
+                                    << "after its lease ran out: it stays abandoned";
 }
 
 void ScenarioRunner::Private::runThread(std::unique_ptr<Run> run)
@@ -635,8 +643,11 @@ void ScenarioRunner::Private::writeDownAbandoned()
         progress.insert(QStringLiteral("phase"), QStringLiteral("abandoned"));
         progress.insert(QStringLiteral("agent_id"), run.agentId);
         progress.insert(QStringLiteral("lease_until"), run.leaseUntil);
-        options.publish(StreamEvent{QStringLiteral("scenario.progress"), run.scenarioId,
-                                    QString::fromUtf8(compact(progress)), run.startedBy, {}});
+        options.publish(StreamEvent{QStringLiteral("scenario.progress"),
+                                    run.scenarioId,
+                                    QString::fromUtf8(compact(progress)),
+                                    run.startedBy,
+                                    {}});
     }
 }
 
@@ -685,12 +696,26 @@ Result<QString> ScenarioRunner::start(const ScenarioParams &params, const QStrin
     run->traceId = traceId;
     const QString paramsText = QString::fromUtf8(compact(params.toJson()));
     const qint64 now = d->clock.nowMs();
-    QaRun row{run->id, scenarioKindName(params.kind), paramsText, QStringLiteral("running"), {}, {}, actor, now, 0,
-              d->options.agentId, now + d->options.leaseMs};
+    QaRun row{run->id,
+              scenarioKindName(params.kind),
+              paramsText,
+              QStringLiteral("running"),
+              {},
+              {},
+              actor,
+              now,
+              0,
+              d->options.agentId,
+              now + d->options.leaseMs};
     if (auto created = d->store.create(row); !created)
         return created.error();
-    if (auto audited = d->audit.append({actor, QStringLiteral("qa.scenario.start"),
-                                        QStringLiteral("scenario:") + run->id, {}, paramsText, reason, traceId});
+    if (auto audited = d->audit.append({actor,
+                                        QStringLiteral("qa.scenario.start"),
+                                        QStringLiteral("scenario:") + run->id,
+                                        {},
+                                        paramsText,
+                                        reason,
+                                        traceId});
         !audited)
         return audited.error();
     const QString id = run->id;

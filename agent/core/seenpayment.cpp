@@ -14,7 +14,7 @@ constexpr char kSeparator = '\x1f';
 QByteArray SeenPayment::encoded() const
 {
     return orderNo.toUtf8() + kSeparator + paymentNo.toUtf8() + kSeparator + QByteArray::number(amountFen) + kSeparator
-        + currency.toUtf8();
+           + currency.toUtf8();
 }
 
 std::optional<SeenPayment> SeenPayment::decode(const QByteArray &stored)

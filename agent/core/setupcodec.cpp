@@ -191,12 +191,12 @@ QJsonObject encodeOrderDetail(const OrderDetail &order)
         stock.append(QJsonObject{{QStringLiteral("sku_id"), effect.skuId}, {QStringLiteral("qty"), effect.qty}});
     QJsonArray coupons;
     for (const CouponEffect &effect : order.coupons)
-        coupons.append(QJsonObject{{QStringLiteral("template_id"), effect.templateId},
-                                   {QStringLiteral("status"), effect.status}});
+        coupons.append(
+            QJsonObject{{QStringLiteral("template_id"), effect.templateId}, {QStringLiteral("status"), effect.status}});
     QJsonArray points;
     for (const PointEffect &effect : order.points)
-        points.append(QJsonObject{{QStringLiteral("point_type"), effect.pointType},
-                                  {QStringLiteral("delta"), effect.delta}});
+        points.append(
+            QJsonObject{{QStringLiteral("point_type"), effect.pointType}, {QStringLiteral("delta"), effect.delta}});
 
     QJsonArray findings;
     for (const OrderFinding &finding : order.findings) {

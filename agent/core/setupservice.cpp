@@ -38,8 +38,8 @@ bool isValidBusinessId(QStringView id)
         return false;
     for (const QChar c : id) {
         const char16_t u = c.unicode();
-        const bool ok = (u >= u'A' && u <= u'Z') || (u >= u'a' && u <= u'z') || (u >= u'0' && u <= u'9')
-                        || u == u'_' || u == u'-';
+        const bool ok = (u >= u'A' && u <= u'Z') || (u >= u'a' && u <= u'z') || (u >= u'0' && u <= u'9') || u == u'_'
+                        || u == u'-';
         if (!ok)
             return false;
     }
@@ -109,8 +109,8 @@ SetupResult<OrderDetail> SetupService::createOrder(const OrderDraft &order)
     const auto created = m_repository.createOrder(order);
     if (!created) {
         if (created.error().code == ErrorCode::Duplicate)
-            return SetupError{SetupErrorCode::OrderExists, QStringLiteral("order %1 already exists").arg(order.orderNo),
-                              {}};
+            return SetupError{
+                SetupErrorCode::OrderExists, QStringLiteral("order %1 already exists").arg(order.orderNo), {}};
         return SetupError::storage(created.error());
     }
     OrderDetail detail;
@@ -147,8 +147,8 @@ SetupResult<OrderDetail> SetupService::orderOfUser(const QString &orderNo, qint6
     if (!detail)
         return detail;
     if (detail.value().userId != userId)
-        return SetupError{SetupErrorCode::OrderNotYours,
-                          QStringLiteral("order %1 belongs to another user").arg(orderNo), {}};
+        return SetupError{
+            SetupErrorCode::OrderNotYours, QStringLiteral("order %1 belongs to another user").arg(orderNo), {}};
     return detail;
 }
 

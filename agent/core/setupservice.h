@@ -44,7 +44,7 @@ struct SetupError {
 };
 
 /// A value or a SetupError (the set-up API's Result).
-template<typename T>
+template <typename T>
 class [[nodiscard]] SetupResult {
 public:
     SetupResult(T value) : m_state(std::in_place_index<0>, std::move(value)) {}

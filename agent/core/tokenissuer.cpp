@@ -44,9 +44,9 @@ PaymentOutcome TokenIssuer::issueToken(qint64 userId, const QString &orderNo)
         for (quint32 word : words)
             token += QString::number(word, 16).rightJustified(8, QLatin1Char('0'));
     }
-    return PaymentOutcome::success(Code::TokenIssued, Layer::None,
-                                   QJsonObject{{QStringLiteral("token"), token},
-                                               {QStringLiteral("expires_in"), qint64(m_ttl.count())}});
+    return PaymentOutcome::success(
+        Code::TokenIssued, Layer::None,
+        QJsonObject{{QStringLiteral("token"), token}, {QStringLiteral("expires_in"), qint64(m_ttl.count())}});
 }
 
 } // namespace payonce::core

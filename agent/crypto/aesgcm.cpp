@@ -17,10 +17,15 @@ namespace {
 constexpr int kKeyBytes = 32;
 constexpr int kTagBytes = 16;
 
-struct CipherCtxDeleter { void operator()(EVP_CIPHER_CTX *c) const { EVP_CIPHER_CTX_free(c); } };
+struct CipherCtxDeleter {
+    void operator()(EVP_CIPHER_CTX *c) const { EVP_CIPHER_CTX_free(c); }
+};
 using CipherCtxPtr = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter>;
 
-const unsigned char *bytes(QByteArrayView v) { return reinterpret_cast<const unsigned char *>(v.data()); }
+const unsigned char *bytes(QByteArrayView v)
+{
+    return reinterpret_cast<const unsigned char *>(v.data());
+}
 
 core::Result<void> checkParameters(QByteArrayView key, QByteArrayView nonce)
 {
@@ -36,18 +41,19 @@ core::Result<void> checkParameters(QByteArrayView key, QByteArrayView nonce)
 bool initialise(EVP_CIPHER_CTX *ctx, int encrypt, QByteArrayView key, QByteArrayView nonce)
 {
     return EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr, encrypt) == 1
-        && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(nonce.size()), nullptr) == 1
-        && EVP_CipherInit_ex(ctx, nullptr, nullptr, bytes(key), bytes(nonce), encrypt) == 1;
+           && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(nonce.size()), nullptr) == 1
+           && EVP_CipherInit_ex(ctx, nullptr, nullptr, bytes(key), bytes(nonce), encrypt) == 1;
 }
 
 } // namespace
 
-core::Result<QByteArray> aes256GcmDecrypt(QByteArrayView key, QByteArrayView nonce,
-                                          QByteArrayView associatedData, QByteArrayView ciphertextTagBase64)
+core::Result<QByteArray> aes256GcmDecrypt(QByteArrayView key, QByteArrayView nonce, QByteArrayView associatedData,
+                                          QByteArrayView ciphertextTagBase64)
 {
     if (auto checked = checkParameters(key, nonce); !checked)
         return checked.error();
-    auto decoded = QByteArray::fromBase64Encoding(ciphertextTagBase64.toByteArray(), QByteArray::AbortOnBase64DecodingErrors);
+    auto decoded = QByteArray::fromBase64Encoding(ciphertextTagBase64.toByteArray(),
+                                                  QByteArray::AbortOnBase64DecodingErrors);
     if (!decoded)
         return Error::make(ErrorCode::BadSignature, QStringLiteral("AES-256-GCM: ciphertext is not valid base64"));
     const QByteArray &input = *decoded;
@@ -61,14 +67,18 @@ core::Result<QByteArray> aes256GcmDecrypt(QByteArrayView key, QByteArrayView non
         return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("AES-256-GCM init failed")));
     int length = 0;
     if (!associatedData.isEmpty()
-        && EVP_DecryptUpdate(ctx.get(), nullptr, &length, bytes(associatedData), static_cast<int>(associatedData.size())) != 1)
+        && EVP_DecryptUpdate(ctx.get(), nullptr, &length, bytes(associatedData),
+                             static_cast<int>(associatedData.size()))
+               != 1)
         return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("AES-256-GCM AAD failed")));
     QByteArray plain(cipherLength + kTagBytes, Qt::Uninitialized); // GCM is a stream mode; room to spare
     int total = 0;
     if (cipherLength > 0) {
-        if (EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char *>(plain.data()), &length,
-                              bytes(input), static_cast<int>(cipherLength)) != 1)
-            return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("AES-256-GCM decrypt failed")));
+        if (EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char *>(plain.data()), &length, bytes(input),
+                              static_cast<int>(cipherLength))
+            != 1)
+            return Error::make(ErrorCode::Internal,
+                               detail::takeOpenSslError(QStringLiteral("AES-256-GCM decrypt failed")));
         total = length;
     }
     QByteArray tag = input.right(kTagBytes);
@@ -77,16 +87,18 @@ core::Result<QByteArray> aes256GcmDecrypt(QByteArrayView key, QByteArrayView non
     if (EVP_DecryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char *>(plain.data()) + total, &length) != 1) {
         ERR_clear_error();
         plain.fill('\0');
-        return Error::make(ErrorCode::BadSignature,
-                           QStringLiteral("AES-256-GCM: authentication failed (wrong key, nonce or associated data, or altered ciphertext)"));
+        return Error::make(
+            ErrorCode::BadSignature,
+            QStringLiteral(
+                "AES-256-GCM: authentication failed (wrong key, nonce or associated data, or altered ciphertext)"));
     }
     total += length;
     plain.resize(total);
     return plain;
 }
 
-core::Result<QByteArray> aes256GcmEncrypt(QByteArrayView key, QByteArrayView nonce,
-                                          QByteArrayView associatedData, QByteArrayView plaintext)
+core::Result<QByteArray> aes256GcmEncrypt(QByteArrayView key, QByteArrayView nonce, QByteArrayView associatedData,
+                                          QByteArrayView plaintext)
 {
     if (auto checked = checkParameters(key, nonce); !checked)
         return checked.error();
@@ -96,14 +108,18 @@ core::Result<QByteArray> aes256GcmEncrypt(QByteArrayView key, QByteArrayView non
         return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("AES-256-GCM init failed")));
     int length = 0;
     if (!associatedData.isEmpty()
-        && EVP_EncryptUpdate(ctx.get(), nullptr, &length, bytes(associatedData), static_cast<int>(associatedData.size())) != 1)
+        && EVP_EncryptUpdate(ctx.get(), nullptr, &length, bytes(associatedData),
+                             static_cast<int>(associatedData.size()))
+               != 1)
         return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("AES-256-GCM AAD failed")));
     QByteArray out(plaintext.size() + kTagBytes, Qt::Uninitialized);
     int total = 0;
     if (!plaintext.isEmpty()) {
         if (EVP_EncryptUpdate(ctx.get(), reinterpret_cast<unsigned char *>(out.data()), &length, bytes(plaintext),
-                              static_cast<int>(plaintext.size())) != 1)
-            return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("AES-256-GCM encrypt failed")));
+                              static_cast<int>(plaintext.size()))
+            != 1)
+            return Error::make(ErrorCode::Internal,
+                               detail::takeOpenSslError(QStringLiteral("AES-256-GCM encrypt failed")));
         total = length;
     }
     if (EVP_EncryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char *>(out.data()) + total, &length) != 1)

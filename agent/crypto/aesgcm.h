@@ -16,12 +16,12 @@ namespace payonce::crypto {
 /// Errors: a key that is not 32 bytes or an empty nonce → InvalidInput; malformed base64,
 /// a too-short input, or an authentication failure (wrong key, nonce, associated data, or
 /// any changed byte) → BadSignature. Nothing of a failed decryption is returned.
-core::Result<QByteArray> aes256GcmDecrypt(QByteArrayView key, QByteArrayView nonce,
-                                          QByteArrayView associatedData, QByteArrayView ciphertextTagBase64);
+core::Result<QByteArray> aes256GcmDecrypt(QByteArrayView key, QByteArrayView nonce, QByteArrayView associatedData,
+                                          QByteArrayView ciphertextTagBase64);
 
 /// The inverse: base64(ciphertext || tag). Used by the simulator and the tests; the nonce
 /// must be fresh per key (the caller generates it, e.g. nonceString(12)).
-core::Result<QByteArray> aes256GcmEncrypt(QByteArrayView key, QByteArrayView nonce,
-                                          QByteArrayView associatedData, QByteArrayView plaintext);
+core::Result<QByteArray> aes256GcmEncrypt(QByteArrayView key, QByteArrayView nonce, QByteArrayView associatedData,
+                                          QByteArrayView plaintext);
 
 } // namespace payonce::crypto

@@ -28,9 +28,15 @@ struct KeyHandle {
 
 namespace {
 
-struct BioDeleter { void operator()(BIO *b) const { BIO_free(b); } };
-struct MdCtxDeleter { void operator()(EVP_MD_CTX *c) const { EVP_MD_CTX_free(c); } };
-struct X509Deleter { void operator()(X509 *x) const { X509_free(x); } };
+struct BioDeleter {
+    void operator()(BIO *b) const { BIO_free(b); }
+};
+struct MdCtxDeleter {
+    void operator()(EVP_MD_CTX *c) const { EVP_MD_CTX_free(c); }
+};
+struct X509Deleter {
+    void operator()(X509 *x) const { X509_free(x); }
+};
 using BioPtr = std::unique_ptr<BIO, BioDeleter>;
 using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
 
@@ -85,8 +91,8 @@ QList<QByteArray> armouredAs(QByteArrayView text, std::initializer_list<const ch
 }
 
 template <typename Key>
-core::Result<Key> fromBareBase64(QByteArrayView text, std::initializer_list<const char *> labels, const QString &sourceName,
-                                 const QString &what)
+core::Result<Key> fromBareBase64(QByteArrayView text, std::initializer_list<const char *> labels,
+                                 const QString &sourceName, const QString &what)
 {
     const QList<QByteArray> pems = armouredAs(text, labels);
     if (pems.isEmpty())
@@ -109,7 +115,9 @@ PrivateKey::PrivateKey() = default;
 PrivateKey::~PrivateKey() = default;
 PrivateKey::PrivateKey(const PrivateKey &) = default;
 PrivateKey &PrivateKey::operator=(const PrivateKey &) = default;
-PrivateKey::PrivateKey(std::shared_ptr<detail::KeyHandle> handle) : d(std::move(handle)) {}
+PrivateKey::PrivateKey(std::shared_ptr<detail::KeyHandle> handle) : d(std::move(handle))
+{
+}
 
 core::Result<PrivateKey> PrivateKey::fromPem(QByteArrayView pem, const QString &sourceName)
 {
@@ -118,8 +126,9 @@ core::Result<PrivateKey> PrivateKey::fromPem(QByteArrayView pem, const QString &
         return Error::make(ErrorCode::Misconfigured,
                            QStringLiteral("%1: not a PEM private key (no \"-----BEGIN\" line)").arg(sourceName));
     if (pem.contains(QByteArrayView("ENCRYPTED")))
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("%1: the private key is encrypted; payonce needs an unencrypted PEM key").arg(sourceName));
+        return Error::make(
+            ErrorCode::Misconfigured,
+            QStringLiteral("%1: the private key is encrypted; payonce needs an unencrypted PEM key").arg(sourceName));
     BioPtr bio = memoryBio(pem);
     // A null passphrase callback with an empty user string: never prompts on a terminal.
     EVP_PKEY *key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, const_cast<char *>(""));
@@ -131,7 +140,9 @@ core::Result<PrivateKey> PrivateKey::fromPem(QByteArrayView pem, const QString &
         return Error::make(ErrorCode::Misconfigured, QStringLiteral("%1: not an RSA key").arg(sourceName));
     if (EVP_PKEY_get_bits(key) < 2048)
         return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("%1: RSA key of %2 bits; at least 2048 are required").arg(sourceName).arg(EVP_PKEY_get_bits(key)));
+                           QStringLiteral("%1: RSA key of %2 bits; at least 2048 are required")
+                               .arg(sourceName)
+                               .arg(EVP_PKEY_get_bits(key)));
     return PrivateKey(std::move(handle));
 }
 
@@ -151,8 +162,14 @@ core::Result<PrivateKey> PrivateKey::fromFile(const QString &path, KeyEncoding a
     return fromText(*text, accepted, path);
 }
 
-bool PrivateKey::isNull() const { return !d; }
-int PrivateKey::bits() const { return d ? EVP_PKEY_get_bits(d->key) : 0; }
+bool PrivateKey::isNull() const
+{
+    return !d;
+}
+int PrivateKey::bits() const
+{
+    return d ? EVP_PKEY_get_bits(d->key) : 0;
+}
 
 core::Result<QByteArray> PrivateKey::sign(QByteArrayView message) const
 {
@@ -165,10 +182,12 @@ core::Result<QByteArray> PrivateKey::sign(QByteArrayView message) const
     const auto *data = reinterpret_cast<const unsigned char *>(message.data());
     size_t length = 0;
     if (EVP_DigestSign(ctx.get(), nullptr, &length, data, static_cast<size_t>(message.size())) != 1)
-        return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("EVP_DigestSign (size) failed")));
+        return Error::make(ErrorCode::Internal,
+                           detail::takeOpenSslError(QStringLiteral("EVP_DigestSign (size) failed")));
     QByteArray signature(static_cast<qsizetype>(length), Qt::Uninitialized);
     if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char *>(signature.data()), &length, data,
-                       static_cast<size_t>(message.size())) != 1)
+                       static_cast<size_t>(message.size()))
+        != 1)
         return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("EVP_DigestSign failed")));
     signature.resize(static_cast<qsizetype>(length));
     return signature;
@@ -196,7 +215,8 @@ core::Result<QByteArray> PrivateKey::toPem() const
         return Error::make(ErrorCode::Internal, QStringLiteral("toPem of a null private key"));
     BioPtr bio(BIO_new(BIO_s_mem()));
     if (!bio || PEM_write_bio_PrivateKey(bio.get(), d->key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
-        return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("PEM_write_bio_PrivateKey failed")));
+        return Error::make(ErrorCode::Internal,
+                           detail::takeOpenSslError(QStringLiteral("PEM_write_bio_PrivateKey failed")));
     return bioContents(bio.get());
 }
 
@@ -206,7 +226,9 @@ PublicKey::PublicKey() = default;
 PublicKey::~PublicKey() = default;
 PublicKey::PublicKey(const PublicKey &) = default;
 PublicKey &PublicKey::operator=(const PublicKey &) = default;
-PublicKey::PublicKey(std::shared_ptr<detail::KeyHandle> handle) : d(std::move(handle)) {}
+PublicKey::PublicKey(std::shared_ptr<detail::KeyHandle> handle) : d(std::move(handle))
+{
+}
 
 core::Result<PublicKey> PublicKey::fromPem(QByteArrayView pem, const QString &sourceName)
 {
@@ -220,8 +242,8 @@ core::Result<PublicKey> PublicKey::fromPem(QByteArrayView pem, const QString &so
     } else if (pem.contains(QByteArrayView("-----BEGIN PUBLIC KEY-----"))
                || pem.contains(QByteArrayView("-----BEGIN RSA PUBLIC KEY-----"))) {
         // The OpenSSL 3 decoder reads both SubjectPublicKeyInfo and PKCS#1 RSAPublicKey.
-        OSSL_DECODER_CTX *decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "PEM", nullptr, "RSA",
-                                                                  EVP_PKEY_PUBLIC_KEY, nullptr, nullptr);
+        OSSL_DECODER_CTX *decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "PEM", nullptr, "RSA", EVP_PKEY_PUBLIC_KEY,
+                                                                  nullptr, nullptr);
         if (decoder != nullptr) {
             const auto *data = reinterpret_cast<const unsigned char *>(pem.data());
             size_t length = static_cast<size_t>(pem.size());
@@ -232,8 +254,10 @@ core::Result<PublicKey> PublicKey::fromPem(QByteArrayView pem, const QString &so
             OSSL_DECODER_CTX_free(decoder);
         }
     } else {
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("%1: not a PEM public key (expected \"-----BEGIN PUBLIC KEY-----\" or a certificate)").arg(sourceName));
+        return Error::make(
+            ErrorCode::Misconfigured,
+            QStringLiteral("%1: not a PEM public key (expected \"-----BEGIN PUBLIC KEY-----\" or a certificate)")
+                .arg(sourceName));
     }
     if (key == nullptr)
         return Error::make(ErrorCode::Misconfigured,
@@ -247,7 +271,8 @@ core::Result<PublicKey> PublicKey::fromPem(QByteArrayView pem, const QString &so
 core::Result<PublicKey> PublicKey::fromText(QByteArrayView text, KeyEncoding accepted, const QString &sourceName)
 {
     if (accepted == KeyEncoding::PemOrBareBase64 && !text.contains(QByteArrayView("-----BEGIN")))
-        return fromBareBase64<PublicKey>(text, {"PUBLIC KEY", "RSA PUBLIC KEY"}, sourceName, QStringLiteral("public key"));
+        return fromBareBase64<PublicKey>(text, {"PUBLIC KEY", "RSA PUBLIC KEY"}, sourceName,
+                                         QStringLiteral("public key"));
     return fromPem(text, sourceName);
 }
 
@@ -259,7 +284,10 @@ core::Result<PublicKey> PublicKey::fromFile(const QString &path, KeyEncoding acc
     return fromText(*text, accepted, path);
 }
 
-bool PublicKey::isNull() const { return !d; }
+bool PublicKey::isNull() const
+{
+    return !d;
+}
 
 bool PublicKey::verify(QByteArrayView message, QByteArrayView signature) const
 {
@@ -267,17 +295,19 @@ bool PublicKey::verify(QByteArrayView message, QByteArrayView signature) const
         return false;
     MdCtxPtr ctx(EVP_MD_CTX_new());
     bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, d->key) == 1
-        && EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char *>(signature.data()),
-                            static_cast<size_t>(signature.size()),
-                            reinterpret_cast<const unsigned char *>(message.data()),
-                            static_cast<size_t>(message.size())) == 1;
+              && EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char *>(signature.data()),
+                                  static_cast<size_t>(signature.size()),
+                                  reinterpret_cast<const unsigned char *>(message.data()),
+                                  static_cast<size_t>(message.size()))
+                     == 1;
     ERR_clear_error(); // a failed verification leaves reasons we do not want to leak into later calls
     return ok;
 }
 
 bool PublicKey::verifyBase64(QByteArrayView message, QByteArrayView signatureBase64) const
 {
-    auto decoded = QByteArray::fromBase64Encoding(signatureBase64.toByteArray(), QByteArray::AbortOnBase64DecodingErrors);
+    auto decoded = QByteArray::fromBase64Encoding(signatureBase64.toByteArray(),
+                                                  QByteArray::AbortOnBase64DecodingErrors);
     if (!decoded)
         return false;
     return verify(message, *decoded);
@@ -289,7 +319,8 @@ core::Result<QByteArray> PublicKey::toPem() const
         return Error::make(ErrorCode::Internal, QStringLiteral("toPem of a null public key"));
     BioPtr bio(BIO_new(BIO_s_mem()));
     if (!bio || PEM_write_bio_PUBKEY(bio.get(), d->key) != 1)
-        return Error::make(ErrorCode::Internal, detail::takeOpenSslError(QStringLiteral("PEM_write_bio_PUBKEY failed")));
+        return Error::make(ErrorCode::Internal,
+                           detail::takeOpenSslError(QStringLiteral("PEM_write_bio_PUBKEY failed")));
     return bioContents(bio.get());
 }
 

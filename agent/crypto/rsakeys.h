@@ -19,7 +19,10 @@ class PublicKey;
 /// What a key text may be: PEM only (WeChat Pay's files), or also bare base64 of the DER
 /// on one or more lines with no armour — how Alipay's console and key tool hand out the
 /// Alipay public key and the app private key.
-enum class KeyEncoding { Pem, PemOrBareBase64 };
+enum class KeyEncoding {
+    Pem,
+    PemOrBareBase64
+};
 
 /// An RSA private key (PEM: PKCS#8 "BEGIN PRIVATE KEY" or PKCS#1 "BEGIN RSA PRIVATE KEY",
 /// unencrypted) that signs with SHA256withRSA (PKCS#1 v1.5) — WeChat Pay v3's and
@@ -34,7 +37,8 @@ public:
     PrivateKey(const PrivateKey &);
     PrivateKey &operator=(const PrivateKey &);
 
-    static core::Result<PrivateKey> fromPem(QByteArrayView pem, const QString &sourceName = QStringLiteral("private key"));
+    static core::Result<PrivateKey> fromPem(QByteArrayView pem,
+                                            const QString &sourceName = QStringLiteral("private key"));
     /// PEM, or with PemOrBareBase64 also bare base64 of a PKCS#8 or PKCS#1 DER key.
     static core::Result<PrivateKey> fromText(QByteArrayView text, KeyEncoding accepted, const QString &sourceName);
     static core::Result<PrivateKey> fromFile(const QString &path, KeyEncoding accepted = KeyEncoding::Pem);
@@ -67,7 +71,8 @@ public:
     PublicKey(const PublicKey &);
     PublicKey &operator=(const PublicKey &);
 
-    static core::Result<PublicKey> fromPem(QByteArrayView pem, const QString &sourceName = QStringLiteral("public key"));
+    static core::Result<PublicKey> fromPem(QByteArrayView pem,
+                                           const QString &sourceName = QStringLiteral("public key"));
     /// PEM, or with PemOrBareBase64 also bare base64 of a SubjectPublicKeyInfo or PKCS#1
     /// RSAPublicKey DER key.
     static core::Result<PublicKey> fromText(QByteArrayView text, KeyEncoding accepted, const QString &sourceName);

@@ -16,8 +16,8 @@ using core::Error;
 using core::ErrorCode;
 
 struct AlipayGateway::Reply {
-    QJsonObject json;   ///< the verified <method>_response object
-    QString code;       ///< "10000" on success
+    QJsonObject json; ///< the verified <method>_response object
+    QString code;     ///< "10000" on success
     QString subCode;
 };
 
@@ -39,7 +39,8 @@ Error errorFor(const QByteArray &method, const QJsonObject &json)
         return Error::make(ErrorCode::Unavailable, text, QStringLiteral("the payment platform is unavailable"));
     if (code == u"40006" || sub == u"isv.invalid-signature" || sub == u"isv.invalid-app-id"
         || sub == u"isv.missing-signature" || sub == u"isv.invalid-signature-type")
-        return Error::make(ErrorCode::Misconfigured, text, QStringLiteral("the payment platform refused our merchant credentials"));
+        return Error::make(ErrorCode::Misconfigured, text,
+                           QStringLiteral("the payment platform refused our merchant credentials"));
     if (sub == u"ACQ.TRADE_HAS_SUCCESS" || sub == u"ACQ.TRADE_HAS_CLOSE" || sub == u"ACQ.TRADE_STATUS_ERROR"
         || sub == u"ACQ.CONTEXT_INCONSISTENT" || sub == u"ACQ.TRADE_HAS_FINISHED"
         || sub == u"ACQ.REFUND_AMT_NOT_EQUAL_TOTAL" || sub == u"ACQ.SELLER_BALANCE_NOT_ENOUGH")
@@ -72,10 +73,17 @@ core::Result<AlipayGateway::Reply> AlipayGateway::call(const QByteArray &method,
                                                        const QString &notifyUrl, const QString &traceParent)
 {
     // Alipay wants the request time in Beijing time (UTC+8), whatever our time zone.
-    const QString timestamp = QDateTime::currentDateTimeUtc().addSecs(8 * 3600).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    const QString timestamp = QDateTime::currentDateTimeUtc().addSecs(8 * 3600).toString(
+        QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     alipay::Params params{
-        {"app_id", m_options.appId.toUtf8()}, {"method", method}, {"format", "JSON"}, {"charset", "utf-8"},
-        {"sign_type", "RSA2"}, {"timestamp", timestamp.toLatin1()}, {"version", "1.0"}, {"biz_content", bizContent},
+        {"app_id", m_options.appId.toUtf8()},
+        {"method", method},
+        {"format", "JSON"},
+        {"charset", "utf-8"},
+        {"sign_type", "RSA2"},
+        {"timestamp", timestamp.toLatin1()},
+        {"version", "1.0"},
+        {"biz_content", bizContent},
     };
     if (!notifyUrl.isEmpty())
         params.append(qMakePair(QByteArray("notify_url"), notifyUrl.toUtf8()));
@@ -90,14 +98,16 @@ core::Result<AlipayGateway::Reply> AlipayGateway::call(const QByteArray &method,
     request.body = formEncode(params);
     request.timeoutMs = m_options.timeoutMs;
     request.headers = {{"Content-Type", "application/x-www-form-urlencoded;charset=utf-8"},
-                       {"Accept", "application/json"}, {"User-Agent", "payonce/1"}};
+                       {"Accept", "application/json"},
+                       {"User-Agent", "payonce/1"}};
     if (!traceParent.isEmpty())
         request.headers.append(qMakePair(QByteArray("traceparent"), traceParent.toLatin1()));
 
     const HttpResponse response = sendBlocking(request);
     const QString what = QString::fromLatin1(method);
     if (response.outcome == HttpResponse::Outcome::TimedOut)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay %1: timed out (%2)").arg(what, response.errorText),
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("Alipay %1: timed out (%2)").arg(what, response.errorText),
                            QStringLiteral("the payment platform did not answer in time"));
     if (response.outcome == HttpResponse::Outcome::Failed)
         return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay %1: %2").arg(what, response.errorText),
@@ -106,7 +116,8 @@ core::Result<AlipayGateway::Reply> AlipayGateway::call(const QByteArray &method,
         return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay %1: HTTP %2").arg(what).arg(response.status),
                            QStringLiteral("the payment platform is unavailable"));
     if (response.status != 200)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay %1: unexpected HTTP %2").arg(what).arg(response.status),
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("Alipay %1: unexpected HTTP %2").arg(what).arg(response.status),
                            QStringLiteral("the payment platform is unavailable"));
 
     auto verified = alipay::verifiedResponse(m_options.alipayPublicKey, response.body, method);
@@ -121,9 +132,10 @@ core::Result<AlipayGateway::Reply> AlipayGateway::call(const QByteArray &method,
             if (e.code == ErrorCode::Misconfigured)
                 return e;
         }
-        return Error::make(ErrorCode::BadSignature,
-                           QStringLiteral("Alipay %1: response refused: %2").arg(what, verified.error().internalMessage),
-                           QStringLiteral("the payment platform's answer could not be verified"));
+        return Error::make(
+            ErrorCode::BadSignature,
+            QStringLiteral("Alipay %1: response refused: %2").arg(what, verified.error().internalMessage),
+            QStringLiteral("the payment platform's answer could not be verified"));
     }
     const QJsonObject json = QJsonDocument::fromJson(*verified).object();
     return Reply{json, json.value(u"code").toString(), json.value(u"sub_code").toString()};
@@ -168,23 +180,30 @@ core::Result<core::GatewayTrade> AlipayGateway::query(const QString &paymentNo)
     }
     const QJsonObject &json = reply->json;
     if (json.value(u"out_trade_no").toString() != paymentNo)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay query %1: answer names another trade").arg(paymentNo));
-    if (!m_options.sellerId.isEmpty() && json.contains(u"seller_id") && json.value(u"seller_id").toString() != m_options.sellerId)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay query %1: answer names another seller").arg(paymentNo));
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("Alipay query %1: answer names another trade").arg(paymentNo));
+    if (!m_options.sellerId.isEmpty() && json.contains(u"seller_id")
+        && json.value(u"seller_id").toString() != m_options.sellerId)
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("Alipay query %1: answer names another seller").arg(paymentNo));
     const QString status = json.value(u"trade_status").toString();
     if (status == u"TRADE_SUCCESS" || status == u"TRADE_FINISHED") {
         trade.state = core::GatewayTradeState::Paid;
         trade.payNo = json.value(u"trade_no").toString();
         const auto fen = parseAmountFen(json.value(u"total_amount").toString());
         if (trade.payNo.isEmpty() || !fen)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay query %1: paid without trade_no or a valid total_amount").arg(paymentNo));
+            return Error::make(
+                ErrorCode::Unavailable,
+                QStringLiteral("Alipay query %1: paid without trade_no or a valid total_amount").arg(paymentNo));
         trade.amountFen = *fen;
     } else if (status == u"WAIT_BUYER_PAY") {
         trade.state = core::GatewayTradeState::NotPaid;
     } else if (status == u"TRADE_CLOSED") {
         trade.state = core::GatewayTradeState::Closed;
     } else {
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay query %1: unknown trade_status \"%2\"").arg(paymentNo, status.left(32)));
+        return Error::make(
+            ErrorCode::Unavailable,
+            QStringLiteral("Alipay query %1: unknown trade_status \"%2\"").arg(paymentNo, status.left(32)));
     }
     return trade;
 }
@@ -205,9 +224,11 @@ core::Result<void> AlipayGateway::close(const QString &paymentNo)
 core::Result<core::GatewayRefund> AlipayGateway::refund(const core::GatewayRefundRequest &request)
 {
     if (!isValidOutTradeNo(request.paymentNo) || !isValidOutRefundNo(request.refundNo))
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 and out_request_no 1-64 of [A-Za-z0-9_-]"));
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("out_trade_no must be 6-32 and out_request_no 1-64 of [A-Za-z0-9_-]"));
     if (request.amountFen <= 0 || (request.totalFen > 0 && request.totalFen < request.amountFen))
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("refund amount must be positive and at most the total"));
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("refund amount must be positive and at most the total"));
     QJsonObject biz{
         {QStringLiteral("out_trade_no"), request.paymentNo},
         {QStringLiteral("refund_amount"), formatAmountFen(request.amountFen)},
@@ -224,7 +245,8 @@ core::Result<core::GatewayRefund> AlipayGateway::refund(const core::GatewayRefun
         return errorFor("alipay.trade.refund", reply->json);
     const QJsonObject &json = reply->json;
     if (json.value(u"out_trade_no").toString() != request.paymentNo)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay refund %1: answer names another trade").arg(request.refundNo));
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("Alipay refund %1: answer names another trade").arg(request.refundNo));
     core::GatewayRefund refund;
     refund.state = core::GatewayRefundState::Success;
     refund.refundNo = request.refundNo;
@@ -237,7 +259,8 @@ core::Result<core::GatewayRefund> AlipayGateway::refund(const core::GatewayRefun
 core::Result<core::GatewayRefund> AlipayGateway::queryRefund(const QString &paymentNo, const QString &refundNo)
 {
     if (!isValidOutTradeNo(paymentNo) || !isValidOutRefundNo(refundNo))
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 and out_request_no 1-64 of [A-Za-z0-9_-]"));
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("out_trade_no must be 6-32 and out_request_no 1-64 of [A-Za-z0-9_-]"));
     const QJsonObject biz{{QStringLiteral("out_trade_no"), paymentNo}, {QStringLiteral("out_request_no"), refundNo}};
     auto reply = call("alipay.trade.fastpay.refund.query", QJsonDocument(biz).toJson(QJsonDocument::Compact), {}, {});
     if (!reply)
@@ -252,12 +275,15 @@ core::Result<core::GatewayRefund> AlipayGateway::queryRefund(const QString &paym
         return refund; // NotFound: Alipay answers an empty success for an unknown refund
     if (json.value(u"out_request_no").toString() != refundNo
         || (json.contains(u"out_trade_no") && json.value(u"out_trade_no").toString() != paymentNo))
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay refund query %1: answer names another refund or trade").arg(refundNo));
+        return Error::make(
+            ErrorCode::Unavailable,
+            QStringLiteral("Alipay refund query %1: answer names another refund or trade").arg(refundNo));
     const QString status = json.value(u"refund_status").toString();
     const auto fen = parseAmountFen(json.value(u"refund_amount").toString());
     if (!fen || !(status.isEmpty() || status == u"REFUND_SUCCESS"))
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("Alipay refund query %1: refund_status \"%2\", refund_amount \"%3\"")
-                                                       .arg(refundNo, status.left(32), json.value(u"refund_amount").toString().left(32)));
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("Alipay refund query %1: refund_status \"%2\", refund_amount \"%3\"")
+                               .arg(refundNo, status.left(32), json.value(u"refund_amount").toString().left(32)));
     refund.state = core::GatewayRefundState::Success;
     refund.payNo = json.value(u"trade_no").toString();
     refund.amountFen = *fen;

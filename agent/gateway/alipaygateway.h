@@ -11,7 +11,7 @@ namespace payonce::gateway {
 /// key, the gateway URL, and how long one call may take.
 struct AlipayOptions {
     QString appId;
-    QString sellerId;                ///< checked against query answers when they carry it
+    QString sellerId; ///< checked against query answers when they carry it
     crypto::PrivateKey appPrivateKey;
     crypto::PublicKey alipayPublicKey;
     QString baseUrl = QStringLiteral("https://openapi.alipay.com"); ///< the gateway is <baseUrl>/gateway.do

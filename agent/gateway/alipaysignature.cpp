@@ -94,8 +94,8 @@ qsizetype skipValue(QByteArrayView json, qsizetype pos)
         return -1;
     }
     qsizetype i = pos; // number, true, false, null
-    while (i < json.size() && json[i] != ',' && json[i] != '}' && json[i] != ']' && json[i] != ' '
-           && json[i] != '\n' && json[i] != '\r' && json[i] != '\t')
+    while (i < json.size() && json[i] != ',' && json[i] != '}' && json[i] != ']' && json[i] != ' ' && json[i] != '\n'
+           && json[i] != '\r' && json[i] != '\t')
         ++i;
     return i > pos ? i : -1;
 }
@@ -136,7 +136,8 @@ std::optional<QByteArray> rawMember(QByteArrayView json, QByteArrayView key)
     return std::nullopt;
 }
 
-core::Result<QByteArray> verifiedResponse(const crypto::PublicKey &alipayKey, QByteArrayView body, QByteArrayView method)
+core::Result<QByteArray> verifiedResponse(const crypto::PublicKey &alipayKey, QByteArrayView body,
+                                          QByteArrayView method)
 {
     const QByteArray key = responseKey(method);
     auto raw = rawMember(body, key);
@@ -155,8 +156,13 @@ core::Result<QByteArray> verifiedResponse(const crypto::PublicKey &alipayKey, QB
 QByteArray frameResponse(QByteArrayView method, QByteArrayView responseObjectJson, QByteArrayView signatureBase64)
 {
     QByteArray out;
-    out.append("{\"").append(responseKey(method)).append("\":").append(responseObjectJson)
-        .append(",\"sign\":\"").append(signatureBase64).append("\"}");
+    out.append("{\"")
+        .append(responseKey(method))
+        .append("\":")
+        .append(responseObjectJson)
+        .append(",\"sign\":\"")
+        .append(signatureBase64)
+        .append("\"}");
     return out;
 }
 

@@ -27,7 +27,10 @@ namespace payonce::gateway::alipay {
 /// Stateless functions; all thread-safe.
 using Params = QList<QPair<QByteArray, QByteArray>>;
 
-enum class SignContentKind { Request, Notification };
+enum class SignContentKind {
+    Request,
+    Notification
+};
 QByteArray signContent(const Params &params, SignContentKind kind = SignContentKind::Request);
 
 /// sign_type=RSA2 signature of signContent(params, kind), base64.

@@ -17,12 +17,16 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-    enum class Outcome { Completed, TimedOut, Failed };
+    enum class Outcome {
+        Completed,
+        TimedOut,
+        Failed
+    };
     Outcome outcome = Outcome::Failed;
-    int status = 0;                 ///< HTTP status when Completed
+    int status = 0; ///< HTTP status when Completed
     QByteArray body;
     QList<QPair<QByteArray, QByteArray>> headers;
-    QString errorText;              ///< for TimedOut / Failed, for the log
+    QString errorText; ///< for TimedOut / Failed, for the log
 
     /// Case-insensitive header lookup; empty when absent.
     QByteArray header(QByteArrayView name) const;

@@ -12,7 +12,8 @@ core::Result<std::unique_ptr<core::PaymentGateway>> makeWeChatPayGateway(const c
                                                                          const GatewayFactoryOptions &options)
 {
     if (settings.mchid.isEmpty() || settings.appid.isEmpty() || settings.merchantSerial.isEmpty())
-        return Error::make(ErrorCode::Misconfigured, QStringLiteral("wechat: mchid, appid and merchant_serial are required"));
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("wechat: mchid, appid and merchant_serial are required"));
     WeChatPayOptions o;
     o.mchid = settings.mchid;
     o.appid = settings.appid;
@@ -21,13 +22,14 @@ core::Result<std::unique_ptr<core::PaymentGateway>> makeWeChatPayGateway(const c
     o.timeoutMs = options.timeoutMs;
     auto key = crypto::PrivateKey::fromFile(settings.merchantPrivateKeyPath);
     if (!key)
-        return Error::make(ErrorCode::Misconfigured, QStringLiteral("wechat.merchant_private_key: ") + key.error().internalMessage);
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("wechat.merchant_private_key: ") + key.error().internalMessage);
     o.merchantKey = *key;
     for (const config::PlatformKey &pk : settings.platformKeys) {
         auto pub = crypto::PublicKey::fromFile(pk.publicKeyPath);
         if (!pub)
-            return Error::make(ErrorCode::Misconfigured,
-                               QStringLiteral("wechat.platform_keys[%1]: ").arg(pk.serial) + pub.error().internalMessage);
+            return Error::make(ErrorCode::Misconfigured, QStringLiteral("wechat.platform_keys[%1]: ").arg(pk.serial)
+                                                             + pub.error().internalMessage);
         o.platformKeys.addKey(pk.serial, *pub);
     }
     for (const ExtraPlatformKey &extra : options.extraPlatformKeys) {
@@ -55,11 +57,13 @@ core::Result<std::unique_ptr<core::PaymentGateway>> makeAlipayGateway(const conf
     // Alipay hands its keys out as bare base64; PEM files are taken too.
     auto key = crypto::PrivateKey::fromFile(settings.privateKeyPath, crypto::KeyEncoding::PemOrBareBase64);
     if (!key)
-        return Error::make(ErrorCode::Misconfigured, QStringLiteral("alipay.private_key: ") + key.error().internalMessage);
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("alipay.private_key: ") + key.error().internalMessage);
     o.appPrivateKey = *key;
     auto pub = crypto::PublicKey::fromFile(settings.alipayPublicKeyPath, crypto::KeyEncoding::PemOrBareBase64);
     if (!pub)
-        return Error::make(ErrorCode::Misconfigured, QStringLiteral("alipay.alipay_public_key: ") + pub.error().internalMessage);
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("alipay.alipay_public_key: ") + pub.error().internalMessage);
     o.alipayPublicKey = *pub;
     return std::unique_ptr<core::PaymentGateway>(std::make_unique<AlipayGateway>(std::move(o)));
 }

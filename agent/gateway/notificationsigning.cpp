@@ -55,15 +55,24 @@ QByteArray notificationBody(QByteArrayView id, QByteArrayView createTime, QByteA
             .chopped(1); // {"v":"..."} → "..."
     };
     QByteArray b;
-    b.append("{\"id\":").append(str(id))
-        .append(",\"create_time\":").append(str(createTime))
-        .append(",\"resource_type\":\"encrypt-resource\",\"event_type\":").append(str(eventType))
-        .append(",\"summary\":").append(str(summary))
-        .append(",\"resource\":{\"original_type\":").append(str(resource.originalType))
-        .append(",\"algorithm\":").append(str(resource.algorithm))
-        .append(",\"ciphertext\":").append(str(resource.ciphertext))
-        .append(",\"associated_data\":").append(str(resource.associatedData))
-        .append(",\"nonce\":").append(str(resource.nonce))
+    b.append("{\"id\":")
+        .append(str(id))
+        .append(",\"create_time\":")
+        .append(str(createTime))
+        .append(",\"resource_type\":\"encrypt-resource\",\"event_type\":")
+        .append(str(eventType))
+        .append(",\"summary\":")
+        .append(str(summary))
+        .append(",\"resource\":{\"original_type\":")
+        .append(str(resource.originalType))
+        .append(",\"algorithm\":")
+        .append(str(resource.algorithm))
+        .append(",\"ciphertext\":")
+        .append(str(resource.ciphertext))
+        .append(",\"associated_data\":")
+        .append(str(resource.associatedData))
+        .append(",\"nonce\":")
+        .append(str(resource.nonce))
         .append("}}");
     return b;
 }

@@ -25,14 +25,14 @@ namespace wechat {
 struct TransactionFields {
     QString mchid;
     QString appid;
-    QString outTradeNo;     ///< our payment number (PaymentRecord::paymentNo)
-    QString transactionId;  ///< the platform's pay_no
+    QString outTradeNo;    ///< our payment number (PaymentRecord::paymentNo)
+    QString transactionId; ///< the platform's pay_no
     QString tradeType = QStringLiteral("NATIVE");
     QString tradeState = QStringLiteral("SUCCESS");
     QString tradeStateDesc = QStringLiteral("\u652f\u4ed8\u6210\u529f"); // 支付成功
     QString bankType = QStringLiteral("OTHERS");
     QString attach;
-    QString successTime;    ///< RFC 3339 with offset, "2026-11-29T19:45:33+08:00"
+    QString successTime; ///< RFC 3339 with offset, "2026-11-29T19:45:33+08:00"
     QString openid;
     qint64 totalFen = 0;
     qint64 payerTotalFen = -1; ///< -1: same as totalFen
@@ -45,9 +45,9 @@ QByteArray transactionJson(const TransactionFields &fields);
 /// The `resource` member of a notification body.
 struct EncryptedResource {
     QByteArray algorithm = "AEAD_AES_256_GCM";
-    QByteArray ciphertext;      ///< base64(ciphertext || 16-byte tag)
-    QByteArray associatedData;  ///< "transaction" for payments
-    QByteArray nonce;           ///< 12 ASCII characters, fresh per encryption
+    QByteArray ciphertext;     ///< base64(ciphertext || 16-byte tag)
+    QByteArray associatedData; ///< "transaction" for payments
+    QByteArray nonce;          ///< 12 ASCII characters, fresh per encryption
     QByteArray originalType = "transaction";
 };
 

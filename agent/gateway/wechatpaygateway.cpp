@@ -21,7 +21,7 @@ bool isTokenOfLength(const QString &text, qsizetype minimum, qsizetype maximum)
         return false;
     for (QChar c : text) {
         const bool ok = (c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z') || (c >= u'0' && c <= u'9') || c == u'_'
-            || c == u'-';
+                        || c == u'-';
         if (!ok)
             return false;
     }
@@ -63,7 +63,8 @@ Error errorFor(int status, const QJsonObject &json)
     if (code == u"SYSTEM_ERROR" || code == u"BANKERROR" || code == u"FREQUENCY_LIMITED")
         return Error::make(ErrorCode::Unavailable, text, QStringLiteral("the payment platform is unavailable"));
     if (code == u"SIGN_ERROR" || code == u"NO_AUTH" || code == u"APPID_MCHID_NOT_MATCH" || code == u"MCH_NOT_EXISTS")
-        return Error::make(ErrorCode::Misconfigured, text, QStringLiteral("the payment platform refused our merchant credentials"));
+        return Error::make(ErrorCode::Misconfigured, text,
+                           QStringLiteral("the payment platform refused our merchant credentials"));
     if (code == u"ORDERPAID" || code == u"ORDER_CLOSED" || code == u"OUT_TRADE_NO_USED" || code == u"TRADE_ERROR")
         return Error::make(ErrorCode::Conflict, text, QStringLiteral("the payment platform refused: %1").arg(code));
     if (code == u"ORDER_NOT_EXIST" || status == 404)
@@ -78,19 +79,23 @@ Error refundErrorFor(int status, const QJsonObject &json)
 {
     const QString code = json.value(u"code").toString();
     if (code == u"RESOURCE_NOT_EXISTS" || code == u"ORDER_NOT_EXIST" || status == 404)
-        return Error::make(ErrorCode::NotFound, QStringLiteral("WeChat Pay refused the refund: ") + describe(status, json),
+        return Error::make(ErrorCode::NotFound,
+                           QStringLiteral("WeChat Pay refused the refund: ") + describe(status, json),
                            QStringLiteral("the payment platform does not know this trade"));
     if (code == u"INVALID_REQUEST" || code == u"NOT_ENOUGH" || code == u"USER_ACCOUNT_ABNORMAL")
-        return Error::make(ErrorCode::Conflict, QStringLiteral("WeChat Pay refused the refund: ") + describe(status, json),
+        return Error::make(ErrorCode::Conflict,
+                           QStringLiteral("WeChat Pay refused the refund: ") + describe(status, json),
                            QStringLiteral("the payment platform refused the refund: %1").arg(code));
     return errorFor(status, json);
 }
 
-core::Result<core::GatewayRefund> refundFromJson(const QJsonObject &json, const QString &paymentNo, const QString &refundNo)
+core::Result<core::GatewayRefund> refundFromJson(const QJsonObject &json, const QString &paymentNo,
+                                                 const QString &refundNo)
 {
     if (json.value(u"out_refund_no").toString() != refundNo
         || (!paymentNo.isEmpty() && json.value(u"out_trade_no").toString() != paymentNo))
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay refund %1: answer names another refund or trade").arg(refundNo));
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("WeChat Pay refund %1: answer names another refund or trade").arg(refundNo));
     core::GatewayRefund refund;
     refund.refundNo = refundNo;
     refund.refundId = json.value(u"refund_id").toString();
@@ -107,9 +112,13 @@ core::Result<core::GatewayRefund> refundFromJson(const QJsonObject &json, const 
     else if (status == u"ABNORMAL")
         refund.state = core::GatewayRefundState::Abnormal;
     else
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay refund %1: unknown status \"%2\"").arg(refundNo, status.left(32)));
+        return Error::make(
+            ErrorCode::Unavailable,
+            QStringLiteral("WeChat Pay refund %1: unknown status \"%2\"").arg(refundNo, status.left(32)));
     if (refund.refundId.isEmpty() || refund.amountFen <= 0)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay refund %1: answer without refund_id or amount.refund").arg(refundNo));
+        return Error::make(
+            ErrorCode::Unavailable,
+            QStringLiteral("WeChat Pay refund %1: answer without refund_id or amount.refund").arg(refundNo));
     return refund;
 }
 
@@ -148,7 +157,8 @@ core::Result<WeChatPayGateway::Reply> WeChatPayGateway::call(QByteArrayView meth
     const HttpResponse response = sendBlocking(request);
     const QString what = QString::fromLatin1(method) + u' ' + QString::fromLatin1(pathAndQuery);
     if (response.outcome == HttpResponse::Outcome::TimedOut)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay %1: timed out (%2)").arg(what, response.errorText),
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("WeChat Pay %1: timed out (%2)").arg(what, response.errorText),
                            QStringLiteral("the payment platform did not answer in time"));
     if (response.outcome == HttpResponse::Outcome::Failed)
         return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay %1: %2").arg(what, response.errorText),
@@ -156,27 +166,33 @@ core::Result<WeChatPayGateway::Reply> WeChatPayGateway::call(QByteArrayView meth
 
     const QJsonObject json = QJsonDocument::fromJson(response.body).object();
     if (response.status >= 500 || response.status == 429)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay %1: %2").arg(what, describe(response.status, json)),
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("WeChat Pay %1: %2").arg(what, describe(response.status, json)),
                            QStringLiteral("the payment platform is unavailable"));
     if (response.status == 401)
         return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("WeChat Pay %1: our request signature was refused: %2").arg(what, describe(response.status, json)),
+                           QStringLiteral("WeChat Pay %1: our request signature was refused: %2")
+                               .arg(what, describe(response.status, json)),
                            QStringLiteral("the payment platform refused our merchant credentials"));
 
-    const wechat::SignedHeaders signedHeaders{response.header("Wechatpay-Timestamp"), response.header("Wechatpay-Nonce"),
-                                              response.header("Wechatpay-Signature"), response.header("Wechatpay-Serial")};
+    const wechat::SignedHeaders signedHeaders{
+        response.header("Wechatpay-Timestamp"), response.header("Wechatpay-Nonce"),
+        response.header("Wechatpay-Signature"), response.header("Wechatpay-Serial")};
     if (auto verified = m_options.platformKeys.verify(signedHeaders, response.body, QDateTime::currentSecsSinceEpoch(),
                                                       m_options.timestampWindowSeconds);
         !verified) {
         return Error::make(ErrorCode::BadSignature,
                            QStringLiteral("WeChat Pay %1: HTTP %2 response refused: %3")
-                               .arg(what).arg(response.status).arg(verified.error().internalMessage),
+                               .arg(what)
+                               .arg(response.status)
+                               .arg(verified.error().internalMessage),
                            QStringLiteral("the payment platform's answer could not be verified"));
     }
     if (response.status < 200 || response.status >= 400)
         return Reply{response.status, json, json.value(u"code").toString()};
     if (response.status >= 300)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay %1: unexpected HTTP %2").arg(what).arg(response.status));
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("WeChat Pay %1: unexpected HTTP %2").arg(what).arg(response.status));
     return Reply{response.status, json, {}};
 }
 
@@ -189,10 +205,12 @@ core::Result<core::GatewayOrder> WeChatPayGateway::createOrder(const core::Gatew
     QJsonObject body{
         {QStringLiteral("appid"), m_options.appid},
         {QStringLiteral("mchid"), m_options.mchid},
-        {QStringLiteral("description"), request.description.isEmpty() ? request.orderNo : request.description.left(127)},
+        {QStringLiteral("description"),
+         request.description.isEmpty() ? request.orderNo : request.description.left(127)},
         {QStringLiteral("out_trade_no"), request.paymentNo},
         {QStringLiteral("notify_url"), request.notifyUrl},
-        {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), request.amountFen}, {QStringLiteral("currency"), QStringLiteral("CNY")}}},
+        {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), request.amountFen},
+                                               {QStringLiteral("currency"), QStringLiteral("CNY")}}},
     };
     if (!request.orderNo.isEmpty())
         body.insert(QStringLiteral("attach"), request.orderNo.left(127));
@@ -204,7 +222,8 @@ core::Result<core::GatewayOrder> WeChatPayGateway::createOrder(const core::Gatew
         return errorFor(reply->status, reply->json);
     const QString codeUrl = reply->json.value(u"code_url").toString();
     if (codeUrl.isEmpty())
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay native order: verified answer without code_url"));
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("WeChat Pay native order: verified answer without code_url"));
     return core::GatewayOrder{codeUrl};
 }
 
@@ -212,8 +231,8 @@ core::Result<core::GatewayTrade> WeChatPayGateway::query(const QString &paymentN
 {
     if (!isValidOutTradeNo(paymentNo))
         return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 of [A-Za-z0-9_-]"));
-    const QByteArray path = "/v3/pay/transactions/out-trade-no/" + paymentNo.toLatin1() + "?mchid="
-        + QUrl::toPercentEncoding(m_options.mchid);
+    const QByteArray path = "/v3/pay/transactions/out-trade-no/" + paymentNo.toLatin1()
+                            + "?mchid=" + QUrl::toPercentEncoding(m_options.mchid);
     auto reply = call("GET", path, {}, {});
     if (!reply)
         return reply.error();
@@ -226,14 +245,18 @@ core::Result<core::GatewayTrade> WeChatPayGateway::query(const QString &paymentN
     const QJsonObject &json = reply->json;
     if (json.value(u"out_trade_no").toString() != paymentNo
         || (json.contains(u"mchid") && json.value(u"mchid").toString() != m_options.mchid))
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay query %1: answer names another trade or merchant").arg(paymentNo));
+        return Error::make(
+            ErrorCode::Unavailable,
+            QStringLiteral("WeChat Pay query %1: answer names another trade or merchant").arg(paymentNo));
     const QString state = json.value(u"trade_state").toString();
     if (state == u"SUCCESS") {
         trade.state = core::GatewayTradeState::Paid;
         trade.payNo = json.value(u"transaction_id").toString();
         trade.amountFen = json.value(u"amount").toObject().value(u"total").toInteger();
         if (trade.payNo.isEmpty() || trade.amountFen <= 0)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay query %1: SUCCESS without transaction_id or amount").arg(paymentNo));
+            return Error::make(
+                ErrorCode::Unavailable,
+                QStringLiteral("WeChat Pay query %1: SUCCESS without transaction_id or amount").arg(paymentNo));
     } else if (state == u"NOTPAY" || state == u"USERPAYING") {
         trade.state = core::GatewayTradeState::NotPaid;
         trade.codeUrl = json.value(u"code_url").toString();
@@ -244,7 +267,9 @@ core::Result<core::GatewayTrade> WeChatPayGateway::query(const QString &paymentN
         trade.payNo = json.value(u"transaction_id").toString();
         trade.amountFen = json.value(u"amount").toObject().value(u"total").toInteger();
     } else {
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("WeChat Pay query %1: unknown trade_state \"%2\"").arg(paymentNo, state.left(32)));
+        return Error::make(
+            ErrorCode::Unavailable,
+            QStringLiteral("WeChat Pay query %1: unknown trade_state \"%2\"").arg(paymentNo, state.left(32)));
     }
     return trade;
 }
@@ -253,7 +278,8 @@ core::Result<void> WeChatPayGateway::close(const QString &paymentNo)
 {
     if (!isValidOutTradeNo(paymentNo))
         return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 of [A-Za-z0-9_-]"));
-    const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("mchid"), m_options.mchid}}).toJson(QJsonDocument::Compact);
+    const QByteArray body =
+        QJsonDocument(QJsonObject{{QStringLiteral("mchid"), m_options.mchid}}).toJson(QJsonDocument::Compact);
     auto reply = call("POST", "/v3/pay/transactions/out-trade-no/" + paymentNo.toLatin1() + "/close", body, {});
     if (!reply)
         return reply.error();
@@ -267,9 +293,11 @@ core::Result<void> WeChatPayGateway::close(const QString &paymentNo)
 core::Result<core::GatewayRefund> WeChatPayGateway::refund(const core::GatewayRefundRequest &request)
 {
     if (!isValidOutTradeNo(request.paymentNo) || !isValidOutRefundNo(request.refundNo))
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("out_trade_no must be 6-32 and out_refund_no 1-64 of [A-Za-z0-9_-]"));
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("out_trade_no must be 6-32 and out_refund_no 1-64 of [A-Za-z0-9_-]"));
     if (request.amountFen <= 0 || request.totalFen < request.amountFen)
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("refund amount must be positive and at most the total"));
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("refund amount must be positive and at most the total"));
     QJsonObject body{
         {QStringLiteral("out_refund_no"), request.refundNo},
         {QStringLiteral("amount"), QJsonObject{{QStringLiteral("refund"), request.amountFen},

@@ -18,7 +18,7 @@ struct WeChatPayOptions {
     crypto::PrivateKey merchantKey;
     wechat::PlatformVerifier platformKeys;
     QString baseUrl = QStringLiteral("https://api.mch.weixin.qq.com"); ///< no trailing slash needed
-    int timeoutMs = 10000;                                                ///< per HTTP exchange
+    int timeoutMs = 10000;                                             ///< per HTTP exchange
     qint64 timestampWindowSeconds = wechat::kDefaultTimestampWindowSeconds;
 };
 

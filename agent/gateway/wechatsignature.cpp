@@ -5,13 +5,21 @@ namespace payonce::gateway::wechat {
 using core::Error;
 using core::ErrorCode;
 
-QByteArray requestMessage(QByteArrayView method, QByteArrayView urlPathAndQuery, qint64 timestamp,
-                          QByteArrayView nonce, QByteArrayView body)
+QByteArray requestMessage(QByteArrayView method, QByteArrayView urlPathAndQuery, qint64 timestamp, QByteArrayView nonce,
+                          QByteArrayView body)
 {
     QByteArray m;
     m.reserve(method.size() + urlPathAndQuery.size() + nonce.size() + body.size() + 32);
-    m.append(method).append('\n').append(urlPathAndQuery).append('\n').append(QByteArray::number(timestamp))
-        .append('\n').append(nonce).append('\n').append(body).append('\n');
+    m.append(method)
+        .append('\n')
+        .append(urlPathAndQuery)
+        .append('\n')
+        .append(QByteArray::number(timestamp))
+        .append('\n')
+        .append(nonce)
+        .append('\n')
+        .append(body)
+        .append('\n');
     return m;
 }
 
@@ -23,20 +31,28 @@ QByteArray responseMessage(QByteArrayView timestamp, QByteArrayView nonce, QByte
     return m;
 }
 
-QByteArray authorizationHeader(QByteArrayView mchid, QByteArrayView serialNo, qint64 timestamp,
-                               QByteArrayView nonce, QByteArrayView signatureBase64)
+QByteArray authorizationHeader(QByteArrayView mchid, QByteArrayView serialNo, qint64 timestamp, QByteArrayView nonce,
+                               QByteArrayView signatureBase64)
 {
     QByteArray h;
-    h.append(kAuthScheme).append(" mchid=\"").append(mchid).append("\",nonce_str=\"").append(nonce)
-        .append("\",signature=\"").append(signatureBase64).append("\",timestamp=\"")
-        .append(QByteArray::number(timestamp)).append("\",serial_no=\"").append(serialNo).append('"');
+    h.append(kAuthScheme)
+        .append(" mchid=\"")
+        .append(mchid)
+        .append("\",nonce_str=\"")
+        .append(nonce)
+        .append("\",signature=\"")
+        .append(signatureBase64)
+        .append("\",timestamp=\"")
+        .append(QByteArray::number(timestamp))
+        .append("\",serial_no=\"")
+        .append(serialNo)
+        .append('"');
     return h;
 }
 
 core::Result<QByteArray> signRequest(const crypto::PrivateKey &merchantKey, QByteArrayView mchid,
-                                     QByteArrayView serialNo, QByteArrayView method,
-                                     QByteArrayView urlPathAndQuery, qint64 timestamp,
-                                     QByteArrayView nonce, QByteArrayView body)
+                                     QByteArrayView serialNo, QByteArrayView method, QByteArrayView urlPathAndQuery,
+                                     qint64 timestamp, QByteArrayView nonce, QByteArrayView body)
 {
     auto signature = merchantKey.signBase64(requestMessage(method, urlPathAndQuery, timestamp, nonce, body));
     if (!signature)
@@ -48,7 +64,8 @@ core::Result<Authorization> parseAuthorization(QByteArrayView header)
 {
     const QByteArray text = header.toByteArray().trimmed();
     if (!text.startsWith(kAuthScheme) || text.size() <= kAuthScheme.size() || text.at(kAuthScheme.size()) != ' ')
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("Authorization: not the WECHATPAY2-SHA256-RSA2048 scheme"));
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("Authorization: not the WECHATPAY2-SHA256-RSA2048 scheme"));
     Authorization a;
     QByteArray rest = text.mid(kAuthScheme.size() + 1);
     // k="v" pairs separated by commas; values never contain '"' (base64, digits, hex).
@@ -78,7 +95,8 @@ core::Result<Authorization> parseAuthorization(QByteArrayView header)
             a.serialNo = value;
         pos = close + 1;
     }
-    if (a.mchid.isEmpty() || a.nonce.isEmpty() || a.signature.isEmpty() || a.timestamp.isEmpty() || a.serialNo.isEmpty())
+    if (a.mchid.isEmpty() || a.nonce.isEmpty() || a.signature.isEmpty() || a.timestamp.isEmpty()
+        || a.serialNo.isEmpty())
         return Error::make(ErrorCode::InvalidInput, QStringLiteral("Authorization: a field is missing"));
     return a;
 }
@@ -97,24 +115,30 @@ core::Result<void> checkTimestampWindow(const QByteArray &timestampText, qint64 
     if (timestamp < nowSeconds - windowSeconds || timestamp > nowSeconds + windowSeconds)
         return Error::make(ErrorCode::BadSignature,
                            QStringLiteral("Wechatpay-Timestamp %1 is more than %2 s from now (%3)")
-                               .arg(timestamp).arg(windowSeconds).arg(nowSeconds));
+                               .arg(timestamp)
+                               .arg(windowSeconds)
+                               .arg(nowSeconds));
     return {};
 }
 
 core::Result<void> PlatformVerifier::verify(const SignedHeaders &headers, QByteArrayView body, qint64 nowSeconds,
                                             qint64 windowSeconds) const
 {
-    if (headers.signature.isEmpty() || headers.timestamp.isEmpty() || headers.nonce.isEmpty() || headers.serial.isEmpty())
-        return Error::make(ErrorCode::BadSignature, QStringLiteral("response carries no complete Wechatpay-* signature headers"));
+    if (headers.signature.isEmpty() || headers.timestamp.isEmpty() || headers.nonce.isEmpty()
+        || headers.serial.isEmpty())
+        return Error::make(ErrorCode::BadSignature,
+                           QStringLiteral("response carries no complete Wechatpay-* signature headers"));
     const auto it = m_keys.constFind(QString::fromLatin1(headers.serial));
     if (it == m_keys.constEnd())
-        return Error::make(ErrorCode::BadSignature,
-                           QStringLiteral("unknown platform key serial \"%1\"").arg(QString::fromLatin1(headers.serial.left(64))));
+        return Error::make(
+            ErrorCode::BadSignature,
+            QStringLiteral("unknown platform key serial \"%1\"").arg(QString::fromLatin1(headers.serial.left(64))));
     if (auto inWindow = checkTimestampWindow(headers.timestamp, nowSeconds, windowSeconds); !inWindow)
         return inWindow;
     if (!it->verifyBase64(responseMessage(headers.timestamp, headers.nonce, body), headers.signature))
-        return Error::make(ErrorCode::BadSignature,
-                           QStringLiteral("Wechatpay-Signature does not verify with platform key \"%1\"").arg(it.key()));
+        return Error::make(
+            ErrorCode::BadSignature,
+            QStringLiteral("Wechatpay-Signature does not verify with platform key \"%1\"").arg(it.key()));
     return {};
 }
 

@@ -26,19 +26,18 @@ inline constexpr QByteArrayView kAuthScheme = "WECHATPAY2-SHA256-RSA2048";
 /// How far a response's Wechatpay-Timestamp may be from our clock (both directions).
 inline constexpr qint64 kDefaultTimestampWindowSeconds = 300;
 
-QByteArray requestMessage(QByteArrayView method, QByteArrayView urlPathAndQuery, qint64 timestamp,
-                          QByteArrayView nonce, QByteArrayView body);
+QByteArray requestMessage(QByteArrayView method, QByteArrayView urlPathAndQuery, qint64 timestamp, QByteArrayView nonce,
+                          QByteArrayView body);
 QByteArray responseMessage(QByteArrayView timestamp, QByteArrayView nonce, QByteArrayView body);
 
 /// The Authorization header value for a request already signed (signatureBase64).
-QByteArray authorizationHeader(QByteArrayView mchid, QByteArrayView serialNo, qint64 timestamp,
-                               QByteArrayView nonce, QByteArrayView signatureBase64);
+QByteArray authorizationHeader(QByteArrayView mchid, QByteArrayView serialNo, qint64 timestamp, QByteArrayView nonce,
+                               QByteArrayView signatureBase64);
 
 /// Signs the request message with the merchant key and returns the Authorization value.
 core::Result<QByteArray> signRequest(const crypto::PrivateKey &merchantKey, QByteArrayView mchid,
-                                     QByteArrayView serialNo, QByteArrayView method,
-                                     QByteArrayView urlPathAndQuery, qint64 timestamp,
-                                     QByteArrayView nonce, QByteArrayView body);
+                                     QByteArrayView serialNo, QByteArrayView method, QByteArrayView urlPathAndQuery,
+                                     qint64 timestamp, QByteArrayView nonce, QByteArrayView body);
 
 /// The parts of an Authorization header (the platform's view; used by the simulator).
 struct Authorization {

@@ -37,9 +37,9 @@ void registerAuditRoutes(HttpServer &server, core::AuditReader &audit)
         if (!since)
             return errorReply(since.error());
         query.sinceMs = since.value();
-        for (auto [name, field] : {std::pair{QStringLiteral("actor"), &query.actor},
-                                   std::pair{QStringLiteral("action"), &query.action},
-                                   std::pair{QStringLiteral("target"), &query.target}}) {
+        for (auto [name, field] :
+             {std::pair{QStringLiteral("actor"), &query.actor}, std::pair{QStringLiteral("action"), &query.action},
+              std::pair{QStringLiteral("target"), &query.target}}) {
             const auto value = textParameter(request, name);
             if (!value)
                 return errorReply(value.error());

@@ -75,8 +75,7 @@ AuthFailureLimiter::AuthFailureLimiter(int maxFailures, std::chrono::millisecond
 
 qint64 AuthFailureLimiter::steadyNowMs()
 {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
 

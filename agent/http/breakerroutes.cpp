@@ -45,38 +45,41 @@ void registerBreakerRoutes(HttpServer &server, core::BreakerRegistry &breakers, 
         return HttpReply::json(list);
     });
 
-    server.route(Method::Post, QStringLiteral("/api/v1/breakers/<name>"), Role::Operator, [&, publish](const HttpRequest &request) {
-        const QString name = request.pathArgument(QStringLiteral("name"));
-        if (!breakers.find(name))
-            return errorReply(QStringLiteral("breaker_not_found"), QStringLiteral("no breaker named %1").arg(name));
-        auto body = parseJsonObject(request.body, {QStringLiteral("mode"), QStringLiteral("reason")});
-        if (!body)
-            return errorReply(QStringLiteral("invalid_request"), body.error().publicMessage);
-        const auto mode = core::breakerModeFromName(body->value(QStringLiteral("mode")).toString());
-        if (!mode)
-            return errorReply(QStringLiteral("invalid_request"),
-                              QStringLiteral("mode must be \"auto\", \"forced_open\" or \"forced_closed\""));
-        const QString reason = body->value(QStringLiteral("reason")).toString().trimmed();
-        if (reason.isEmpty())
-            return errorReply(QStringLiteral("invalid_request"), QStringLiteral("reason must be a non-empty string"));
-        const QJsonValue expiresIn = body->value(QStringLiteral("expires_in"));
-        qint64 seconds = 0;
-        if (!expiresIn.isUndefined() && !expiresIn.isNull()) {
-            // A whole number of seconds; a JSON number that is not integral is refused.
-            const double raw = expiresIn.toDouble(-1);
-            seconds = expiresIn.toInteger(-1);
-            if (!expiresIn.isDouble() || seconds < 0 || double(seconds) != raw || seconds > 7 * 24 * 3600)
+    server.route(
+        Method::Post, QStringLiteral("/api/v1/breakers/<name>"), Role::Operator,
+        [&, publish](const HttpRequest &request) {
+            const QString name = request.pathArgument(QStringLiteral("name"));
+            if (!breakers.find(name))
+                return errorReply(QStringLiteral("breaker_not_found"), QStringLiteral("no breaker named %1").arg(name));
+            auto body = parseJsonObject(request.body, {QStringLiteral("mode"), QStringLiteral("reason")});
+            if (!body)
+                return errorReply(QStringLiteral("invalid_request"), body.error().publicMessage);
+            const auto mode = core::breakerModeFromName(body->value(QStringLiteral("mode")).toString());
+            if (!mode)
                 return errorReply(QStringLiteral("invalid_request"),
-                                  QStringLiteral("expires_in must be whole seconds between 0 and 604800"));
-        }
-        const QString actor = request.principal ? request.principal->name : QStringLiteral("unknown");
-        auto set = breakers.setMode(name, *mode, actor, reason, std::chrono::seconds(seconds));
-        if (!set)
-            return errorReply(set.error());
-        if (publish)
-            publish({streamevent::BreakerMode, name, core::breakerModeName(*mode), actor, reason});
-        return HttpReply::ok(toJson(breakers.find(name)->snapshot(), clock.nowMs()));
-    });
+                                  QStringLiteral("mode must be \"auto\", \"forced_open\" or \"forced_closed\""));
+            const QString reason = body->value(QStringLiteral("reason")).toString().trimmed();
+            if (reason.isEmpty())
+                return errorReply(QStringLiteral("invalid_request"),
+                                  QStringLiteral("reason must be a non-empty string"));
+            const QJsonValue expiresIn = body->value(QStringLiteral("expires_in"));
+            qint64 seconds = 0;
+            if (!expiresIn.isUndefined() && !expiresIn.isNull()) {
+                // A whole number of seconds; a JSON number that is not integral is refused.
+                const double raw = expiresIn.toDouble(-1);
+                seconds = expiresIn.toInteger(-1);
+                if (!expiresIn.isDouble() || seconds < 0 || double(seconds) != raw || seconds > 7 * 24 * 3600)
+                    return errorReply(QStringLiteral("invalid_request"),
+                                      QStringLiteral("expires_in must be whole seconds between 0 and 604800"));
+            }
+            const QString actor = request.principal ? request.principal->name : QStringLiteral("unknown");
+            auto set = breakers.setMode(name, *mode, actor, reason, std::chrono::seconds(seconds));
+            if (!set)
+                return errorReply(set.error());
+            if (publish)
+                publish({streamevent::BreakerMode, name, core::breakerModeName(*mode), actor, reason});
+            return HttpReply::ok(toJson(breakers.find(name)->snapshot(), clock.nowMs()));
+        });
 }
 
 } // namespace payonce::http

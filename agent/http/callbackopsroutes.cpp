@@ -82,11 +82,13 @@ HttpReply replayCallback(const HttpRequest &request, core::CallbackPipeline &pip
 {
     const auto channel = core::channelFromName(request.pathArgument(QStringLiteral("channel")));
     if (!channel)
-        return errorReply(QStringLiteral("invalid_request"), QStringLiteral("channel must be \"wechat\" or \"alipay\""));
+        return errorReply(QStringLiteral("invalid_request"),
+                          QStringLiteral("channel must be \"wechat\" or \"alipay\""));
     const QString payNo = request.pathArgument(QStringLiteral("pay_no"));
     if (!core::isValidBusinessId(payNo))
         return errorReply(QStringLiteral("invalid_request"), QStringLiteral("pay_no must be 1-64 of [A-Za-z0-9_-]"));
-    const auto dryRun = choiceParameter(request, QStringLiteral("dry_run"), {QStringLiteral("true"), QStringLiteral("false")});
+    const auto dryRun = choiceParameter(request, QStringLiteral("dry_run"),
+                                        {QStringLiteral("true"), QStringLiteral("false")});
     if (!dryRun)
         return errorReply(dryRun.error());
     const auto body = parseActionBody(request.body);
@@ -112,18 +114,19 @@ HttpReply replayCallback(const HttpRequest &request, core::CallbackPipeline &pip
     // or neither); one that commits nothing of its own is audited afterwards.
     bool auditedInTransaction = false;
     std::optional<core::Error> auditFailure;
-    auto replayed = pipeline.replay(*channel, payNo, dry, [&](const core::CallbackOutcome &settled) -> core::Result<void> {
-        QJsonObject inTransaction = answerOf(settled, 0);
-        inTransaction.remove(QStringLiteral("delivery_id"));
-        auto audited = audit.append({actorOf(request), QStringLiteral("callback.replay"), target, QString(),
-                                     compactJson(inTransaction), body->reason, request.traceId});
-        if (!audited) {
-            auditFailure = audited.error();
-            return audited.error();
-        }
-        auditedInTransaction = true;
-        return {};
-    });
+    auto replayed = pipeline.replay(
+        *channel, payNo, dry, [&](const core::CallbackOutcome &settled) -> core::Result<void> {
+            QJsonObject inTransaction = answerOf(settled, 0);
+            inTransaction.remove(QStringLiteral("delivery_id"));
+            auto audited = audit.append({actorOf(request), QStringLiteral("callback.replay"), target, QString(),
+                                         compactJson(inTransaction), body->reason, request.traceId});
+            if (!audited) {
+                auditFailure = audited.error();
+                return audited.error();
+            }
+            auditedInTransaction = true;
+            return {};
+        });
     if (!replayed)
         return errorReply(replayed.error());
     if (auditFailure)

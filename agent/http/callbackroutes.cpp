@@ -16,8 +16,9 @@ namespace {
 
 HttpReply weChatReply(const core::CallbackOutcome &outcome)
 {
-    const QJsonObject body{{QStringLiteral("code"), outcome.success() ? QStringLiteral("SUCCESS") : QStringLiteral("FAIL")},
-                           {QStringLiteral("message"), outcome.success() ? QStringLiteral("OK") : outcome.message}};
+    const QJsonObject body{
+        {QStringLiteral("code"), outcome.success() ? QStringLiteral("SUCCESS") : QStringLiteral("FAIL")},
+        {QStringLiteral("message"), outcome.success() ? QStringLiteral("OK") : outcome.message}};
     HttpReply reply = HttpReply::json(body, httpStatus(outcome.code));
     reply.setLayer(layerName(outcome.layer).toLatin1());
     return reply;
@@ -39,25 +40,25 @@ void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline
     // Deferred: a copy the seen set answers (or a rejection) is answered once its delivery
     // row has committed in a group commit, and the lane's thread meanwhile verifies the
     // next notification.
-    server.routeDeferred(Method::Post, QStringLiteral("/api/v1/callbacks/wechat"),
-                         platformCallbackRouteOptions(core::Channel::WeChat),
-                         [&](const HttpRequest &request, const ReplySink &sink) {
-        pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs()),
-                        [sink](const core::CallbackOutcome &outcome) { sink.send(weChatReply(outcome)); });
-    });
-    server.routeDeferred(Method::Post, QStringLiteral("/api/v1/callbacks/alipay"),
-                         platformCallbackRouteOptions(core::Channel::Alipay),
-                         [&, alipayRefunds](const HttpRequest &request, const ReplySink &sink) {
-        // Alipay sends a trade's refund notifications to the trade's notify_url too.
-        if (alipayRefunds) {
-            if (auto reply = alipayRefunds(request)) {
-                sink.send(*reply);
-                return;
+    server.routeDeferred(
+        Method::Post, QStringLiteral("/api/v1/callbacks/wechat"), platformCallbackRouteOptions(core::Channel::WeChat),
+        [&](const HttpRequest &request, const ReplySink &sink) {
+            pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs()),
+                            [sink](const core::CallbackOutcome &outcome) { sink.send(weChatReply(outcome)); });
+        });
+    server.routeDeferred(
+        Method::Post, QStringLiteral("/api/v1/callbacks/alipay"), platformCallbackRouteOptions(core::Channel::Alipay),
+        [&, alipayRefunds](const HttpRequest &request, const ReplySink &sink) {
+            // Alipay sends a trade's refund notifications to the trade's notify_url too.
+            if (alipayRefunds) {
+                if (auto reply = alipayRefunds(request)) {
+                    sink.send(*reply);
+                    return;
+                }
             }
-        }
-        pipeline.handle(callbackDeliveryOf(core::Channel::Alipay, request, clock.nowMs()),
-                        [sink](const core::CallbackOutcome &outcome) { sink.send(alipayReply(outcome)); });
-    });
+            pipeline.handle(callbackDeliveryOf(core::Channel::Alipay, request, clock.nowMs()),
+                            [sink](const core::CallbackOutcome &outcome) { sink.send(alipayReply(outcome)); });
+        });
 }
 
 } // namespace payonce::http

@@ -25,8 +25,9 @@ void registerCloseRoutes(HttpServer &server, core::OrderCloser &closer, core::Au
                      if (!run)
                          return errorReply(run.error());
                      if (!run.value())
-                         return errorReply(QStringLiteral("close_running"),
-                                           QStringLiteral("the order closer is already running; ask again when it ends"));
+                         return errorReply(
+                             QStringLiteral("close_running"),
+                             QStringLiteral("the order closer is already running; ask again when it ends"));
                      const core::OrderCloser::Report &report = *run.value();
                      QJsonArray orders;
                      for (const core::OrderCloser::OrderOutcome &order : report.orders) {
@@ -39,8 +40,12 @@ void registerCloseRoutes(HttpServer &server, core::OrderCloser &closer, core::Au
                                               {QStringLiteral("left"), report.left},
                                               {QStringLiteral("moved_on"), report.movedOn},
                                               {QStringLiteral("accept_only"), report.acceptOnly}};
-                     auto audited = audit.append({actorOf(request), QStringLiteral("orders.close_expired"),
-                                                  QStringLiteral("closer"), {}, compactJson(counts), body->reason,
+                     auto audited = audit.append({actorOf(request),
+                                                  QStringLiteral("orders.close_expired"),
+                                                  QStringLiteral("closer"),
+                                                  {},
+                                                  compactJson(counts),
+                                                  body->reason,
                                                   request.traceId});
                      if (!audited)
                          return errorReply(audited.error());

@@ -4,9 +4,9 @@
 #include "routesupport.h"
 
 #include "core/compensationservice.h"
-#include "core/refundservice.h"
 #include "core/ports/clock.h"
 #include "core/ports/orderrepository.h"
+#include "core/refundservice.h"
 #include "core/setupservice.h"
 #include "shared/money.h"
 
@@ -19,9 +19,7 @@ namespace {
 /// A refund's "items": [{"sku_id": "SKU-1", "qty": 2}, …] (sku order); none: [].
 core::Result<core::RefundItems> parseRefundItems(const QJsonValue &value)
 {
-    auto bad = [](const QString &why) {
-        return core::Error::make(core::ErrorCode::InvalidInput, why, why);
-    };
+    auto bad = [](const QString &why) { return core::Error::make(core::ErrorCode::InvalidInput, why, why); };
     if (!value.isArray())
         return bad(QStringLiteral("items must be an array of {\"sku_id\", \"qty\"}"));
     core::RefundItems items;
@@ -59,25 +57,26 @@ QJsonObject toJson(const core::Compensation &c)
         {QStringLiteral("result"), c.result},
         {QStringLiteral("created_at"), isoTime(c.createdAtMs)},
         {QStringLiteral("pay_no"), c.payNo.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(c.payNo)},
-        {QStringLiteral("amount"), c.amountFen ? QJsonValue(formatAmountFen(*c.amountFen)) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("amount"),
+         c.amountFen ? QJsonValue(formatAmountFen(*c.amountFen)) : QJsonValue(QJsonValue::Null)},
         {QStringLiteral("items"), refundItemsJson(c.refundItems)},
     };
 }
 
 QJsonObject refundJson(const core::RefundRecord &r)
 {
-    return QJsonObject{{QStringLiteral("refund_no"), r.refundNo},
-                       {QStringLiteral("status"), core::refundStatusName(r.status)},
-                       {QStringLiteral("order_no"), r.orderNo},
-                       {QStringLiteral("channel"), core::channelName(r.channel)},
-                       {QStringLiteral("pay_no"), r.payNo},
-                       {QStringLiteral("amount"), formatAmountFen(r.amountFen)},
-                       {QStringLiteral("own_payment"), r.ownPayment},
-                       {QStringLiteral("partial"), r.partial},
-                       {QStringLiteral("items"), refundItemsJson(r.items)},
-                       {QStringLiteral("attempts"), r.attempts},
-                       {QStringLiteral("last_error"), r.lastError.isEmpty() ? QJsonValue(QJsonValue::Null)
-                                                                             : QJsonValue(r.lastError)}};
+    return QJsonObject{
+        {QStringLiteral("refund_no"), r.refundNo},
+        {QStringLiteral("status"), core::refundStatusName(r.status)},
+        {QStringLiteral("order_no"), r.orderNo},
+        {QStringLiteral("channel"), core::channelName(r.channel)},
+        {QStringLiteral("pay_no"), r.payNo},
+        {QStringLiteral("amount"), formatAmountFen(r.amountFen)},
+        {QStringLiteral("own_payment"), r.ownPayment},
+        {QStringLiteral("partial"), r.partial},
+        {QStringLiteral("items"), refundItemsJson(r.items)},
+        {QStringLiteral("attempts"), r.attempts},
+        {QStringLiteral("last_error"), r.lastError.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(r.lastError)}};
 }
 
 HttpReply decide(const HttpRequest &request, core::CompensationService &compensations, core::RefundService *refunds,
@@ -103,9 +102,10 @@ HttpReply decide(const HttpRequest &request, core::CompensationService &compensa
         if (submitted)
             body.insert(QStringLiteral("refund"), refundJson(submitted.value()));
         else
-            body.insert(QStringLiteral("refund"), QJsonObject{{QStringLiteral("refund_no"), refundNo},
-                                                              {QStringLiteral("status"), QStringLiteral("requested")},
-                                                              {QStringLiteral("last_error"), submitted.error().publicMessage}});
+            body.insert(QStringLiteral("refund"),
+                        QJsonObject{{QStringLiteral("refund_no"), refundNo},
+                                    {QStringLiteral("status"), QStringLiteral("requested")},
+                                    {QStringLiteral("last_error"), submitted.error().publicMessage}});
     }
     return HttpReply::ok(body);
 }
@@ -134,64 +134,69 @@ void registerCompensationRoutes(HttpServer &server, core::CompensationService &c
         return HttpReply::json(list);
     });
 
-    server.route(Method::Post, QStringLiteral("/api/v1/compensations"), Role::Operator, [&](const HttpRequest &request) {
-        const auto body = parseActionBody(request.body, {QStringLiteral("kind"), QStringLiteral("order_no")});
-        if (!body)
-            return errorReply(body.error());
-        const auto kind = core::compensationKindFromName(body->object.value(QStringLiteral("kind")).toString());
-        if (!kind)
-            return errorReply(QStringLiteral("invalid_request"),
-                              QStringLiteral("kind must be \"freeze_coupon\", \"reverse_points\", \"restore_stock\" "
-                                             "or \"refund\""));
-        const QString orderNo = body->object.value(QStringLiteral("order_no")).toString();
-        if (!core::isValidBusinessId(orderNo))
-            return errorReply(QStringLiteral("invalid_request"),
-                              QStringLiteral("order_no must be 1-64 of [A-Za-z0-9_-]"));
-        auto order = orders.orderDetail(orderNo);
-        if (!order)
-            return errorReply(order.error());
-        if (!order.value())
-            return errorReply(QStringLiteral("order_not_found"), QStringLiteral("no order %1").arg(orderNo));
-        // A refund may name the payment and the amount to give back (a double payment's
-        // extra pay_no, a partial refund); every other kind takes neither.
-        core::CompensationProposal proposal{*kind, orderNo, std::nullopt, {}, actorOf(request), body->reason, {}, {}, {}};
-        const QJsonValue payNo = body->object.value(QStringLiteral("pay_no"));
-        const QJsonValue amount = body->object.value(QStringLiteral("amount"));
-        const QJsonValue items = body->object.value(QStringLiteral("items"));
-        if (*kind != core::CompensationKind::Refund
-            && (!payNo.isUndefined() || !amount.isUndefined() || !items.isUndefined()))
-            return errorReply(QStringLiteral("invalid_request"),
-                              QStringLiteral("pay_no, amount and items are for refunds only"));
-        if (!payNo.isUndefined()) {
-            if (!core::isValidBusinessId(payNo.toString()))
+    server.route(
+        Method::Post, QStringLiteral("/api/v1/compensations"), Role::Operator, [&](const HttpRequest &request) {
+            const auto body = parseActionBody(request.body, {QStringLiteral("kind"), QStringLiteral("order_no")});
+            if (!body)
+                return errorReply(body.error());
+            const auto kind = core::compensationKindFromName(body->object.value(QStringLiteral("kind")).toString());
+            if (!kind)
+                return errorReply(
+                    QStringLiteral("invalid_request"),
+                    QStringLiteral("kind must be \"freeze_coupon\", \"reverse_points\", \"restore_stock\" "
+                                   "or \"refund\""));
+            const QString orderNo = body->object.value(QStringLiteral("order_no")).toString();
+            if (!core::isValidBusinessId(orderNo))
                 return errorReply(QStringLiteral("invalid_request"),
-                                  QStringLiteral("pay_no must be 1-64 of [A-Za-z0-9_-]"));
-            proposal.payNo = payNo.toString();
-        }
-        if (!amount.isUndefined()) {
-            const auto fen = amount.isString() ? parseAmountFen(amount.toString()) : std::nullopt;
-            if (!fen || *fen <= 0)
-                return errorReply(QStringLiteral("invalid_amount"),
-                                  QStringLiteral("amount must be a positive decimal string such as \"12.50\""));
-            proposal.amountFen = *fen;
-        }
-        if (!items.isUndefined()) {
-            auto parsed = parseRefundItems(items);
-            if (!parsed)
-                return errorReply(parsed.error());
-            proposal.refundItems = parsed.value();
-        }
-        auto proposed = compensations.propose(proposal, clock.nowMs());
-        if (!proposed)
-            return errorReply(proposed.error());
-        return HttpReply::created(toJson(proposed->compensation));
-    });
+                                  QStringLiteral("order_no must be 1-64 of [A-Za-z0-9_-]"));
+            auto order = orders.orderDetail(orderNo);
+            if (!order)
+                return errorReply(order.error());
+            if (!order.value())
+                return errorReply(QStringLiteral("order_not_found"), QStringLiteral("no order %1").arg(orderNo));
+            // A refund may name the payment and the amount to give back (a double payment's
+            // extra pay_no, a partial refund); every other kind takes neither.
+            core::CompensationProposal proposal{*kind,        orderNo, std::nullopt, {}, actorOf(request),
+                                                body->reason, {},      {},           {}};
+            const QJsonValue payNo = body->object.value(QStringLiteral("pay_no"));
+            const QJsonValue amount = body->object.value(QStringLiteral("amount"));
+            const QJsonValue items = body->object.value(QStringLiteral("items"));
+            if (*kind != core::CompensationKind::Refund
+                && (!payNo.isUndefined() || !amount.isUndefined() || !items.isUndefined()))
+                return errorReply(QStringLiteral("invalid_request"),
+                                  QStringLiteral("pay_no, amount and items are for refunds only"));
+            if (!payNo.isUndefined()) {
+                if (!core::isValidBusinessId(payNo.toString()))
+                    return errorReply(QStringLiteral("invalid_request"),
+                                      QStringLiteral("pay_no must be 1-64 of [A-Za-z0-9_-]"));
+                proposal.payNo = payNo.toString();
+            }
+            if (!amount.isUndefined()) {
+                const auto fen = amount.isString() ? parseAmountFen(amount.toString()) : std::nullopt;
+                if (!fen || *fen <= 0)
+                    return errorReply(QStringLiteral("invalid_amount"),
+                                      QStringLiteral("amount must be a positive decimal string such as \"12.50\""));
+                proposal.amountFen = *fen;
+            }
+            if (!items.isUndefined()) {
+                auto parsed = parseRefundItems(items);
+                if (!parsed)
+                    return errorReply(parsed.error());
+                proposal.refundItems = parsed.value();
+            }
+            auto proposed = compensations.propose(proposal, clock.nowMs());
+            if (!proposed)
+                return errorReply(proposed.error());
+            return HttpReply::created(toJson(proposed->compensation));
+        });
 
     // An approved refund compensation is submitted to the platform at once: the gateway lane.
-    server.route(Method::Post, QStringLiteral("/api/v1/compensations/<id>/approve"), gatewayRoute(Role::Approver),
-                 [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, true); });
-    server.route(Method::Post, QStringLiteral("/api/v1/compensations/<id>/reject"), Role::Approver,
-                 [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, false); });
+    server.route(
+        Method::Post, QStringLiteral("/api/v1/compensations/<id>/approve"), gatewayRoute(Role::Approver),
+        [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, true); });
+    server.route(
+        Method::Post, QStringLiteral("/api/v1/compensations/<id>/reject"), Role::Approver,
+        [&, refunds](const HttpRequest &request) { return decide(request, compensations, refunds, clock, false); });
 }
 
 } // namespace payonce::http

@@ -17,8 +17,7 @@ namespace {
 
 qint64 nowMs()
 {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
 
@@ -37,8 +36,7 @@ bool inputArrived(QTcpSocket *socket)
 
 } // namespace
 
-ConnectionGuard::ConnectionGuard(const Limits &limits, QObject *parent)
-    : QTcpServer(parent), m_limits(limits)
+ConnectionGuard::ConnectionGuard(const Limits &limits, QObject *parent) : QTcpServer(parent), m_limits(limits)
 {
     const auto shortest = std::min({m_limits.headerTimeout, m_limits.idleTimeout, m_limits.lingerTimeout});
     m_sweepTimer.setInterval(std::clamp<qint64>(shortest.count() / 8, 20, 250));
@@ -89,7 +87,7 @@ void ConnectionGuard::incomingConnection(qintptr handle)
     Connection c;
     c.socket = socket;
     c.peer = socket->peerAddress().toString();
-    c.headStartedMs = now;  // the first head must be complete within headerTimeout
+    c.headStartedMs = now; // the first head must be complete within headerTimeout
     c.lastActivityMs = now;
 
     // Ours first: this lambda runs before QtHttpServer's readyRead handler on every chunk.
@@ -104,7 +102,8 @@ void ConnectionGuard::incomingConnection(qintptr handle)
         auto it = m_connections.insert(socket, c);
         if (overTotal) {
             m_stats.totalRefused.fetch_add(1);
-            refuse(*it, QStringLiteral("too_many_connections"), QStringLiteral("the server has too many open connections"));
+            refuse(*it, QStringLiteral("too_many_connections"),
+                   QStringLiteral("the server has too many open connections"));
         } else {
             m_stats.perAddressRefused.fetch_add(1);
             refuse(*it, QStringLiteral("too_many_connections"),
@@ -377,20 +376,17 @@ void ConnectionGuard::sweep()
             continue;
         }
         switch (c.state) {
-        case State::Tunnel:
-            continue;
+        case State::Tunnel: continue;
         case State::Refused:
             if (now >= c.closeDeadlineMs)
                 toClose << it.key();
             continue;
         case State::Head:
-        case State::Body:
-            break;
+        case State::Body: break;
         }
         if (c.busy > 0)
             continue;
-        if (c.state == State::Head && c.headStartedMs >= 0
-            && now - c.headStartedMs > m_limits.headerTimeout.count()) {
+        if (c.state == State::Head && c.headStartedMs >= 0 && now - c.headStartedMs > m_limits.headerTimeout.count()) {
             m_stats.headerTimeouts.fetch_add(1);
             toClose << it.key();
         } else if (now - c.lastActivityMs > m_limits.idleTimeout.count()) {

@@ -53,14 +53,14 @@ public:
     /// Refusals and closes, counted since start.
     struct Stats {
         quint64 accepted = 0;
-        quint64 payloadTooLarge = 0;     ///< 413
-        quint64 lengthRequired = 0;      ///< 411
-        quint64 headerTooLarge = 0;      ///< 431
-        quint64 malformed = 0;           ///< 400 from the guard
-        quint64 headerTimeouts = 0;      ///< slowloris closes
+        quint64 payloadTooLarge = 0; ///< 413
+        quint64 lengthRequired = 0;  ///< 411
+        quint64 headerTooLarge = 0;  ///< 431
+        quint64 malformed = 0;       ///< 400 from the guard
+        quint64 headerTimeouts = 0;  ///< slowloris closes
         quint64 idleCloses = 0;
-        quint64 perAddressRefused = 0;   ///< 503, per-address cap
-        quint64 totalRefused = 0;        ///< 503, total cap
+        quint64 perAddressRefused = 0; ///< 503, per-address cap
+        quint64 totalRefused = 0;      ///< 503, total cap
     };
 
     explicit ConnectionGuard(const Limits &limits, QObject *parent = nullptr);
@@ -87,23 +87,31 @@ protected:
     void incomingConnection(qintptr handle) override;
 
 private:
-    enum class State { Head, Body, Refused, Tunnel }; // Tunnel: an accepted WebSocket, not framed
+    enum class State {
+        Head,
+        Body,
+        Refused,
+        Tunnel
+    }; // Tunnel: an accepted WebSocket, not framed
     struct Connection {
         QPointer<QTcpSocket> socket;
         QString peer;
         State state = State::Head;
-        QByteArray head;            // the part of the current request head seen so far
-        QByteArray target;          // the current request's target (path and query), once known
+        QByteArray head;   // the part of the current request head seen so far
+        QByteArray target; // the current request's target (path and query), once known
         qint64 bodyRemaining = 0;
-        qint64 seenUnconsumed = 0;  // before hand-over: bytes already framed, still buffered
-        qint64 headStartedMs = -1;  // -1: no head in progress
+        qint64 seenUnconsumed = 0; // before hand-over: bytes already framed, still buffered
+        qint64 headStartedMs = -1; // -1: no head in progress
         qint64 lastActivityMs = 0;
         qint64 closeDeadlineMs = -1; // refused: abort at this time
         int busy = 0;
         bool handedOver = false;
-        bool counted = true;        // counts against the caps
+        bool counted = true; // counts against the caps
     };
-    enum class Verdict { Accept, Refuse };
+    enum class Verdict {
+        Accept,
+        Refuse
+    };
 
     void onReadyRead(QTcpSocket *socket);
     void onGone(QTcpSocket *socket);
@@ -121,8 +129,8 @@ private:
     QTimer m_sweepTimer;
 
     struct AtomicStats {
-        std::atomic<quint64> accepted{0}, payloadTooLarge{0}, lengthRequired{0}, headerTooLarge{0},
-            malformed{0}, headerTimeouts{0}, idleCloses{0}, perAddressRefused{0}, totalRefused{0};
+        std::atomic<quint64> accepted{0}, payloadTooLarge{0}, lengthRequired{0}, headerTooLarge{0}, malformed{0},
+            headerTimeouts{0}, idleCloses{0}, perAddressRefused{0}, totalRefused{0};
     } m_stats;
     std::atomic<int> m_connectionCount{0};
 };

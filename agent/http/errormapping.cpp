@@ -181,10 +181,13 @@ QByteArray rawErrorResponse(const QString &apiCode, const QString &message,
 {
     const int status = httpStatus(apiCode);
     const QByteArray body = errorBody(apiCode, message);
-    QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n"
-                     "Content-Type: application/json\r\n"
-                     "Content-Length: " + QByteArray::number(body.size()) + "\r\n"
-                     "Connection: close\r\n";
+    QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status)
+                     + "\r\n"
+                       "Content-Type: application/json\r\n"
+                       "Content-Length: "
+                     + QByteArray::number(body.size())
+                     + "\r\n"
+                       "Connection: close\r\n";
     for (const auto &h : extraHeaders)
         out += h.first + ": " + h.second + "\r\n";
     out += "\r\n" + body;

@@ -2,8 +2,8 @@
 
 #include "httptypes.h"
 
-#include "core/error.h"
 #include "core/callbackpipeline.h"
+#include "core/error.h"
 #include "core/paymentoutcome.h"
 
 #include <QByteArray>

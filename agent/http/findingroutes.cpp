@@ -13,7 +13,7 @@ QStringList findingKinds()
 {
     return {QStringLiteral("effect_mismatch"), QStringLiteral("missing_outbox"),  QStringLiteral("stuck_paying"),
             QStringLiteral("stuck_accepted"),  QStringLiteral("amount_mismatch"), QStringLiteral("double_payment"),
-            QStringLiteral("oversold"), QStringLiteral("refund_failed"), QStringLiteral("refund_abnormal")};
+            QStringLiteral("oversold"),        QStringLiteral("refund_failed"),   QStringLiteral("refund_abnormal")};
 }
 
 QJsonObject findingJson(const core::StoredFinding &finding)

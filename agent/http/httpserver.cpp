@@ -1,11 +1,11 @@
 #include "httpserver.h"
 
-#include "errormapping.h"
-#include "streamregistry.h"
 #include "core/metricsregistry.h"
+#include "errormapping.h"
 #include "logging/categories.h"
 #include "logging/logging.h"
 #include "shared/tracecontext.h"
+#include "streamregistry.h"
 
 #include <QAbstractHttpServer>
 #include <QCoreApplication>
@@ -14,8 +14,8 @@
 #include <QHttpServerResponder>
 #include <QPointer>
 #include <QTcpSocket>
-#include <QWebSocket>
 #include <QThreadPool>
+#include <QWebSocket>
 
 #include <array>
 #include <chrono>
@@ -29,7 +29,7 @@ namespace {
 constexpr int kWebSocketSendBuffer = 64 * 1024;
 
 struct Segment {
-    QString text;       // literal text, or the placeholder's name
+    QString text; // literal text, or the placeholder's name
     bool placeholder = false;
 };
 
@@ -42,10 +42,11 @@ struct EndpointMetrics {
     EndpointMetrics(core::MetricsRegistry &registry, const QString &endpoint)
     {
         for (std::size_t i = 0; i < outcomes.size(); ++i)
-            byOutcome[i] = &registry.counter(QStringLiteral("payonce_requests_total"),
-                                             QStringLiteral("HTTP requests answered, by route pattern and status class"),
-                                             {{QStringLiteral("endpoint"), endpoint},
-                                              {QStringLiteral("outcome"), QString::fromLatin1(outcomes[i])}});
+            byOutcome[i] = &registry.counter(
+                QStringLiteral("payonce_requests_total"),
+                QStringLiteral("HTTP requests answered, by route pattern and status class"),
+                {{QStringLiteral("endpoint"), endpoint},
+                 {QStringLiteral("outcome"), QString::fromLatin1(outcomes[i])}});
         duration = &registry.histogram(QStringLiteral("payonce_request_duration_seconds"),
                                        QStringLiteral("Time from dispatch to the reply written, by route pattern"),
                                        {{QStringLiteral("endpoint"), endpoint}});
@@ -63,8 +64,8 @@ struct Route {
     QString pattern;
     QList<Segment> segments;
     RouteOptions options;
-    Handler handler;           ///< a route that answers when it returns
-    DeferredHandler deferred;  ///< or one that sends its reply through a ReplySink
+    Handler handler;          ///< a route that answers when it returns
+    DeferredHandler deferred; ///< or one that sends its reply through a ReplySink
     std::shared_ptr<const EndpointMetrics> metrics;
 };
 
@@ -117,10 +118,11 @@ HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
     try {
         return handler(request);
     } catch (const std::exception &e) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what()
-                                     << "trace" << request.traceId;
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
+                                     << request.traceId;
     } catch (...) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw" << "trace" << request.traceId;
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
+                                     << "trace" << request.traceId;
     }
     return errorReply(QStringLiteral("internal"), QStringLiteral("internal error"));
 }
@@ -135,10 +137,11 @@ void invokeSafely(const Route &route, const HttpRequest &request, const ReplySin
         route.deferred(request, sink);
         return;
     } catch (const std::exception &e) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what()
-                                     << "trace" << request.traceId;
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
+                                     << request.traceId;
     } catch (...) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw" << "trace" << request.traceId;
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
+                                     << "trace" << request.traceId;
     }
     sink.send(errorReply(QStringLiteral("internal"), QStringLiteral("internal error"))); // unless it sent already
 }
@@ -160,7 +163,8 @@ void writeReply(QTcpSocket *socket, HttpReply reply, const ReplyContext &context
         context.metrics->record(reply.status, context.started);
     qCDebug(lcAccess).noquote() << context.request << reply.status
                                 << std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::steady_clock::now() - context.started).count()
+                                       std::chrono::steady_clock::now() - context.started)
+                                       .count()
                                 << "us";
     if (!socket || socket->state() != QAbstractSocket::ConnectedState)
         return;
@@ -197,11 +201,13 @@ struct AuthMetrics {
     explicit AuthMetrics(core::MetricsRegistry &registry)
     {
         const QString failures = QStringLiteral("payonce_auth_failures_total");
-        const QString failuresHelp =
-            QStringLiteral("Requests that needed a token and came without one (missing_token) or with one that "
-                           "names no configured token (unknown_token)");
-        missingToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("missing_token")}});
-        unknownToken = &registry.counter(failures, failuresHelp, {{QStringLiteral("reason"), QStringLiteral("unknown_token")}});
+        const QString failuresHelp = QStringLiteral(
+            "Requests that needed a token and came without one (missing_token) or with one that "
+            "names no configured token (unknown_token)");
+        missingToken = &registry.counter(failures, failuresHelp,
+                                         {{QStringLiteral("reason"), QStringLiteral("missing_token")}});
+        unknownToken = &registry.counter(failures, failuresHelp,
+                                         {{QStringLiteral("reason"), QStringLiteral("unknown_token")}});
         refused = &registry.counter(QStringLiteral("payonce_auth_refused_total"),
                                     QStringLiteral("Requests with a wrong token refused with 429 because their client "
                                                    "address failed authentication too often within the window"));
@@ -241,10 +247,10 @@ struct HttpServer::Private {
           streams(o.maxStreamsPerToken)
     {
         lanes[std::size_t(Lane::General)] = std::make_unique<ExecutionLane>(Lane::General, o.workerThreads, -1);
-        lanes[std::size_t(Lane::Callbacks)] =
-            std::make_unique<ExecutionLane>(Lane::Callbacks, o.callbackLane.threads, o.callbackLane.queueLimit);
-        lanes[std::size_t(Lane::Gateway)] =
-            std::make_unique<ExecutionLane>(Lane::Gateway, o.gatewayLane.threads, o.gatewayLane.queueLimit);
+        lanes[std::size_t(Lane::Callbacks)] = std::make_unique<ExecutionLane>(Lane::Callbacks, o.callbackLane.threads,
+                                                                              o.callbackLane.queueLimit);
+        lanes[std::size_t(Lane::Gateway)] = std::make_unique<ExecutionLane>(Lane::Gateway, o.gatewayLane.threads,
+                                                                            o.gatewayLane.queueLimit);
     }
     ExecutionLane &lane(Lane which) { return *lanes[std::size_t(which)]; }
     void waitForLanes(int timeoutMs)
@@ -344,7 +350,8 @@ std::optional<HttpReply> HttpServer::Private::authorize(const HttpRequest &req, 
             qCDebug(lcHttp).noquote() << "request without a token from" << req.clientAddress.toString() << "to"
                                       << req.path << "trace" << req.traceId;
         }
-        HttpReply reply = errorReply(QStringLiteral("unauthenticated"), QStringLiteral("a valid bearer token is required"));
+        HttpReply reply = errorReply(QStringLiteral("unauthenticated"),
+                                     QStringLiteral("a valid bearer token is required"));
         reply.setHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
         return reply;
     }
@@ -394,15 +401,15 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
         streamsRefused.fetch_add(1, std::memory_order_relaxed);
         if (streamsOverCap)
             streamsOverCap->add();
-        qCWarning(lcHttp).noquote() << "stream refused:" << principal->name << "already holds"
-                                    << streams.maxPerToken() << "streams (stream.max_per_token), from"
-                                    << req.clientAddress.toString();
-        writeReply(socket,
-                   errorReply(QStringLiteral("too_many_streams"),
-                              QStringLiteral("%1 already holds %2 open streams, the most one token may (stream.max_per_token)")
-                                  .arg(principal->name)
-                                  .arg(streams.maxPerToken())),
-                   context, true);
+        qCWarning(lcHttp).noquote() << "stream refused:" << principal->name << "already holds" << streams.maxPerToken()
+                                    << "streams (stream.max_per_token), from" << req.clientAddress.toString();
+        writeReply(
+            socket,
+            errorReply(QStringLiteral("too_many_streams"),
+                       QStringLiteral("%1 already holds %2 open streams, the most one token may (stream.max_per_token)")
+                           .arg(principal->name)
+                           .arg(streams.maxPerToken())),
+            context, true);
         return false;
     }
     // A small kernel send buffer: a client that stops reading shows up as bytes waiting
@@ -478,10 +485,11 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     }
 
     if (!matched) {
-        HttpReply reply = allowed.isEmpty()
-            ? errorReply(QStringLiteral("not_found"), QStringLiteral("no resource at %1").arg(req.path))
-            : errorReply(QStringLiteral("method_not_allowed"),
-                         QStringLiteral("%1 allows %2").arg(req.path, allowed.join(QStringLiteral(", "))));
+        HttpReply reply =
+            allowed.isEmpty()
+                ? errorReply(QStringLiteral("not_found"), QStringLiteral("no resource at %1").arg(req.path))
+                : errorReply(QStringLiteral("method_not_allowed"),
+                             QStringLiteral("%1 allows %2").arg(req.path, allowed.join(QStringLiteral(", "))));
         if (!allowed.isEmpty())
             reply.setHeader(QByteArrayLiteral("Allow"), allowed.join(QStringLiteral(", ")).toLatin1());
         writeReply(socket, std::move(reply), context, true);
@@ -513,9 +521,10 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
                                     << "threads," << executor.queueLimit() << "queued): 503 for" << context.request
                                     << "trace" << req.traceId;
         HttpReply reply = matched->options.busyReply
-            ? matched->options.busyReply()
-            : errorReply(QStringLiteral("server_busy"),
-                         QStringLiteral("the server is busy with requests like this one; retry shortly"));
+                              ? matched->options.busyReply()
+                              : errorReply(
+                                  QStringLiteral("server_busy"),
+                                  QStringLiteral("the server is busy with requests like this one; retry shortly"));
         reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
         writeReply(socket, std::move(reply), context, true);
         return;
@@ -529,8 +538,8 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     // QFutureInterfaceBase::reportStarted under a scrape load).
     auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
     // Counts the request until its reply has been written or dropped with the socket.
-    auto inFlightToken = std::shared_ptr<void>(
-        (inFlight->fetch_add(1), nullptr), [counter = inFlight](void *) { counter->fetch_sub(1); });
+    auto inFlightToken = std::shared_ptr<void>((inFlight->fetch_add(1), nullptr),
+                                               [counter = inFlight](void *) { counter->fetch_sub(1); });
     guard->requestStarted(socket);
     // Sent once, from whichever thread has the reply (the handler's, or a deferred route's
     // later one). Everything the reply needs moves into the event, so the responder is
@@ -602,12 +611,10 @@ HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObj
                 auto sample = [](const char *reason, quint64 value) {
                     return core::MetricSample{{{QStringLiteral("reason"), QLatin1String(reason)}}, double(value)};
                 };
-                return QList<core::MetricSample>{sample("payload_too_large", s.payloadTooLarge),
-                                                 sample("length_required", s.lengthRequired),
-                                                 sample("header_too_large", s.headerTooLarge),
-                                                 sample("malformed", s.malformed),
-                                                 sample("too_many_per_address", s.perAddressRefused),
-                                                 sample("too_many_in_total", s.totalRefused)};
+                return QList<core::MetricSample>{
+                    sample("payload_too_large", s.payloadTooLarge),      sample("length_required", s.lengthRequired),
+                    sample("header_too_large", s.headerTooLarge),        sample("malformed", s.malformed),
+                    sample("too_many_per_address", s.perAddressRefused), sample("too_many_in_total", s.totalRefused)};
             });
         options.metrics->addReader(
             QStringLiteral("payonce_http_lane_admitted"),
@@ -647,7 +654,8 @@ void HttpServer::route(Method method, const QString &pattern, const RouteOptions
     std::shared_ptr<const EndpointMetrics> metrics;
     if (d->options.metrics)
         metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
-    d->routes.append(Route{method, pattern, parsePattern(pattern), options, std::move(handler), {}, std::move(metrics)});
+    d->routes.append(
+        Route{method, pattern, parsePattern(pattern), options, std::move(handler), {}, std::move(metrics)});
 }
 
 void HttpServer::routeDeferred(Method method, const QString &pattern, const RouteOptions &options,
@@ -657,7 +665,8 @@ void HttpServer::routeDeferred(Method method, const QString &pattern, const Rout
     std::shared_ptr<const EndpointMetrics> metrics;
     if (d->options.metrics)
         metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
-    d->routes.append(Route{method, pattern, parsePattern(pattern), options, {}, std::move(handler), std::move(metrics)});
+    d->routes.append(
+        Route{method, pattern, parsePattern(pattern), options, {}, std::move(handler), std::move(metrics)});
 }
 
 QList<RouteInfo> HttpServer::routes() const
@@ -705,8 +714,9 @@ void HttpServer::addHealthRoutes(ReadinessCheck check)
     });
     route(Method::Get, QStringLiteral("/readyz"), Role::None, [check = std::move(check)](const HttpRequest &) {
         const Readiness r = check ? check() : Readiness{};
-        QJsonObject body{{QStringLiteral("status"), r.databaseReachable ? QStringLiteral("ready") : QStringLiteral("unready")},
-                         {QStringLiteral("redis"), r.keyStoreDegraded ? QStringLiteral("degraded") : QStringLiteral("ok")}};
+        QJsonObject body{
+            {QStringLiteral("status"), r.databaseReachable ? QStringLiteral("ready") : QStringLiteral("unready")},
+            {QStringLiteral("redis"), r.keyStoreDegraded ? QStringLiteral("degraded") : QStringLiteral("ok")}};
         if (!r.databaseReachable) {
             body.insert(QStringLiteral("reason"),
                         r.detail.isEmpty() ? QStringLiteral("database unreachable") : r.detail);
@@ -722,10 +732,8 @@ core::Result<quint16> HttpServer::listen(const QHostAddress &address, quint16 po
         return core::Error::make(core::ErrorCode::Internal, QStringLiteral("HttpServer::listen called twice"));
     auto *guard = new ConnectionGuard(d->options.limits);
     if (!guard->listen(address, port)) {
-        const QString message = QStringLiteral("cannot listen on %1:%2: %3")
-                                    .arg(address.toString())
-                                    .arg(port)
-                                    .arg(guard->errorString());
+        const QString message =
+            QStringLiteral("cannot listen on %1:%2: %3").arg(address.toString()).arg(port).arg(guard->errorString());
         delete guard;
         return core::Error::make(core::ErrorCode::Misconfigured, message);
     }

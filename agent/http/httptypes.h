@@ -1,8 +1,8 @@
 #pragma once
 
 #include <QByteArray>
-#include <QHostAddress>
 #include <QHash>
+#include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
@@ -16,13 +16,26 @@
 namespace payonce::http {
 
 /// The HTTP methods routes can be registered for.
-enum class Method { Get, Post, Put, Patch, Delete, Head, Options };
+enum class Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Head,
+    Options
+};
 
 QString methodName(Method method);
 
 /// Operator roles, each including the ones before it (docs/openapi.yaml, "Operations"). None marks a
 /// route that needs no token.
-enum class Role { None = 0, Viewer = 1, Operator = 2, Approver = 3 };
+enum class Role {
+    None = 0,
+    Viewer = 1,
+    Operator = 2,
+    Approver = 3
+};
 
 /// "viewer", "operator", "approver" ("none" for Role::None).
 QString roleName(Role role);
@@ -42,20 +55,20 @@ struct Principal {
 /// containers).
 struct HttpRequest {
     Method method = Method::Get;
-    QString path;                              ///< decoded path, e.g. "/api/v1/orders/ORD1"
-    QHash<QString, QString> pathArguments;     ///< "<order_no>" in the pattern → "order_no"
+    QString path;                          ///< decoded path, e.g. "/api/v1/orders/ORD1"
+    QHash<QString, QString> pathArguments; ///< "<order_no>" in the pattern → "order_no"
     QUrlQuery query;
     QList<QPair<QByteArray, QByteArray>> headers; ///< names lower-cased, in arrival order
     QByteArray body;
-    QHostAddress peerAddress;                  ///< the connection's peer (nginx, behind it)
+    QHostAddress peerAddress; ///< the connection's peer (nginx, behind it)
     /// Who the request is counted against: peerAddress, or behind a trusted proxy the
     /// client X-Forwarded-For names (TrustedProxies::clientAddress()).
     QHostAddress clientAddress;
-    QString traceId;                           ///< 32 lower-case hex digits (W3C trace-id)
+    QString traceId; ///< 32 lower-case hex digits (W3C trace-id)
     /// The W3C traceparent that calls made for this request send downstream (gateways):
     /// this trace id with a span id of its own for this request.
     QByteArray traceParent;
-    std::optional<Principal> principal;        ///< set when the route needed a token
+    std::optional<Principal> principal; ///< set when the route needed a token
 
     /// The first header of that name (case-insensitive), or a null QByteArray.
     QByteArray header(QByteArrayView name) const;

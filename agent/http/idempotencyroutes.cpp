@@ -23,9 +23,11 @@ core::Result<RecordKey> recordKey(const QString &userText, const QString &key)
     bool ok = false;
     const qint64 userId = userText.toLongLong(&ok);
     if (!ok || userId < 1)
-        return core::Error::make(core::ErrorCode::InvalidInput, QStringLiteral("user_id must be a positive whole number"));
+        return core::Error::make(core::ErrorCode::InvalidInput,
+                                 QStringLiteral("user_id must be a positive whole number"));
     if (core::checkIdempotencyKey(key) != core::IdempotencyKeyCheck::Valid)
-        return core::Error::make(core::ErrorCode::InvalidInput, QStringLiteral("key must be 1-255 printable ASCII characters"));
+        return core::Error::make(core::ErrorCode::InvalidInput,
+                                 QStringLiteral("key must be 1-255 printable ASCII characters"));
     return RecordKey{userId, key};
 }
 
@@ -47,7 +49,8 @@ QJsonObject toJson(const core::IdempotencyRecord &r)
         {QStringLiteral("response"), response},
         {QStringLiteral("locked_at"), isoTime(r.lockedAtMs)},
         {QStringLiteral("created_at"), isoTime(r.createdAtMs)},
-        {QStringLiteral("completed_at"), r.completedAtMs ? QJsonValue(isoTime(*r.completedAtMs)) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("completed_at"),
+         r.completedAtMs ? QJsonValue(isoTime(*r.completedAtMs)) : QJsonValue(QJsonValue::Null)},
     };
 }
 
@@ -74,7 +77,8 @@ HttpReply inspect(const HttpRequest &request, core::IdempotencyStore &store)
 HttpReply unlock(const HttpRequest &request, core::IdempotencyStore &store, core::AuditWriter &audit,
                  const core::Clock &clock, qint64 timeoutMs)
 {
-    const auto k = recordKey(request.pathArgument(QStringLiteral("user_id")), request.pathArgument(QStringLiteral("key")));
+    const auto k = recordKey(request.pathArgument(QStringLiteral("user_id")),
+                             request.pathArgument(QStringLiteral("key")));
     if (!k)
         return errorReply(k.error());
     const auto body = parseActionBody(request.body);
@@ -100,8 +104,9 @@ HttpReply unlock(const HttpRequest &request, core::IdempotencyStore &store, core
     if (!unlocked)
         return errorReply(unlocked.error());
     if (!unlocked.value())
-        return errorReply(QStringLiteral("conflict"),
-                          QStringLiteral("the record is not in_flight past its lock timeout of %1 s").arg(timeoutMs / 1000));
+        return errorReply(
+            QStringLiteral("conflict"),
+            QStringLiteral("the record is not in_flight past its lock timeout of %1 s").arg(timeoutMs / 1000));
     return HttpReply::ok(QJsonObject{{QStringLiteral("unlocked"), true}, {QStringLiteral("record"), before}});
 }
 

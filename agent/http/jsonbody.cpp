@@ -20,10 +20,9 @@ core::Result<QJsonObject> parseJsonObject(const QByteArray &body, const QStringL
     QJsonParseError parseError;
     const QJsonDocument document = QJsonDocument::fromJson(body, &parseError);
     if (parseError.error != QJsonParseError::NoError)
-        return Error::make(ErrorCode::InvalidInput,
-                           QStringLiteral("body is not valid JSON: %1 at offset %2")
-                               .arg(parseError.errorString())
-                               .arg(parseError.offset));
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("body is not valid JSON: %1 at offset %2")
+                                                        .arg(parseError.errorString())
+                                                        .arg(parseError.offset));
     if (!document.isObject())
         return Error::make(ErrorCode::InvalidInput, QStringLiteral("body is not a JSON object"));
     const QJsonObject object = document.object();

@@ -12,7 +12,6 @@ namespace payonce::http {
 /// requiredFields (present and not null). Failure is ErrorCode::InvalidInput whose
 /// public message names the problem ("body is not valid JSON", "missing field
 /// \"order_no\""), which errorReply() answers 400 invalid_request. Pure; any thread.
-core::Result<QJsonObject> parseJsonObject(const QByteArray &body,
-                                          const QStringList &requiredFields = {});
+core::Result<QJsonObject> parseJsonObject(const QByteArray &body, const QStringList &requiredFields = {});
 
 } // namespace payonce::http

@@ -18,7 +18,8 @@ QJsonObject toJson(const core::LockView &lock)
     return QJsonObject{
         {QStringLiteral("key"), lock.key},
         {QStringLiteral("owner"), lock.owner},
-        {QStringLiteral("state"), lock.state == core::LockView::State::Held ? QStringLiteral("held") : QStringLiteral("lost")},
+        {QStringLiteral("state"),
+         lock.state == core::LockView::State::Held ? QStringLiteral("held") : QStringLiteral("lost")},
         {QStringLiteral("fencing_token"), QString::number(lock.fencingToken)},
         {QStringLiteral("fence_scope"), lock.fenceScope},
         {QStringLiteral("acquired_at"), isoTime(lock.acquiredAtMs)},
@@ -112,10 +113,11 @@ void registerLockRoutes(HttpServer &server, core::KeyStore &keyStore, qint64 lon
                      for (const core::FenceView &fence : locks.lastFencingTokens())
                          fences.append(QJsonObject{{QStringLiteral("order_no"), fence.scope},
                                                    {QStringLiteral("token"), QString::number(fence.token)}});
-                     return HttpReply::ok(QJsonObject{{QStringLiteral("locks"), lockList},
-                                                      {QStringLiteral("fencing_tokens"), fences},
-                                                      {QStringLiteral("stale_fence_refused"), staleFenceRefused()},
-                                                      {QStringLiteral("key_store"), toJson(topology, keyStore.degraded())}});
+                     return HttpReply::ok(
+                         QJsonObject{{QStringLiteral("locks"), lockList},
+                                     {QStringLiteral("fencing_tokens"), fences},
+                                     {QStringLiteral("stale_fence_refused"), staleFenceRefused()},
+                                     {QStringLiteral("key_store"), toJson(topology, keyStore.degraded())}});
                  });
 }
 

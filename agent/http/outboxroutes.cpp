@@ -43,8 +43,9 @@ void registerOutboxRoutes(HttpServer &server, core::OutboxStore &outbox, core::A
                           const core::Clock &clock)
 {
     server.route(Method::Get, QStringLiteral("/api/v1/outbox"), Role::Viewer, [&](const HttpRequest &request) {
-        const auto status = choiceParameter(request, QStringLiteral("status"),
-                                            {QStringLiteral("pending"), QStringLiteral("dead"), QStringLiteral("delivered")});
+        const auto status = choiceParameter(
+            request, QStringLiteral("status"),
+            {QStringLiteral("pending"), QStringLiteral("dead"), QStringLiteral("delivered")});
         if (!status)
             return errorReply(status.error());
         const auto limit = limitParameter(request);
@@ -60,28 +61,27 @@ void registerOutboxRoutes(HttpServer &server, core::OutboxStore &outbox, core::A
         return HttpReply::json(list);
     });
 
-    server.route(Method::Post, QStringLiteral("/api/v1/outbox/<id>/redrive"), Role::Operator,
-                 [&](const HttpRequest &request) {
-                     const auto action = parseIdAction(request);
-                     if (!action)
-                         return errorReply(action.error());
-                     const qint64 id = action->id;
-                     const QString actor = actorOf(request);
-                     auto redriven = outbox.redrive(
-                         id, clock.nowMs(),
-                         [&](const core::OutboxEvent &before, const core::OutboxEvent &after) -> core::Result<void> {
-                             auto audited = audit.append({actor, QStringLiteral("outbox.redrive"),
-                                                          QStringLiteral("outbox:%1").arg(id),
-                                                          compactJson(stateOf(before)), compactJson(stateOf(after)),
-                                                          action->body.reason, request.traceId});
-                             if (!audited)
-                                 return audited.error();
-                             return {};
-                         });
-                     if (!redriven)
-                         return errorReply(redriven.error());
-                     return HttpReply::ok(toJson(redriven.value()));
-                 });
+    server.route(
+        Method::Post, QStringLiteral("/api/v1/outbox/<id>/redrive"), Role::Operator, [&](const HttpRequest &request) {
+            const auto action = parseIdAction(request);
+            if (!action)
+                return errorReply(action.error());
+            const qint64 id = action->id;
+            const QString actor = actorOf(request);
+            auto redriven = outbox.redrive(
+                id, clock.nowMs(),
+                [&](const core::OutboxEvent &before, const core::OutboxEvent &after) -> core::Result<void> {
+                    auto audited = audit.append({actor, QStringLiteral("outbox.redrive"),
+                                                 QStringLiteral("outbox:%1").arg(id), compactJson(stateOf(before)),
+                                                 compactJson(stateOf(after)), action->body.reason, request.traceId});
+                    if (!audited)
+                        return audited.error();
+                    return {};
+                });
+            if (!redriven)
+                return errorReply(redriven.error());
+            return HttpReply::ok(toJson(redriven.value()));
+        });
 }
 
 } // namespace payonce::http

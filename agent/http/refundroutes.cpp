@@ -26,11 +26,13 @@ using Code = core::CallbackOutcomeCode;
 HttpReply platformReply(core::Channel channel, Code code, const QString &message, Layer layer)
 {
     const bool ok = code == Code::Success;
-    HttpReply reply = channel == core::Channel::Alipay
-        ? HttpReply::text(ok ? QByteArrayLiteral("success") : QByteArrayLiteral("failure"), httpStatus(code))
-        : HttpReply::json(QJsonObject{{QStringLiteral("code"), ok ? QStringLiteral("SUCCESS") : QStringLiteral("FAIL")},
-                                      {QStringLiteral("message"), ok ? QStringLiteral("OK") : message}},
-                          httpStatus(code));
+    HttpReply reply =
+        channel == core::Channel::Alipay
+            ? HttpReply::text(ok ? QByteArrayLiteral("success") : QByteArrayLiteral("failure"), httpStatus(code))
+            : HttpReply::json(
+                QJsonObject{{QStringLiteral("code"), ok ? QStringLiteral("SUCCESS") : QStringLiteral("FAIL")},
+                            {QStringLiteral("message"), ok ? QStringLiteral("OK") : message}},
+                httpStatus(code));
     reply.setLayer(layerName(layer).toLatin1());
     return reply;
 }
@@ -52,21 +54,21 @@ Code codeOf(const core::Error &error)
 
 QJsonObject refundJson(const core::RefundRecord &r)
 {
-    return QJsonObject{{QStringLiteral("refund_no"), r.refundNo},
-                       {QStringLiteral("compensation_id"), r.compensationId},
-                       {QStringLiteral("status"), core::refundStatusName(r.status)},
-                       {QStringLiteral("order_no"), r.orderNo},
-                       {QStringLiteral("channel"), core::channelName(r.channel)},
-                       {QStringLiteral("pay_no"), r.payNo},
-                       {QStringLiteral("payment_no"), r.paymentNo},
-                       {QStringLiteral("amount"), formatAmountFen(r.amountFen)},
-                       {QStringLiteral("own_payment"), r.ownPayment},
-                       {QStringLiteral("partial"), r.partial},
-                       {QStringLiteral("items"), refundItemsJson(r.items)},
-                       {QStringLiteral("attempts"), r.attempts},
-                       {QStringLiteral("last_error"), r.lastError.isEmpty() ? QJsonValue(QJsonValue::Null)
-                                                                             : QJsonValue(r.lastError)},
-                       {QStringLiteral("updated_at"), isoTime(r.updatedAtMs)}};
+    return QJsonObject{
+        {QStringLiteral("refund_no"), r.refundNo},
+        {QStringLiteral("compensation_id"), r.compensationId},
+        {QStringLiteral("status"), core::refundStatusName(r.status)},
+        {QStringLiteral("order_no"), r.orderNo},
+        {QStringLiteral("channel"), core::channelName(r.channel)},
+        {QStringLiteral("pay_no"), r.payNo},
+        {QStringLiteral("payment_no"), r.paymentNo},
+        {QStringLiteral("amount"), formatAmountFen(r.amountFen)},
+        {QStringLiteral("own_payment"), r.ownPayment},
+        {QStringLiteral("partial"), r.partial},
+        {QStringLiteral("items"), refundItemsJson(r.items)},
+        {QStringLiteral("attempts"), r.attempts},
+        {QStringLiteral("last_error"), r.lastError.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(r.lastError)},
+        {QStringLiteral("updated_at"), isoTime(r.updatedAtMs)}};
 }
 
 } // namespace
@@ -108,7 +110,8 @@ void registerRefundRoutes(HttpServer &server, const RefundCallbacks &callbacks, 
     server.route(Method::Get, QStringLiteral("/api/v1/refunds"), Role::Viewer, [&](const HttpRequest &request) {
         const QString orderNo = request.query.queryItemValue(QStringLiteral("order_no"));
         if (!core::isValidBusinessId(orderNo))
-            return errorReply(QStringLiteral("invalid_request"), QStringLiteral("order_no must be 1-64 of [A-Za-z0-9_-]"));
+            return errorReply(QStringLiteral("invalid_request"),
+                              QStringLiteral("order_no must be 1-64 of [A-Za-z0-9_-]"));
         auto rows = store.ofOrder(orderNo);
         if (!rows)
             return errorReply(rows.error());

@@ -26,20 +26,19 @@ void registerSetupRoutes(HttpServer &server, core::SetupService &service)
 {
     core::SetupService *setup = &service;
 
-    server.route(Method::Put, QStringLiteral("/api/v1/skus/<sku_id>"), Role::Operator,
-                 [setup](const HttpRequest &request) {
-                     const auto body = parseJsonObject(request.body);
-                     if (!body)
-                         return errorReply(body.error());
-                     const auto stock = codec::decodeStock(body.value());
-                     if (!stock)
-                         return setupErrorReply(stock.error());
-                     const auto stored = setup->setSkuStock(request.pathArgument(QStringLiteral("sku_id")),
-                                                            stock.value());
-                     if (!stored)
-                         return setupErrorReply(stored.error());
-                     return HttpReply::ok(codec::encodeSkuStock(stored.value()));
-                 });
+    server.route(
+        Method::Put, QStringLiteral("/api/v1/skus/<sku_id>"), Role::Operator, [setup](const HttpRequest &request) {
+            const auto body = parseJsonObject(request.body);
+            if (!body)
+                return errorReply(body.error());
+            const auto stock = codec::decodeStock(body.value());
+            if (!stock)
+                return setupErrorReply(stock.error());
+            const auto stored = setup->setSkuStock(request.pathArgument(QStringLiteral("sku_id")), stock.value());
+            if (!stored)
+                return setupErrorReply(stored.error());
+            return HttpReply::ok(codec::encodeSkuStock(stored.value()));
+        });
 
     server.route(Method::Get, QStringLiteral("/api/v1/skus/<sku_id>"), Role::Viewer,
                  [setup](const HttpRequest &request) {
@@ -49,19 +48,18 @@ void registerSetupRoutes(HttpServer &server, core::SetupService &service)
                      return HttpReply::ok(codec::encodeSkuStock(sku.value()));
                  });
 
-    server.route(Method::Post, QStringLiteral("/api/v1/orders"), Role::Operator,
-                 [setup](const HttpRequest &request) {
-                     const auto body = parseJsonObject(request.body);
-                     if (!body)
-                         return errorReply(body.error());
-                     const auto draft = codec::decodeOrderDraft(body.value());
-                     if (!draft)
-                         return setupErrorReply(draft.error());
-                     const auto created = setup->createOrder(draft.value());
-                     if (!created)
-                         return setupErrorReply(created.error());
-                     return HttpReply::created(codec::encodeOrderDetail(created.value()));
-                 });
+    server.route(Method::Post, QStringLiteral("/api/v1/orders"), Role::Operator, [setup](const HttpRequest &request) {
+        const auto body = parseJsonObject(request.body);
+        if (!body)
+            return errorReply(body.error());
+        const auto draft = codec::decodeOrderDraft(body.value());
+        if (!draft)
+            return setupErrorReply(draft.error());
+        const auto created = setup->createOrder(draft.value());
+        if (!created)
+            return setupErrorReply(created.error());
+        return HttpReply::created(codec::encodeOrderDetail(created.value()));
+    });
 
     server.route(Method::Get, QStringLiteral("/api/v1/orders/<order_no>"), Role::Viewer,
                  [setup](const HttpRequest &request) {

@@ -34,7 +34,8 @@ void StreamRegistry::attach(QWebSocket *webSocket)
 {
     for (auto it = m_streams.begin(); it != m_streams.end(); ++it) {
         Stream &stream = it.value();
-        if (stream.webSocket || stream.peerPort != webSocket->peerPort() || stream.peerAddress != webSocket->peerAddress())
+        if (stream.webSocket || stream.peerPort != webSocket->peerPort()
+            || stream.peerAddress != webSocket->peerAddress())
             continue;
         stream.webSocket = webSocket;
         const quint64 id = it.key();

@@ -31,7 +31,10 @@ namespace payonce::http {
 /// Lives on the HTTP server's thread; every call is made there.
 class StreamRegistry {
 public:
-    enum class Admission { Admitted, OverCap };
+    enum class Admission {
+        Admitted,
+        OverCap
+    };
 
     explicit StreamRegistry(int maxPerToken) : m_maxPerToken(maxPerToken) {}
 

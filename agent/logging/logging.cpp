@@ -181,12 +181,9 @@ QByteArray formatLine(Format format, QtMsgType type, QStringView category, const
 QString filterRules(Level level)
 {
     switch (level) {
-    case Level::Debug:
-        return QStringLiteral("*.debug=false\npayonce.*.debug=true\ndefault.debug=true");
-    case Level::Info:
-        return QStringLiteral("*.debug=false");
-    case Level::Warning:
-        return QStringLiteral("*.debug=false\n*.info=false");
+    case Level::Debug: return QStringLiteral("*.debug=false\npayonce.*.debug=true\ndefault.debug=true");
+    case Level::Info: return QStringLiteral("*.debug=false");
+    case Level::Warning: return QStringLiteral("*.debug=false\n*.info=false");
     }
     Q_UNREACHABLE();
 }

@@ -13,11 +13,15 @@
 namespace payonce::logging {
 
 enum class Format {
-    Text,   ///< "2026-11-29T10:00:00.123Z info payonce.agent.sql: message key=value"
-    Json,   ///< {"ts":"...","level":"info","category":"payonce.agent.sql","msg":"message","key":"value"}
+    Text, ///< "2026-11-29T10:00:00.123Z info payonce.agent.sql: message key=value"
+    Json, ///< {"ts":"...","level":"info","category":"payonce.agent.sql","msg":"message","key":"value"}
 };
 
-enum class Level { Debug, Info, Warning };
+enum class Level {
+    Debug,
+    Info,
+    Warning
+};
 
 /// Receives each finished line, '\n' included. Called with the logger's lock held, so
 /// lines never interleave; it must not log itself.
@@ -26,8 +30,8 @@ using Sink = std::function<void(const QByteArray &line)>;
 struct Options {
     Format format = Format::Text;
     Level level = Level::Info;
-    QJsonObject fields;   ///< added to every line, e.g. {"instance": "host-1234"}
-    Sink sink;            ///< empty: stderr, flushed after every line
+    QJsonObject fields; ///< added to every line, e.g. {"instance": "host-1234"}
+    Sink sink;          ///< empty: stderr, flushed after every line
 };
 
 /// Installs the process-wide Qt message handler and the category filter rules for

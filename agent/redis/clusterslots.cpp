@@ -62,11 +62,13 @@ Result<SlotAnswer> askSlots(const HostPort &node, const RedisOptions &options)
         if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 || range->element[0]->type != REDIS_REPLY_INTEGER
             || range->element[1]->type != REDIS_REPLY_INTEGER || range->element[2]->type != REDIS_REPLY_ARRAY
             || range->element[2]->elements < 2 || range->element[2]->element[1]->type != REDIS_REPLY_INTEGER)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("CLUSTER SLOTS: an entry is not [first, last, master…]"));
+            return Error::make(ErrorCode::Unavailable,
+                               QStringLiteral("CLUSTER SLOTS: an entry is not [first, last, master…]"));
         const long long first = range->element[0]->integer;
         const long long last = range->element[1]->integer;
         if (first < 0 || last >= kClusterSlots || first > last)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("CLUSTER SLOTS: slots %1-%2").arg(first).arg(last));
+            return Error::make(ErrorCode::Unavailable,
+                               QStringLiteral("CLUSTER SLOTS: slots %1-%2").arg(first).arg(last));
         const redisReply *master = range->element[2];
         QString host = master->element[0]->type == REDIS_REPLY_STRING ? replyText(master->element[0]) : QString();
         if (host.isEmpty())
@@ -86,8 +88,9 @@ Result<SlotAnswer> askSlots(const HostPort &node, const RedisOptions &options)
 
 QList<HostPort> sorted(QList<HostPort> nodes)
 {
-    std::sort(nodes.begin(), nodes.end(),
-              [](const HostPort &a, const HostPort &b) { return a.host != b.host ? a.host < b.host : a.port < b.port; });
+    std::sort(nodes.begin(), nodes.end(), [](const HostPort &a, const HostPort &b) {
+        return a.host != b.host ? a.host < b.host : a.port < b.port;
+    });
     return nodes;
 }
 
@@ -143,7 +146,8 @@ void ClusterSlotMap::record(int slot, const HostPort &master)
     if (mastersLocked() != before) {
         m_generation.fetch_add(1);
         m_switches.fetch_add(1);
-        qCInfo(lcRedis).noquote() << QStringLiteral("Redis Cluster: slot %1 moved to %2").arg(slot).arg(master.toString());
+        qCInfo(lcRedis).noquote()
+            << QStringLiteral("Redis Cluster: slot %1 moved to %2").arg(slot).arg(master.toString());
     }
 }
 
@@ -191,7 +195,8 @@ Result<void> ClusterSlotMap::refresh()
         adopt(answer->owners, answer->nodes, node);
         return {};
     }
-    const QString message = QStringLiteral("Redis Cluster: no node gave the slot map (%1)").arg(said.join(QStringLiteral("; ")));
+    const QString message =
+        QStringLiteral("Redis Cluster: no node gave the slot map (%1)").arg(said.join(QStringLiteral("; ")));
     if (refusedUs > 0 && refusedUs == unique.size())
         return Error::make(ErrorCode::Misconfigured, message, QStringLiteral("the key store is misconfigured"));
     return Error::make(ErrorCode::Unavailable, message, QStringLiteral("the key store is unavailable"));
@@ -214,8 +219,8 @@ void ClusterSlotMap::adopt(const std::array<qint16, kClusterSlots> &owners, cons
     }
     for (size_t slot = 0; slot < owners.size(); ++slot)
         m_owner.at(slot) = owners.at(slot) >= 0 && size_t(owners.at(slot)) < translated.size()
-            ? translated.at(size_t(owners.at(slot)))
-            : qint16(-1);
+                               ? translated.at(size_t(owners.at(slot)))
+                               : qint16(-1);
     m_lastAnswered = answeredBy;
     const QList<HostPort> after = mastersLocked();
     if (after != before) {
@@ -225,7 +230,8 @@ void ClusterSlotMap::adopt(const std::array<qint16, kClusterSlots> &owners, cons
             names << master.toString();
         if (m_haveMap) {
             m_switches.fetch_add(1);
-            qCWarning(lcRedis).noquote() << QStringLiteral("Redis Cluster: the masters are now %1").arg(names.join(u','));
+            qCWarning(lcRedis).noquote()
+                << QStringLiteral("Redis Cluster: the masters are now %1").arg(names.join(u','));
         } else {
             qCInfo(lcRedis).noquote() << QStringLiteral("Redis Cluster: masters %1").arg(names.join(u','));
         }

@@ -59,7 +59,7 @@ private:
 
     const RedisOptions m_options;
     mutable std::mutex m_mutex;
-    std::mutex m_refreshing; ///< one refresh at a time; the others wait for its map
+    std::mutex m_refreshing;                     ///< one refresh at a time; the others wait for its map
     std::array<qint16, kClusterSlots> m_owner{}; ///< index into m_nodes, -1: unknown
     QList<config::HostPort> m_nodes;             ///< every master ever named, by index
     std::optional<config::HostPort> m_lastAnswered;

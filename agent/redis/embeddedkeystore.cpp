@@ -62,9 +62,10 @@ public:
         for (auto it = m_entries.cbegin(); it != m_entries.cend() && int(found.size()) <= limit; ++it) {
             if (!it.key().startsWith(prefix) || it.value().expiresAt <= now)
                 continue;
-            const qint64 left = it.value().expiresAt == Clock::time_point::max()
-                ? -1
-                : std::chrono::duration_cast<std::chrono::milliseconds>(it.value().expiresAt - now).count();
+            const qint64 left =
+                it.value().expiresAt == Clock::time_point::max()
+                    ? -1
+                    : std::chrono::duration_cast<std::chrono::milliseconds>(it.value().expiresAt - now).count();
             found.push_back(core::StoredLock{it.key(), it.key(), QString(), QString::fromUtf8(it.value().value), left});
         }
         return found;
@@ -86,11 +87,9 @@ class EmbeddedKeyStore::Private final : public core::TokenStore,
                                         public core::SeenProcessedSet {
 public:
     Private(QString id, quint32 startEpoch, const Options &options)
-        : instanceId(std::move(id))
-        , epoch(startEpoch)
-        , space(std::make_shared<Space>())
-        , watchdog(std::make_shared<LeaseWatchdog>())
-        , seenPayments(options.seenProcessedCapacity, options.seenProcessedTtl)
+        : instanceId(std::move(id)), epoch(startEpoch), space(std::make_shared<Space>()),
+          watchdog(std::make_shared<LeaseWatchdog>()),
+          seenPayments(options.seenProcessedCapacity, options.seenProcessedTtl)
     {
     }
 
@@ -236,16 +235,39 @@ Result<std::unique_ptr<EmbeddedKeyStore>> EmbeddedKeyStore::create(core::FenceEp
         new EmbeddedKeyStore(std::make_unique<Private>(id, epoch.value(), options)));
 }
 
-EmbeddedKeyStore::EmbeddedKeyStore(std::unique_ptr<Private> dd) : d(std::move(dd)) {}
+EmbeddedKeyStore::EmbeddedKeyStore(std::unique_ptr<Private> dd) : d(std::move(dd))
+{
+}
 EmbeddedKeyStore::~EmbeddedKeyStore() = default;
 
-core::TokenStore &EmbeddedKeyStore::tokens() { return *d; }
-core::DistributedLock &EmbeddedKeyStore::locks() { return *d; }
-core::FencingTokens &EmbeddedKeyStore::fencing() { return *d; }
-core::IdempotencyCache &EmbeddedKeyStore::idempotency() { return *d; }
-const core::LockObserver &EmbeddedKeyStore::lockObserver() const { return d->watchdog->registry(); }
-void EmbeddedKeyStore::setLockLostSink(core::EventSink sink) { d->watchdog->setLostSink(std::move(sink)); }
-core::SeenProcessedSet &EmbeddedKeyStore::seenProcessed() { return *d; }
+core::TokenStore &EmbeddedKeyStore::tokens()
+{
+    return *d;
+}
+core::DistributedLock &EmbeddedKeyStore::locks()
+{
+    return *d;
+}
+core::FencingTokens &EmbeddedKeyStore::fencing()
+{
+    return *d;
+}
+core::IdempotencyCache &EmbeddedKeyStore::idempotency()
+{
+    return *d;
+}
+const core::LockObserver &EmbeddedKeyStore::lockObserver() const
+{
+    return d->watchdog->registry();
+}
+void EmbeddedKeyStore::setLockLostSink(core::EventSink sink)
+{
+    d->watchdog->setLostSink(std::move(sink));
+}
+core::SeenProcessedSet &EmbeddedKeyStore::seenProcessed()
+{
+    return *d;
+}
 
 QString EmbeddedKeyStore::instanceId() const
 {

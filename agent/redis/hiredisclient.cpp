@@ -42,7 +42,8 @@ core::Result<ContextPtr> openAuthenticated(const config::HostPort &node, millise
         if (!reply)
             return Error::make(ErrorCode::Unavailable, QStringLiteral("AUTH: %1").arg(errorOf(context.get())));
         if (reply->type == REDIS_REPLY_ERROR)
-            return Error::make(ErrorCode::Misconfigured, QStringLiteral("AUTH refused: %1").arg(replyText(reply.get())));
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("AUTH refused: %1").arg(replyText(reply.get())));
     }
     return context;
 }

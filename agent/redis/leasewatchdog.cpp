@@ -12,10 +12,8 @@ Q_LOGGING_CATEGORY(lcWatchdog, "payonce.agent.keystore.watchdog")
 using Clock = Lease::Clock;
 
 Lease::Lease(std::chrono::milliseconds leaseTtl, RenewFunction renewFunction, Clock::time_point acquiredAt)
-    : ttl(leaseTtl)
-    , renew(std::move(renewFunction))
-    , confirmedUntil((acquiredAt + leaseTtl).time_since_epoch().count())
-    , m_nextRenewal(acquiredAt + leaseTtl / 3)
+    : ttl(leaseTtl), renew(std::move(renewFunction)),
+      confirmedUntil((acquiredAt + leaseTtl).time_since_epoch().count()), m_nextRenewal(acquiredAt + leaseTtl / 3)
 {
 }
 
@@ -81,7 +79,7 @@ void LeaseWatchdog::run()
 
         for (const auto &lease : due) {
             if (lease->frozen.load() || lease->m_lost.load())
-                continue; // a frozen holder's lease simply runs out
+                continue;        // a frozen holder's lease simply runs out
             if (lease->lost()) { // ran out before we got to it (store unreachable, thread starved)
                 qCWarning(lcWatchdog) << "lease ran out before it could be renewed";
                 reportLost(*lease, QStringLiteral("the lease ran out before it could be renewed"));
@@ -126,9 +124,9 @@ void LeaseWatchdog::run()
             if (lease->frozen.load() && lease->m_nextRenewal <= Clock::now())
                 lease->m_nextRenewal = Clock::now() + lease->ttl / 3;
         }
-        m_leases.erase(std::remove_if(m_leases.begin(), m_leases.end(),
-                                      [](const auto &lease) { return lease->m_lost.load(); }),
-                       m_leases.end());
+        m_leases.erase(
+            std::remove_if(m_leases.begin(), m_leases.end(), [](const auto &lease) { return lease->m_lost.load(); }),
+            m_leases.end());
     }
 }
 
@@ -157,14 +155,9 @@ void LeaseWatchdog::reportLost(const Lease &lease, const QString &why)
 }
 
 LeaseHandle::LeaseHandle(QString key, QString owner, quint64 fencingToken, const QString &fenceScope,
-                         std::shared_ptr<LeaseWatchdog> watchdog, std::shared_ptr<Lease> lease,
-                         ReleaseFunction release)
-    : m_key(std::move(key))
-    , m_owner(std::move(owner))
-    , m_fencingToken(fencingToken)
-    , m_watchdog(std::move(watchdog))
-    , m_lease(std::move(lease))
-    , m_release(std::move(release))
+                         std::shared_ptr<LeaseWatchdog> watchdog, std::shared_ptr<Lease> lease, ReleaseFunction release)
+    : m_key(std::move(key)), m_owner(std::move(owner)), m_fencingToken(fencingToken), m_watchdog(std::move(watchdog)),
+      m_lease(std::move(lease)), m_release(std::move(release))
 {
     m_watchdog->registry().record(m_key, m_owner, m_fencingToken, fenceScope, m_lease);
 }
@@ -173,8 +166,8 @@ LeaseHandle::~LeaseHandle()
 {
     const auto released = release();
     if (!released.ok())
-        qCWarning(lcWatchdog).noquote() << "releasing" << m_key << "on destruction failed:"
-                                        << released.error().internalMessage
+        qCWarning(lcWatchdog).noquote() << "releasing" << m_key
+                                        << "on destruction failed:" << released.error().internalMessage
                                         << "(the lease expires by itself)";
 }
 

@@ -34,15 +34,15 @@ struct Lease {
 
     const std::chrono::milliseconds ttl;
     const RenewFunction renew;
-    std::atomic<bool> frozen{false};              ///< test hook: renewals stopped
-    std::atomic<Clock::rep> confirmedUntil;       ///< steady-clock ticks; the lease is ours until then
-    std::atomic<qint64> renewals{0};              ///< renewals confirmed (the lock registry shows them)
-    std::atomic<bool> released{false};            ///< released by its holder (not lost)
+    std::atomic<bool> frozen{false};        ///< test hook: renewals stopped
+    std::atomic<Clock::rep> confirmedUntil; ///< steady-clock ticks; the lease is ours until then
+    std::atomic<qint64> renewals{0};        ///< renewals confirmed (the lock registry shows them)
+    std::atomic<bool> released{false};      ///< released by its holder (not lost)
 
 private:
     mutable std::atomic<bool> m_lost{false}; ///< latched by lost() once the deadline passed
     friend class LeaseWatchdog;
-    Clock::time_point m_nextRenewal;              ///< watchdog thread only (under its mutex)
+    Clock::time_point m_nextRenewal; ///< watchdog thread only (under its mutex)
 };
 
 /// Renews leases every ttl/3 on one background thread per key store. A renewal answered
@@ -88,8 +88,7 @@ public:
 
     /// Recorded in the watchdog's registry; fenceScope is the scope fencingToken fences.
     LeaseHandle(QString key, QString owner, quint64 fencingToken, const QString &fenceScope,
-                std::shared_ptr<LeaseWatchdog> watchdog, std::shared_ptr<Lease> lease,
-                ReleaseFunction release);
+                std::shared_ptr<LeaseWatchdog> watchdog, std::shared_ptr<Lease> lease, ReleaseFunction release);
     ~LeaseHandle() override;
 
     QString key() const override { return m_key; }

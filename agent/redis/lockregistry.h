@@ -39,8 +39,8 @@ private:
     void pruneLocked() const;
 
     mutable std::mutex m_mutex;
-    mutable std::deque<Entry> m_entries;   ///< oldest first
-    std::deque<core::FenceView> m_fences;  ///< oldest first, one per scope
+    mutable std::deque<Entry> m_entries;  ///< oldest first
+    std::deque<core::FenceView> m_fences; ///< oldest first, one per scope
 };
 
 } // namespace payonce::redis

@@ -17,8 +17,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <poll.h>
 #include <mutex>
+#include <poll.h>
 #include <vector>
 
 namespace payonce::redis {
@@ -37,7 +37,14 @@ namespace {
 // Replies and scripts
 
 struct Reply {
-    enum class Type { Nil, Integer, String, Status, Error, Array };
+    enum class Type {
+        Nil,
+        Integer,
+        String,
+        Status,
+        Error,
+        Array
+    };
     Type type = Type::Nil;
     long long integer = 0;
     QByteArray text;
@@ -68,9 +75,7 @@ struct Reply {
             for (size_t i = 0; i < reply->elements; ++i)
                 result.elements.push_back(from(reply->element[i]));
             break;
-        default:
-            result.type = Type::Nil;
-            break;
+        default: result.type = Type::Nil; break;
         }
         return result;
     }
@@ -104,9 +109,8 @@ const Script &compareAndDeleteScript()
 const Script &renewScript()
 {
     static const Script script = makeScript(
-        "renew",
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end "
-        "return 0");
+        "renew", "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end "
+                 "return 0");
     return script;
 }
 
@@ -175,15 +179,15 @@ bool isLockKey(const QByteArray &stored)
 // connection instead), a full counter, or state that went back below a token this agent
 // already has (restored from an older snapshot). The caller installs a new epoch and runs
 // the script again.
-#define PAYONCE_FENCE_CHECK(stateKey)                                                              \
-    "local state = redis.call('HMGET', " stateKey ", 'epoch', 'counter', 'run_id') "               \
-    "if not state[1] then return redis.error_reply('FENCE_NO_STATE no fence state') end "                         \
-    "if ARGV[5] and ARGV[5] ~= '' and state[3] ~= ARGV[5] then "                                   \
-    "return redis.error_reply('FENCE_OTHER_RUN installed by another process') end "                \
-    "epoch, counter = tonumber(state[1]), tonumber(state[2] or '0') "                        \
+#define PAYONCE_FENCE_CHECK(stateKey)                                                                                  \
+    "local state = redis.call('HMGET', " stateKey ", 'epoch', 'counter', 'run_id') "                                   \
+    "if not state[1] then return redis.error_reply('FENCE_NO_STATE no fence state') end "                              \
+    "if ARGV[5] and ARGV[5] ~= '' and state[3] ~= ARGV[5] then "                                                       \
+    "return redis.error_reply('FENCE_OTHER_RUN installed by another process') end "                                    \
+    "epoch, counter = tonumber(state[1]), tonumber(state[2] or '0') "                                                  \
     "if counter >= 4294967295 then return redis.error_reply('FENCE_FULL the counter is full') end "                    \
-    "local floorEpoch, floorCounter = tonumber(ARGV[3]), tonumber(ARGV[4]) "                       \
-    "if epoch < floorEpoch or (epoch == floorEpoch and counter < floorCounter) then "              \
+    "local floorEpoch, floorCounter = tonumber(ARGV[3]), tonumber(ARGV[4]) "                                           \
+    "if epoch < floorEpoch or (epoch == floorEpoch and counter < floorCounter) then "                                  \
     "return redis.error_reply('FENCE_BEHIND below a token already handed out') end "
 
 // The lock and its fencing token in one step: SET NX PX, and only if that won, the next
@@ -196,10 +200,11 @@ const Script &acquireScript()
     static const Script script = makeScript(
         "acquire",
         "local epoch, counter = 0, 0 "
-        "if #KEYS > 1 then " PAYONCE_FENCE_CHECK("KEYS[2]") "end "
-        "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end "
-        "if #KEYS > 1 then return {epoch, redis.call('HINCRBY', KEYS[2], 'counter', 1)} end "
-        "return 0");
+        "if #KEYS > 1 then " PAYONCE_FENCE_CHECK(
+            "KEYS[2]") "end "
+                       "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end "
+                       "if #KEYS > 1 then return {epoch, redis.call('HINCRBY', KEYS[2], 'counter', 1)} end "
+                       "return 0");
     return script;
 }
 
@@ -207,9 +212,8 @@ const Script &acquireScript()
 const Script &nextTokenScript()
 {
     static const Script script = makeScript(
-        "next_token",
-        "local epoch, counter = 0, 0 " PAYONCE_FENCE_CHECK("KEYS[1]")
-        "return {epoch, redis.call('HINCRBY', KEYS[1], 'counter', 1)}");
+        "next_token", "local epoch, counter = 0, 0 " PAYONCE_FENCE_CHECK(
+                          "KEYS[1]") "return {epoch, redis.call('HINCRBY', KEYS[1], 'counter', 1)}");
     return script;
 }
 
@@ -228,9 +232,8 @@ const char *const installEpochScript =
 const Script &putResponseScript()
 {
     static const Script script = makeScript(
-        "put_response",
-        "redis.call('DEL', KEYS[1]) redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'body', ARGV[2]) "
-        "redis.call('PEXPIRE', KEYS[1], ARGV[3]) return 1");
+        "put_response", "redis.call('DEL', KEYS[1]) redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'body', ARGV[2]) "
+                        "redis.call('PEXPIRE', KEYS[1], ARGV[3]) return 1");
     return script;
 }
 
@@ -255,13 +258,11 @@ std::atomic<quint64> g_nextBackendId{1}; // identifies backends for the per-thre
 
 struct Backend {
     Backend(const RedisOptions &opts, core::FenceEpochSource &source)
-        : options(opts)
-        , epochs(source)
-        , id(g_nextBackendId.fetch_add(1))
-        , sentinel(opts.sentinelMode() ? std::make_unique<SentinelMaster>(opts) : nullptr)
-        , cluster(opts.clusterMode() ? std::make_unique<ClusterSlotMap>(opts) : nullptr)
-        , m_floorCount(opts.clusterMode() ? size_t(kClusterSlots) : 1)
-        , m_floors(new std::atomic<quint64>[m_floorCount]())
+        : options(opts), epochs(source), id(g_nextBackendId.fetch_add(1)),
+          sentinel(opts.sentinelMode() ? std::make_unique<SentinelMaster>(opts) : nullptr),
+          cluster(opts.clusterMode() ? std::make_unique<ClusterSlotMap>(opts) : nullptr),
+          m_floorCount(opts.clusterMode() ? size_t(kClusterSlots) : 1),
+          m_floors(new std::atomic<quint64>[m_floorCount]())
     {
     }
 
@@ -413,8 +414,7 @@ struct Backend {
 
     Error unavailable(const QString &what) const
     {
-        return Error::make(ErrorCode::Unavailable,
-                           QStringLiteral("Redis at %1: %2").arg(endpoint(), what),
+        return Error::make(ErrorCode::Unavailable, QStringLiteral("Redis at %1: %2").arg(endpoint(), what),
                            QStringLiteral("the key store is unavailable"));
     }
 
@@ -440,15 +440,17 @@ private:
 
 namespace {
 
-enum class Retry { No, OnStaleConnection };
+enum class Retry {
+    No,
+    OnStaleConnection
+};
 
 class Connection {
 public:
     /// `node`: cluster mode, the one node this connection talks to; otherwise none (the
     /// configured address or the master a Sentinel names, looked up on each connect).
     Connection(std::shared_ptr<Backend> backend, std::optional<config::HostPort> node)
-        : m_backend(std::move(backend))
-        , m_fixedNode(std::move(node))
+        : m_backend(std::move(backend)), m_fixedNode(std::move(node))
     {
     }
     ~Connection() { drop(); }
@@ -507,8 +509,8 @@ public:
     }
 
     /// EVALSHA, and on NOSCRIPT: SCRIPT LOAD and EVALSHA once more.
-    Result<Reply> eval(const Script &script, const std::vector<QByteArray> &keys,
-                       const std::vector<QByteArray> &args, Retry retry)
+    Result<Reply> eval(const Script &script, const std::vector<QByteArray> &keys, const std::vector<QByteArray> &args,
+                       Retry retry)
     {
         std::vector<QByteArray> command{QByteArrayLiteral("EVALSHA"), script.sha,
                                         QByteArray::number(static_cast<qulonglong>(keys.size()))};
@@ -542,8 +544,8 @@ public:
     /// has), a new epoch is installed and the script runs once more — it wrote nothing when
     /// it refused, so running it again is safe even for the acquire. In cluster mode the
     /// script is given this node's run_id to check the slot's state against.
-    Result<Reply> fenced(const Script &script, const std::vector<QByteArray> &keys,
-                         const std::vector<QByteArray> &args, Retry retry)
+    Result<Reply> fenced(const Script &script, const std::vector<QByteArray> &keys, const std::vector<QByteArray> &args,
+                         Retry retry)
     {
         if (auto opened = open(); !opened.ok())
             return opened.error();
@@ -563,10 +565,11 @@ public:
         reply = eval(script, keys, withRunId(), Retry::No);
         if (!reply.ok() || !isFenceRefusal(*reply))
             return reply;
-        static const QHash<QByteArray, QString> reasons{{QByteArrayLiteral("FENCE_NO_STATE"), QStringLiteral("no_fence_state")},
-                                                        {QByteArrayLiteral("FENCE_OTHER_RUN"), QStringLiteral("other_run_id")},
-                                                        {QByteArrayLiteral("FENCE_FULL"), QStringLiteral("counter_full")},
-                                                        {QByteArrayLiteral("FENCE_BEHIND"), QStringLiteral("behind_this_agent")}};
+        static const QHash<QByteArray, QString> reasons{
+            {QByteArrayLiteral("FENCE_NO_STATE"), QStringLiteral("no_fence_state")},
+            {QByteArrayLiteral("FENCE_OTHER_RUN"), QStringLiteral("other_run_id")},
+            {QByteArrayLiteral("FENCE_FULL"), QStringLiteral("counter_full")},
+            {QByteArrayLiteral("FENCE_BEHIND"), QStringLiteral("behind_this_agent")}};
         if (auto installed = installEpoch(m_runId, reasons.value(fenceRefusal(*reply), QStringLiteral("refused")),
                                           keys.back());
             !installed.ok())
@@ -610,7 +613,8 @@ public:
         const QString text = reply.errorText();
         if (text.startsWith(QLatin1String("NOAUTH")))
             return misconfigured(QStringLiteral("requires a password (%1); give it in the URL: "
-                                                "redis://:password@host:port/db").arg(text));
+                                                "redis://:password@host:port/db")
+                                     .arg(text));
         if (classify(text) == ErrorCode::Misconfigured)
             return misconfigured(QStringLiteral("rejected the password (%1)").arg(text));
         if (classify(text) == ErrorCode::Unavailable)
@@ -622,8 +626,7 @@ public:
 
     Error misconfigured(const QString &what) const
     {
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("Redis at %1 %2").arg(m_backend->endpoint(), what),
+        return Error::make(ErrorCode::Misconfigured, QStringLiteral("Redis at %1 %2").arg(m_backend->endpoint(), what),
                            QStringLiteral("the key store is misconfigured"));
     }
 
@@ -656,15 +659,13 @@ private:
         redisContext *context = redisConnectWithTimeout(host.constData(), m_node.port,
                                                         toTimeval(options.connectTimeout));
         if (!context || context->err) {
-            const QString reason = context ? QString::fromLocal8Bit(context->errstr)
-                                           : QStringLiteral("out of memory");
+            const QString reason = context ? QString::fromLocal8Bit(context->errstr) : QStringLiteral("out of memory");
             if (context)
                 redisFree(context);
-            const Error error = m_backend->unavailable(
-                QStringLiteral("cannot connect to %1 (timeout %2 ms): %3")
-                    .arg(m_node.toString())
-                    .arg(options.connectTimeout.count())
-                    .arg(reason));
+            const Error error = m_backend->unavailable(QStringLiteral("cannot connect to %1 (timeout %2 ms): %3")
+                                                           .arg(m_node.toString())
+                                                           .arg(options.connectTimeout.count())
+                                                           .arg(reason));
             m_backend->connectFailed(backoffKey, error);
             return error;
         }
@@ -703,8 +704,8 @@ private:
             if (!reply.ok())
                 return reply.error();
             if (reply->isError())
-                return misconfigured(QStringLiteral("refused database %1 (%2)")
-                                         .arg(options.database).arg(reply->errorText()));
+                return misconfigured(
+                    QStringLiteral("refused database %1 (%2)").arg(options.database).arg(reply->errorText()));
         }
         if (m_backend->sentinel) {
             if (auto master = checkIsMaster(); !master.ok())
@@ -763,14 +764,13 @@ private:
             return role.error();
         if (role->isError())
             return replyError(QStringLiteral("ROLE"), *role);
-        const QByteArray name = role->type == Reply::Type::Array && !role->elements.empty()
-            ? role->elements[0].text
-            : QByteArray();
+        const QByteArray name = role->type == Reply::Type::Array && !role->elements.empty() ? role->elements[0].text
+                                                                                            : QByteArray();
         if (name == "master")
             return {};
         m_backend->sentinel->markNotMaster(m_node);
-        return m_backend->unavailable(QStringLiteral("%1 answers ROLE as %2, not as the master")
-                                          .arg(m_node.toString(), QString::fromUtf8(name)));
+        return m_backend->unavailable(
+            QStringLiteral("%1 answers ROLE as %2, not as the master").arg(m_node.toString(), QString::fromUtf8(name)));
     }
 
     /// Before this connection runs any command: the instance's fence state is one this
@@ -788,18 +788,18 @@ private:
         // keeps its time bound when the server or the database is slow.
         std::unique_lock serialised(m_backend->epochCheck, std::defer_lock);
         (void)serialised.try_lock_for(m_backend->options.commandTimeout);
-        auto state = send({QByteArrayLiteral("HMGET"), fenceStateKey(), QByteArrayLiteral("epoch"),
-                           QByteArrayLiteral("run_id")});
+        auto state = send(
+            {QByteArrayLiteral("HMGET"), fenceStateKey(), QByteArrayLiteral("epoch"), QByteArrayLiteral("run_id")});
         if (!state.ok())
             return state.error();
         if (state->isError())
             return replyError(QStringLiteral("HMGET fence state"), *state);
         auto largest = m_backend->epochs.largestEpoch();
         if (!largest.ok())
-            return m_backend->unavailable(QStringLiteral("the largest fence epoch is unknown: %1")
-                                              .arg(largest.error().internalMessage));
+            return m_backend->unavailable(
+                QStringLiteral("the largest fence epoch is unknown: %1").arg(largest.error().internalMessage));
         const bool hasState = state->type == Reply::Type::Array && state->elements.size() == 2
-            && state->elements[0].type == Reply::Type::String;
+                              && state->elements[0].type == Reply::Type::String;
         QString reason;
         if (!hasState)
             reason = QStringLiteral("no_fence_state");
@@ -821,8 +821,8 @@ private:
     {
         auto epoch = m_backend->epochs.newEpoch(runId, reason);
         if (!epoch.ok())
-            return m_backend->unavailable(QStringLiteral("no new fence epoch for run_id %1: %2")
-                                              .arg(runId, epoch.error().internalMessage));
+            return m_backend->unavailable(
+                QStringLiteral("no new fence epoch for run_id %1: %2").arg(runId, epoch.error().internalMessage));
         auto installed = send({QByteArrayLiteral("EVAL"), QByteArray(installEpochScript), QByteArrayLiteral("1"),
                                stateKey, QByteArray::number(epoch.value()), runId.toLatin1()});
         if (!installed.ok())
@@ -833,7 +833,8 @@ private:
         if (installed->isError())
             return replyError(QStringLiteral("install fence epoch"), *installed);
         m_backend->noteEpoch(static_cast<quint64>(installed->integer));
-        const QString message = QStringLiteral("Redis at %1 (run_id %2, %3): fence epoch %4 handed out (%5), in force %6")
+        const QString message = QStringLiteral(
+                                    "Redis at %1 (run_id %2, %3): fence epoch %4 handed out (%5), in force %6")
                                     .arg(m_node.toString(), runId, QString::fromUtf8(stateKey))
                                     .arg(epoch.value())
                                     .arg(reason)
@@ -853,7 +854,8 @@ private:
     /// skips the check; only a broken connection fails the handshake.
     Result<void> checkEvictionPolicy()
     {
-        auto reply = send({QByteArrayLiteral("CONFIG"), QByteArrayLiteral("GET"), QByteArrayLiteral("maxmemory-policy")});
+        auto reply = send(
+            {QByteArrayLiteral("CONFIG"), QByteArrayLiteral("GET"), QByteArrayLiteral("maxmemory-policy")});
         if (!reply.ok())
             return reply.error();
         if (reply->isError()) {
@@ -882,9 +884,10 @@ private:
         if (!raw) {
             const int savedErrno = errno;
             m_lastWasTimeout = m_context->err == REDIS_ERR_IO && (savedErrno == EAGAIN || savedErrno == EWOULDBLOCK);
-            const QString reason = m_lastWasTimeout
-                ? QStringLiteral("no answer within %1 ms").arg(m_backend->options.commandTimeout.count())
-                : QString::fromLocal8Bit(m_context->errstr);
+            const QString reason =
+                m_lastWasTimeout
+                    ? QStringLiteral("no answer within %1 ms").arg(m_backend->options.commandTimeout.count())
+                    : QString::fromLocal8Bit(m_context->errstr);
             drop();
             return m_backend->unavailable(
                 QStringLiteral("%1 failed: %2").arg(QString::fromLatin1(args.front()), reason));
@@ -895,10 +898,7 @@ private:
 
     /// Sentinel mode: the master changed (or was found not to be one) since this
     /// connection was opened.
-    bool masterMoved() const
-    {
-        return m_backend->sentinel && m_backend->sentinel->generation() != m_generation;
-    }
+    bool masterMoved() const { return m_backend->sentinel && m_backend->sentinel->generation() != m_generation; }
 
 public:
     /// Cluster mode, after an ASK: the next command is for a slot being imported here.
@@ -913,7 +913,6 @@ public:
     }
 
 private:
-
     /// True when the server has closed this (idle) connection or sent on it unasked: it
     /// restarted, failed over or timed the client out while this thread did other work.
     /// Looked at before each command, without waiting, so that a command which may not be
@@ -943,8 +942,8 @@ private:
     QString m_runId;
     bool m_lastWasTimeout = false;
     std::optional<config::HostPort> m_fixedNode; ///< cluster mode: the node this connection is for
-    config::HostPort m_node;  ///< where this connection goes (the master a Sentinel named)
-    quint64 m_generation = 0; ///< Sentinel mode: the master's generation when it was opened
+    config::HostPort m_node;                     ///< where this connection goes (the master a Sentinel named)
+    quint64 m_generation = 0;                    ///< Sentinel mode: the master's generation when it was opened
 };
 
 /// The calling thread's connection to a backend (in cluster mode: to one of its nodes).
@@ -995,10 +994,8 @@ Result<Reply> runOnSlot(const std::shared_ptr<Backend> &backend, int slot, const
         bool portOk = false;
         const int port = colon > 0 ? words[2].mid(colon + 1).toInt(&portOk) : 0;
         if (!portOk || hop >= 4)
-            return backend->unavailable(QStringLiteral("slot %1: %2 (after %3 redirects)")
-                                            .arg(slot)
-                                            .arg(reply->errorText())
-                                            .arg(hop));
+            return backend->unavailable(
+                QStringLiteral("slot %1: %2 (after %3 redirects)").arg(slot).arg(reply->errorText()).arg(hop));
         node = config::HostPort{QString::fromUtf8(words[2].left(colon)), port};
         asking = words[0] == "ASK";
         if (!asking)
@@ -1038,9 +1035,8 @@ class RedisKeyStore::Private final : public core::TokenStore,
                                      public core::SeenProcessedSet {
 public:
     Private(const RedisOptions &options, core::FenceEpochSource &epochs)
-        : backend(std::make_shared<Backend>(options, epochs))
-        , watchdog(std::make_shared<LeaseWatchdog>())
-        , seenFront(options.seenProcessedCapacity, options.seenProcessedTtl)
+        : backend(std::make_shared<Backend>(options, epochs)), watchdog(std::make_shared<LeaseWatchdog>()),
+          seenFront(options.seenProcessedCapacity, options.seenProcessedTtl)
     {
         if (backend->sentinel)
             backend->sentinel->startWatching();
@@ -1159,8 +1155,8 @@ public:
         if (lockWonHook)
             lockWonHook();
 
-        auto renewFunction = [shared, lockKey = placement.lockKey, slot = placement.slot,
-                              ownerValue = owner.value(), ttl]() -> Result<bool> {
+        auto renewFunction = [shared, lockKey = placement.lockKey, slot = placement.slot, ownerValue = owner.value(),
+                              ttl]() -> Result<bool> {
             // the watchdog thread's own connections
             auto renewed = runOnSlot(shared, slot, [&](Connection &own) {
                 return own.eval(renewScript(), {lockKey}, {utf8(ownerValue), msText(ttl)}, Retry::OnStaleConnection);
@@ -1221,9 +1217,9 @@ public:
         const QByteArray stored = idemKey(scope, key);
         auto reply = onSlot(slotOf(stored), [&](Connection &connection) {
             return checked(connection, QStringLiteral("HMGET idem"),
-                           connection.command({QByteArrayLiteral("HMGET"), stored, QByteArrayLiteral("fp"),
-                                               QByteArrayLiteral("body")},
-                                              Retry::OnStaleConnection));
+                           connection.command(
+                               {QByteArrayLiteral("HMGET"), stored, QByteArrayLiteral("fp"), QByteArrayLiteral("body")},
+                               Retry::OnStaleConnection));
         });
         if (!reply.ok())
             return reply.error();
@@ -1240,8 +1236,8 @@ public:
     {
         const QByteArray stored = idemKey(scope, key);
         auto reply = onSlot(slotOf(stored), [&](Connection &connection) {
-            return connection.eval(putResponseScript(), {stored}, {response.fingerprint, response.response, msText(ttl)},
-                                   Retry::OnStaleConnection);
+            return connection.eval(putResponseScript(), {stored},
+                                   {response.fingerprint, response.response, msText(ttl)}, Retry::OnStaleConnection);
         });
         if (!reply.ok())
             return reply.error();
@@ -1304,13 +1300,34 @@ RedisKeyStore::RedisKeyStore(const RedisOptions &options, core::FenceEpochSource
 
 RedisKeyStore::~RedisKeyStore() = default;
 
-core::TokenStore &RedisKeyStore::tokens() { return *d; }
-core::DistributedLock &RedisKeyStore::locks() { return *d; }
-core::FencingTokens &RedisKeyStore::fencing() { return *d; }
-core::IdempotencyCache &RedisKeyStore::idempotency() { return *d; }
-const core::LockObserver &RedisKeyStore::lockObserver() const { return d->watchdog->registry(); }
-void RedisKeyStore::setLockLostSink(core::EventSink sink) { d->watchdog->setLostSink(std::move(sink)); }
-core::SeenProcessedSet &RedisKeyStore::seenProcessed() { return *d; }
+core::TokenStore &RedisKeyStore::tokens()
+{
+    return *d;
+}
+core::DistributedLock &RedisKeyStore::locks()
+{
+    return *d;
+}
+core::FencingTokens &RedisKeyStore::fencing()
+{
+    return *d;
+}
+core::IdempotencyCache &RedisKeyStore::idempotency()
+{
+    return *d;
+}
+const core::LockObserver &RedisKeyStore::lockObserver() const
+{
+    return d->watchdog->registry();
+}
+void RedisKeyStore::setLockLostSink(core::EventSink sink)
+{
+    d->watchdog->setLostSink(std::move(sink));
+}
+core::SeenProcessedSet &RedisKeyStore::seenProcessed()
+{
+    return *d;
+}
 
 bool RedisKeyStore::degraded() const
 {

@@ -2,7 +2,6 @@
 
 #include <QStringList>
 
-
 namespace payonce::redis {
 
 using core::Error;
@@ -29,9 +28,8 @@ core::Result<RedisOptions> RedisOptions::fromUrl(const config::RedisUrl &url)
     // AUTH with a user needs its password; without one Redis would answer with a
     // confusing WRONGPASS at the first command instead of a clear start-up error.
     if (!url.user.isEmpty() && url.password.isEmpty())
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("the Redis URL names a user but no password "
-                                          "(write redis://:password@host:port/db)"));
+        return Error::make(ErrorCode::Misconfigured, QStringLiteral("the Redis URL names a user but no password "
+                                                                    "(write redis://:password@host:port/db)"));
     RedisOptions options;
     options.host = url.host;
     options.port = url.port;

@@ -16,8 +16,8 @@ namespace payonce::redis {
 struct RedisOptions {
     QString host = QStringLiteral("127.0.0.1");
     int port = 6379;
-    QString username;  ///< ACL user; empty: the default user
-    QString password;  ///< empty: no AUTH
+    QString username; ///< ACL user; empty: the default user
+    QString password; ///< empty: no AUTH
     int database = 0;
 
     /// Sentinel mode when not empty: the master of `masterName` is asked of these Sentinels

@@ -32,7 +32,9 @@ Result<ContextPtr> openSentinel(const HostPort &sentinel, const RedisOptions &op
 
 } // namespace
 
-SentinelMaster::SentinelMaster(const RedisOptions &options) : m_options(options) {}
+SentinelMaster::SentinelMaster(const RedisOptions &options) : m_options(options)
+{
+}
 
 SentinelMaster::~SentinelMaster()
 {
@@ -70,9 +72,9 @@ Result<HostPort> SentinelMaster::resolve()
             said << sentinel.toString() + QStringLiteral(": ") + context.error().internalMessage;
             continue;
         }
-        ReplyPtr reply = command(context.value().get(), {QByteArrayLiteral("SENTINEL"),
-                                                        QByteArrayLiteral("get-master-addr-by-name"),
-                                                        m_options.masterName.toUtf8()});
+        ReplyPtr reply = command(context.value().get(),
+                                 {QByteArrayLiteral("SENTINEL"), QByteArrayLiteral("get-master-addr-by-name"),
+                                  m_options.masterName.toUtf8()});
         if (!reply) {
             said << sentinel.toString() + QStringLiteral(": ") + errorOf(context.value().get());
             continue;
@@ -106,14 +108,16 @@ Result<HostPort> SentinelMaster::resolve()
     // misconfiguration, not an outage (as a master that refuses its password). Unavailable
     // as soon as one Sentinel failed otherwise (down, does not know the master).
     if (refusedUs > 0 && refusedUs == sentinels.size())
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("no Sentinel names the master \"%1\": every Sentinel refused us, the Sentinel "
-                                          "password (redis_sentinel_password) is wrong or missing: %2")
-                               .arg(m_options.masterName, said.join(u"; ")),
-                           QStringLiteral("the key store is misconfigured"));
-    return Error::make(ErrorCode::Unavailable,
-                       QStringLiteral("no Sentinel names the master \"%1\": %2").arg(m_options.masterName, said.join(u"; ")),
-                       QStringLiteral("the key store is unavailable"));
+        return Error::make(
+            ErrorCode::Misconfigured,
+            QStringLiteral("no Sentinel names the master \"%1\": every Sentinel refused us, the Sentinel "
+                           "password (redis_sentinel_password) is wrong or missing: %2")
+                .arg(m_options.masterName, said.join(u"; ")),
+            QStringLiteral("the key store is misconfigured"));
+    return Error::make(
+        ErrorCode::Unavailable,
+        QStringLiteral("no Sentinel names the master \"%1\": %2").arg(m_options.masterName, said.join(u"; ")),
+        QStringLiteral("the key store is unavailable"));
 }
 
 std::optional<HostPort> SentinelMaster::current() const
@@ -140,7 +144,8 @@ void SentinelMaster::moveTo(const HostPort &master, const QString &why)
     std::lock_guard lock(m_mutex);
     if (m_master && *m_master == master)
         return;
-    const QString message = QStringLiteral("Redis master of \"%1\" is %2 (%3)").arg(m_options.masterName, master.toString(), why);
+    const QString message =
+        QStringLiteral("Redis master of \"%1\" is %2 (%3)").arg(m_options.masterName, master.toString(), why);
     if (m_master) {
         m_switches.fetch_add(1);
         qCWarning(lcRedis).noquote() << message + QStringLiteral(", was ") + m_master->toString();
@@ -179,7 +184,8 @@ void SentinelMaster::watch()
         auto context = openSentinel(sentinels.at(index), m_options);
         ReplyPtr subscribed;
         if (context.ok())
-            subscribed = command(context.value().get(), {QByteArrayLiteral("SUBSCRIBE"), QByteArrayLiteral("+switch-master")});
+            subscribed = command(context.value().get(),
+                                 {QByteArrayLiteral("SUBSCRIBE"), QByteArrayLiteral("+switch-master")});
         if (!context.ok() || !subscribed || subscribed->type == REDIS_REPLY_ERROR) {
             if (waitForStop(milliseconds(500)))
                 return;

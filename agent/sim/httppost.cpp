@@ -47,7 +47,8 @@ std::optional<PostResult> parse(const QByteArray &buffer, bool peerClosed)
     if (headerEnd < 0) {
         if (!peerClosed)
             return std::nullopt;
-        return PostResult{PostResult::Outcome::Failed, 0, {}, QStringLiteral("connection closed before a complete answer")};
+        return PostResult{
+            PostResult::Outcome::Failed, 0, {}, QStringLiteral("connection closed before a complete answer")};
     }
     const QList<QByteArray> lines = buffer.left(headerEnd).split('\n');
     const QList<QByteArray> statusParts = lines.value(0).trimmed().split(' ');
@@ -76,14 +77,18 @@ std::optional<PostResult> parse(const QByteArray &buffer, bool peerClosed)
         if (auto body = dechunk(rest))
             return PostResult{PostResult::Outcome::Completed, status, *body, {}};
         if (peerClosed)
-            return PostResult{PostResult::Outcome::Failed, status, {}, QStringLiteral("connection closed inside a chunked body")};
+            return PostResult{
+                PostResult::Outcome::Failed, status, {}, QStringLiteral("connection closed inside a chunked body")};
         return std::nullopt;
     }
     if (contentLength) {
         if (rest.size() >= *contentLength)
             return PostResult{PostResult::Outcome::Completed, status, rest.left(*contentLength), {}};
         if (peerClosed)
-            return PostResult{PostResult::Outcome::Failed, status, {}, QStringLiteral("connection closed before Content-Length bytes")};
+            return PostResult{PostResult::Outcome::Failed,
+                              status,
+                              {},
+                              QStringLiteral("connection closed before Content-Length bytes")};
         return std::nullopt;
     }
     if (peerClosed)
@@ -109,7 +114,9 @@ void postHttp(QObject *context, const OutgoingPost &post, int timeoutMs, std::fu
     if (post.url.scheme() != u"http" || post.url.host().isEmpty()) {
         // Reported from the event loop like every other outcome.
         QTimer::singleShot(0, socket, [finish, url = post.url] {
-            finish(PostResult{PostResult::Outcome::Failed, 0, {},
+            finish(PostResult{PostResult::Outcome::Failed,
+                              0,
+                              {},
                               QStringLiteral("unsupported URL \"%1\" (http:// only)").arg(url.toString())});
         });
         return;
@@ -117,7 +124,8 @@ void postHttp(QObject *context, const OutgoingPost &post, int timeoutMs, std::fu
     auto *timer = new QTimer(socket);
     timer->setSingleShot(true);
     QObject::connect(timer, &QTimer::timeout, socket, [finish, timeoutMs] {
-        finish(PostResult{PostResult::Outcome::TimedOut, 0, {}, QStringLiteral("no complete answer within %1 ms").arg(timeoutMs)});
+        finish(PostResult{
+            PostResult::Outcome::TimedOut, 0, {}, QStringLiteral("no complete answer within %1 ms").arg(timeoutMs)});
     });
     timer->start(timeoutMs);
 
@@ -146,14 +154,15 @@ void postHttp(QObject *context, const OutgoingPost &post, int timeoutMs, std::fu
         exchange->buffer += socket->readAll();
         finish(*parse(exchange->buffer, true));
     });
-    QObject::connect(socket, &QAbstractSocket::errorOccurred, socket, [socket, exchange, finish](QAbstractSocket::SocketError error) {
-        if (error == QAbstractSocket::RemoteHostClosedError) {
-            exchange->buffer += socket->readAll();
-            finish(*parse(exchange->buffer, true));
-            return;
-        }
-        finish(PostResult{PostResult::Outcome::Failed, 0, {}, socket->errorString()});
-    });
+    QObject::connect(socket, &QAbstractSocket::errorOccurred, socket,
+                     [socket, exchange, finish](QAbstractSocket::SocketError error) {
+                         if (error == QAbstractSocket::RemoteHostClosedError) {
+                             exchange->buffer += socket->readAll();
+                             finish(*parse(exchange->buffer, true));
+                             return;
+                         }
+                         finish(PostResult{PostResult::Outcome::Failed, 0, {}, socket->errorString()});
+                     });
     socket->connectToHost(post.url.host(), static_cast<quint16>(port));
 }
 

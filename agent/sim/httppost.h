@@ -21,11 +21,15 @@ struct OutgoingPost {
 };
 
 struct PostResult {
-    enum class Outcome { Completed, TimedOut, Failed };
+    enum class Outcome {
+        Completed,
+        TimedOut,
+        Failed
+    };
     Outcome outcome = Outcome::Failed;
-    int status = 0;      ///< when Completed
-    QByteArray body;     ///< when Completed
-    QString error;       ///< when TimedOut / Failed
+    int status = 0;  ///< when Completed
+    QByteArray body; ///< when Completed
+    QString error;   ///< when TimedOut / Failed
 };
 
 /// Sends post over its own TCP connection (HTTP/1.1, Connection: close; http:// only) and

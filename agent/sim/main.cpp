@@ -76,20 +76,29 @@ int main(int argc, char *argv[])
     payonce::sim::SimServer server(*options, *platformKey);
     const quint16 port = server.listen();
     if (port == 0) {
-        printLine(stderr, QStringLiteral("payonce-sim: cannot listen on %1:%2").arg(options->address.toString()).arg(options->port));
+        printLine(
+            stderr,
+            QStringLiteral("payonce-sim: cannot listen on %1:%2").arg(options->address.toString()).arg(options->port));
         return 2;
     }
     if (!options->platformKeyOut.isEmpty()) {
         QSaveFile file(options->platformKeyOut); // atomic: a reader never sees half a key
         if (!file.open(QIODevice::WriteOnly) || file.write(server.platformPublicKeyPem()) < 0 || !file.commit()) {
-            printLine(stderr, QStringLiteral("payonce-sim: cannot write %1: %2").arg(options->platformKeyOut, file.errorString()));
+            printLine(
+                stderr,
+                QStringLiteral("payonce-sim: cannot write %1: %2").arg(options->platformKeyOut, file.errorString()));
             return 3;
         }
     }
-    printLine(stdout, QStringLiteral("payonce-sim listening on %1:%2, platform key serial %3, notifications: APIv3 key %4, time scale %5")
-                          .arg(options->address.toString()).arg(port).arg(options->platformSerial)
-                          .arg(options->apiv3Key.isEmpty() ? QStringLiteral("missing (no WeChat notifications)") : QStringLiteral("set"))
-                          .arg(options->timeScale));
+    printLine(stdout,
+              QStringLiteral(
+                  "payonce-sim listening on %1:%2, platform key serial %3, notifications: APIv3 key %4, time scale %5")
+                  .arg(options->address.toString())
+                  .arg(port)
+                  .arg(options->platformSerial)
+                  .arg(options->apiv3Key.isEmpty() ? QStringLiteral("missing (no WeChat notifications)")
+                                                   : QStringLiteral("set"))
+                  .arg(options->timeScale));
 
     const int rc = QCoreApplication::exec();
     server.shutdown();

@@ -50,7 +50,8 @@ QString iso(const QDateTime &t)
 QString outcomeName(const PostResult &r, bool ack)
 {
     switch (r.outcome) {
-    case PostResult::Outcome::Completed: return ack ? QStringLiteral("acknowledged") : QStringLiteral("not_acknowledged");
+    case PostResult::Outcome::Completed:
+        return ack ? QStringLiteral("acknowledged") : QStringLiteral("not_acknowledged");
     case PostResult::Outcome::TimedOut: return QStringLiteral("timeout");
     case PostResult::Outcome::Failed: return QStringLiteral("failed");
     }
@@ -63,11 +64,11 @@ struct SimNotifier::Notification {
     SimTrade trade;
     std::optional<SimRefund> refund; // set for a refund notification
     QStringList targets;
-    QByteArray wechatBody;        // the same in every attempt
-    alipay::Params alipayBase;    // everything but notify_time and sign
-    int attempts = 0;             // scheduled attempts started
+    QByteArray wechatBody;     // the same in every attempt
+    alipay::Params alipayBase; // everything but notify_time and sign
+    int attempts = 0;          // scheduled attempts started
     int redeliveries = 0;
-    int deliveries = 0;           // POSTs with an outcome (copies and targets included)
+    int deliveries = 0; // POSTs with an outcome (copies and targets included)
     int acknowledgements = 0;
     bool acknowledged = false;
     bool gaveUp = false;
@@ -97,7 +98,8 @@ struct SimNotifier::Round {
 };
 
 SimNotifier::SimNotifier(const SimOptions &options, crypto::PrivateKey platformKey, SimState *state, QObject *parent)
-    : QObject(parent), m_options(options), m_platformKey(std::move(platformKey)), m_state(state), m_timeScale(options.timeScale)
+    : QObject(parent), m_options(options), m_platformKey(std::move(platformKey)), m_state(state),
+      m_timeScale(options.timeScale)
 {
     connect(m_state, &SimState::tradePaid, this, &SimNotifier::onTradePaid);
     connect(m_state, &SimState::refundFinished, this, &SimNotifier::onRefundFinished);
@@ -207,7 +209,9 @@ void SimNotifier::onRefundFinished(const SimRefund &refund, const SimTrade &trad
             {"gmt_create", beijing(trade.createdAt, false).toUtf8()},
             {"charset", "utf-8"},
             {"gmt_payment", beijing(trade.paidAt, false).toUtf8()},
-            {"gmt_refund", (beijing(refund.finishedAt, false) + QStringLiteral(".") + QString::number(refund.finishedAt.time().msec() / 100)).toUtf8()},
+            {"gmt_refund", (beijing(refund.finishedAt, false) + QStringLiteral(".")
+                            + QString::number(refund.finishedAt.time().msec() / 100))
+                               .toUtf8()},
             {"subject", trade.description.toUtf8()},
             // Sent even when empty, as Alipay does (`body=`): it is part of the signed text.
             {"body", trade.body.toUtf8()},
@@ -256,7 +260,8 @@ QByteArray SimNotifier::wechatBody(const SimTrade &trade, QString *error) const
         {QStringLiteral("bank_type"), QStringLiteral("OTHERS")},
         {QStringLiteral("attach"), QString()},
         {QStringLiteral("success_time"), beijing(trade.paidAt, true)},
-        {QStringLiteral("payer"), QJsonObject{{QStringLiteral("openid"), QString(QStringLiteral("oSIM") + randomToken(24))}}},
+        {QStringLiteral("payer"),
+         QJsonObject{{QStringLiteral("openid"), QString(QStringLiteral("oSIM") + randomToken(24))}}},
         {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), trade.amountFen},
                                                {QStringLiteral("payer_total"), trade.amountFen},
                                                {QStringLiteral("currency"), QStringLiteral("CNY")},
@@ -289,8 +294,7 @@ QByteArray SimNotifier::wechatRefundBody(const SimRefund &refund, const SimTrade
         return wechatEnvelope(resource, "refund", "REFUND.ABNORMAL", QStringLiteral("退款异常"), error);
     case SimRefund::State::Closed:
         return wechatEnvelope(resource, "refund", "REFUND.CLOSED", QStringLiteral("退款关闭"), error);
-    case SimRefund::State::Processing:
-        break;
+    case SimRefund::State::Processing: break;
     }
     *error = QStringLiteral("a processing refund is not notified");
     return {};
@@ -340,14 +344,10 @@ QList<OutgoingPost> SimNotifier::buildPosts(Notification &n, QString *error)
             return {};
         }
         post.body = n.wechatBody;
-        post.headers = {{"Content-Type", "application/json"},
-                        {"User-Agent", "Mozilla/4.0"},
-                        {"Wechatpay-Nonce", nonce},
-                        {"Wechatpay-Serial", m_options.platformSerial.toLatin1()},
-                        {"Wechatpay-Signature", *signature},
-                        {"Wechatpay-Signature-Type", "WECHATPAY2-SHA256-RSA2048"},
-                        {"Wechatpay-Timestamp", timestamp},
-                        {"Request-ID", randomToken(32).toLatin1()}};
+        post.headers = {{"Content-Type", "application/json"}, {"User-Agent", "Mozilla/4.0"},
+                        {"Wechatpay-Nonce", nonce},           {"Wechatpay-Serial", m_options.platformSerial.toLatin1()},
+                        {"Wechatpay-Signature", *signature},  {"Wechatpay-Signature-Type", "WECHATPAY2-SHA256-RSA2048"},
+                        {"Wechatpay-Timestamp", timestamp},   {"Request-ID", randomToken(32).toLatin1()}};
     } else {
         alipay::Params params = n.alipayBase;
         params.append(qMakePair(QByteArray("notify_time"), beijing(QDateTime::currentDateTimeUtc(), false).toUtf8()));
@@ -361,7 +361,8 @@ QList<OutgoingPost> SimNotifier::buildPosts(Notification &n, QString *error)
         for (const auto &[key, value] : std::as_const(params)) {
             if (!post.body.isEmpty())
                 post.body += '&';
-            post.body += QUrl::toPercentEncoding(QString::fromUtf8(key)) + '=' + QUrl::toPercentEncoding(QString::fromUtf8(value));
+            post.body += QUrl::toPercentEncoding(QString::fromUtf8(key)) + '='
+                         + QUrl::toPercentEncoding(QString::fromUtf8(value));
         }
         post.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
                         {"User-Agent", "Mozilla/4.0"}};
@@ -419,43 +420,45 @@ void SimNotifier::sendRound(const std::shared_ptr<Notification> &n, const QList<
     std::weak_ptr<Notification> weak = n;
     for (const OutgoingPost &post : posts) {
         for (int copy = 0; copy < copies; ++copy) {
-            postHttp(n->scope.get(), post, m_timeoutMs, [this, weak, round, scheduled, url = post.url.toString()](const PostResult &r) {
-                const auto self = weak.lock();
-                if (!self)
-                    return;
-                const bool ack = acknowledged(self->trade.channel, r);
-                ++self->deliveries;
-                self->lastStatus = r.status;
-                self->lastOutcome = outcomeName(r, ack);
-                self->lastError = r.error;
-                auto &target = self->targetStates[url];
-                ++target.deliveries;
-                target.lastStatus = r.status;
-                target.lastOutcome = self->lastOutcome;
-                if (ack) {
-                    target.acknowledged = true;
-                    ++self->acknowledgements;
-                    if (!self->acknowledged) {
-                        self->acknowledged = true;
-                        self->acknowledgedAt = QDateTime::currentDateTimeUtc();
-                    }
-                    if (self->timer)
-                        self->timer->stop();
-                    self->nextAttemptAt = QDateTime();
-                }
-                QJsonObject result{{QStringLiteral("target"), url}, {QStringLiteral("status"), r.status},
-                                   {QStringLiteral("outcome"), self->lastOutcome}};
-                if (!r.error.isEmpty())
-                    result.insert(QStringLiteral("error"), r.error);
-                if (round->results.size() < 20)
-                    round->results.append(result);
-                if (--round->pending == 0) {
-                    round->entry.insert(QStringLiteral("results"), round->results);
-                    round->entry.insert(QStringLiteral("ended_at"), iso(QDateTime::currentDateTimeUtc()));
-                    self->history.append(round->entry);
-                    roundFinished(self, scheduled);
-                }
-            });
+            postHttp(n->scope.get(), post, m_timeoutMs,
+                     [this, weak, round, scheduled, url = post.url.toString()](const PostResult &r) {
+                         const auto self = weak.lock();
+                         if (!self)
+                             return;
+                         const bool ack = acknowledged(self->trade.channel, r);
+                         ++self->deliveries;
+                         self->lastStatus = r.status;
+                         self->lastOutcome = outcomeName(r, ack);
+                         self->lastError = r.error;
+                         auto &target = self->targetStates[url];
+                         ++target.deliveries;
+                         target.lastStatus = r.status;
+                         target.lastOutcome = self->lastOutcome;
+                         if (ack) {
+                             target.acknowledged = true;
+                             ++self->acknowledgements;
+                             if (!self->acknowledged) {
+                                 self->acknowledged = true;
+                                 self->acknowledgedAt = QDateTime::currentDateTimeUtc();
+                             }
+                             if (self->timer)
+                                 self->timer->stop();
+                             self->nextAttemptAt = QDateTime();
+                         }
+                         QJsonObject result{{QStringLiteral("target"), url},
+                                            {QStringLiteral("status"), r.status},
+                                            {QStringLiteral("outcome"), self->lastOutcome}};
+                         if (!r.error.isEmpty())
+                             result.insert(QStringLiteral("error"), r.error);
+                         if (round->results.size() < 20)
+                             round->results.append(result);
+                         if (--round->pending == 0) {
+                             round->entry.insert(QStringLiteral("results"), round->results);
+                             round->entry.insert(QStringLiteral("ended_at"), iso(QDateTime::currentDateTimeUtc()));
+                             self->history.append(round->entry);
+                             roundFinished(self, scheduled);
+                         }
+                     });
         }
     }
 }
@@ -541,28 +544,29 @@ QJsonArray SimNotifier::notificationsJson(const QString &outTradeNo) const
                                        {QStringLiteral("acknowledged"), t.acknowledged}});
         }
         const QString state = n->acknowledged ? QStringLiteral("acknowledged")
-            : n->gaveUp                       ? QStringLiteral("gave_up")
+                              : n->gaveUp     ? QStringLiteral("gave_up")
                                               : QStringLiteral("retrying");
-        QJsonObject o{{QStringLiteral("kind"), n->refund ? QStringLiteral("refund") : QStringLiteral("payment")},
-                      {QStringLiteral("channel"), core::channelName(n->trade.channel)},
-                      {QStringLiteral("out_trade_no"), n->trade.outTradeNo},
-                      {QStringLiteral("pay_no"), n->trade.payNo},
-                      {QStringLiteral("state"), state},
-                      {QStringLiteral("attempts"), n->attempts},
-                      {QStringLiteral("max_attempts"), static_cast<int>(retryScheduleSeconds(n->trade.channel).size()) + 1},
-                      {QStringLiteral("redeliveries"), n->redeliveries},
-                      {QStringLiteral("deliveries"), n->deliveries},
-                      {QStringLiteral("acknowledgements"), n->acknowledgements},
-                      {QStringLiteral("acknowledged"), n->acknowledged},
-                      {QStringLiteral("gave_up"), n->gaveUp},
-                      {QStringLiteral("last_status"), n->lastStatus},
-                      {QStringLiteral("last_outcome"), n->lastOutcome},
-                      {QStringLiteral("last_attempt_at"), iso(n->lastAttemptAt)},
-                      {QStringLiteral("next_attempt_at"), iso(n->nextAttemptAt)},
-                      {QStringLiteral("acknowledged_at"), iso(n->acknowledgedAt)},
-                      {QStringLiteral("gave_up_at"), iso(n->gaveUpAt)},
-                      {QStringLiteral("targets"), targets},
-                      {QStringLiteral("history"), n->history}};
+        QJsonObject o{
+            {QStringLiteral("kind"), n->refund ? QStringLiteral("refund") : QStringLiteral("payment")},
+            {QStringLiteral("channel"), core::channelName(n->trade.channel)},
+            {QStringLiteral("out_trade_no"), n->trade.outTradeNo},
+            {QStringLiteral("pay_no"), n->trade.payNo},
+            {QStringLiteral("state"), state},
+            {QStringLiteral("attempts"), n->attempts},
+            {QStringLiteral("max_attempts"), static_cast<int>(retryScheduleSeconds(n->trade.channel).size()) + 1},
+            {QStringLiteral("redeliveries"), n->redeliveries},
+            {QStringLiteral("deliveries"), n->deliveries},
+            {QStringLiteral("acknowledgements"), n->acknowledgements},
+            {QStringLiteral("acknowledged"), n->acknowledged},
+            {QStringLiteral("gave_up"), n->gaveUp},
+            {QStringLiteral("last_status"), n->lastStatus},
+            {QStringLiteral("last_outcome"), n->lastOutcome},
+            {QStringLiteral("last_attempt_at"), iso(n->lastAttemptAt)},
+            {QStringLiteral("next_attempt_at"), iso(n->nextAttemptAt)},
+            {QStringLiteral("acknowledged_at"), iso(n->acknowledgedAt)},
+            {QStringLiteral("gave_up_at"), iso(n->gaveUpAt)},
+            {QStringLiteral("targets"), targets},
+            {QStringLiteral("history"), n->history}};
         if (n->refund) {
             o.insert(QStringLiteral("out_refund_no"), n->refund->outRefundNo);
             o.insert(QStringLiteral("refund_state"), refundStateName(n->refund->state));

@@ -14,7 +14,10 @@ using core::ErrorCode;
 
 namespace {
 
-Error misconfigured(const QString &text) { return Error::make(ErrorCode::Misconfigured, text); }
+Error misconfigured(const QString &text)
+{
+    return Error::make(ErrorCode::Misconfigured, text);
+}
 
 core::Result<void> parseListen(const QString &text, SimOptions *options, const QString &source)
 {
@@ -23,7 +26,8 @@ core::Result<void> parseListen(const QString &text, SimOptions *options, const Q
     const int port = colon > 0 ? text.mid(colon + 1).toInt(&ok) : 0;
     QHostAddress address(colon > 0 ? text.left(colon) : QString());
     if (!ok || port < 0 || port > 65535 || address.isNull())
-        return misconfigured(QStringLiteral("%1: expected HOST:PORT with a numeric address, got \"%2\"").arg(source, text));
+        return misconfigured(
+            QStringLiteral("%1: expected HOST:PORT with a numeric address, got \"%2\"").arg(source, text));
     options->address = address;
     options->port = static_cast<quint16>(port);
     return {};
@@ -35,7 +39,8 @@ QString resolve(const QString &base, const QString &path)
 }
 
 // A public key from a public PEM, or the public half of a private PEM.
-core::Result<crypto::PublicKey> publicKeyFrom(const QString &publicPath, const QString &privatePath, const QString &source)
+core::Result<crypto::PublicKey> publicKeyFrom(const QString &publicPath, const QString &privatePath,
+                                              const QString &source)
 {
     if (!publicPath.isEmpty()) {
         auto key = crypto::PublicKey::fromFile(publicPath);
@@ -67,24 +72,48 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments, const QPr
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("payonce-sim: simulated WeChat Pay v3 and Alipay platforms"));
     parser.addHelpOption();
-    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Agent config file (JSON)."), QStringLiteral("FILE"));
-    const QCommandLineOption listen(QStringLiteral("listen"), QStringLiteral("HOST:PORT to listen on."), QStringLiteral("HOST:PORT"));
-    const QCommandLineOption merchantKey(QStringLiteral("merchant-public-key"), QStringLiteral("Merchant public key PEM (WeChat; Alipay too unless --alipay-app-public-key)."), QStringLiteral("PEM"));
-    const QCommandLineOption alipayKey(QStringLiteral("alipay-app-public-key"), QStringLiteral("Alipay app public key PEM."), QStringLiteral("PEM"));
-    const QCommandLineOption mchid(QStringLiteral("mchid"), QStringLiteral("WeChat mchid to insist on."), QStringLiteral("ID"));
-    const QCommandLineOption appid(QStringLiteral("appid"), QStringLiteral("WeChat appid to insist on."), QStringLiteral("ID"));
-    const QCommandLineOption alipayAppId(QStringLiteral("alipay-app-id"), QStringLiteral("Alipay app_id to insist on."), QStringLiteral("ID"));
-    const QCommandLineOption alipaySellerId(QStringLiteral("alipay-seller-id"), QStringLiteral("Alipay seller_id."), QStringLiteral("ID"));
-    const QCommandLineOption serial(QStringLiteral("platform-serial"), QStringLiteral("Platform key serial (default PAYONCE_SIM_0001)."), QStringLiteral("SERIAL"));
-    const QCommandLineOption keyOut(QStringLiteral("platform-key-out"), QStringLiteral("Write the platform public key PEM here once listening."), QStringLiteral("PATH"));
-    const QCommandLineOption exitWithParent(QStringLiteral("exit-with-parent"), QStringLiteral("Terminate when the parent process dies."));
-    const QCommandLineOption apiv3Key(QStringLiteral("apiv3-key"), QStringLiteral("WeChat APIv3 key (32 ASCII characters) for notification resources; prefer the environment variable PAYONCE_WECHAT_APIV3_KEY."), QStringLiteral("KEY"));
-    const QCommandLineOption timeScale(QStringLiteral("time-scale"), QStringLiteral("Multiplier of the platforms' notification retry intervals (default 1.0)."), QStringLiteral("X"));
-    parser.addOptions({config, listen, merchantKey, alipayKey, mchid, appid, alipayAppId, alipaySellerId, serial, keyOut, exitWithParent, apiv3Key, timeScale});
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Agent config file (JSON)."),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption listen(QStringLiteral("listen"), QStringLiteral("HOST:PORT to listen on."),
+                                    QStringLiteral("HOST:PORT"));
+    const QCommandLineOption merchantKey(
+        QStringLiteral("merchant-public-key"),
+        QStringLiteral("Merchant public key PEM (WeChat; Alipay too unless --alipay-app-public-key)."),
+        QStringLiteral("PEM"));
+    const QCommandLineOption alipayKey(QStringLiteral("alipay-app-public-key"),
+                                       QStringLiteral("Alipay app public key PEM."), QStringLiteral("PEM"));
+    const QCommandLineOption mchid(QStringLiteral("mchid"), QStringLiteral("WeChat mchid to insist on."),
+                                   QStringLiteral("ID"));
+    const QCommandLineOption appid(QStringLiteral("appid"), QStringLiteral("WeChat appid to insist on."),
+                                   QStringLiteral("ID"));
+    const QCommandLineOption alipayAppId(QStringLiteral("alipay-app-id"), QStringLiteral("Alipay app_id to insist on."),
+                                         QStringLiteral("ID"));
+    const QCommandLineOption alipaySellerId(QStringLiteral("alipay-seller-id"), QStringLiteral("Alipay seller_id."),
+                                            QStringLiteral("ID"));
+    const QCommandLineOption serial(QStringLiteral("platform-serial"),
+                                    QStringLiteral("Platform key serial (default PAYONCE_SIM_0001)."),
+                                    QStringLiteral("SERIAL"));
+    const QCommandLineOption keyOut(QStringLiteral("platform-key-out"),
+                                    QStringLiteral("Write the platform public key PEM here once listening."),
+                                    QStringLiteral("PATH"));
+    const QCommandLineOption exitWithParent(QStringLiteral("exit-with-parent"),
+                                            QStringLiteral("Terminate when the parent process dies."));
+    const QCommandLineOption apiv3Key(
+        QStringLiteral("apiv3-key"),
+        QStringLiteral("WeChat APIv3 key (32 ASCII characters) for notification resources; prefer the environment "
+                       "variable PAYONCE_WECHAT_APIV3_KEY."),
+        QStringLiteral("KEY"));
+    const QCommandLineOption timeScale(
+        QStringLiteral("time-scale"),
+        QStringLiteral("Multiplier of the platforms' notification retry intervals (default 1.0)."),
+        QStringLiteral("X"));
+    parser.addOptions({config, listen, merchantKey, alipayKey, mchid, appid, alipayAppId, alipaySellerId, serial,
+                       keyOut, exitWithParent, apiv3Key, timeScale});
     if (!parser.parse(arguments))
         return misconfigured(parser.errorText());
     if (!parser.positionalArguments().isEmpty())
-        return misconfigured(QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().constFirst()));
+        return misconfigured(
+            QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().constFirst()));
 
     SimOptions options;
     if (parser.isSet(QStringLiteral("help"))) {
@@ -146,12 +175,18 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments, const QPr
         alipayPublic = parser.value(alipayKey);
         alipayPrivate.clear();
     }
-    if (parser.isSet(mchid)) options.mchid = parser.value(mchid);
-    if (parser.isSet(appid)) options.appid = parser.value(appid);
-    if (parser.isSet(alipayAppId)) options.alipayAppId = parser.value(alipayAppId);
-    if (parser.isSet(alipaySellerId)) options.alipaySellerId = parser.value(alipaySellerId);
-    if (parser.isSet(serial)) options.platformSerial = parser.value(serial);
-    if (parser.isSet(keyOut)) options.platformKeyOut = parser.value(keyOut);
+    if (parser.isSet(mchid))
+        options.mchid = parser.value(mchid);
+    if (parser.isSet(appid))
+        options.appid = parser.value(appid);
+    if (parser.isSet(alipayAppId))
+        options.alipayAppId = parser.value(alipayAppId);
+    if (parser.isSet(alipaySellerId))
+        options.alipaySellerId = parser.value(alipaySellerId);
+    if (parser.isSet(serial))
+        options.platformSerial = parser.value(serial);
+    if (parser.isSet(keyOut))
+        options.platformKeyOut = parser.value(keyOut);
     options.exitWithParent = parser.isSet(exitWithParent);
     if (environment.contains(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY"))) {
         apiv3 = environment.value(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY")).toUtf8();
@@ -170,12 +205,14 @@ core::Result<SimOptions> parseSimOptions(const QStringList &arguments, const QPr
         bool ok = false;
         const double scale = parser.value(timeScale).toDouble(&ok);
         if (!ok || !(scale > 0.0) || scale > 1000.0)
-            return misconfigured(QStringLiteral("--time-scale: expected a number in (0, 1000], got \"%1\"").arg(parser.value(timeScale)));
+            return misconfigured(QStringLiteral("--time-scale: expected a number in (0, 1000], got \"%1\"")
+                                     .arg(parser.value(timeScale)));
         options.timeScale = scale;
     }
 
     if (wechatPublic.isEmpty() && wechatPrivate.isEmpty())
-        return misconfigured(QStringLiteral("no merchant public key: give --merchant-public-key or wechat.merchant_public_key in --config"));
+        return misconfigured(QStringLiteral(
+            "no merchant public key: give --merchant-public-key or wechat.merchant_public_key in --config"));
     auto wechatKey = publicKeyFrom(wechatPublic, wechatPrivate, QStringLiteral("WeChat merchant key"));
     if (!wechatKey)
         return wechatKey.error();

@@ -48,14 +48,14 @@ struct SimOptions {
     QString platformSerial = QStringLiteral("PAYONCE_SIM_0001");
     QString platformKeyOut;
     bool exitWithParent = false;
-    QByteArray apiv3Key;          ///< empty: WeChat notifications cannot be encrypted
-    double timeScale = 1.0;       ///< > 0
+    QByteArray apiv3Key;    ///< empty: WeChat notifications cannot be encrypted
+    double timeScale = 1.0; ///< > 0
     bool showHelp = false;
     QString helpText;
 };
 
-core::Result<SimOptions> parseSimOptions(const QStringList &arguments,
-                                         const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment());
+core::Result<SimOptions> parseSimOptions(
+    const QStringList &arguments, const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment());
 
 /// Why key is not a usable APIv3 key, or empty when it is (32 printable ASCII bytes).
 QString apiv3KeyProblem(QByteArrayView key);

@@ -130,10 +130,14 @@ QJsonObject tradeJson(const SimTrade &t, const QList<SimRefund> &refunds)
 
 QJsonObject faultsJson(const SimFaults &f)
 {
-    return {{QStringLiteral("latency_ms"), f.latencyMs},   {QStringLiteral("error_rate"), f.errorRate},
-            {QStringLiteral("error_status"), f.errorStatus}, {QStringLiteral("hang"), f.hang},
-            {QStringLiteral("tamper_responses"), f.tamperResponses}, {QStringLiteral("replay_last"), f.replayLast},
-            {QStringLiteral("duplicate"), f.duplicate}, {QStringLiteral("refund_fail"), f.refundFail}};
+    return {{QStringLiteral("latency_ms"), f.latencyMs},
+            {QStringLiteral("error_rate"), f.errorRate},
+            {QStringLiteral("error_status"), f.errorStatus},
+            {QStringLiteral("hang"), f.hang},
+            {QStringLiteral("tamper_responses"), f.tamperResponses},
+            {QStringLiteral("replay_last"), f.replayLast},
+            {QStringLiteral("duplicate"), f.duplicate},
+            {QStringLiteral("refund_fail"), f.refundFail}};
 }
 
 } // namespace
@@ -186,7 +190,8 @@ bool SimServer::injectError(Channel channel, const QString &endpoint, const Resp
         return false;
     Answer answer;
     if (channel == Channel::WeChat) {
-        answer = wechatError(faults.errorStatus, QStringLiteral("SYSTEM_ERROR"), QStringLiteral("simulated system error"));
+        answer = wechatError(faults.errorStatus, QStringLiteral("SYSTEM_ERROR"),
+                             QStringLiteral("simulated system error"));
     } else if (faults.errorStatus == 200) {
         // Alipay reports its own failures inside a 200: code 20000.
         const QByteArray method = endpoint.toLatin1(); // Alipay endpoints are named by their method
@@ -298,22 +303,25 @@ void SimServer::routeWeChat()
                    [this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
                        wechatNative(request, std::make_shared<QHttpServerResponder>(std::move(responder)));
                    });
-    m_server.route(QStringLiteral("/v3/pay/transactions/out-trade-no/<arg>"), QHttpServerRequest::Method::Get,
-                   [this](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-                       wechatQuery(outTradeNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
-                   });
-    m_server.route(QStringLiteral("/v3/pay/transactions/out-trade-no/<arg>/close"), QHttpServerRequest::Method::Post,
-                   [this](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-                       wechatClose(outTradeNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
-                   });
+    m_server.route(
+        QStringLiteral("/v3/pay/transactions/out-trade-no/<arg>"), QHttpServerRequest::Method::Get,
+        [this](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+            wechatQuery(outTradeNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+        });
+    m_server.route(
+        QStringLiteral("/v3/pay/transactions/out-trade-no/<arg>/close"), QHttpServerRequest::Method::Post,
+        [this](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+            wechatClose(outTradeNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+        });
     m_server.route(QStringLiteral("/v3/refund/domestic/refunds"), QHttpServerRequest::Method::Post,
                    [this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
                        wechatRefund(request, std::make_shared<QHttpServerResponder>(std::move(responder)));
                    });
-    m_server.route(QStringLiteral("/v3/refund/domestic/refunds/<arg>"), QHttpServerRequest::Method::Get,
-                   [this](const QString &outRefundNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-                       wechatRefundQuery(outRefundNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
-                   });
+    m_server.route(
+        QStringLiteral("/v3/refund/domestic/refunds/<arg>"), QHttpServerRequest::Method::Get,
+        [this](const QString &outRefundNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+            wechatRefundQuery(outRefundNo, request, std::make_shared<QHttpServerResponder>(std::move(responder)));
+        });
 }
 
 void SimServer::wechatNative(const QHttpServerRequest &request, ResponderPtr responder)
@@ -335,11 +343,13 @@ void SimServer::wechatNative(const QHttpServerRequest &request, ResponderPtr res
     proposed.traceParent = request.value(QByteArrayLiteral("traceparent"));
     if (proposed.outTradeNo.isEmpty() || proposed.amountFen <= 0 || proposed.description.isEmpty())
         return deliver(Channel::WeChat, endpoint, responder,
-                       wechatError(400, QStringLiteral("PARAM_ERROR"), QStringLiteral("out_trade_no, amount.total and description are required")));
+                       wechatError(400, QStringLiteral("PARAM_ERROR"),
+                                   QStringLiteral("out_trade_no, amount.total and description are required")));
     if ((!m_options.mchid.isEmpty() && body.value(u"mchid").toString() != m_options.mchid)
         || (!m_options.appid.isEmpty() && body.value(u"appid").toString() != m_options.appid))
-        return deliver(Channel::WeChat, endpoint, responder,
-                       wechatError(400, QStringLiteral("APPID_MCHID_NOT_MATCH"), QStringLiteral("appid and mchid do not match")));
+        return deliver(
+            Channel::WeChat, endpoint, responder,
+            wechatError(400, QStringLiteral("APPID_MCHID_NOT_MATCH"), QStringLiteral("appid and mchid do not match")));
     proposed.codeUrl = QStringLiteral("weixin://wxpay/bizpayurl?pr=") + randomToken(10);
     SimTrade trade;
     switch (m_state.create(proposed, &trade)) {
@@ -348,12 +358,15 @@ void SimServer::wechatNative(const QHttpServerRequest &request, ResponderPtr res
         return deliver(Channel::WeChat, endpoint, responder,
                        wechatAnswer(200, compact({{QStringLiteral("code_url"), trade.codeUrl}})));
     case SimState::CreateOutcome::AlreadyPaid:
-        return deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("ORDERPAID"), QStringLiteral("order already paid")));
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(400, QStringLiteral("ORDERPAID"), QStringLiteral("order already paid")));
     case SimState::CreateOutcome::AlreadyClosed:
-        return deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("ORDER_CLOSED"), QStringLiteral("order closed")));
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(400, QStringLiteral("ORDER_CLOSED"), QStringLiteral("order closed")));
     case SimState::CreateOutcome::AmountDiffers:
         return deliver(Channel::WeChat, endpoint, responder,
-                       wechatError(403, QStringLiteral("OUT_TRADE_NO_USED"), QStringLiteral("out_trade_no used with other parameters")));
+                       wechatError(403, QStringLiteral("OUT_TRADE_NO_USED"),
+                                   QStringLiteral("out_trade_no used with other parameters")));
     }
 }
 
@@ -366,10 +379,12 @@ void SimServer::wechatQuery(const QString &outTradeNo, const QHttpServerRequest 
         return deliver(Channel::WeChat, endpoint, responder, *refused);
     const auto trade = m_state.find(Channel::WeChat, outTradeNo);
     if (!trade)
-        return deliver(Channel::WeChat, endpoint, responder, wechatError(404, QStringLiteral("ORDER_NOT_EXIST"), QStringLiteral("order does not exist")));
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(404, QStringLiteral("ORDER_NOT_EXIST"), QStringLiteral("order does not exist")));
     // WeChat reports a paid trade with refunds as REFUND ("转入退款").
-    const QString tradeState = trade->state == SimTrade::State::Paid && trade->refundedFen > 0 ? QStringLiteral("REFUND")
-                                                                                              : tradeStateName(trade->state);
+    const QString tradeState = trade->state == SimTrade::State::Paid && trade->refundedFen > 0
+                                   ? QStringLiteral("REFUND")
+                                   : tradeStateName(trade->state);
     QJsonObject o{{QStringLiteral("appid"), m_options.appid},
                   {QStringLiteral("mchid"), request.query().queryItemValue(QStringLiteral("mchid"))},
                   {QStringLiteral("out_trade_no"), trade->outTradeNo},
@@ -401,9 +416,11 @@ void SimServer::wechatClose(const QString &outTradeNo, const QHttpServerRequest 
     case SimState::CloseOutcome::AlreadyClosed:
         return deliver(Channel::WeChat, endpoint, responder, wechatAnswer(204, {}));
     case SimState::CloseOutcome::NotFound:
-        return deliver(Channel::WeChat, endpoint, responder, wechatError(404, QStringLiteral("ORDER_NOT_EXIST"), QStringLiteral("order does not exist")));
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(404, QStringLiteral("ORDER_NOT_EXIST"), QStringLiteral("order does not exist")));
     case SimState::CloseOutcome::Paid:
-        return deliver(Channel::WeChat, endpoint, responder, wechatError(400, QStringLiteral("ORDERPAID"), QStringLiteral("order already paid")));
+        return deliver(Channel::WeChat, endpoint, responder,
+                       wechatError(400, QStringLiteral("ORDERPAID"), QStringLiteral("order already paid")));
     }
 }
 
@@ -433,7 +450,8 @@ void SimServer::wechatRefund(const QHttpServerRequest &request, ResponderPtr res
         || proposed.amountFen <= 0 || proposed.totalFen <= 0 || amount.value(u"currency").toString() != u"CNY")
         return deliver(Channel::WeChat, endpoint, responder,
                        wechatError(400, QStringLiteral("PARAM_ERROR"),
-                                   QStringLiteral("out_refund_no, transaction_id or out_trade_no, amount.refund, amount.total and amount.currency CNY are required")));
+                                   QStringLiteral("out_refund_no, transaction_id or out_trade_no, amount.refund, "
+                                                  "amount.total and amount.currency CNY are required")));
     SimRefund refund;
     switch (m_state.refund(proposed, &refund)) {
     case SimState::RefundOutcome::Created:
@@ -447,8 +465,7 @@ void SimServer::wechatRefund(const QHttpServerRequest &request, ResponderPtr res
     case SimState::RefundOutcome::TradeNotFound:
         return deliver(Channel::WeChat, endpoint, responder,
                        wechatError(404, QStringLiteral("RESOURCE_NOT_EXISTS"), QStringLiteral("order does not exist")));
-    case SimState::RefundOutcome::NotPaid:
-        return invalid(QStringLiteral("the order is not paid"));
+    case SimState::RefundOutcome::NotPaid: return invalid(QStringLiteral("the order is not paid"));
     case SimState::RefundOutcome::OverRefund:
         return invalid(QStringLiteral("the refund amount exceeds the refundable amount of the order"));
     case SimState::RefundOutcome::RefundNoReused:
@@ -467,8 +484,9 @@ void SimServer::wechatRefundQuery(const QString &outRefundNo, const QHttpServerR
         return deliver(Channel::WeChat, endpoint, responder, *refused);
     const auto refund = m_state.findRefund(Channel::WeChat, outRefundNo);
     if (!refund)
-        return deliver(Channel::WeChat, endpoint, responder,
-                       wechatError(404, QStringLiteral("RESOURCE_NOT_EXISTS"), QStringLiteral("refund does not exist")));
+        return deliver(
+            Channel::WeChat, endpoint, responder,
+            wechatError(404, QStringLiteral("RESOURCE_NOT_EXISTS"), QStringLiteral("refund does not exist")));
     deliver(Channel::WeChat, endpoint, responder, wechatAnswer(200, compact(wechatRefundJson(*refund))));
 }
 
@@ -504,27 +522,31 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
         return;
     auto refuse = [&](const QString &code, const QString &msg, const QString &subCode, const QString &subMsg) {
         deliver(Channel::Alipay, endpoint, responder,
-                alipayAnswer(method.isEmpty() ? QByteArray("error") : method,
-                             {{QStringLiteral("code"), code}, {QStringLiteral("msg"), msg},
-                              {QStringLiteral("sub_code"), subCode}, {QStringLiteral("sub_msg"), subMsg}}));
+                alipayAnswer(method.isEmpty() ? QByteArray("error") : method, {{QStringLiteral("code"), code},
+                                                                               {QStringLiteral("msg"), msg},
+                                                                               {QStringLiteral("sub_code"), subCode},
+                                                                               {QStringLiteral("sub_msg"), subMsg}}));
     };
     if (!m_options.alipayAppId.isEmpty() && param(params, "app_id") != m_options.alipayAppId.toUtf8()) {
         m_state.countSignatureFailure(Channel::Alipay);
-        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.invalid-app-id"), QStringLiteral("unknown app_id"));
+        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"),
+                      QStringLiteral("isv.invalid-app-id"), QStringLiteral("unknown app_id"));
     }
     if (param(params, "sign_type") != "RSA2" || !alipay::verifyParams(m_options.alipayAppKey, params)) {
         m_state.countSignatureFailure(Channel::Alipay);
-        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.invalid-signature"),
-                      QStringLiteral("the request signature does not verify"));
+        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"),
+                      QStringLiteral("isv.invalid-signature"), QStringLiteral("the request signature does not verify"));
     }
     const QJsonObject biz = QJsonDocument::fromJson(param(params, "biz_content")).object();
     if (method == "alipay.trade.refund" || method == "alipay.trade.fastpay.refund.query")
         return alipayRefund(method, biz, param(params, "notify_url"), responder);
     const QString outTradeNo = biz.value(u"out_trade_no").toString();
     if (outTradeNo.isEmpty())
-        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"), QStringLiteral("isv.missing-out-trade-no"),
+        return refuse(QStringLiteral("40002"), QStringLiteral("Invalid Arguments"),
+                      QStringLiteral("isv.missing-out-trade-no"),
                       QStringLiteral("biz_content.out_trade_no is required"));
-    const QJsonObject success{{QStringLiteral("code"), QStringLiteral("10000")}, {QStringLiteral("msg"), QStringLiteral("Success")}};
+    const QJsonObject success{{QStringLiteral("code"), QStringLiteral("10000")},
+                              {QStringLiteral("msg"), QStringLiteral("Success")}};
     auto business = [&](const QString &subCode, const QString &subMsg) {
         refuse(QStringLiteral("40004"), QStringLiteral("Business Failed"), subCode, subMsg);
     };
@@ -532,7 +554,8 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
     if (method == "alipay.trade.precreate") {
         const auto fen = parseAmountFen(biz.value(u"total_amount").toString());
         if (!fen || biz.value(u"subject").toString().isEmpty())
-            return business(QStringLiteral("ACQ.INVALID_PARAMETER"), QStringLiteral("total_amount and subject are required"));
+            return business(QStringLiteral("ACQ.INVALID_PARAMETER"),
+                            QStringLiteral("total_amount and subject are required"));
         SimTrade proposed;
         proposed.channel = Channel::Alipay;
         proposed.outTradeNo = outTradeNo;
@@ -557,7 +580,8 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
         case SimState::CreateOutcome::AlreadyClosed:
             return business(QStringLiteral("ACQ.TRADE_HAS_CLOSE"), QStringLiteral("trade closed"));
         case SimState::CreateOutcome::AmountDiffers:
-            return business(QStringLiteral("ACQ.CONTEXT_INCONSISTENT"), QStringLiteral("out_trade_no used with other parameters"));
+            return business(QStringLiteral("ACQ.CONTEXT_INCONSISTENT"),
+                            QStringLiteral("out_trade_no used with other parameters"));
         }
         return;
     }
@@ -570,10 +594,10 @@ void SimServer::alipayGateway(const QHttpServerRequest &request, ResponderPtr re
         o.insert(QStringLiteral("total_amount"), formatAmountFen(trade->amountFen));
         // A fully refunded trade is closed at Alipay.
         const bool fullyRefunded = trade->refundedFen > 0 && trade->refundedFen == trade->amountFen;
-        const char *status = fullyRefunded                        ? "TRADE_CLOSED"
-            : trade->state == SimTrade::State::Paid               ? "TRADE_SUCCESS"
-            : trade->state == SimTrade::State::Closed             ? "TRADE_CLOSED"
-                                                                   : "WAIT_BUYER_PAY";
+        const char *status = fullyRefunded                             ? "TRADE_CLOSED"
+                             : trade->state == SimTrade::State::Paid   ? "TRADE_SUCCESS"
+                             : trade->state == SimTrade::State::Closed ? "TRADE_CLOSED"
+                                                                       : "WAIT_BUYER_PAY";
         o.insert(QStringLiteral("trade_status"), QLatin1String(status));
         if (!trade->payNo.isEmpty()) {
             o.insert(QStringLiteral("trade_no"), trade->payNo);
@@ -605,20 +629,24 @@ void SimServer::alipayRefund(const QByteArray &method, const QJsonObject &biz, c
 {
     const QString endpoint = QString::fromLatin1(method);
     auto answer = [&](const QJsonObject &fields) {
-        QJsonObject o{{QStringLiteral("code"), QStringLiteral("10000")}, {QStringLiteral("msg"), QStringLiteral("Success")}};
+        QJsonObject o{{QStringLiteral("code"), QStringLiteral("10000")},
+                      {QStringLiteral("msg"), QStringLiteral("Success")}};
         for (auto it = fields.begin(); it != fields.end(); ++it)
             o.insert(it.key(), it.value());
         deliver(Channel::Alipay, endpoint, responder, alipayAnswer(method, o));
     };
     auto business = [&](const QString &subCode, const QString &subMsg) {
         deliver(Channel::Alipay, endpoint, responder,
-                alipayAnswer(method, {{QStringLiteral("code"), QStringLiteral("40004")}, {QStringLiteral("msg"), QStringLiteral("Business Failed")},
-                                      {QStringLiteral("sub_code"), subCode}, {QStringLiteral("sub_msg"), subMsg}}));
+                alipayAnswer(method, {{QStringLiteral("code"), QStringLiteral("40004")},
+                                      {QStringLiteral("msg"), QStringLiteral("Business Failed")},
+                                      {QStringLiteral("sub_code"), subCode},
+                                      {QStringLiteral("sub_msg"), subMsg}}));
     };
     const QString outTradeNo = biz.value(u"out_trade_no").toString();
     const QString tradeNo = biz.value(u"trade_no").toString();
     if (outTradeNo.isEmpty() && tradeNo.isEmpty())
-        return business(QStringLiteral("ACQ.INVALID_PARAMETER"), QStringLiteral("out_trade_no or trade_no is required"));
+        return business(QStringLiteral("ACQ.INVALID_PARAMETER"),
+                        QStringLiteral("out_trade_no or trade_no is required"));
     // Alipay: without out_request_no the refund is named by the trade's out_trade_no.
     QString outRequestNo = biz.value(u"out_request_no").toString();
     if (outRequestNo.isEmpty())
@@ -626,7 +654,8 @@ void SimServer::alipayRefund(const QByteArray &method, const QJsonObject &biz, c
 
     if (method == "alipay.trade.fastpay.refund.query") {
         const auto refund = m_state.findRefund(Channel::Alipay, outRequestNo);
-        if (!refund || (!outTradeNo.isEmpty() && refund->outTradeNo != outTradeNo) || (!tradeNo.isEmpty() && refund->payNo != tradeNo))
+        if (!refund || (!outTradeNo.isEmpty() && refund->outTradeNo != outTradeNo)
+            || (!tradeNo.isEmpty() && refund->payNo != tradeNo))
             return answer({}); // Alipay's way of saying "no such refund"
         return answer({{QStringLiteral("trade_no"), refund->payNo},
                        {QStringLiteral("out_trade_no"), refund->outTradeNo},
@@ -641,9 +670,11 @@ void SimServer::alipayRefund(const QByteArray &method, const QJsonObject &biz, c
     m_state.countRefundCall(Channel::Alipay);
     const auto fen = parseAmountFen(biz.value(u"refund_amount").toString());
     if (!fen)
-        return business(QStringLiteral("ACQ.INVALID_PARAMETER"), QStringLiteral("refund_amount must be a positive yuan amount"));
+        return business(QStringLiteral("ACQ.INVALID_PARAMETER"),
+                        QStringLiteral("refund_amount must be a positive yuan amount"));
     if (m_state.faults(Channel::Alipay).refundFail && !m_state.findRefund(Channel::Alipay, outRequestNo))
-        return business(QStringLiteral("ACQ.SELLER_BALANCE_NOT_ENOUGH"), QStringLiteral("simulated refund failure: seller balance not enough"));
+        return business(QStringLiteral("ACQ.SELLER_BALANCE_NOT_ENOUGH"),
+                        QStringLiteral("simulated refund failure: seller balance not enough"));
     SimRefund proposed;
     proposed.channel = Channel::Alipay;
     proposed.outRefundNo = outRequestNo;
@@ -661,17 +692,18 @@ void SimServer::alipayRefund(const QByteArray &method, const QJsonObject &biz, c
         refund = *m_state.findRefund(Channel::Alipay, refund.outRefundNo);
         fundChange = true;
         break;
-    case SimState::RefundOutcome::Existing:
-        break;
+    case SimState::RefundOutcome::Existing: break;
     case SimState::RefundOutcome::TradeNotFound:
         return business(QStringLiteral("ACQ.TRADE_NOT_EXIST"), QStringLiteral("trade does not exist"));
     case SimState::RefundOutcome::NotPaid:
         return business(QStringLiteral("ACQ.TRADE_STATUS_ERROR"), QStringLiteral("trade is not paid"));
     case SimState::RefundOutcome::OverRefund:
     case SimState::RefundOutcome::TotalDiffers:
-        return business(QStringLiteral("ACQ.REFUND_AMT_NOT_EQUAL_TOTAL"), QStringLiteral("refund amount exceeds the refundable amount"));
+        return business(QStringLiteral("ACQ.REFUND_AMT_NOT_EQUAL_TOTAL"),
+                        QStringLiteral("refund amount exceeds the refundable amount"));
     case SimState::RefundOutcome::RefundNoReused:
-        return business(QStringLiteral("ACQ.CONTEXT_INCONSISTENT"), QStringLiteral("out_request_no used with other parameters"));
+        return business(QStringLiteral("ACQ.CONTEXT_INCONSISTENT"),
+                        QStringLiteral("out_request_no used with other parameters"));
     }
     const auto trade = m_state.find(Channel::Alipay, refund.outTradeNo);
     answer({{QStringLiteral("trade_no"), refund.payNo},
@@ -688,7 +720,8 @@ bool SimServer::controlAllowed(const QHttpServerRequest &request, const Responde
 {
     if (request.remoteAddress().isLoopback())
         return true;
-    responder->write(QJsonDocument(QJsonObject{{QStringLiteral("error"), QStringLiteral("the control API answers loopback clients only")}}),
+    responder->write(QJsonDocument(QJsonObject{
+                         {QStringLiteral("error"), QStringLiteral("the control API answers loopback clients only")}}),
                      QHttpServerResponder::StatusCode::Forbidden);
     return false;
 }
@@ -711,52 +744,55 @@ void SimServer::routeControl()
                        const auto channel = core::channelFromName(body.value(u"channel").toString());
                        const QString outTradeNo = body.value(u"out_trade_no").toString();
                        if (!channel || outTradeNo.isEmpty())
-                           return error(r, 400, QStringLiteral("channel (wechat|alipay) and out_trade_no are required"));
+                           return error(r, 400,
+                                        QStringLiteral("channel (wechat|alipay) and out_trade_no are required"));
                        SimTrade trade;
                        switch (m_state.pay(*channel, outTradeNo, &trade)) {
                        case SimState::PayOutcome::Paid:
                        case SimState::PayOutcome::AlreadyPaid:
                            return json(r, tradeJson(trade, m_state.refundsOf(trade)));
-                       case SimState::PayOutcome::NotFound:
-                           return error(r, 404, QStringLiteral("no such trade"));
-                       case SimState::PayOutcome::Closed:
-                           return error(r, 409, QStringLiteral("the trade is closed"));
+                       case SimState::PayOutcome::NotFound: return error(r, 404, QStringLiteral("no such trade"));
+                       case SimState::PayOutcome::Closed: return error(r, 409, QStringLiteral("the trade is closed"));
                        }
                    });
 
-    m_server.route(QStringLiteral("/sim/faults"), QHttpServerRequest::Method::Post,
-                   [this, json, error](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
-                       if (!controlAllowed(request, r))
-                           return;
-                       const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
-                       const QString name = body.value(u"channel").toString(QStringLiteral("all"));
-                       QList<Channel> channels;
-                       if (name == u"all")
-                           channels = {Channel::WeChat, Channel::Alipay};
-                       else if (auto c = core::channelFromName(name))
-                           channels = {*c};
-                       else
-                           return error(r, 400, QStringLiteral("channel must be wechat, alipay or all"));
-                       SimFaults f;
-                       f.latencyMs = body.value(u"latency_ms").toInt(0);
-                       f.errorRate = body.value(u"error_rate").toDouble(0.0);
-                       f.errorStatus = body.value(u"error_status").toInt(500);
-                       f.hang = body.value(u"hang").toBool(false);
-                       f.tamperResponses = body.value(u"tamper_responses").toBool(false);
-                       f.replayLast = body.value(u"replay_last").toBool(false);
-                       f.duplicate = body.value(u"duplicate").toInt(1);
-                       f.refundFail = body.value(u"refund_fail").toBool(false);
-                       if (f.latencyMs < 0 || f.errorRate < 0.0 || f.errorRate > 1.0 || f.errorStatus < 200 || f.errorStatus > 599
-                           || f.duplicate < 1 || f.duplicate > 1000)
-                           return error(r, 400, QStringLiteral("latency_ms >= 0, error_rate in [0,1], error_status in 200..599, duplicate in 1..1000"));
-                       QJsonObject out;
-                       for (Channel c : channels) {
-                           m_state.setFaults(c, f);
-                           out.insert(core::channelName(c), faultsJson(f));
-                       }
-                       json(r, out);
-                   });
+    m_server.route(
+        QStringLiteral("/sim/faults"), QHttpServerRequest::Method::Post,
+        [this, json, error](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+            auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+            if (!controlAllowed(request, r))
+                return;
+            const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+            const QString name = body.value(u"channel").toString(QStringLiteral("all"));
+            QList<Channel> channels;
+            if (name == u"all")
+                channels = {Channel::WeChat, Channel::Alipay};
+            else if (auto c = core::channelFromName(name))
+                channels = {*c};
+            else
+                return error(r, 400, QStringLiteral("channel must be wechat, alipay or all"));
+            SimFaults f;
+            f.latencyMs = body.value(u"latency_ms").toInt(0);
+            f.errorRate = body.value(u"error_rate").toDouble(0.0);
+            f.errorStatus = body.value(u"error_status").toInt(500);
+            f.hang = body.value(u"hang").toBool(false);
+            f.tamperResponses = body.value(u"tamper_responses").toBool(false);
+            f.replayLast = body.value(u"replay_last").toBool(false);
+            f.duplicate = body.value(u"duplicate").toInt(1);
+            f.refundFail = body.value(u"refund_fail").toBool(false);
+            if (f.latencyMs < 0 || f.errorRate < 0.0 || f.errorRate > 1.0 || f.errorStatus < 200 || f.errorStatus > 599
+                || f.duplicate < 1 || f.duplicate > 1000)
+                return error(
+                    r, 400,
+                    QStringLiteral(
+                        "latency_ms >= 0, error_rate in [0,1], error_status in 200..599, duplicate in 1..1000"));
+            QJsonObject out;
+            for (Channel c : channels) {
+                m_state.setFaults(c, f);
+                out.insert(core::channelName(c), faultsJson(f));
+            }
+            json(r, out);
+        });
 
     m_server.route(QStringLiteral("/sim/faults"), QHttpServerRequest::Method::Get,
                    [this, json](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
@@ -794,7 +830,8 @@ void SimServer::routeControl()
                    });
 
     m_server.route(QStringLiteral("/sim/trades/<arg>"), QHttpServerRequest::Method::Get,
-                   [this, json, error](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                   [this, json, error](const QString &outTradeNo, const QHttpServerRequest &request,
+                                       QHttpServerResponder &&responder) {
                        auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
                        if (!controlAllowed(request, r))
                            return;
@@ -853,14 +890,16 @@ void SimServer::routeNotifications()
                        json(r, listing({}));
                    });
     m_server.route(QStringLiteral("/sim/notifications/<arg>"), QHttpServerRequest::Method::Get,
-                   [this, json, listing](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                   [this, json, listing](const QString &outTradeNo, const QHttpServerRequest &request,
+                                         QHttpServerResponder &&responder) {
                        auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
                        if (!controlAllowed(request, r))
                            return;
                        json(r, listing(outTradeNo));
                    });
     m_server.route(QStringLiteral("/sim/notifications/<arg>/redeliver"), QHttpServerRequest::Method::Post,
-                   [this, json, error, listing](const QString &outTradeNo, const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+                   [this, json, error, listing](const QString &outTradeNo, const QHttpServerRequest &request,
+                                                QHttpServerResponder &&responder) {
                        auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
                        if (!controlAllowed(request, r))
                            return;
@@ -875,33 +914,34 @@ void SimServer::routeNotifications()
             out.insert(core::channelName(c), QJsonArray::fromStringList(m_notifier.extraTargets(c)));
         return out;
     };
-    m_server.route(QStringLiteral("/sim/callback-targets"), QHttpServerRequest::Method::Post,
-                   [this, json, error, targetsJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
-                       if (!controlAllowed(request, r))
-                           return;
-                       const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
-                       const QString name = body.value(u"channel").toString(QStringLiteral("all"));
-                       QList<Channel> channels;
-                       if (name == u"all")
-                           channels = {Channel::WeChat, Channel::Alipay};
-                       else if (auto c = core::channelFromName(name))
-                           channels = {*c};
-                       else
-                           return error(r, 400, QStringLiteral("channel must be wechat, alipay or all"));
-                       if (!body.value(u"urls").isArray())
-                           return error(r, 400, QStringLiteral("urls must be an array of http:// URLs"));
-                       QStringList urls;
-                       for (const QJsonValue &v : body.value(u"urls").toArray()) {
-                           const QUrl url(v.toString());
-                           if (!url.isValid() || url.scheme() != u"http" || url.host().isEmpty())
-                               return error(r, 400, QStringLiteral("not an http:// URL: \"%1\"").arg(v.toString()));
-                           urls.append(v.toString());
-                       }
-                       for (Channel c : channels)
-                           m_notifier.setExtraTargets(c, urls);
-                       json(r, targetsJson());
-                   });
+    m_server.route(
+        QStringLiteral("/sim/callback-targets"), QHttpServerRequest::Method::Post,
+        [this, json, error, targetsJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+            auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+            if (!controlAllowed(request, r))
+                return;
+            const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+            const QString name = body.value(u"channel").toString(QStringLiteral("all"));
+            QList<Channel> channels;
+            if (name == u"all")
+                channels = {Channel::WeChat, Channel::Alipay};
+            else if (auto c = core::channelFromName(name))
+                channels = {*c};
+            else
+                return error(r, 400, QStringLiteral("channel must be wechat, alipay or all"));
+            if (!body.value(u"urls").isArray())
+                return error(r, 400, QStringLiteral("urls must be an array of http:// URLs"));
+            QStringList urls;
+            for (const QJsonValue &v : body.value(u"urls").toArray()) {
+                const QUrl url(v.toString());
+                if (!url.isValid() || url.scheme() != u"http" || url.host().isEmpty())
+                    return error(r, 400, QStringLiteral("not an http:// URL: \"%1\"").arg(v.toString()));
+                urls.append(v.toString());
+            }
+            for (Channel c : channels)
+                m_notifier.setExtraTargets(c, urls);
+            json(r, targetsJson());
+        });
     m_server.route(QStringLiteral("/sim/callback-targets"), QHttpServerRequest::Method::Get,
                    [this, json, targetsJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
                        auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
@@ -914,20 +954,21 @@ void SimServer::routeNotifications()
         return QJsonObject{{QStringLiteral("time_scale"), m_notifier.timeScale()},
                            {QStringLiteral("timeout_ms"), m_notifier.timeoutMs()}};
     };
-    m_server.route(QStringLiteral("/sim/notify-config"), QHttpServerRequest::Method::Post,
-                   [this, json, error, configJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-                       auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
-                       if (!controlAllowed(request, r))
-                           return;
-                       const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
-                       const double scale = body.value(u"time_scale").toDouble(m_notifier.timeScale());
-                       const int timeout = body.value(u"timeout_ms").toInt(m_notifier.timeoutMs());
-                       if (!(scale > 0.0) || scale > 1000.0 || timeout < 1 || timeout > 600000)
-                           return error(r, 400, QStringLiteral("time_scale in (0, 1000], timeout_ms in 1..600000"));
-                       m_notifier.setTimeoutMs(timeout);
-                       m_notifier.setTimeScale(scale);
-                       json(r, configJson());
-                   });
+    m_server.route(
+        QStringLiteral("/sim/notify-config"), QHttpServerRequest::Method::Post,
+        [this, json, error, configJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+            auto r = std::make_shared<QHttpServerResponder>(std::move(responder));
+            if (!controlAllowed(request, r))
+                return;
+            const QJsonObject body = QJsonDocument::fromJson(request.body()).object();
+            const double scale = body.value(u"time_scale").toDouble(m_notifier.timeScale());
+            const int timeout = body.value(u"timeout_ms").toInt(m_notifier.timeoutMs());
+            if (!(scale > 0.0) || scale > 1000.0 || timeout < 1 || timeout > 600000)
+                return error(r, 400, QStringLiteral("time_scale in (0, 1000], timeout_ms in 1..600000"));
+            m_notifier.setTimeoutMs(timeout);
+            m_notifier.setTimeScale(scale);
+            json(r, configJson());
+        });
     m_server.route(QStringLiteral("/sim/notify-config"), QHttpServerRequest::Method::Get,
                    [this, json, configJson](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
                        auto r = std::make_shared<QHttpServerResponder>(std::move(responder));

@@ -85,8 +85,10 @@ SimState::PayOutcome SimState::pay(core::Channel channel, const QString &outTrad
     QString digits;
     for (int i = 0; i < 20; ++i)
         digits += QChar(u'0' + QRandomGenerator::global()->bounded(10));
-    it->payNo = (channel == core::Channel::WeChat ? QStringLiteral("42000000") : QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd")))
-        + digits;
+    it->payNo = (channel == core::Channel::WeChat
+                     ? QStringLiteral("42000000")
+                     : QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd")))
+                + digits;
     it->state = SimTrade::State::Paid;
     it->paidAt = QDateTime::currentDateTimeUtc();
     *result = *it;
@@ -123,7 +125,7 @@ SimState::RefundOutcome SimState::refund(const SimRefund &proposed, SimRefund *r
         *result = *existing;
         const bool sameTrade = trade != m_trades.end() && existing->outTradeNo == trade->outTradeNo;
         return sameTrade && existing->amountFen == proposed.amountFen ? RefundOutcome::Existing
-                                                                       : RefundOutcome::RefundNoReused;
+                                                                      : RefundOutcome::RefundNoReused;
     }
     if (trade == m_trades.end())
         return RefundOutcome::TradeNotFound;

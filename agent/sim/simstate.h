@@ -15,18 +15,22 @@ namespace payonce::sim {
 
 /// One trade at the simulated platform, keyed by (channel, out_trade_no).
 struct SimTrade {
-    enum class State { NotPaid, Paid, Closed };
+    enum class State {
+        NotPaid,
+        Paid,
+        Closed
+    };
     core::Channel channel = core::Channel::WeChat;
     QString outTradeNo;
     qint64 amountFen = 0;
     QString description;
-    QString body;            ///< Alipay biz_content `body` (optional; empty when the merchant gave none)
-    QString notifyUrl;       ///< from the create request (WeChat notify_url, Alipay notify_url param)
-    QString merchantId;      ///< WeChat mchid of the create request
-    QString appId;           ///< WeChat appid / Alipay app_id of the create request
+    QString body;       ///< Alipay biz_content `body` (optional; empty when the merchant gave none)
+    QString notifyUrl;  ///< from the create request (WeChat notify_url, Alipay notify_url param)
+    QString merchantId; ///< WeChat mchid of the create request
+    QString appId;      ///< WeChat appid / Alipay app_id of the create request
     QString codeUrl;
     State state = State::NotPaid;
-    QString payNo;          ///< transaction_id / trade_no once paid
+    QString payNo; ///< transaction_id / trade_no once paid
     QDateTime createdAt;
     QDateTime paidAt;
     /// The W3C traceparent header of the create request, as received (empty: none). The
@@ -43,19 +47,24 @@ QString tradeStateName(SimTrade::State state); ///< "NOTPAY" | "SUCCESS" | "CLOS
 /// out_refund_no, Alipay's out_request_no. The key is the platform's idempotency: a second
 /// request with it answers this refund and refunds nothing.
 struct SimRefund {
-    enum class State { Processing, Success, Closed, Abnormal };
+    enum class State {
+        Processing,
+        Success,
+        Closed,
+        Abnormal
+    };
     core::Channel channel = core::Channel::WeChat;
     QString outRefundNo;
-    QString refundId;        ///< WeChat refund_id (Alipay has none; the simulator still numbers it)
+    QString refundId; ///< WeChat refund_id (Alipay has none; the simulator still numbers it)
     QString outTradeNo;
     QString payNo;
-    qint64 amountFen = 0;    ///< this refund
-    qint64 totalFen = 0;     ///< the trade's amount
+    qint64 amountFen = 0; ///< this refund
+    qint64 totalFen = 0;  ///< the trade's amount
     QString reason;
-    QString notifyUrl;       ///< the refund request's, else (Alipay) the trade's
+    QString notifyUrl; ///< the refund request's, else (Alipay) the trade's
     State state = State::Processing;
     QDateTime createdAt;
-    QDateTime finishedAt;    ///< success_time / gmt_refund, or when it failed
+    QDateTime finishedAt; ///< success_time / gmt_refund, or when it failed
 };
 
 QString refundStateName(SimRefund::State state); ///< "PROCESSING" | "SUCCESS" | "CLOSED" | "ABNORMAL"
@@ -63,14 +72,14 @@ QString refundStateName(SimRefund::State state); ///< "PROCESSING" | "SUCCESS" |
 /// Faults injected per channel (POST /sim/faults). Applied to gateway endpoints, except
 /// duplicate, which applies to the notifications (SimNotifier).
 struct SimFaults {
-    int latencyMs = 0;             ///< delay before each answer
-    double errorRate = 0.0;        ///< probability in [0,1] of answering errorStatus instead
+    int latencyMs = 0;      ///< delay before each answer
+    double errorRate = 0.0; ///< probability in [0,1] of answering errorStatus instead
     int errorStatus = 500;
-    bool hang = false;             ///< accept, never answer
-    bool tamperResponses = false;  ///< alter the body after signing it
-    bool replayLast = false;       ///< answer with the previous answer of the same endpoint
-    int duplicate = 1;             ///< notifications: identical concurrent copies per delivery
-    bool refundFail = false;       ///< refunds fail: WeChat ABNORMAL after PROCESSING, Alipay refused
+    bool hang = false;            ///< accept, never answer
+    bool tamperResponses = false; ///< alter the body after signing it
+    bool replayLast = false;      ///< answer with the previous answer of the same endpoint
+    int duplicate = 1;            ///< notifications: identical concurrent copies per delivery
+    bool refundFail = false;      ///< refunds fail: WeChat ABNORMAL after PROCESSING, Alipay refused
 };
 
 /// The simulator's in-memory world: trades, faults, counters. Lives on the main thread
@@ -79,7 +88,13 @@ struct SimFaults {
 class SimState : public QObject {
     Q_OBJECT
 public:
-    enum class CreateOutcome { Created, Existing, AmountDiffers, AlreadyPaid, AlreadyClosed };
+    enum class CreateOutcome {
+        Created,
+        Existing,
+        AmountDiffers,
+        AlreadyPaid,
+        AlreadyClosed
+    };
 
     /// Creates the trade, or finds the existing one for the same (channel, out_trade_no):
     /// idempotent like the platforms — never a second trade for one out_trade_no.
@@ -87,9 +102,19 @@ public:
     std::optional<SimTrade> find(core::Channel channel, const QString &outTradeNo) const;
     QList<SimTrade> findAll(const QString &outTradeNo) const;
 
-    enum class PayOutcome { Paid, AlreadyPaid, NotFound, Closed };
+    enum class PayOutcome {
+        Paid,
+        AlreadyPaid,
+        NotFound,
+        Closed
+    };
     PayOutcome pay(core::Channel channel, const QString &outTradeNo, SimTrade *result);
-    enum class CloseOutcome { Closed, AlreadyClosed, NotFound, Paid };
+    enum class CloseOutcome {
+        Closed,
+        AlreadyClosed,
+        NotFound,
+        Paid
+    };
     CloseOutcome close(core::Channel channel, const QString &outTradeNo);
 
     /// Records a refund of a paid trade (found by payNo when given, else outTradeNo) as
@@ -98,7 +123,15 @@ public:
     /// RefundNoReused otherwise. The refunds of a trade never exceed its amount
     /// (OverRefund); a trade not paid cannot be refunded (NotPaid); a proposed totalFen
     /// (WeChat's amount.total; 0: not given) must be the trade's amount (TotalDiffers).
-    enum class RefundOutcome { Created, Existing, TradeNotFound, NotPaid, OverRefund, RefundNoReused, TotalDiffers };
+    enum class RefundOutcome {
+        Created,
+        Existing,
+        TradeNotFound,
+        NotPaid,
+        OverRefund,
+        RefundNoReused,
+        TotalDiffers
+    };
     RefundOutcome refund(const SimRefund &proposed, SimRefund *result);
     /// Ends a Processing refund: Success, or Abnormal when failed (its amount becomes
     /// refundable again). Emits refundFinished. False when there is no such refund or it

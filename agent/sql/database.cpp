@@ -10,12 +10,12 @@
 #include <QThread>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -117,8 +117,7 @@ void backoff(int attempt)
 
 thread_local bool Database::m_commitOutcomeUnknown = false;
 
-Database::Database(DatabaseOptions options)
-    : m_options(std::move(options)), m_id(g_nextDatabaseId.fetch_add(1))
+Database::Database(DatabaseOptions options) : m_options(std::move(options)), m_id(g_nextDatabaseId.fetch_add(1))
 {
     if (m_options.url.dialect == Dialect::Sqlite)
         m_sqliteWriter = sqliteWriterFor(m_options.url.sqlitePath);
@@ -241,9 +240,9 @@ core::Result<void> Database::openConnection(Session &session)
     case Dialect::Sqlite: {
         const QFileInfo file(url.sqlitePath);
         if (url.sqlitePath != u":memory:" && !QDir().mkpath(file.absolutePath())) {
-            return Error::make(ErrorCode::Misconfigured,
-                               QStringLiteral("cannot create the folder %1 for the SQLite database")
-                                   .arg(file.absolutePath()));
+            return Error::make(
+                ErrorCode::Misconfigured,
+                QStringLiteral("cannot create the folder %1 for the SQLite database").arg(file.absolutePath()));
         }
         if (url.sqlitePath != u":memory:") {
             if (auto created = createOwnerOnly(url.sqlitePath); !created)
@@ -280,11 +279,10 @@ core::Result<void> Database::openConnection(Session &session)
     session.m_db = db;
     if (!db.open()) {
         const QSqlError error = db.lastError();
-        const QString where = url.dialect == Dialect::Sqlite
-                                  ? url.sqlitePath
-                                  : QStringLiteral("%1:%2").arg(url.host).arg(url.port);
-        const QString what = QStringLiteral("cannot connect to %1 at %2")
-                                 .arg(config::DatabaseUrl::dialectName(url.dialect), where);
+        const QString where = url.dialect == Dialect::Sqlite ? url.sqlitePath
+                                                             : QStringLiteral("%1:%2").arg(url.host).arg(url.port);
+        const QString what =
+            QStringLiteral("cannot connect to %1 at %2").arg(config::DatabaseUrl::dialectName(url.dialect), where);
         Error mapped = toCoreError(url.dialect, error, what);
         if (mapped.code != ErrorCode::Misconfigured)
             mapped.code = ErrorCode::Unavailable;

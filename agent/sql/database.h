@@ -74,16 +74,25 @@ public:
     /// connectTimeoutMs.
     core::Result<void> ping();
 
-    template<typename Work>
-    auto write(Work &&work) { return run<Work>(Unit::Write, std::forward<Work>(work)); }
-    template<typename Work>
-    auto read(Work &&work) { return run<Work>(Unit::Read, std::forward<Work>(work)); }
+    template <typename Work>
+    auto write(Work &&work)
+    {
+        return run<Work>(Unit::Write, std::forward<Work>(work));
+    }
+    template <typename Work>
+    auto read(Work &&work)
+    {
+        return run<Work>(Unit::Read, std::forward<Work>(work));
+    }
 
 private:
-    enum class Unit { Read, Write };
+    enum class Unit {
+        Read,
+        Write
+    };
     using ErasedWork = std::function<core::Result<void>(Session &)>;
 
-    template<typename Work>
+    template <typename Work>
     auto run(Unit unit, Work &&work) -> std::invoke_result_t<Work, Session &>
     {
         using R = std::invoke_result_t<Work, Session &>;

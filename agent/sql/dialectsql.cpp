@@ -2,8 +2,7 @@
 
 namespace payonce::sql {
 
-QString insertIfAbsentSql(Dialect dialect, const QString &table, const QStringList &columns,
-                          const QString &noopColumn)
+QString insertIfAbsentSql(Dialect dialect, const QString &table, const QStringList &columns, const QString &noopColumn)
 {
     QStringList marks;
     marks.fill(QStringLiteral("?"), columns.size());

@@ -15,8 +15,7 @@ namespace payonce::sql {
 ///   turn other errors (NOT NULL, truncation) into warnings. Without CLIENT_FOUND_ROWS the
 ///   no-op update reports 0 rows.
 /// `noopColumn` is any column of the table (MariaDB's no-op assignment).
-QString insertIfAbsentSql(Dialect dialect, const QString &table, const QStringList &columns,
-                          const QString &noopColumn);
+QString insertIfAbsentSql(Dialect dialect, const QString &table, const QStringList &columns, const QString &noopColumn);
 
 /// " FOR UPDATE" where the dialect has row locks (PostgreSQL, MariaDB); "" for SQLite,
 /// whose one writer (BEGIN IMMEDIATE) is alone anyway.

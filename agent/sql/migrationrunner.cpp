@@ -27,7 +27,9 @@ constexpr qint64 kPostgresMigrationLock = 0x7061796f6e6365; // "payonce"
 
 } // namespace
 
-MigrationRunner::MigrationRunner(Database &database) : m_database(database) {}
+MigrationRunner::MigrationRunner(Database &database) : m_database(database)
+{
+}
 
 QList<Migration> MigrationRunner::bundled(Dialect dialect)
 {
@@ -53,8 +55,8 @@ QStringList MigrationRunner::splitStatements(const QString &sql)
 {
     QStringList statements;
     QString current;
-    int blockDepth = 0;   // BEGIN … END inside CREATE TRIGGER (SQLite)
-    QString dollarTag;    // inside $tag$ … $tag$ (PostgreSQL)
+    int blockDepth = 0; // BEGIN … END inside CREATE TRIGGER (SQLite)
+    QString dollarTag;  // inside $tag$ … $tag$ (PostgreSQL)
     const qsizetype n = sql.size();
     auto startsWord = [&](qsizetype i, QStringView word) {
         if (i > 0 && (sql[i - 1].isLetterOrNumber() || sql[i - 1] == u'_'))
@@ -130,11 +132,12 @@ QStringList MigrationRunner::splitStatements(const QString &sql)
 
 core::Result<void> MigrationRunner::ensureBookkeeping(Session &session)
 {
-    const QString text = session.dialect() == Dialect::Sqlite
-        ? QStringLiteral("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, "
-                         "name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)")
-        : QStringLiteral("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT NOT NULL PRIMARY KEY, "
-                         "name VARCHAR(128) NOT NULL, checksum VARCHAR(64) NOT NULL, applied_at BIGINT NOT NULL)");
+    const QString text =
+        session.dialect() == Dialect::Sqlite
+            ? QStringLiteral("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, "
+                             "name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)")
+            : QStringLiteral("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT NOT NULL PRIMARY KEY, "
+                             "name VARCHAR(128) NOT NULL, checksum VARCHAR(64) NOT NULL, applied_at BIGINT NOT NULL)");
     auto done = session.exec(text, {}, QStringLiteral("create schema_migrations"));
     if (!done)
         return done.error();
@@ -249,8 +252,9 @@ core::Result<int> MigrationRunner::migrate()
 {
     const QList<Migration> known = bundled(m_database.dialect());
     if (known.isEmpty()) {
-        return Error::make(ErrorCode::Internal, QStringLiteral("no migrations are built in for %1")
-                                                    .arg(dialectFolder(m_database.dialect())));
+        return Error::make(
+            ErrorCode::Internal,
+            QStringLiteral("no migrations are built in for %1").arg(dialectFolder(m_database.dialect())));
     }
     const Dialect dialect = m_database.dialect();
 
@@ -272,13 +276,13 @@ core::Result<int> MigrationRunner::migrate()
             auto result = applyPending(session, known);
             if (!result)
                 return result;
-            auto dangling = session.exec(QStringLiteral("PRAGMA foreign_key_check"), {}, QStringLiteral("foreign key check"));
+            auto dangling = session.exec(QStringLiteral("PRAGMA foreign_key_check"), {},
+                                         QStringLiteral("foreign key check"));
             if (!dangling)
                 return dangling.error();
             if (dangling.value().next()) {
-                return Error::make(ErrorCode::Internal,
-                                   QStringLiteral("a migration left a dangling reference in %1")
-                                       .arg(dangling.value().value(0).toString()));
+                return Error::make(ErrorCode::Internal, QStringLiteral("a migration left a dangling reference in %1")
+                                                            .arg(dangling.value().value(0).toString()));
             }
             return result;
         });
@@ -297,9 +301,10 @@ core::Result<int> MigrationRunner::migrate()
     // released on this thread's connection.
     return m_database.read([&](Session &session) -> core::Result<int> {
         const bool postgres = dialect == Dialect::PostgreSql;
-        auto locked = postgres
-            ? session.exec(QStringLiteral("SELECT pg_advisory_lock(?)"), {kPostgresMigrationLock}, QStringLiteral("migration lock"))
-            : session.exec(QStringLiteral("SELECT GET_LOCK('payonce.migrations', 60)"), {}, QStringLiteral("migration lock"));
+        auto locked = postgres ? session.exec(QStringLiteral("SELECT pg_advisory_lock(?)"), {kPostgresMigrationLock},
+                                              QStringLiteral("migration lock"))
+                               : session.exec(QStringLiteral("SELECT GET_LOCK('payonce.migrations', 60)"), {},
+                                              QStringLiteral("migration lock"));
         if (!locked)
             return locked.error();
         if (!postgres && (!locked.value().next() || locked.value().value(0).toInt() != 1))

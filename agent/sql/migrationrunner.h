@@ -12,7 +12,7 @@ namespace payonce::sql {
 /// One numbered schema step: sql/<dialect>/NNN_name.sql, built into the agent as a resource.
 struct Migration {
     int version = 0;
-    QString name;        ///< "001_initial"
+    QString name; ///< "001_initial"
     QString sql;
     QByteArray checksum; ///< SHA-256 hex of the file's bytes
 };

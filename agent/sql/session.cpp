@@ -66,8 +66,7 @@ core::Result<void> Session::boundLockWaits(int ms)
             !set)
             return set.error();
         break;
-    case Dialect::Sqlite:
-        break;
+    case Dialect::Sqlite: break;
     }
     m_lockWaitsBounded = true;
     return {};
@@ -213,19 +212,19 @@ core::Result<QList<qint64>> Session::execInsertManyReturningIds(const QString &i
                 });
             }
         } else {
-            ran = runKept(sql + QStringLiteral(" RETURNING id"), binds, what, [&](QSqlQuery &query) -> core::Result<void> {
-                while (query.next())
-                    chunkIds.append(query.value(0).toLongLong());
-                return {};
-            });
+            ran = runKept(sql + QStringLiteral(" RETURNING id"), binds, what,
+                          [&](QSqlQuery &query) -> core::Result<void> {
+                              while (query.next())
+                                  chunkIds.append(query.value(0).toLongLong());
+                              return {};
+                          });
         }
         if (!ran)
             return ran.error();
         if (chunkIds.size() != chunk)
-            return core::Error::make(core::ErrorCode::Internal, QStringLiteral("%1: %2 rows inserted, %3 ids returned")
-                                                                    .arg(what)
-                                                                    .arg(chunk)
-                                                                    .arg(chunkIds.size()));
+            return core::Error::make(
+                core::ErrorCode::Internal,
+                QStringLiteral("%1: %2 rows inserted, %3 ids returned").arg(what).arg(chunk).arg(chunkIds.size()));
         // The key of each row comes from its sequence (or rowid) as the rows are inserted, in
         // the VALUES list's order: ascending ids are the rows' own, whatever order RETURNING
         // hands them back in.

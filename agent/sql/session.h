@@ -27,15 +27,13 @@ public:
     /// placeholders in order. A failure comes back classified (Duplicate, Busy, Unavailable,
     /// Misconfigured or Internal); `what` names the step for the log. A lost connection
     /// also marks the session broken, so the unit of work is retried on a fresh one.
-    core::Result<QSqlQuery> exec(const QString &sql, const QVariantList &binds = {},
-                                 const QString &what = {});
+    core::Result<QSqlQuery> exec(const QString &sql, const QVariantList &binds = {}, const QString &what = {});
 
     /// Executes and returns the affected-row count (the CAS and insert-if-absent answer).
     /// With binds, the statement is prepared once per connection and kept (see
     /// kPreparedStatements): its result is read inside this call, so nothing outside
     /// holds it when it runs again.
-    core::Result<int> execAffected(const QString &sql, const QVariantList &binds = {},
-                                   const QString &what = {});
+    core::Result<int> execAffected(const QString &sql, const QVariantList &binds = {}, const QString &what = {});
 
     /// Executes an INSERT into a table with an `id` key and returns the new row's id
     /// (RETURNING id on PostgreSQL, the driver's last insert id elsewhere). Prepared once
@@ -115,7 +113,7 @@ private:
     /// Ends boundLockWaits() with the transaction (Database, after COMMIT or ROLLBACK).
     void transactionEnded(int defaultLockWaitSeconds);
     bool m_broken = false;
-    int m_depth = 0; ///< units of work running on this session right now (nesting)
+    int m_depth = 0;                                   ///< units of work running on this session right now (nesting)
     std::unordered_map<QString, KeptStatement> m_kept; ///< by statement text
 };
 

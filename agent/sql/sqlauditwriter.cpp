@@ -1,6 +1,5 @@
 #include "sqlauditwriter.h"
 
-
 namespace payonce::sql {
 
 namespace {

@@ -23,12 +23,14 @@ LogRowStatus statusOf(const QString &text)
 
 } // namespace
 
-core::Result<QList<DeliveryView>> SqlCallbackHistory::deliveries(const QString &payNo, const QString &orderNo, int limit)
+core::Result<QList<DeliveryView>> SqlCallbackHistory::deliveries(const QString &payNo, const QString &orderNo,
+                                                                 int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<DeliveryView>> {
         auto query = session.exec(
-            QStringLiteral("SELECT id, channel, pay_no, order_no, received_at, verified, layer, http_status, error_code, "
-                           "agent_id FROM callback_deliveries WHERE %1 = ? ORDER BY received_at, id LIMIT %2")
+            QStringLiteral(
+                "SELECT id, channel, pay_no, order_no, received_at, verified, layer, http_status, error_code, "
+                "agent_id FROM callback_deliveries WHERE %1 = ? ORDER BY received_at, id LIMIT %2")
                 .arg(keyColumn(payNo))
                 .arg(qMax(1, limit)),
             {payNo.isEmpty() ? orderNo : payNo}, QStringLiteral("list callback deliveries"));
@@ -77,7 +79,7 @@ core::Result<QList<LogRowView>> SqlCallbackHistory::logRows(const QString &payNo
 }
 
 core::Result<std::optional<qint64>> SqlCallbackHistory::newestVerifiedDelivery(core::Channel channel,
-                                                                              const QString &payNo)
+                                                                               const QString &payNo)
 {
     return m_database.read([&](Session &session) -> core::Result<std::optional<qint64>> {
         auto query = session.exec(QStringLiteral("SELECT id FROM callback_deliveries WHERE channel = ? AND pay_no = ? "
@@ -94,8 +96,9 @@ core::Result<std::optional<qint64>> SqlCallbackHistory::newestVerifiedDelivery(c
 core::Result<std::optional<LogRowStatus>> SqlCallbackHistory::logRowStatus(core::Channel channel, const QString &payNo)
 {
     return m_database.read([&](Session &session) -> core::Result<std::optional<LogRowStatus>> {
-        auto query = session.exec(QStringLiteral("SELECT status FROM pay_callback_log WHERE channel = ? AND pay_no = ?"),
-                                  {core::channelName(channel), payNo}, QStringLiteral("read callback log status"));
+        auto query = session.exec(
+            QStringLiteral("SELECT status FROM pay_callback_log WHERE channel = ? AND pay_no = ?"),
+            {core::channelName(channel), payNo}, QStringLiteral("read callback log status"));
         if (!query)
             return query.error();
         if (!query.value().next())

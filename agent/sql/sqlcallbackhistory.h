@@ -12,7 +12,8 @@ class SqlCallbackHistory final : public core::CallbackHistory {
 public:
     explicit SqlCallbackHistory(Database &database) : m_database(database) {}
 
-    core::Result<QList<core::DeliveryView>> deliveries(const QString &payNo, const QString &orderNo, int limit) override;
+    core::Result<QList<core::DeliveryView>> deliveries(const QString &payNo, const QString &orderNo,
+                                                       int limit) override;
     core::Result<QList<core::LogRowView>> logRows(const QString &payNo, const QString &orderNo) override;
     core::Result<std::optional<qint64>> newestVerifiedDelivery(core::Channel channel, const QString &payNo) override;
     core::Result<std::optional<core::LogRowStatus>> logRowStatus(core::Channel channel, const QString &payNo) override;

@@ -2,14 +2,12 @@
 
 #include "dialectsql.h"
 
-
 namespace payonce::sql {
 
 namespace {
 
-const QStringList kColumns{QStringLiteral("channel"),    QStringLiteral("pay_no"),
-                           QStringLiteral("order_no"),   QStringLiteral("amount_fen"),
-                           QStringLiteral("status"),     QStringLiteral("delivery_id"),
+const QStringList kColumns{QStringLiteral("channel"),    QStringLiteral("pay_no"),    QStringLiteral("order_no"),
+                           QStringLiteral("amount_fen"), QStringLiteral("status"),    QStringLiteral("delivery_id"),
                            QStringLiteral("created_at"), QStringLiteral("payment_no")};
 
 QVariantList bindsFor(const Session &session, const CallbackLogEntry &entry)
@@ -36,21 +34,20 @@ constexpr int kRowLockWaitMs = 1000;
 core::Result<int> execWithBoundedLockWait(Session &session, const QString &statement, const QVariantList &binds,
                                           const QString &what, bool *waitEnded)
 {
-    static const QString mariaDbDefault = QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1")
-                                              .arg(Database::kLockWaitTimeoutSeconds);
+    static const QString mariaDbDefault =
+        QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(Database::kLockWaitTimeoutSeconds);
     switch (session.dialect()) {
     case Dialect::PostgreSql:
         if (auto set = session.exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(kRowLockWaitMs)); !set)
             return set.error();
         break;
     case Dialect::MariaDb:
-        if (auto set = session.exec(QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1")
-                                        .arg(std::max(1, kRowLockWaitMs / 1000)));
+        if (auto set = session.exec(
+                QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(std::max(1, kRowLockWaitMs / 1000)));
             !set)
             return set.error();
         break;
-    case Dialect::Sqlite:
-        break;
+    case Dialect::Sqlite: break;
     }
     auto affected = session.execAffected(statement, binds, what);
     if (session.dialect() == Dialect::MariaDb) {
@@ -59,10 +56,11 @@ core::Result<int> execWithBoundedLockWait(Session &session, const QString &state
     }
     if (!affected && affected.error().code == core::ErrorCode::Busy && session.dialect() != Dialect::Sqlite) {
         *waitEnded = true;
-        return core::Error::make(core::ErrorCode::Unavailable,
-                                 what + QStringLiteral(": waited %1 ms for another holder's transaction; ").arg(kRowLockWaitMs)
-                                     + affected.error().internalMessage,
-                                 QStringLiteral("this payment is being processed; retry"));
+        return core::Error::make(
+            core::ErrorCode::Unavailable,
+            what + QStringLiteral(": waited %1 ms for another holder's transaction; ").arg(kRowLockWaitMs)
+                + affected.error().internalMessage,
+            QStringLiteral("this payment is being processed; retry"));
     }
     return affected;
 }
@@ -109,7 +107,8 @@ core::Result<InsertOutcome> SqlCallbackLog::insertAcceptedIfAbsent(Session &sess
 {
     const QString sql = insertIfAbsentSql(session.dialect(), QStringLiteral("pay_callback_log"), kColumns,
                                           QStringLiteral("id"));
-    auto affected = session.execAffected(sql, bindsFor(session, entry), QStringLiteral("insert-if-absent pay_callback_log"));
+    auto affected = session.execAffected(sql, bindsFor(session, entry),
+                                         QStringLiteral("insert-if-absent pay_callback_log"));
     if (!affected)
         return affected.error();
     return affected.value() == 1 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
@@ -118,7 +117,8 @@ core::Result<InsertOutcome> SqlCallbackLog::insertAcceptedIfAbsent(Session &sess
 core::Result<InsertOutcome> SqlCallbackLog::insertProcessedIfAbsent(Session &session, const CallbackLogEntry &entry,
                                                                     const QString &outcome)
 {
-    static const QStringList columns = kColumns + QStringList{QStringLiteral("outcome"), QStringLiteral("processed_at")};
+    static const QStringList columns = kColumns
+                                       + QStringList{QStringLiteral("outcome"), QStringLiteral("processed_at")};
     QVariantList binds = bindsFor(session, entry);
     binds[kColumns.indexOf(QStringLiteral("status"))] = QStringLiteral("processed");
     binds << outcome << session.nowMs();
@@ -168,8 +168,9 @@ core::Result<bool> SqlCallbackLog::markProcessedWithDelivery(Session &session, c
                                                              qint64 deliveryId)
 {
     auto affected = session.execAffected(
-        QStringLiteral("UPDATE pay_callback_log SET status = 'processed', outcome = ?, processed_at = ?, "
-                       "delivery_id = COALESCE(delivery_id, ?) WHERE channel = ? AND pay_no = ? AND status = 'accepted'"),
+        QStringLiteral(
+            "UPDATE pay_callback_log SET status = 'processed', outcome = ?, processed_at = ?, "
+            "delivery_id = COALESCE(delivery_id, ?) WHERE channel = ? AND pay_no = ? AND status = 'accepted'"),
         {outcome, session.nowMs(), deliveryId, channel, payNo}, QStringLiteral("finish accepted callback row"));
     if (!affected)
         return affected.error();

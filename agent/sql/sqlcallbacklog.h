@@ -6,7 +6,7 @@ namespace payonce::sql {
 
 /// A row of pay_callback_log: the durable "we have this payment notification" (L4).
 struct CallbackLogEntry {
-    QString channel;  ///< "wechat" | "alipay"
+    QString channel; ///< "wechat" | "alipay"
     QString payNo;
     QString orderNo;
     qint64 amountFen = 0;
@@ -14,7 +14,10 @@ struct CallbackLogEntry {
     QString paymentNo; ///< the out_trade_no it pays; empty: not known (NULL)
 };
 
-enum class InsertOutcome { Inserted, Duplicate };
+enum class InsertOutcome {
+    Inserted,
+    Duplicate
+};
 
 /// pay_callback_log, keyed by (channel, pay_no). The unique index decides duplicates:
 /// there is never a SELECT before the INSERT.

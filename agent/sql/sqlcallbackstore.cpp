@@ -29,7 +29,7 @@ QVariant textOrNull(const QString &text)
 /// binds) and its items, in one statement on a kept prepared statement: the callback path
 /// reads an order for every new notification.
 core::Result<std::optional<CallbackOrder>> readOrderWhere(Session &session, const QString &orderNoSql,
-                                                         const QVariantList &binds)
+                                                          const QVariantList &binds)
 {
     std::optional<CallbackOrder> found;
     auto read = session.forEachRow(
@@ -105,8 +105,9 @@ public:
 
     core::Result<bool> takeStock(const QString &skuId, qint64 qty) override
     {
-        return changed(QStringLiteral("UPDATE skus SET stock = stock - ?, updated_at = ? WHERE sku_id = ? AND stock >= ?"),
-                       {qty, m_session.nowMs(), skuId, qty}, QStringLiteral("take stock"));
+        return changed(
+            QStringLiteral("UPDATE skus SET stock = stock - ?, updated_at = ? WHERE sku_id = ? AND stock >= ?"),
+            {qty, m_session.nowMs(), skuId, qty}, QStringLiteral("take stock"));
     }
 
     core::Result<void> untakeStock(const QString &skuId, qint64 qty) override
@@ -152,14 +153,13 @@ public:
                                     const QJsonObject &payload, const QString &traceId) override
     {
         const qint64 now = m_session.nowMs();
-        return insertIfAbsent(QStringLiteral("outbox"),
-                              {QStringLiteral("event_id"), QStringLiteral("event_type"), QStringLiteral("aggregate_id"),
-                               QStringLiteral("payload"), QStringLiteral("status"), QStringLiteral("attempts"),
-                               QStringLiteral("next_attempt_at"), QStringLiteral("created_at"),
-                               QStringLiteral("trace_id")},
-                              {eventId, eventType, aggregateId,
-                               QString::fromUtf8(QJsonDocument(payload).toJson(QJsonDocument::Compact)),
-                               QStringLiteral("pending"), 0, now, now, textOrNull(traceId)});
+        return insertIfAbsent(
+            QStringLiteral("outbox"),
+            {QStringLiteral("event_id"), QStringLiteral("event_type"), QStringLiteral("aggregate_id"),
+             QStringLiteral("payload"), QStringLiteral("status"), QStringLiteral("attempts"),
+             QStringLiteral("next_attempt_at"), QStringLiteral("created_at"), QStringLiteral("trace_id")},
+            {eventId, eventType, aggregateId, QString::fromUtf8(QJsonDocument(payload).toJson(QJsonDocument::Compact)),
+             QStringLiteral("pending"), 0, now, now, textOrNull(traceId)});
     }
 
     core::Result<void> markPaymentRecordPaid(const QString &paymentNo) override
@@ -184,11 +184,11 @@ public:
 
     core::Result<core::LogInsert> insertProcessed(const core::AcceptedCallback &row, const QString &outcome) override
     {
-        auto inserted = m_log.insertProcessedIfAbsent(
-            m_session,
-            CallbackLogEntry{core::channelName(row.channel), row.payNo, row.orderNo, row.amountFen, row.deliveryId,
-                             row.paymentNo},
-            outcome);
+        auto inserted = m_log.insertProcessedIfAbsent(m_session,
+                                                      CallbackLogEntry{core::channelName(row.channel), row.payNo,
+                                                                       row.orderNo, row.amountFen, row.deliveryId,
+                                                                       row.paymentNo},
+                                                      outcome);
         if (!inserted)
             return inserted.error();
         return inserted.value() == InsertOutcome::Inserted ? core::LogInsert::Inserted : core::LogInsert::Duplicate;
@@ -261,8 +261,9 @@ private:
 
     core::Result<bool> insertIfAbsent(const QString &table, const QStringList &columns, const QVariantList &binds)
     {
-        auto affected = m_session.execAffected(insertIfAbsentSql(m_session.dialect(), table, columns, QStringLiteral("id")),
-                                               binds, QStringLiteral("insert-if-absent ") + table);
+        auto affected = m_session.execAffected(
+            insertIfAbsentSql(m_session.dialect(), table, columns, QStringLiteral("id")), binds,
+            QStringLiteral("insert-if-absent ") + table);
         if (!affected)
             return affected.error();
         return affected.value() == 1;
@@ -273,9 +274,9 @@ private:
     SqlCallbackStore &m_store;
 };
 
-const QString kInsertDeliveryHead =
-    QStringLiteral("INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, verified, layer, "
-                   "http_status, error_code, headers, raw_body, agent_id, trace_id)");
+const QString kInsertDeliveryHead = QStringLiteral(
+    "INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, verified, layer, "
+    "http_status, error_code, headers, raw_body, agent_id, trace_id)");
 constexpr int kDeliveryColumns = 12;
 
 /// A delivery's values, in kInsertDeliveryHead's order. The body and headers of a verified
@@ -291,15 +292,25 @@ QVariantList deliveryValues(const core::DeliveryRecord &delivery)
         headers = QString::fromUtf8(QJsonDocument(pairs).toJson(QJsonDocument::Compact));
         body = QString::fromUtf8(delivery.rawBody);
     }
-    return {core::channelName(delivery.channel), textOrNull(delivery.payNo), textOrNull(delivery.orderNo),
-            delivery.receivedAtMs, delivery.verified ? 1 : 0, layerName(delivery.layer), delivery.httpStatus,
-            textOrNull(delivery.outcome), headers, body, textOrNull(delivery.agentId), textOrNull(delivery.traceId)};
+    return {core::channelName(delivery.channel),
+            textOrNull(delivery.payNo),
+            textOrNull(delivery.orderNo),
+            delivery.receivedAtMs,
+            delivery.verified ? 1 : 0,
+            layerName(delivery.layer),
+            delivery.httpStatus,
+            textOrNull(delivery.outcome),
+            headers,
+            body,
+            textOrNull(delivery.agentId),
+            textOrNull(delivery.traceId)};
 }
 
 /// One callback_deliveries row in the caller's transaction; its id.
 core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery)
 {
-    return session.execInsertReturningId(kInsertDeliveryHead + QStringLiteral(" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    return session.execInsertReturningId(kInsertDeliveryHead
+                                             + QStringLiteral(" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                                          deliveryValues(delivery), QStringLiteral("append callback delivery"));
 }
 
@@ -309,9 +320,9 @@ core::Result<std::optional<CallbackOrder>> SqlCallbackStore::findOrderForPayment
 {
     // The payment record's order (payment_no is unique), or an order of that number.
     return m_database.read([&](Session &session) -> core::Result<std::optional<CallbackOrder>> {
-        return readOrderWhere(session,
-                              QStringLiteral("COALESCE((SELECT order_no FROM payment_records WHERE payment_no = ?), ?)"),
-                              {paymentNo, paymentNo});
+        return readOrderWhere(
+            session, QStringLiteral("COALESCE((SELECT order_no FROM payment_records WHERE payment_no = ?), ?)"),
+            {paymentNo, paymentNo});
     });
 }
 
@@ -347,9 +358,10 @@ core::Result<void> SqlCallbackStore::decideDelivery(qint64 id, Layer layer, int 
 core::Result<std::optional<core::RawDelivery>> SqlCallbackStore::rawDelivery(qint64 id)
 {
     return m_database.read([&](Session &session) -> core::Result<std::optional<core::RawDelivery>> {
-        auto query = session.exec(QStringLiteral("SELECT channel, headers, raw_body, received_at, trace_id FROM callback_deliveries "
-                                                 "WHERE id = ? AND verified = 1"),
-                                  {id}, QStringLiteral("read stored delivery"));
+        auto query = session.exec(
+            QStringLiteral("SELECT channel, headers, raw_body, received_at, trace_id FROM callback_deliveries "
+                           "WHERE id = ? AND verified = 1"),
+            {id}, QStringLiteral("read stored delivery"));
         if (!query)
             return query.error();
         QSqlQuery &q = query.value();
@@ -371,9 +383,8 @@ core::Result<std::optional<core::RawDelivery>> SqlCallbackStore::rawDelivery(qin
 
 core::Result<core::LogInsert> SqlCallbackStore::insertAccepted(const core::AcceptedCallback &row)
 {
-    auto inserted = m_log.insertAccepted(
-        CallbackLogEntry{core::channelName(row.channel), row.payNo, row.orderNo, row.amountFen, row.deliveryId,
-                         row.paymentNo});
+    auto inserted = m_log.insertAccepted(CallbackLogEntry{core::channelName(row.channel), row.payNo, row.orderNo,
+                                                          row.amountFen, row.deliveryId, row.paymentNo});
     if (!inserted)
         return inserted.error();
     return inserted.value() == InsertOutcome::Inserted ? core::LogInsert::Inserted : core::LogInsert::Duplicate;
@@ -454,8 +465,8 @@ core::Result<core::CallbackModeSetting> SqlCallbackModeStore::mode()
         const QJsonObject value = QJsonDocument::fromJson(q.value(0).toString().toUtf8()).object();
         const auto mode = core::callbackModeFromName(value.value(QStringLiteral("mode")).toString());
         if (!mode)
-            return Error::make(ErrorCode::Internal, QStringLiteral("unknown callbacks mode in settings: %1")
-                                                        .arg(q.value(0).toString()));
+            return Error::make(ErrorCode::Internal,
+                               QStringLiteral("unknown callbacks mode in settings: %1").arg(q.value(0).toString()));
         setting.mode = *mode;
         setting.version = q.value(1).toLongLong();
         setting.changedAtMs = q.value(2).toLongLong();
@@ -469,7 +480,8 @@ core::Result<void> SqlCallbackModeStore::setMode(core::CallbackMode mode, const 
                                                  qint64 now, const std::function<core::Result<void>()> &inTransaction)
 {
     const QString json = QString::fromUtf8(
-        QJsonDocument(QJsonObject{{QStringLiteral("mode"), core::callbackModeName(mode)}}).toJson(QJsonDocument::Compact));
+        QJsonDocument(QJsonObject{{QStringLiteral("mode"), core::callbackModeName(mode)}})
+            .toJson(QJsonDocument::Compact));
     return m_database.write([&](Session &session) -> core::Result<void> {
         static const QStringList columns{QStringLiteral("name"),       QStringLiteral("value"),
                                          QStringLiteral("version"),    QStringLiteral("updated_at"),

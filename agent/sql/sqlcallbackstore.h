@@ -26,7 +26,8 @@ public:
     core::Result<bool> attachDelivery(core::Channel channel, const QString &payNo, qint64 deliveryId) override;
     core::Result<QList<core::AcceptedCallback>> listAccepted(qint64 createdBeforeMs, int limit) override;
     core::Result<bool> raiseFinding(const core::CallbackFinding &finding) override;
-    core::Result<void> inTransaction(const std::function<core::Result<void>(core::CallbackTransaction &)> &work) override;
+    core::Result<void> inTransaction(
+        const std::function<core::Result<void>(core::CallbackTransaction &)> &work) override;
 
 private:
     Database &m_database;

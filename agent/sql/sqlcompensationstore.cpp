@@ -18,9 +18,10 @@ using core::ErrorCode;
 
 namespace {
 
-const QString kColumns = QStringLiteral("id, kind, order_no, finding_id, dedup_key, status, proposed_by, "
-                                        "proposal_reason, decided_by, decision_reason, result, created_at, pay_no, amount_fen, "
-                                        "refund_items");
+const QString kColumns = QStringLiteral(
+    "id, kind, order_no, finding_id, dedup_key, status, proposed_by, "
+    "proposal_reason, decided_by, decision_reason, result, created_at, pay_no, amount_fen, "
+    "refund_items");
 
 core::Result<Compensation> fromRow(const QSqlQuery &q)
 {
@@ -71,11 +72,18 @@ public:
         const QString key = p.dedupKey.isEmpty()
                                 ? QStringLiteral("operator:") + QUuid::createUuid().toString(QUuid::WithoutBraces)
                                 : p.dedupKey;
-        static const QStringList columns{
-            QStringLiteral("kind"),       QStringLiteral("order_no"),        QStringLiteral("finding_id"),
-            QStringLiteral("dedup_key"),  QStringLiteral("status"),          QStringLiteral("proposed_by"),
-            QStringLiteral("proposal_reason"), QStringLiteral("created_at"), QStringLiteral("updated_at"),
-            QStringLiteral("pay_no"),     QStringLiteral("amount_fen"),      QStringLiteral("refund_items")};
+        static const QStringList columns{QStringLiteral("kind"),
+                                         QStringLiteral("order_no"),
+                                         QStringLiteral("finding_id"),
+                                         QStringLiteral("dedup_key"),
+                                         QStringLiteral("status"),
+                                         QStringLiteral("proposed_by"),
+                                         QStringLiteral("proposal_reason"),
+                                         QStringLiteral("created_at"),
+                                         QStringLiteral("updated_at"),
+                                         QStringLiteral("pay_no"),
+                                         QStringLiteral("amount_fen"),
+                                         QStringLiteral("refund_items")};
         const QString itemsText = core::refundItemsText(p.refundItems);
         auto inserted = m_session.execAffected(
             insertIfAbsentSql(m_session.dialect(), QStringLiteral("compensations"), columns, QStringLiteral("id")),
@@ -143,7 +151,8 @@ public:
         if (!order)
             return order.error();
         auto coupons = m_session.exec(
-            QStringLiteral("SELECT id, template_id FROM user_coupon WHERE order_no = ? AND status = 'active' ORDER BY id"),
+            QStringLiteral(
+                "SELECT id, template_id FROM user_coupon WHERE order_no = ? AND status = 'active' ORDER BY id"),
             {orderNo}, QStringLiteral("active coupons"));
         if (!coupons)
             return coupons.error();
@@ -160,7 +169,8 @@ public:
         QList<qint64> frozen;
         for (qint64 id : extra) {
             auto changed = m_session.execAffected(
-                QStringLiteral("UPDATE user_coupon SET status = 'frozen', updated_at = ? WHERE id = ? AND status = 'active'"),
+                QStringLiteral(
+                    "UPDATE user_coupon SET status = 'frozen', updated_at = ? WHERE id = ? AND status = 'active'"),
                 {nowMs, id}, QStringLiteral("freeze coupon"));
             if (!changed)
                 return changed.error();
@@ -184,7 +194,7 @@ public:
         if (net <= owed)
             return qint64(0);
         const qint64 delta = owed - net;
-        static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("user_id"),
+        static const QStringList columns{QStringLiteral("order_no"),   QStringLiteral("user_id"),
                                          QStringLiteral("point_type"), QStringLiteral("delta"),
                                          QStringLiteral("fence"),      QStringLiteral("created_at")};
         auto inserted = m_session.execAffected(
@@ -259,7 +269,7 @@ private:
         qint64 userId = 0;
         qint64 fence = 0;
         QString rewardTemplate;
-        qint64 rewardPoints = 0;        ///< owed: reward_points less what partial refunds took back
+        qint64 rewardPoints = 0;         ///< owed: reward_points less what partial refunds took back
         core::RefundItems refundedItems; ///< given back by partial refunds: no longer owed
     };
 
@@ -267,10 +277,11 @@ private:
     {
         // Locked for the rest of the approval: a refund settling the same order waits, so
         // what is owed cannot change between this read and the compensation's writes.
-        auto query = m_session.exec(QStringLiteral("SELECT status, user_id, fence, reward_coupon_template, reward_points "
-                                                   "FROM orders WHERE order_no = ?")
-                                        + forUpdate(m_session.dialect()),
-                                    {orderNo}, QStringLiteral("order for compensation"));
+        auto query = m_session.exec(
+            QStringLiteral("SELECT status, user_id, fence, reward_coupon_template, reward_points "
+                           "FROM orders WHERE order_no = ?")
+                + forUpdate(m_session.dialect()),
+            {orderNo}, QStringLiteral("order for compensation"));
         if (!query)
             return query.error();
         QSqlQuery &q = query.value();

@@ -75,8 +75,7 @@ SqlErrorKind classifyMariaDb(const QString &code)
     case 1927: // ER_CONNECTION_KILLED
     case 1053: // ER_SERVER_SHUTDOWN
         return SqlErrorKind::ConnectionLost;
-    default:
-        return SqlErrorKind::Other;
+    default: return SqlErrorKind::Other;
     }
 }
 
@@ -96,8 +95,8 @@ SqlErrorKind classifySqlError(Dialect dialect, const QSqlError &error)
 core::Error toCoreError(Dialect dialect, const QSqlError &error, const QString &what)
 {
     using core::ErrorCode;
-    const QString detail = what + QStringLiteral(": ") + error.text().trimmed()
-                           + QStringLiteral(" [native code ") + error.nativeErrorCode() + u']';
+    const QString detail = what + QStringLiteral(": ") + error.text().trimmed() + QStringLiteral(" [native code ")
+                           + error.nativeErrorCode() + u']';
     switch (classifySqlError(dialect, error)) {
     case SqlErrorKind::UniqueViolation:
         return core::Error::make(ErrorCode::Duplicate, detail, QStringLiteral("already exists"));
@@ -108,8 +107,7 @@ core::Error toCoreError(Dialect dialect, const QSqlError &error, const QString &
     case SqlErrorKind::AuthFailed:
         return core::Error::make(ErrorCode::Misconfigured, detail,
                                  QStringLiteral("the database refused the credentials"));
-    case SqlErrorKind::Other:
-        break;
+    case SqlErrorKind::Other: break;
     }
     return core::Error::make(ErrorCode::Internal, detail, QStringLiteral("internal database error"));
 }

@@ -13,10 +13,10 @@ using Dialect = config::DatabaseUrl::Dialect;
 /// code (QSqlError::nativeErrorCode()), never from type(): QSQLITE reports a constraint
 /// violation as a ConnectionError. docs/design.md, "Storage", lists the codes.
 enum class SqlErrorKind {
-    UniqueViolation,  ///< SQLite 2067/1555, PostgreSQL 23505, MariaDB 1062
-    Retryable,        ///< busy, lock timeout, deadlock, serialization: the whole transaction may run again
-    ConnectionLost,   ///< the connection is broken; reopen it (safe to retry only before COMMIT)
-    AuthFailed,       ///< wrong user or password: retrying will not help
+    UniqueViolation, ///< SQLite 2067/1555, PostgreSQL 23505, MariaDB 1062
+    Retryable,       ///< busy, lock timeout, deadlock, serialization: the whole transaction may run again
+    ConnectionLost,  ///< the connection is broken; reopen it (safe to retry only before COMMIT)
+    AuthFailed,      ///< wrong user or password: retrying will not help
     Other,
 };
 

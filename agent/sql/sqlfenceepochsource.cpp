@@ -26,13 +26,14 @@ core::Result<quint32> SqlFenceEpochSource::newEpoch(const QString &keyStoreInsta
                                  QStringLiteral("a key-store instance id has 1 to 128 characters"));
     }
     if (reason.isEmpty() || reason.size() > 32)
-        return core::Error::make(core::ErrorCode::InvalidInput, QStringLiteral("a fence epoch reason has 1 to 32 characters"));
+        return core::Error::make(core::ErrorCode::InvalidInput,
+                                 QStringLiteral("a fence epoch reason has 1 to 32 characters"));
     return m_database.write([&](Session &session) -> core::Result<quint32> {
         const bool postgres = session.dialect() == Dialect::PostgreSql;
-        auto query = session.exec(QStringLiteral("INSERT INTO fence_epochs (instance_id, reason, created_at) VALUES (?, ?, ?)")
-                                      + (postgres ? QStringLiteral(" RETURNING epoch") : QString()),
-                                  {keyStoreInstanceId, reason, session.nowMs()},
-                                  QStringLiteral("hand out a fence epoch"));
+        auto query = session.exec(
+            QStringLiteral("INSERT INTO fence_epochs (instance_id, reason, created_at) VALUES (?, ?, ?)")
+                + (postgres ? QStringLiteral(" RETURNING epoch") : QString()),
+            {keyStoreInstanceId, reason, session.nowMs()}, QStringLiteral("hand out a fence epoch"));
         if (!query)
             return query.error();
         QSqlQuery &q = query.value();

@@ -37,11 +37,10 @@ QVariant textOrNull(const QString &text)
 core::Result<qint64> upsertFinding(Session &session, const core::Finding &finding, qint64 nowMs, bool *inserted)
 {
     const QString evidence = QString::fromUtf8(QJsonDocument(finding.evidence).toJson(QJsonDocument::Compact));
-    static const QStringList columns{QStringLiteral("kind"),       QStringLiteral("subject"),
-                                     QStringLiteral("order_no"),   QStringLiteral("pay_no"),
-                                     QStringLiteral("evidence"),   QStringLiteral("status"),
-                                     QStringLiteral("seen_count"), QStringLiteral("first_seen_at"),
-                                     QStringLiteral("last_seen_at")};
+    static const QStringList columns{
+        QStringLiteral("kind"),       QStringLiteral("subject"),       QStringLiteral("order_no"),
+        QStringLiteral("pay_no"),     QStringLiteral("evidence"),      QStringLiteral("status"),
+        QStringLiteral("seen_count"), QStringLiteral("first_seen_at"), QStringLiteral("last_seen_at")};
     auto added = session.execAffected(
         insertIfAbsentSql(session.dialect(), QStringLiteral("findings"), columns, QStringLiteral("id")),
         {finding.kind, finding.subject, textOrNull(finding.orderNo), textOrNull(finding.payNo), evidence,
@@ -79,11 +78,10 @@ core::Result<int> resolveFindingsNotSeenSince(Session &session, const QStringLis
         marks.append(QStringLiteral("?"));
         binds.append(kind);
     }
-    return session.execAffected(
-        QStringLiteral("UPDATE findings SET status = 'resolved', resolved_at = ? "
-                       "WHERE status = 'open' AND last_seen_at < ? AND kind IN (%1)")
-            .arg(marks.join(QLatin1Char(','))),
-        binds, QStringLiteral("resolve findings"));
+    return session.execAffected(QStringLiteral("UPDATE findings SET status = 'resolved', resolved_at = ? "
+                                               "WHERE status = 'open' AND last_seen_at < ? AND kind IN (%1)")
+                                    .arg(marks.join(QLatin1Char(','))),
+                                binds, QStringLiteral("resolve findings"));
 }
 
 core::Result<core::StoredFinding> readFinding(Session &session, qint64 id)
@@ -103,10 +101,11 @@ core::Result<QList<core::StoredFinding>> listFindings(Session &session, const co
     WhereClause where;
     where.add(!query.status.isEmpty(), QStringLiteral("status = ?"), query.status)
         .add(!query.kind.isEmpty(), QStringLiteral("kind = ?"), query.kind);
-    auto selected = session.exec(QStringLiteral("SELECT %1 FROM findings %2 ORDER BY last_seen_at DESC, id DESC LIMIT %3")
-                                     .arg(kFindingColumns, where.sql())
-                                     .arg(qBound(1, query.limit, 1000)),
-                                 where.binds(), QStringLiteral("list findings"));
+    auto selected = session.exec(
+        QStringLiteral("SELECT %1 FROM findings %2 ORDER BY last_seen_at DESC, id DESC LIMIT %3")
+            .arg(kFindingColumns, where.sql())
+            .arg(qBound(1, query.limit, 1000)),
+        where.binds(), QStringLiteral("list findings"));
     if (!selected)
         return selected.error();
     QList<core::StoredFinding> findings;

@@ -27,7 +27,7 @@ IdempotencyRecord recordFrom(const QSqlQuery &q)
     record.key = q.value(1).toString();
     record.fingerprint = q.value(2).toString().toLatin1();
     record.status = q.value(3).toString() == QLatin1String("completed") ? IdempotencyStatus::Completed
-                                                                         : IdempotencyStatus::InFlight;
+                                                                        : IdempotencyStatus::InFlight;
     if (record.status == IdempotencyStatus::Completed)
         record.response = StoredResponse{q.value(4).toString(), q.value(5).toString().toUtf8()};
     record.lockedAtMs = q.value(6).toLongLong();
@@ -48,7 +48,7 @@ QString newOwner()
 } // namespace
 
 core::Result<IdempotencyBegin> SqlIdempotencyStore::begin(qint64 userId, const QString &key,
-                                                           const QByteArray &fingerprint, qint64 nowMs)
+                                                          const QByteArray &fingerprint, qint64 nowMs)
 {
     return m_database.write([&](Session &session) -> core::Result<IdempotencyBegin> {
         static const QStringList columns{QStringLiteral("user_id"),     QStringLiteral("idem_key"),
@@ -79,8 +79,9 @@ core::Result<IdempotencyBegin> SqlIdempotencyStore::begin(qint64 userId, const Q
             // Its request died holding it (no heartbeat for a whole timeout): take it over
             // under a new owner, exactly one taker wins.
             auto taken = session.execAffected(
-                QStringLiteral("UPDATE idempotency_keys SET locked_at = ?, owner = ? WHERE user_id = ? AND idem_key = ? "
-                               "AND fingerprint = ? AND status = 'in_flight' AND locked_at = ?"),
+                QStringLiteral(
+                    "UPDATE idempotency_keys SET locked_at = ?, owner = ? WHERE user_id = ? AND idem_key = ? "
+                    "AND fingerprint = ? AND status = 'in_flight' AND locked_at = ?"),
                 {nowMs, owner, userId, key, QString::fromLatin1(fingerprint), record.lockedAtMs},
                 QStringLiteral("take over a stale idempotency record"));
             if (!taken)
@@ -148,7 +149,7 @@ core::Result<std::optional<IdempotencyRecord>> SqlIdempotencyStore::find(qint64 
 }
 
 core::Result<bool> SqlIdempotencyStore::unlockStuck(qint64 userId, const QString &key, qint64 olderThanMs,
-                                                     const core::InTransaction &audit)
+                                                    const core::InTransaction &audit)
 {
     return m_database.write([&](Session &session) -> core::Result<bool> {
         auto affected = session.execAffected(

@@ -18,8 +18,7 @@ const QStringList kFindingKinds{QStringLiteral("effect_mismatch"), QStringLitera
                                 QStringLiteral("amount_mismatch"), QStringLiteral("double_payment"),
                                 QStringLiteral("oversold")};
 
-core::Result<QList<QPair<QString, qint64>>> groupedCount(Session &session, const QString &sql,
-                                                         const QStringList &keys)
+core::Result<QList<QPair<QString, qint64>>> groupedCount(Session &session, const QString &sql, const QStringList &keys)
 {
     auto query = session.exec(sql);
     if (!query)
@@ -55,7 +54,8 @@ core::Result<core::OperationalCounts> SqlOperationalCounts::read()
         if (!oldestEvent)
             return oldestEvent.error();
         if (oldestEvent.value().next() && !oldestEvent.value().value(0).isNull())
-            counts.outboxOldestPendingAgeMs = std::max<qint64>(0, session.nowMs() - oldestEvent.value().value(0).toLongLong());
+            counts.outboxOldestPendingAgeMs = std::max<qint64>(0, session.nowMs()
+                                                                      - oldestEvent.value().value(0).toLongLong());
         auto accepted = session.exec(
             QStringLiteral("SELECT COUNT(*), MIN(created_at) FROM pay_callback_log WHERE status = 'accepted'"));
         if (!accepted)
@@ -63,11 +63,12 @@ core::Result<core::OperationalCounts> SqlOperationalCounts::read()
         if (accepted.value().next()) {
             counts.callbacksAccepted = accepted.value().value(0).toLongLong();
             if (!accepted.value().value(1).isNull())
-                counts.callbacksOldestAcceptedAgeMs =
-                    std::max<qint64>(0, session.nowMs() - accepted.value().value(1).toLongLong());
+                counts.callbacksOldestAcceptedAgeMs = std::max<qint64>(0, session.nowMs()
+                                                                              - accepted.value().value(1).toLongLong());
         }
-        auto compensations = groupedCount(
-            session, QStringLiteral("SELECT status, COUNT(*) FROM compensations GROUP BY status"), kCompensationStatuses);
+        auto compensations = groupedCount(session,
+                                          QStringLiteral("SELECT status, COUNT(*) FROM compensations GROUP BY status"),
+                                          kCompensationStatuses);
         if (!compensations)
             return compensations.error();
         counts.compensationsByStatus = compensations.value();

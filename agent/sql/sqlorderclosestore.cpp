@@ -7,8 +7,8 @@
 namespace payonce::sql {
 
 core::Result<QList<core::ExpiredOrder>> SqlOrderCloseStore::expiredPending(qint64 updatedBeforeMs,
-                                                                          const core::ExpiredOrderCursor &after,
-                                                                          int limit)
+                                                                           const core::ExpiredOrderCursor &after,
+                                                                           int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<core::ExpiredOrder>> {
         // Keyset paging on (updated_at, order_no): orders left PENDING by this run stay in
@@ -32,9 +32,10 @@ core::Result<QList<core::ExpiredOrder>> SqlOrderCloseStore::expiredPending(qint6
             orders.append(order);
         }
         for (core::ExpiredOrder &order : orders) {
-            auto trades = session.exec(QStringLiteral("SELECT payment_no, channel, status FROM payment_records "
-                                                      "WHERE order_no = ? AND status NOT IN ('paid', 'closed') ORDER BY id"),
-                                       {order.orderNo}, QStringLiteral("closer: open trades"));
+            auto trades = session.exec(
+                QStringLiteral("SELECT payment_no, channel, status FROM payment_records "
+                               "WHERE order_no = ? AND status NOT IN ('paid', 'closed') ORDER BY id"),
+                {order.orderNo}, QStringLiteral("closer: open trades"));
             if (!trades)
                 return trades.error();
             while (trades.value().next()) {
@@ -55,21 +56,22 @@ core::Result<QList<core::ExpiredOrder>> SqlOrderCloseStore::expiredPending(qint6
 }
 
 core::Result<bool> SqlOrderCloseStore::closeExpired(const core::ExpiredOrder &order, const core::AuditEntry &audit,
-                                                     qint64 nowMs)
+                                                    qint64 nowMs)
 {
     bool movedOn = false;
     SqlAuditWriter auditWriter(m_database);
     auto closed = m_database.write([&](Session &session) -> core::Result<void> {
         movedOn = false;
-        const core::Error rollback =
-            core::Error::make(core::ErrorCode::Conflict, QStringLiteral("the order moved on; close rolled back"));
+        const core::Error rollback = core::Error::make(core::ErrorCode::Conflict,
+                                                       QStringLiteral("the order moved on; close rolled back"));
         // The CAS: still PENDING at the version listed (no confirm, revert or payment since),
         // and no payment durable as an `accepted` row waiting for the worker.
         auto moved = session.execAffected(
             QStringLiteral("UPDATE orders SET status = 'CLOSED', version = version + 1, closed_at = ?, updated_at = ? "
                            "WHERE order_no = ? AND status = 'PENDING' AND version = ? AND NOT EXISTS "
                            "(SELECT 1 FROM pay_callback_log l WHERE l.order_no = ? AND l.status = 'accepted')"),
-            {nowMs, nowMs, order.orderNo, order.version, order.orderNo}, QStringLiteral("closer: order PENDING -> CLOSED"));
+            {nowMs, nowMs, order.orderNo, order.version, order.orderNo},
+            QStringLiteral("closer: order PENDING -> CLOSED"));
         if (!moved)
             return moved.error();
         if (moved.value() != 1) {

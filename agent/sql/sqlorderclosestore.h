@@ -13,8 +13,8 @@ class SqlOrderCloseStore final : public core::OrderCloseStore {
 public:
     explicit SqlOrderCloseStore(Database &database) : m_database(database) {}
 
-    core::Result<QList<core::ExpiredOrder>> expiredPending(qint64 updatedBeforeMs, const core::ExpiredOrderCursor &after,
-                                                           int limit) override;
+    core::Result<QList<core::ExpiredOrder>> expiredPending(qint64 updatedBeforeMs,
+                                                           const core::ExpiredOrderCursor &after, int limit) override;
     core::Result<bool> closeExpired(const core::ExpiredOrder &order, const core::AuditEntry &audit,
                                     qint64 nowMs) override;
 

@@ -2,7 +2,6 @@
 
 #include "sqlorders.h"
 
-
 namespace payonce::sql {
 
 using core::Error;
@@ -16,8 +15,9 @@ QString upsertSkuSql(Dialect dialect)
         return QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, ?, ?) "
                               "ON DUPLICATE KEY UPDATE stock = VALUES(stock), updated_at = VALUES(updated_at)");
     }
-    return QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, ?, ?) "
-                          "ON CONFLICT (sku_id) DO UPDATE SET stock = excluded.stock, updated_at = excluded.updated_at");
+    return QStringLiteral(
+        "INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (sku_id) DO UPDATE SET stock = excluded.stock, updated_at = excluded.updated_at");
 }
 
 core::Result<void> readOrderRow(Session &session, const QString &orderNo, std::optional<core::OrderDetail> &out)
@@ -85,9 +85,10 @@ core::Result<void> readLines(Session &session, core::OrderDetail &detail)
     }
 
     // What the order holds: its ledger's entries net per SKU (given back in full: none).
-    auto stock = session.exec(QStringLiteral("SELECT sku_id, SUM(qty) FROM stock_log WHERE order_no = ? GROUP BY sku_id "
-                                             "HAVING SUM(qty) <> 0 ORDER BY sku_id"),
-                              key, QStringLiteral("read stock_log"));
+    auto stock = session.exec(
+        QStringLiteral("SELECT sku_id, SUM(qty) FROM stock_log WHERE order_no = ? GROUP BY sku_id "
+                       "HAVING SUM(qty) <> 0 ORDER BY sku_id"),
+        key, QStringLiteral("read stock_log"));
     if (!stock)
         return stock.error();
     while (stock.value().next())
@@ -99,14 +100,16 @@ core::Result<void> readLines(Session &session, core::OrderDetail &detail)
     if (!coupons)
         return coupons.error();
     while (coupons.value().next())
-        detail.coupons.append(core::CouponEffect{coupons.value().value(0).toString(), coupons.value().value(1).toString()});
+        detail.coupons.append(
+            core::CouponEffect{coupons.value().value(0).toString(), coupons.value().value(1).toString()});
 
     auto points = session.exec(QStringLiteral("SELECT point_type, delta FROM point_log WHERE order_no = ? ORDER BY id"),
                                key, QStringLiteral("read point_log"));
     if (!points)
         return points.error();
     while (points.value().next())
-        detail.points.append(core::PointEffect{points.value().value(0).toString(), points.value().value(1).toLongLong()});
+        detail.points.append(
+            core::PointEffect{points.value().value(0).toString(), points.value().value(1).toLongLong()});
 
     auto findings = session.exec(
         QStringLiteral("SELECT id, kind, status, pay_no, evidence, seen_count, first_seen_at, last_seen_at "
@@ -141,8 +144,8 @@ core::Result<void> SqlOrderRepository::createOrder(const core::OrderDraft &order
 core::Result<core::SkuStock> SqlOrderRepository::setSkuStock(const QString &skuId, qint64 stock)
 {
     auto written = m_database.write([&](Session &session) -> core::Result<void> {
-        auto upserted = session.exec(upsertSkuSql(session.dialect()),
-                                     {skuId, stock, session.nowMs()}, QStringLiteral("upsert sku"));
+        auto upserted = session.exec(upsertSkuSql(session.dialect()), {skuId, stock, session.nowMs()},
+                                     QStringLiteral("upsert sku"));
         if (!upserted)
             return upserted.error();
         return {};

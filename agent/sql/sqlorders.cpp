@@ -4,7 +4,6 @@
 
 #include "core/orderstatemachine.h"
 
-
 namespace payonce::sql {
 
 using core::Error;
@@ -18,10 +17,10 @@ core::Result<void> SqlOrders::create(const NewOrder &order)
         // Insert-if-absent, not a plain INSERT: a duplicate is then an affected-row count of
         // 0 rather than an error, which on PostgreSQL would abort the transaction (and make
         // the driver complain while freeing its statements) before write() rolls it back.
-        const QStringList columns{QStringLiteral("order_no"),   QStringLiteral("user_id"),
-                                  QStringLiteral("amount_fen"), QStringLiteral("currency"),
-                                  QStringLiteral("status"),     QStringLiteral("version"),
-                                  QStringLiteral("fence"),      QStringLiteral("reward_coupon_template"),
+        const QStringList columns{QStringLiteral("order_no"),      QStringLiteral("user_id"),
+                                  QStringLiteral("amount_fen"),    QStringLiteral("currency"),
+                                  QStringLiteral("status"),        QStringLiteral("version"),
+                                  QStringLiteral("fence"),         QStringLiteral("reward_coupon_template"),
                                   QStringLiteral("reward_points"), QStringLiteral("created_at"),
                                   QStringLiteral("updated_at")};
         auto inserted = session.execAffected(
@@ -50,9 +49,8 @@ core::Result<TransitionOutcome> SqlOrders::transition(Session &session, const QS
                                                       OrderStatus to, qint64 fence)
 {
     if (!core::OrderStateMachine::isAllowed(from, to)) {
-        return Error::make(ErrorCode::InvalidInput,
-                           QStringLiteral("the order state machine has no edge %1 -> %2")
-                               .arg(core::orderStatusName(from), core::orderStatusName(to)));
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("the order state machine has no edge %1 -> %2")
+                                                        .arg(core::orderStatusName(from), core::orderStatusName(to)));
     }
     const qint64 now = session.nowMs();
     auto affected = session.execAffected(
@@ -109,11 +107,12 @@ std::optional<OrderRow> SqlOrders::find(Session &session, const QString &orderNo
     const auto status = core::orderStatusFromName(q.value(3).toString());
     if (!status) {
         if (error)
-            *error = Error::make(ErrorCode::Internal, QStringLiteral("order %1 has an unknown status %2")
-                                                          .arg(orderNo, q.value(3).toString()));
+            *error = Error::make(
+                ErrorCode::Internal,
+                QStringLiteral("order %1 has an unknown status %2").arg(orderNo, q.value(3).toString()));
         return std::nullopt;
     }
-    return OrderRow{q.value(0).toString(), q.value(1).toLongLong(), q.value(2).toLongLong(), *status,
+    return OrderRow{q.value(0).toString(),   q.value(1).toLongLong(), q.value(2).toLongLong(), *status,
                     q.value(4).toLongLong(), q.value(5).toLongLong()};
 }
 

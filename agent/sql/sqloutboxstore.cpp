@@ -59,7 +59,7 @@ core::Result<QList<OutboxEvent>> SqlOutboxStore::claim(const QString &dispatcher
     return m_database.write([&](Session &session) -> core::Result<QList<OutboxEvent>> {
         // SQLite has no row locks: BEGIN IMMEDIATE already made this the only writer.
         const QString lock = session.dialect() == Dialect::Sqlite ? QString()
-                                                                   : QStringLiteral(" FOR UPDATE SKIP LOCKED");
+                                                                  : QStringLiteral(" FOR UPDATE SKIP LOCKED");
         auto selected = session.exec(
             QStringLiteral("SELECT %1 FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? "
                            "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY id LIMIT %2%3")
@@ -90,9 +90,9 @@ core::Result<QList<OutboxEvent>> SqlOutboxStore::claim(const QString &dispatcher
         if (!updated)
             return updated.error();
         if (updated.value() != int(events.size()))
-            return Error::make(ErrorCode::Internal, QStringLiteral("outbox claim: %1 rows selected, %2 updated")
-                                                        .arg(events.size())
-                                                        .arg(updated.value()));
+            return Error::make(
+                ErrorCode::Internal,
+                QStringLiteral("outbox claim: %1 rows selected, %2 updated").arg(events.size()).arg(updated.value()));
         return events;
     });
 }
@@ -151,11 +151,11 @@ core::Result<int> SqlOutboxStore::complete(const QString &dispatcherId, const QL
 core::Result<QList<OutboxEvent>> SqlOutboxStore::list(std::optional<OutboxStatus> status, int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<OutboxEvent>> {
-        auto selected = session.exec(
-            QStringLiteral("SELECT %1 FROM outbox %2 ORDER BY id DESC LIMIT %3")
-                .arg(kColumns, status ? QStringLiteral("WHERE status = ?") : QString())
-                .arg(qBound(1, limit, 1000)),
-            status ? QVariantList{core::outboxStatusName(*status)} : QVariantList{}, QStringLiteral("list outbox"));
+        auto selected = session.exec(QStringLiteral("SELECT %1 FROM outbox %2 ORDER BY id DESC LIMIT %3")
+                                         .arg(kColumns, status ? QStringLiteral("WHERE status = ?") : QString())
+                                         .arg(qBound(1, limit, 1000)),
+                                     status ? QVariantList{core::outboxStatusName(*status)} : QVariantList{},
+                                     QStringLiteral("list outbox"));
         if (!selected)
             return selected.error();
         QList<OutboxEvent> events;

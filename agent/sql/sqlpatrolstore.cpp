@@ -26,7 +26,8 @@ core::Result<void> readEffects(Session &session, core::PaidOrderEffects &order)
         if (owed > 0)
             order.items.append({sku, owed});
     }
-    order.rewardPoints = core::pointsStillOwed(order.rewardPoints, partial.value().refundedFen, partial.value().paidFen);
+    order.rewardPoints = core::pointsStillOwed(order.rewardPoints, partial.value().refundedFen,
+                                               partial.value().paidFen);
 
     auto coupons = session.exec(
         QStringLiteral("SELECT id, template_id, status FROM user_coupon WHERE order_no = ? ORDER BY id"), key,
@@ -58,7 +59,8 @@ core::Result<void> readEffects(Session &session, core::PaidOrderEffects &order)
     }
 
     auto outbox = session.exec(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
-                               {QString(QStringLiteral("order.paid:") + order.orderNo)}, QStringLiteral("patrol: outbox"));
+                               {QString(QStringLiteral("order.paid:") + order.orderNo)},
+                               QStringLiteral("patrol: outbox"));
     if (!outbox)
         return outbox.error();
     order.hasPaidEvent = outbox.value().next() && outbox.value().value(0).toLongLong() > 0;
@@ -129,9 +131,10 @@ core::Result<QList<core::StuckPayingOrder>> SqlPatrolStore::stuckPaying(qint64 u
             orders.append(order);
         }
         for (core::StuckPayingOrder &order : orders) {
-            auto attempts = session.exec(QStringLiteral("SELECT payment_no, channel, status, amount_fen FROM payment_records "
-                                                        "WHERE order_no = ? AND status IN ('creating', 'pending') ORDER BY id"),
-                                         {order.orderNo}, QStringLiteral("patrol: open payment attempts"));
+            auto attempts = session.exec(
+                QStringLiteral("SELECT payment_no, channel, status, amount_fen FROM payment_records "
+                               "WHERE order_no = ? AND status IN ('creating', 'pending') ORDER BY id"),
+                {order.orderNo}, QStringLiteral("patrol: open payment attempts"));
             if (!attempts)
                 return attempts.error();
             while (attempts.value().next()) {
@@ -146,19 +149,21 @@ core::Result<QList<core::StuckPayingOrder>> SqlPatrolStore::stuckPaying(qint64 u
     });
 }
 
-core::Result<bool> SqlPatrolStore::revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
+core::Result<bool> SqlPatrolStore::revertPaying(const QString &orderNo,
+                                                const QList<QPair<QString, QString>> &renumbered,
                                                 const QString &lastError, qint64 nowMs,
                                                 const core::InTransaction &audit)
 {
     bool movedOn = false;
     auto reverted = m_database.write([&](Session &session) -> core::Result<void> {
         movedOn = false;
-        const core::Error rollback =
-            core::Error::make(core::ErrorCode::Conflict, QStringLiteral("the order moved on; revert rolled back"));
+        const core::Error rollback = core::Error::make(core::ErrorCode::Conflict,
+                                                       QStringLiteral("the order moved on; revert rolled back"));
         for (const auto &[from, to] : renumbered) {
             auto failed = session.execAffected(
-                QStringLiteral("UPDATE payment_records SET payment_no = ?, status = 'failed', last_error = ?, "
-                               "updated_at = ? WHERE payment_no = ? AND order_no = ? AND status IN ('creating', 'pending')"),
+                QStringLiteral(
+                    "UPDATE payment_records SET payment_no = ?, status = 'failed', last_error = ?, "
+                    "updated_at = ? WHERE payment_no = ? AND order_no = ? AND status IN ('creating', 'pending')"),
                 {to, lastError.left(500), nowMs, from, orderNo}, QStringLiteral("patrol: close payment attempt"));
             if (!failed)
                 return failed.error();
@@ -193,15 +198,16 @@ core::Result<QList<core::PaymentAnomaly>> SqlPatrolStore::paymentAnomalies(qint6
         // another pay_no, or CLOSED; or the amount differs from the order's — unless the
         // payment has been refunded in full.
         auto query = session.exec(
-            QStringLiteral("SELECT l.id, l.channel, l.pay_no, l.order_no, l.amount_fen, o.status, o.pay_no, o.amount_fen "
-                           "FROM pay_callback_log l JOIN orders o ON o.order_no = l.order_no "
-                           "WHERE l.status = 'processed' AND l.id > ? AND ("
-                           "(o.status IN ('PAID', 'REFUNDING', 'REFUNDED') AND (o.pay_no IS NULL OR o.pay_no <> l.pay_no)) "
-                           "OR o.status = 'CLOSED' OR l.amount_fen <> o.amount_fen) "
-                           // Given back in full: no longer money received twice.
-                           "AND l.amount_fen > (SELECT COALESCE(SUM(r.amount_fen), 0) FROM refunds r "
-                           "WHERE r.pay_no = l.pay_no AND r.status = 'succeeded') "
-                           "ORDER BY l.id LIMIT %1")
+            QStringLiteral(
+                "SELECT l.id, l.channel, l.pay_no, l.order_no, l.amount_fen, o.status, o.pay_no, o.amount_fen "
+                "FROM pay_callback_log l JOIN orders o ON o.order_no = l.order_no "
+                "WHERE l.status = 'processed' AND l.id > ? AND ("
+                "(o.status IN ('PAID', 'REFUNDING', 'REFUNDED') AND (o.pay_no IS NULL OR o.pay_no <> l.pay_no)) "
+                "OR o.status = 'CLOSED' OR l.amount_fen <> o.amount_fen) "
+                // Given back in full: no longer money received twice.
+                "AND l.amount_fen > (SELECT COALESCE(SUM(r.amount_fen), 0) FROM refunds r "
+                "WHERE r.pay_no = l.pay_no AND r.status = 'succeeded') "
+                "ORDER BY l.id LIMIT %1")
                 .arg(limit),
             {afterLogId}, QStringLiteral("patrol: payment anomalies"));
         if (!query)

@@ -19,7 +19,8 @@ public:
     core::Result<bool> revertPaying(const QString &orderNo, const QList<QPair<QString, QString>> &renumbered,
                                     const QString &lastError, qint64 nowMs,
                                     const core::InTransaction &audit = {}) override;
-    core::Result<QList<core::PaymentAnomaly>> paymentAnomalies(qint64 afterLogId, int limit, qint64 *lastLogId) override;
+    core::Result<QList<core::PaymentAnomaly>> paymentAnomalies(qint64 afterLogId, int limit,
+                                                               qint64 *lastLogId) override;
     core::Result<QList<core::StuckAcceptedRow>> stuckAccepted(qint64 createdBeforeMs, int limit) override;
     core::Result<int> resolveNotSeenSince(const QStringList &kinds, qint64 seenSinceMs, qint64 nowMs) override;
 

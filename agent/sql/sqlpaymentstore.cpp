@@ -2,7 +2,6 @@
 
 #include "dialectsql.h"
 
-
 namespace payonce::sql {
 
 using core::Channel;
@@ -66,8 +65,8 @@ public:
             return std::optional<PaymentRecord>();
         const auto status = core::paymentRecordStatusFromName(q.value(3).toString());
         if (!status)
-            return Error::make(ErrorCode::Internal, QStringLiteral("payment record with unknown status %1")
-                                                        .arg(q.value(3).toString()));
+            return Error::make(ErrorCode::Internal,
+                               QStringLiteral("payment record with unknown status %1").arg(q.value(3).toString()));
         return std::optional<PaymentRecord>(PaymentRecord{q.value(0).toString(), q.value(1).toString(), channel,
                                                           *status, q.value(4).toInt(), q.value(5).toLongLong(),
                                                           q.value(6).toString(), q.value(7).toString()});
@@ -77,8 +76,7 @@ public:
     {
         return cas(QStringLiteral("UPDATE payment_records SET payment_no = ?, updated_at = ? "
                                   "WHERE payment_no = ? AND status = 'creating'"),
-                   {newPaymentNo, m_session.nowMs(), paymentNo},
-                   QStringLiteral("renumber payment record"));
+                   {newPaymentNo, m_session.nowMs(), paymentNo}, QStringLiteral("renumber payment record"));
     }
 
     core::Result<bool> reuseFailedRecord(const QString &paymentNo) override

@@ -19,7 +19,8 @@ public:
     explicit SqlPaymentStore(Database &database) : m_database(database), m_orders(database) {}
 
     core::Result<std::optional<core::OrderSnapshot>> findOrder(const QString &orderNo) override;
-    core::Result<void> inTransaction(const std::function<core::Result<void>(core::ConfirmTransaction &)> &work) override;
+    core::Result<void> inTransaction(
+        const std::function<core::Result<void>(core::ConfirmTransaction &)> &work) override;
 
 private:
     Database &m_database;

@@ -16,11 +16,14 @@ const QString kAbandoned = QStringLiteral("abandoned");
 // What each PAID order is owed (docs/design.md, "Callback path"): one stock row per item, one
 // coupon when it has a template, one points grant when it has points.
 // The deductions (not the give-backs) of the order's stock ledger.
-const QString kStockRows = QStringLiteral("(SELECT COUNT(*) FROM stock_log s WHERE s.order_no = o.order_no AND s.qty > 0)");
+const QString kStockRows = QStringLiteral(
+    "(SELECT COUNT(*) FROM stock_log s WHERE s.order_no = o.order_no AND s.qty > 0)");
 const QString kItems = QStringLiteral("(SELECT COUNT(*) FROM order_items i WHERE i.order_no = o.order_no)");
 const QString kCoupons = QStringLiteral("(SELECT COUNT(*) FROM user_coupon c WHERE c.order_no = o.order_no)");
-const QString kCouponsOwed = QStringLiteral("(CASE WHEN COALESCE(o.reward_coupon_template, '') = '' THEN 0 ELSE 1 END)");
-const QString kGrants = QStringLiteral("(SELECT COUNT(*) FROM point_log p WHERE p.order_no = o.order_no AND p.delta > 0)");
+const QString kCouponsOwed = QStringLiteral(
+    "(CASE WHEN COALESCE(o.reward_coupon_template, '') = '' THEN 0 ELSE 1 END)");
+const QString kGrants = QStringLiteral(
+    "(SELECT COUNT(*) FROM point_log p WHERE p.order_no = o.order_no AND p.delta > 0)");
 const QString kGrantsOwed = QStringLiteral("(CASE WHEN o.reward_points > 0 THEN 1 ELSE 0 END)");
 
 QString like(const QString &prefix)
@@ -78,10 +81,11 @@ core::Result<bool> SqlQaRunStore::renewLease(const QString &scenarioId, const QS
         // MariaDB counts changed rows: a renewal to the same lease_until (two in one
         // millisecond) would count 0, so the row is matched by a read in the same
         // transaction first.
-        auto held = session.exec(QStringLiteral("SELECT lease_until FROM qa_runs WHERE scenario_id = ? AND agent_id = ? "
-                                                "AND status = 'running' AND lease_until >= ?")
-                                     + forUpdate(session.dialect()),
-                                 {scenarioId, agentId, nowMs}, QStringLiteral("qa lease held"));
+        auto held = session.exec(
+            QStringLiteral("SELECT lease_until FROM qa_runs WHERE scenario_id = ? AND agent_id = ? "
+                           "AND status = 'running' AND lease_until >= ?")
+                + forUpdate(session.dialect()),
+            {scenarioId, agentId, nowMs}, QStringLiteral("qa lease held"));
         if (!held)
             return held.error();
         if (!held.value().next())
@@ -103,9 +107,10 @@ core::Result<QList<core::QaRun>> SqlQaRunStore::abandonExpired(qint64 nowMs)
     QList<core::QaRun> abandoned;
     for (core::QaRun run : std::as_const(expired.value())) {
         auto marked = m_database.write([&](Session &session) -> core::Result<int> {
-            return session.execAffected(QStringLiteral("UPDATE qa_runs SET status = 'abandoned', finished_at = lease_until "
-                                                       "WHERE scenario_id = ? AND status = 'running' AND lease_until < ?"),
-                                        {run.scenarioId, nowMs}, QStringLiteral("qa abandon"));
+            return session.execAffected(
+                QStringLiteral("UPDATE qa_runs SET status = 'abandoned', finished_at = lease_until "
+                               "WHERE scenario_id = ? AND status = 'running' AND lease_until < ?"),
+                {run.scenarioId, nowMs}, QStringLiteral("qa abandon"));
         });
         if (!marked)
             return marked.error();
@@ -130,10 +135,11 @@ core::Result<QList<core::QaRun>> SqlQaRunStore::select(const QString &where, con
         QSqlQuery &q = query.value();
         const qint64 now = session.nowMs();
         while (q.next()) {
-            core::QaRun run{q.value(0).toString(), q.value(1).toString(), q.value(2).toString(), q.value(3).toString(),
-                            q.value(4).toString(), q.value(5).toString(), q.value(6).toString(),
-                            q.value(7).toLongLong(), q.value(8).isNull() ? 0 : q.value(8).toLongLong(),
-                            q.value(9).toString(), q.value(10).toLongLong()};
+            core::QaRun run{
+                q.value(0).toString(), q.value(1).toString(),   q.value(2).toString(),
+                q.value(3).toString(), q.value(4).toString(),   q.value(5).toString(),
+                q.value(6).toString(), q.value(7).toLongLong(), q.value(8).isNull() ? 0 : q.value(8).toLongLong(),
+                q.value(9).toString(), q.value(10).toLongLong()};
             if (run.status == kRunning && run.leaseUntil < now) { // its agent died; not yet written down
                 run.status = kAbandoned;
                 run.finishedAt = run.leaseUntil;
@@ -191,14 +197,17 @@ core::Result<core::ScenarioReport> SqlQaRunStore::report(const QString &orderPre
          QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ?")},
         // PAID, by exactly one successful payment record.
         {&core::ScenarioReport::paidOnce,
-         ofScenario + QStringLiteral(" AND o.status = 'PAID' AND (SELECT COUNT(*) FROM payment_records r "
-                                     "WHERE r.order_no = o.order_no AND r.status = 'paid') = 1")},
+         ofScenario
+             + QStringLiteral(" AND o.status = 'PAID' AND (SELECT COUNT(*) FROM payment_records r "
+                              "WHERE r.order_no = o.order_no AND r.status = 'paid') = 1")},
         {&core::ScenarioReport::doubleEffects,
-         ofScenario + QStringLiteral(" AND (%1 > %2 OR %3 > %4 OR %5 > %6)")
-                          .arg(kStockRows, kItems, kCoupons, kCouponsOwed, kGrants, kGrantsOwed)},
+         ofScenario
+             + QStringLiteral(" AND (%1 > %2 OR %3 > %4 OR %5 > %6)")
+                   .arg(kStockRows, kItems, kCoupons, kCouponsOwed, kGrants, kGrantsOwed)},
         {&core::ScenarioReport::missingEffects,
-         ofScenario + QStringLiteral(" AND o.status = 'PAID' AND (%1 < %2 OR %3 < %4 OR %5 < %6)")
-                          .arg(kStockRows, kItems, kCoupons, kCouponsOwed, kGrants, kGrantsOwed)},
+         ofScenario
+             + QStringLiteral(" AND o.status = 'PAID' AND (%1 < %2 OR %3 < %4 OR %5 < %6)")
+                   .arg(kStockRows, kItems, kCoupons, kCouponsOwed, kGrants, kGrantsOwed)},
         // Every scenario order was paid at the platform (a run that could not pay one
         // ends with status error), so any order not PAID is a payment lost.
         {&core::ScenarioReport::lost, ofScenario + QStringLiteral(" AND o.status <> 'PAID'")},

@@ -26,7 +26,8 @@ core::Result<RefundRecord> refundFromRow(const QSqlQuery &q)
     const auto channel = core::channelFromName(q.value(3).toString());
     const auto status = core::refundStatusFromName(q.value(9).toString());
     if (!channel || !status)
-        return Error::make(ErrorCode::Internal, QStringLiteral("refund %1 has an unknown channel or status").arg(r.refundNo));
+        return Error::make(ErrorCode::Internal,
+                           QStringLiteral("refund %1 has an unknown channel or status").arg(r.refundNo));
     r.channel = *channel;
     r.payNo = q.value(4).toString();
     r.paymentNo = q.value(5).toString();
@@ -124,20 +125,21 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
     if (!order)
         return order.error();
     if (!order.value().next())
-        return Error::make(ErrorCode::NotFound, QStringLiteral("no order %1").arg(orderNo)).withContractCode(
-            QStringLiteral("order_not_found"));
+        return Error::make(ErrorCode::NotFound, QStringLiteral("no order %1").arg(orderNo))
+            .withContractCode(QStringLiteral("order_not_found"));
     const QString orderStatus = order.value().value(0).toString();
     const QString orderPayNo = order.value().value(1).toString();
     RefundPlan plan;
     plan.payNo = wantedPayNo.isEmpty() ? orderPayNo : wantedPayNo;
     plan.own = !plan.payNo.isEmpty() && plan.payNo == orderPayNo;
     if (plan.payNo.isEmpty() || (plan.own && orderStatus != u"PAID")) {
-        return conflict(QStringLiteral("order_not_refundable"),
-                        QStringLiteral("order %1 is %2, not PAID: its payment cannot be refunded").arg(orderNo, orderStatus));
+        return conflict(
+            QStringLiteral("order_not_refundable"),
+            QStringLiteral("order %1 is %2, not PAID: its payment cannot be refunded").arg(orderNo, orderStatus));
     }
     if (!items.isEmpty() && !plan.own) {
-        return invalid({}, QStringLiteral("items are refunded with the order's own payment, not with payment %1")
-                               .arg(plan.payNo));
+        return invalid(
+            {}, QStringLiteral("items are refunded with the order's own payment, not with payment %1").arg(plan.payNo));
     }
     if (!items.isEmpty() && !wantedFen) {
         return invalid(QStringLiteral("refund_amount_required"),
@@ -160,8 +162,9 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
     plan.channel = *channel;
 
     // Its out_trade_no: the order's payment record on that channel.
-    auto record = session.exec(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ? AND channel = ?"),
-                               {orderNo, plan.channelText}, QStringLiteral("payment record to refund"));
+    auto record = session.exec(
+        QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ? AND channel = ?"),
+        {orderNo, plan.channelText}, QStringLiteral("payment record to refund"));
     if (!record)
         return record.error();
     if (!record.value().next())
@@ -169,10 +172,11 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
     plan.paymentNo = record.value().value(0).toString();
 
     // Refunds in flight count: the platform may still pay them out.
-    auto refunded = session.exec(QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0), "
-                                                "COALESCE(SUM(CASE WHEN status IN ('requested', 'processing') THEN 1 ELSE 0 END), 0) "
-                                                "FROM refunds WHERE pay_no = ? AND status <> 'failed'"),
-                                 {plan.payNo}, QStringLiteral("refunded so far"));
+    auto refunded = session.exec(
+        QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0), "
+                       "COALESCE(SUM(CASE WHEN status IN ('requested', 'processing') THEN 1 ELSE 0 END), 0) "
+                       "FROM refunds WHERE pay_no = ? AND status <> 'failed'"),
+        {plan.payNo}, QStringLiteral("refunded so far"));
     if (!refunded)
         return refunded.error();
     const bool any = refunded.value().next();
@@ -254,11 +258,13 @@ core::Result<RefundRecord> requestRefund(Session &session, const core::Compensat
                                           "WHERE order_no = ? AND status = 'PAID'")
                          : QStringLiteral("UPDATE orders SET status = 'REFUNDING', version = version + 1, "
                                           "updated_at = ? WHERE order_no = ? AND status = 'PAID'"),
-            {nowMs, c.orderNo}, plan.partial ? QStringLiteral("order stays PAID") : QStringLiteral("order PAID -> REFUNDING"));
+            {nowMs, c.orderNo},
+            plan.partial ? QStringLiteral("order stays PAID") : QStringLiteral("order PAID -> REFUNDING"));
         if (!moved)
             return moved.error();
         if (moved.value() != 1)
-            return conflict(QStringLiteral("order_not_refundable"), QStringLiteral("order %1 is not PAID").arg(c.orderNo));
+            return conflict(QStringLiteral("order_not_refundable"),
+                            QStringLiteral("order %1 is not PAID").arg(c.orderNo));
     }
     RefundRecord r;
     r.refundNo = refundNo;
@@ -276,9 +282,10 @@ core::Result<RefundRecord> requestRefund(Session &session, const core::Compensat
     r.updatedAtMs = nowMs;
     const QString itemsText = core::refundItemsText(r.items);
     auto inserted = session.exec(
-        QStringLiteral("INSERT INTO refunds (refund_no, compensation_id, order_no, channel, pay_no, payment_no, "
-                       "amount_fen, total_fen, own_payment, partial_refund, refund_items, status, attempts, created_at, "
-                       "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'requested', 0, ?, ?)"),
+        QStringLiteral(
+            "INSERT INTO refunds (refund_no, compensation_id, order_no, channel, pay_no, payment_no, "
+            "amount_fen, total_fen, own_payment, partial_refund, refund_items, status, attempts, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'requested', 0, ?, ?)"),
         {refundNo, c.id, c.orderNo, plan.channelText, plan.payNo, plan.paymentNo, plan.amountFen, plan.paidFen,
          plan.own ? 1 : 0, plan.partial ? 1 : 0,
          itemsText.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(itemsText), nowMs, nowMs},
@@ -291,9 +298,10 @@ core::Result<RefundRecord> requestRefund(Session &session, const core::Compensat
 core::Result<PartialRefundsOfOrder> partialRefundsOf(Session &session, const QString &orderNo)
 {
     PartialRefundsOfOrder out;
-    auto rows = session.exec(QStringLiteral("SELECT amount_fen, total_fen, refund_items FROM refunds WHERE order_no = ? "
-                                            "AND own_payment = 1 AND partial_refund = 1 AND status = 'succeeded'"),
-                             {orderNo}, QStringLiteral("partial refunds of the order"));
+    auto rows = session.exec(
+        QStringLiteral("SELECT amount_fen, total_fen, refund_items FROM refunds WHERE order_no = ? "
+                       "AND own_payment = 1 AND partial_refund = 1 AND status = 'succeeded'"),
+        {orderNo}, QStringLiteral("partial refunds of the order"));
     if (!rows)
         return rows.error();
     while (rows.value().next()) {

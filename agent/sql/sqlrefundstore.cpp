@@ -32,10 +32,10 @@ QVariant textOrNull(const QString &text)
 /// any is open, resolves.
 core::Result<void> resolveAbnormal(Session &session, const QString &refundNo, qint64 nowMs)
 {
-    auto resolved = session.execAffected(QStringLiteral("UPDATE findings SET status = 'resolved', resolved_at = ? "
-                                                        "WHERE kind = 'refund_abnormal' AND subject = ? AND status = 'open'"),
-                                         {nowMs, QString(QStringLiteral("refund:") + refundNo)},
-                                         QStringLiteral("resolve refund_abnormal"));
+    auto resolved = session.execAffected(
+        QStringLiteral("UPDATE findings SET status = 'resolved', resolved_at = ? "
+                       "WHERE kind = 'refund_abnormal' AND subject = ? AND status = 'open'"),
+        {nowMs, QString(QStringLiteral("refund:") + refundNo)}, QStringLiteral("resolve refund_abnormal"));
     if (!resolved)
         return resolved.error();
     return {};
@@ -55,8 +55,9 @@ core::Result<qint64> takeBackPoints(Session &session, const QString &orderNo, qi
     const qint64 points = std::min(wanted.value_or(held), held);
     if (points <= 0)
         return qint64(0);
-    static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("point_type"),
-                                     QStringLiteral("delta"),    QStringLiteral("fence"),   QStringLiteral("created_at")};
+    static const QStringList columns{QStringLiteral("order_no"),   QStringLiteral("user_id"),
+                                     QStringLiteral("point_type"), QStringLiteral("delta"),
+                                     QStringLiteral("fence"),      QStringLiteral("created_at")};
     auto inserted = session.execAffected(
         insertIfAbsentSql(session.dialect(), QStringLiteral("point_log"), columns, QStringLiteral("id")),
         {orderNo, userId, key, -points, fence, nowMs}, QStringLiteral("take back refunded points"));
@@ -75,8 +76,9 @@ struct RefundedOrder {
 
 core::Result<RefundedOrder> refundedOrder(Session &session, const QString &orderNo)
 {
-    auto order = session.exec(QStringLiteral("SELECT user_id, fence, reward_points, status FROM orders WHERE order_no = ?"),
-                              {orderNo}, QStringLiteral("refunded order"));
+    auto order = session.exec(
+        QStringLiteral("SELECT user_id, fence, reward_points, status FROM orders WHERE order_no = ?"), {orderNo},
+        QStringLiteral("refunded order"));
     if (!order)
         return order.error();
     if (!order.value().next())
@@ -127,9 +129,9 @@ core::Result<QJsonObject> undoEffects(Session &session, const RefundRecord &r, q
         return given.error();
     const QJsonObject restored = given.value().restored;
 
-    static const QStringList outboxColumns{QStringLiteral("event_id"), QStringLiteral("event_type"),
-                                           QStringLiteral("aggregate_id"), QStringLiteral("payload"),
-                                           QStringLiteral("status"), QStringLiteral("attempts"),
+    static const QStringList outboxColumns{QStringLiteral("event_id"),        QStringLiteral("event_type"),
+                                           QStringLiteral("aggregate_id"),    QStringLiteral("payload"),
+                                           QStringLiteral("status"),          QStringLiteral("attempts"),
                                            QStringLiteral("next_attempt_at"), QStringLiteral("created_at")};
     const QJsonObject payload{{QStringLiteral("order_no"), r.orderNo},
                               {QStringLiteral("refund_no"), r.refundNo},
@@ -211,8 +213,8 @@ core::Result<bool> SqlRefundStore::claimSubmission(const QString &refundNo, qint
     });
 }
 
-core::Result<void> SqlRefundStore::recordAttempt(const QString &refundNo, bool accepted, const QString &platformRefundId,
-                                                 const QString &error, qint64 nowMs)
+core::Result<void> SqlRefundStore::recordAttempt(const QString &refundNo, bool accepted,
+                                                 const QString &platformRefundId, const QString &error, qint64 nowMs)
 {
     return m_database.write([&](Session &session) -> core::Result<void> {
         auto done = session.execAffected(
@@ -243,8 +245,9 @@ core::Result<RefundSettlement> SqlRefundStore::settleSucceeded(const QString &re
         const RefundRecord r = *row.value();
         // The CAS decides: however many notifications, follow-ups and agents, one wins.
         auto won = session.execAffected(
-            QStringLiteral("UPDATE refunds SET status = 'succeeded', platform_refund_id = COALESCE(?, platform_refund_id), "
-                           "finished_at = ?, updated_at = ? WHERE refund_no = ? AND status IN ('requested', 'processing')"),
+            QStringLiteral(
+                "UPDATE refunds SET status = 'succeeded', platform_refund_id = COALESCE(?, platform_refund_id), "
+                "finished_at = ?, updated_at = ? WHERE refund_no = ? AND status IN ('requested', 'processing')"),
             {textOrNull(platformRefundId), nowMs, nowMs, refundNo}, QStringLiteral("refund succeeded"));
         if (!won)
             return won.error();
@@ -263,9 +266,14 @@ core::Result<RefundSettlement> SqlRefundStore::settleSucceeded(const QString &re
         }
         if (auto resolved = resolveAbnormal(session, refundNo, nowMs); !resolved)
             return resolved.error();
-        auto audited = SqlAuditWriter(m_database).append(
-            {actor, QStringLiteral("refund.succeeded"), QStringLiteral("refund:") + refundNo,
-             compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}), compact(after), reason, {}});
+        auto audited = SqlAuditWriter(m_database)
+                           .append({actor,
+                                    QStringLiteral("refund.succeeded"),
+                                    QStringLiteral("refund:") + refundNo,
+                                    compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}),
+                                    compact(after),
+                                    reason,
+                                    {}});
         if (!audited)
             return audited.error();
         outcome = RefundSettlement::Settled;
@@ -301,9 +309,10 @@ core::Result<RefundSettlement> SqlRefundStore::settleFailed(const QString &refun
         QString orderStatus;
         if (r.ownPayment && !r.partial) { // a partial refund left the order PAID throughout
             // The money never left: the order is PAID again (docs/design.md: REFUNDING -> PAID).
-            auto back = session.execAffected(QStringLiteral("UPDATE orders SET status = 'PAID', version = version + 1, "
-                                                            "updated_at = ? WHERE order_no = ? AND status = 'REFUNDING'"),
-                                             {nowMs, r.orderNo}, QStringLiteral("order REFUNDING -> PAID"));
+            auto back = session.execAffected(
+                QStringLiteral("UPDATE orders SET status = 'PAID', version = version + 1, "
+                               "updated_at = ? WHERE order_no = ? AND status = 'REFUNDING'"),
+                {nowMs, r.orderNo}, QStringLiteral("order REFUNDING -> PAID"));
             if (!back)
                 return back.error();
             if (back.value() != 1)
@@ -332,9 +341,14 @@ core::Result<RefundSettlement> SqlRefundStore::settleFailed(const QString &refun
         QJsonObject after{{QStringLiteral("status"), QStringLiteral("failed")}, {QStringLiteral("why"), why}};
         if (!orderStatus.isEmpty())
             after.insert(QStringLiteral("order_status"), orderStatus);
-        auto audited = SqlAuditWriter(m_database).append(
-            {actor, QStringLiteral("refund.failed"), QStringLiteral("refund:") + refundNo,
-             compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}), compact(after), why, {}});
+        auto audited = SqlAuditWriter(m_database)
+                           .append({actor,
+                                    QStringLiteral("refund.failed"),
+                                    QStringLiteral("refund:") + refundNo,
+                                    compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}),
+                                    compact(after),
+                                    why,
+                                    {}});
         if (!audited)
             return audited.error();
         outcome = RefundSettlement::Settled;
@@ -348,10 +362,9 @@ core::Result<RefundSettlement> SqlRefundStore::settleFailed(const QString &refun
 core::Result<QList<RefundRecord>> SqlRefundStore::select(const QString &where, const QVariantList &binds, int limit)
 {
     return m_database.read([&](Session &session) -> core::Result<QList<RefundRecord>> {
-        auto query = session.exec(QStringLiteral("SELECT %1 FROM refunds WHERE %2 LIMIT %3")
-                                      .arg(refundColumns(), where)
-                                      .arg(limit),
-                                  binds, QStringLiteral("list refunds"));
+        auto query = session.exec(
+            QStringLiteral("SELECT %1 FROM refunds WHERE %2 LIMIT %3").arg(refundColumns(), where).arg(limit), binds,
+            QStringLiteral("list refunds"));
         if (!query)
             return query.error();
         QList<RefundRecord> rows;
@@ -397,25 +410,30 @@ core::Result<RefundSettlement> SqlRefundStore::noteAbnormal(const QString &refun
         if (!open)
             return open.error();
         bool raisedNow = false;
-        auto raised = upsertFinding(session,
-                                    {QStringLiteral("refund_abnormal"), QStringLiteral("refund:") + refundNo, r.orderNo,
-                                     r.payNo,
-                                     QJsonObject{{QStringLiteral("refund_no"), refundNo},
-                                                 {QStringLiteral("compensation_id"), r.compensationId},
-                                                 {QStringLiteral("channel"), core::channelName(r.channel)},
-                                                 {QStringLiteral("amount_fen"), r.amountFen},
-                                                 {QStringLiteral("own_payment"), r.ownPayment},
-                                                 {QStringLiteral("why"), why},
-                                                 {QStringLiteral("action"),
-                                                  QStringLiteral("handle it at the platform; SUCCESS or CLOSED settles it")}}},
-                                    nowMs, &raisedNow);
+        auto raised = upsertFinding(
+            session,
+            {QStringLiteral("refund_abnormal"), QStringLiteral("refund:") + refundNo, r.orderNo, r.payNo,
+             QJsonObject{{QStringLiteral("refund_no"), refundNo},
+                         {QStringLiteral("compensation_id"), r.compensationId},
+                         {QStringLiteral("channel"), core::channelName(r.channel)},
+                         {QStringLiteral("amount_fen"), r.amountFen},
+                         {QStringLiteral("own_payment"), r.ownPayment},
+                         {QStringLiteral("why"), why},
+                         {QStringLiteral("action"),
+                          QStringLiteral("handle it at the platform; SUCCESS or CLOSED settles it")}}},
+            nowMs, &raisedNow);
         if (!raised)
             return raised.error();
         if (raisedNow) {
-            auto audited = SqlAuditWriter(m_database).append(
-                {actor, QStringLiteral("refund.abnormal"), QStringLiteral("refund:") + refundNo,
-                 compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}),
-                 compact({{QStringLiteral("status"), QStringLiteral("processing")}, {QStringLiteral("why"), why}}), why, {}});
+            auto audited = SqlAuditWriter(m_database)
+                               .append({actor,
+                                        QStringLiteral("refund.abnormal"),
+                                        QStringLiteral("refund:") + refundNo,
+                                        compact({{QStringLiteral("status"), core::refundStatusName(r.status)}}),
+                                        compact({{QStringLiteral("status"), QStringLiteral("processing")},
+                                                 {QStringLiteral("why"), why}}),
+                                        why,
+                                        {}});
             if (!audited)
                 return audited.error();
         }

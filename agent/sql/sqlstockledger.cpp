@@ -11,7 +11,8 @@ using core::ErrorCode;
 
 core::Result<void> lockOrder(Session &session, const QString &orderNo)
 {
-    auto locked = session.exec(QStringLiteral("SELECT order_no FROM orders WHERE order_no = ?") + forUpdate(session.dialect()),
+    auto locked = session.exec(QStringLiteral("SELECT order_no FROM orders WHERE order_no = ?")
+                                   + forUpdate(session.dialect()),
                                {orderNo}, QStringLiteral("lock order"));
     if (!locked)
         return locked.error();
@@ -39,8 +40,8 @@ core::Result<StockGiveBack> giveBackStock(Session &session, const QString &order
     auto held = netStockOf(session, orderNo);
     if (!held)
         return held.error();
-    static const QStringList columns{QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("entry_key"),
-                                     QStringLiteral("reason"),   QStringLiteral("qty"),    QStringLiteral("fence"),
+    static const QStringList columns{QStringLiteral("order_no"),  QStringLiteral("sku_id"), QStringLiteral("entry_key"),
+                                     QStringLiteral("reason"),    QStringLiteral("qty"),    QStringLiteral("fence"),
                                      QStringLiteral("created_at")};
     StockGiveBack out;
     for (auto it = wanted.cbegin(); it != wanted.cend(); ++it) {
@@ -58,8 +59,9 @@ core::Result<StockGiveBack> giveBackStock(Session &session, const QString &order
             if (logged.value() == 0)
                 continue; // given back under this key before: nothing again
         }
-        auto back = session.execAffected(QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
-                                         {qty, nowMs, it.key()}, QStringLiteral("stock back on the shelf"));
+        auto back = session.execAffected(
+            QStringLiteral("UPDATE skus SET stock = stock + ?, updated_at = ? WHERE sku_id = ?"),
+            {qty, nowMs, it.key()}, QStringLiteral("stock back on the shelf"));
         if (!back)
             return back.error();
         out.restored.insert(it.key(), qty);

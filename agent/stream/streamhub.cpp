@@ -29,8 +29,9 @@ StreamHub::StreamHub(const Options &options, MetricsSource metrics, SnapshotSour
         m_coalesced = &counters->counter(QStringLiteral("payonce_stream_coalesced_total"),
                                          QStringLiteral("Stream metrics messages replaced by a later one because "
                                                         "the client's socket was backed up"));
-        m_dropped = &counters->counter(QStringLiteral("payonce_stream_dropped_total"),
-                                       QStringLiteral("Stream clients dropped because their backlog passed the hard bound"));
+        m_dropped = &counters->counter(
+            QStringLiteral("payonce_stream_dropped_total"),
+            QStringLiteral("Stream clients dropped because their backlog passed the hard bound"));
     }
     m_timer.setTimerType(Qt::PreciseTimer);
     connect(&m_timer, &QTimer::timeout, this, &StreamHub::tick);
@@ -82,7 +83,8 @@ void StreamHub::addClient(std::unique_ptr<QWebSocket> socket)
     // Removed later, never inside a loop over the clients (abort() emits this at once).
     connect(c->socket.get(), &QWebSocket::disconnected, this, [this, c] {
         c->dead = true;
-        QMetaObject::invokeMethod(this, [this, id = c->id] { remove(id); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, id = c->id] { remove(id); }, Qt::QueuedConnection);
     });
     connect(c->socket.get(), &QWebSocket::bytesWritten, this, [this, c] { onBytesWritten(c); });
 

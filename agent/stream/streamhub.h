@@ -47,8 +47,8 @@ public:
     using SnapshotSource = std::function<StreamSnapshot()>;
 
     /// counters (may be null) gets the two stream counters; it must outlive the hub.
-    StreamHub(const Options &options, MetricsSource metrics, SnapshotSource snapshot,
-              core::MetricsRegistry *counters, QObject *parent = nullptr);
+    StreamHub(const Options &options, MetricsSource metrics, SnapshotSource snapshot, core::MetricsRegistry *counters,
+              QObject *parent = nullptr);
     ~StreamHub() override;
 
     /// Takes an accepted WebSocket: sends its snapshot now, metrics from the next tick.

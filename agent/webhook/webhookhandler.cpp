@@ -55,9 +55,8 @@ core::Result<void> WebhookHandler::post(const QUrl &url, const core::OutboxEvent
     if (m_breaker) {
         permit = m_breaker->tryAcquire();
         if (!permit)
-            return Error::make(ErrorCode::Unavailable,
-                               QStringLiteral("webhook breaker %1 is open; %2 not called")
-                                   .arg(m_breaker->name(), url.toDisplayString()));
+            return Error::make(ErrorCode::Unavailable, QStringLiteral("webhook breaker %1 is open; %2 not called")
+                                                           .arg(m_breaker->name(), url.toDisplayString()));
     }
     gateway::HttpRequest request;
     request.method = "POST";
@@ -78,8 +77,8 @@ core::Result<void> WebhookHandler::post(const QUrl &url, const core::OutboxEvent
         m_breaker->onResult(*permit, !receiverSick);
 
     if (!completed)
-        return Error::make(ErrorCode::Unavailable, QStringLiteral("webhook %1: %2")
-                                                       .arg(url.toDisplayString(), response.errorText));
+        return Error::make(ErrorCode::Unavailable,
+                           QStringLiteral("webhook %1: %2").arg(url.toDisplayString(), response.errorText));
     if (response.status < 200 || response.status > 299)
         return Error::make(ErrorCode::Unavailable,
                            QStringLiteral("webhook %1: HTTP %2").arg(url.toDisplayString()).arg(response.status));

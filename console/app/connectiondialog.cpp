@@ -17,9 +17,7 @@ constexpr int kRememberedUrls = 10;
 } // namespace
 
 ConnectionDialog::ConnectionDialog(QWidget *parent)
-    : QDialog(parent)
-    , m_url(new QComboBox(this))
-    , m_token(new QLineEdit(this))
+    : QDialog(parent), m_url(new QComboBox(this)), m_token(new QLineEdit(this))
 {
     setObjectName(QStringLiteral("connectionDialog"));
     setWindowTitle(tr("Connect to a payonce agent"));

@@ -40,9 +40,9 @@ QString resolve(const QString &code, const QLocale &system)
     if (code == kChinese || code == kEnglish)
         return code;
     // Taiwan and Hong Kong read Traditional script: English is nearer than Simplified.
-    if (system.language() == QLocale::Chinese && system.script() != QLocale::TraditionalChineseScript &&
-        system.territory() != QLocale::Taiwan && system.territory() != QLocale::HongKong &&
-        system.territory() != QLocale::Macau)
+    if (system.language() == QLocale::Chinese && system.script() != QLocale::TraditionalChineseScript
+        && system.territory() != QLocale::Taiwan && system.territory() != QLocale::HongKong
+        && system.territory() != QLocale::Macau)
         return kChinese;
     return kEnglish;
 }

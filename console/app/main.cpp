@@ -29,21 +29,26 @@ int main(int argc, char *argv[])
     QCommandLineParser parser;
     parser.setApplicationDescription(QCoreApplication::translate("main", "The payonce operations console"));
     parser.addHelpOption();
-    const QCommandLineOption urlOption(QStringLiteral("url"), QCoreApplication::translate("main", "The agent's URL, e.g. http://127.0.0.1:8080"),
-                                       QStringLiteral("URL"));
-    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
-                                              QCoreApplication::translate("main", "Save a PNG of each main view into DIR, then quit "
-                                                             "(needs --url and PAYONCE_CONSOLE_TOKEN)"),
-                                              QStringLiteral("DIR"));
-    const QCommandLineOption orderOption(QStringLiteral("screenshot-order"),
-                                         QCoreApplication::translate("main", "With --screenshot: the order the callbacks view shows"),
-                                         QStringLiteral("ORDER_NO"));
-    const QCommandLineOption keyOption(QStringLiteral("screenshot-key"),
-                                       QCoreApplication::translate("main", "With --screenshot: the idempotency key the keys view shows"),
-                                       QStringLiteral("USER_ID:KEY"));
-    const QCommandLineOption warmUpOption(QStringLiteral("screenshot-after"),
-                                          QCoreApplication::translate("main", "With --screenshot: seconds of live data first (default 20)"),
-                                          QStringLiteral("SECONDS"), QStringLiteral("20"));
+    const QCommandLineOption urlOption(
+        QStringLiteral("url"), QCoreApplication::translate("main", "The agent's URL, e.g. http://127.0.0.1:8080"),
+        QStringLiteral("URL"));
+    const QCommandLineOption screenshotOption(
+        QStringLiteral("screenshot"),
+        QCoreApplication::translate("main", "Save a PNG of each main view into DIR, then quit "
+                                            "(needs --url and PAYONCE_CONSOLE_TOKEN)"),
+        QStringLiteral("DIR"));
+    const QCommandLineOption orderOption(
+        QStringLiteral("screenshot-order"),
+        QCoreApplication::translate("main", "With --screenshot: the order the callbacks view shows"),
+        QStringLiteral("ORDER_NO"));
+    const QCommandLineOption keyOption(
+        QStringLiteral("screenshot-key"),
+        QCoreApplication::translate("main", "With --screenshot: the idempotency key the keys view shows"),
+        QStringLiteral("USER_ID:KEY"));
+    const QCommandLineOption warmUpOption(
+        QStringLiteral("screenshot-after"),
+        QCoreApplication::translate("main", "With --screenshot: seconds of live data first (default 20)"),
+        QStringLiteral("SECONDS"), QStringLiteral("20"));
     const QCommandLineOption languageOption(
         QStringLiteral("language"),
         QCoreApplication::translate("main", "The language: en or zh_CN (default: View → Language, else the system's)"),

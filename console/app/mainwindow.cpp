@@ -10,17 +10,17 @@
 #include "console/views/callbacksview.h"
 #include "console/views/compensationsview.h"
 #include "console/views/dashboardview.h"
-#include "console/views/qaview.h"
-#include "console/views/wallscreen.h"
 #include "console/views/incidentview.h"
 #include "console/views/keysview.h"
 #include "console/views/locksview.h"
 #include "console/views/orderrefundsview.h"
 #include "console/views/outboxview.h"
+#include "console/views/qaview.h"
+#include "console/views/wallscreen.h"
 
 #include <QAction>
-#include <QApplication>
 #include <QActionGroup>
+#include <QApplication>
 #include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -38,13 +38,9 @@ constexpr int kPassingNoticeMs = 15000;
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent)
-    , m_client(new AgentClient(this))
-    , m_stream(new StreamClient(this))
-    , m_views(new QTabWidget(this))
-    , m_banner(new QLabel(this))
-    , m_state(new QLabel(this))
-    , m_findingNotice(new QLabel(this))
+    : QMainWindow(parent), m_client(new AgentClient(this)), m_stream(new StreamClient(this)),
+      m_views(new QTabWidget(this)), m_banner(new QLabel(this)), m_state(new QLabel(this)),
+      m_findingNotice(new QLabel(this))
 {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("payonce console"));
@@ -134,7 +130,8 @@ void MainWindow::buildMenus()
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
     for (int i = 0; i < m_views->count(); ++i) {
-        QAction *show = view->addAction(m_views->tabText(i).remove(u'&'), this, [this, i] { m_views->setCurrentIndex(i); });
+        QAction *show = view->addAction(m_views->tabText(i).remove(u'&'), this,
+                                        [this, i] { m_views->setCurrentIndex(i); });
         // Ctrl+1 … Ctrl+9, then Ctrl+0 for the tenth view, as the digits lie on the keyboard.
         if (i < 9)
             show->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
@@ -166,7 +163,8 @@ void MainWindow::buildMenus()
     const QString chosen = language::chosen();
     for (const language::Choice &choice : language::choices()) {
         QAction *action = languages->addAction(choice.nativeName);
-        action->setObjectName(QStringLiteral("language_%1").arg(choice.code.isEmpty() ? QStringLiteral("system") : choice.code));
+        action->setObjectName(
+            QStringLiteral("language_%1").arg(choice.code.isEmpty() ? QStringLiteral("system") : choice.code));
         action->setCheckable(true);
         action->setChecked(choice.code == chosen);
         choices->addAction(action);
@@ -209,8 +207,8 @@ void MainWindow::askConnection()
 
 void MainWindow::saveChartWithDialog()
 {
-    const QString fileName = QFileDialog::getSaveFileName(this, tr("Save chart"), QStringLiteral("payonce-interception.png"),
-                                                          tr("PNG images (*.png)"));
+    const QString fileName = QFileDialog::getSaveFileName(
+        this, tr("Save chart"), QStringLiteral("payonce-interception.png"), tr("PNG images (*.png)"));
     if (!fileName.isEmpty() && !m_dashboard->saveChartPng(fileName))
         QMessageBox::warning(this, tr("Save failed"), tr("Could not write %1.").arg(fileName));
 }
@@ -235,8 +233,8 @@ void MainWindow::noticeFinding(const StreamMessage &message)
 void MainWindow::showProblem(const ApiError &error)
 {
     // Throttling follows from a refused token: the banner keeps saying why (the 401).
-    if (error.kind == ApiError::Kind::Throttled && !m_banner->isHidden() &&
-        m_banner->property("problemKind").toInt() == int(ApiError::Kind::Unauthenticated))
+    if (error.kind == ApiError::Kind::Throttled && !m_banner->isHidden()
+        && m_banner->property("problemKind").toInt() == int(ApiError::Kind::Unauthenticated))
         return;
     m_banner->setText(error.describe());
     m_banner->setProperty("problemKind", int(error.kind));
@@ -247,15 +245,9 @@ void MainWindow::showStreamState(StreamClient::State state)
 {
     const QString agent = m_client->agentUrl().toString();
     switch (state) {
-    case StreamClient::State::Closed:
-        m_state->setText(tr("Not connected"));
-        break;
-    case StreamClient::State::Connecting:
-        m_state->setText(tr("Connecting to %1…").arg(agent));
-        break;
-    case StreamClient::State::Live:
-        m_state->setText(tr("Live: %1").arg(agent));
-        break;
+    case StreamClient::State::Closed: m_state->setText(tr("Not connected")); break;
+    case StreamClient::State::Connecting: m_state->setText(tr("Connecting to %1…").arg(agent)); break;
+    case StreamClient::State::Live: m_state->setText(tr("Live: %1").arg(agent)); break;
     case StreamClient::State::WaitingToReconnect:
         m_state->setText(tr("Stream lost: reconnecting to %1 in %2 s")
                              .arg(agent)

@@ -8,12 +8,12 @@
 #include "console/views/callbacksview.h"
 #include "console/views/compensationsview.h"
 #include "console/views/dashboardview.h"
-#include "console/views/qaview.h"
-#include "console/views/wallscreen.h"
 #include "console/views/incidentview.h"
 #include "console/views/keysview.h"
 #include "console/views/locksview.h"
 #include "console/views/outboxview.h"
+#include "console/views/qaview.h"
+#include "console/views/wallscreen.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -35,12 +35,8 @@ constexpr int kSettleMs = 2500;
 
 ScreenshotDriver::ScreenshotDriver(MainWindow *window, const QString &directory, const QString &orderNo,
                                    const QString &userKey, int warmUpSeconds, QObject *parent)
-    : QObject(parent)
-    , m_window(window)
-    , m_directory(directory)
-    , m_orderNo(orderNo)
-    , m_userKey(userKey)
-    , m_warmUpSeconds(warmUpSeconds)
+    : QObject(parent), m_window(window), m_directory(directory), m_orderNo(orderNo), m_userKey(userKey),
+      m_warmUpSeconds(warmUpSeconds)
 {
 }
 
@@ -54,14 +50,13 @@ void ScreenshotDriver::shoot(int step)
 {
     QTabWidget *views = m_window->views();
     switch (step) {
-    case 0:
-        views->setCurrentWidget(m_window->dashboard());
-        break;
+    case 0: views->setCurrentWidget(m_window->dashboard()); break;
     case 1:
         save(QStringLiteral("dashboard.png"));
         views->setCurrentWidget(m_window->callbacks());
         if (!m_orderNo.isEmpty()) {
-            m_window->findChild<QComboBox *>(QStringLiteral("callbackQueryKind"))->setCurrentText(QStringLiteral("order_no"));
+            m_window->findChild<QComboBox *>(QStringLiteral("callbackQueryKind"))
+                ->setCurrentText(QStringLiteral("order_no"));
             m_window->findChild<QLineEdit *>(QStringLiteral("callbackQuery"))->setText(m_orderNo);
             m_window->callbacks()->search();
         }

@@ -4,8 +4,7 @@
 
 namespace payonce::console {
 
-AuditFilterProxy::AuditFilterProxy(QObject *parent)
-    : QSortFilterProxyModel(parent)
+AuditFilterProxy::AuditFilterProxy(QObject *parent) : QSortFilterProxyModel(parent)
 {
 }
 

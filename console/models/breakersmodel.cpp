@@ -2,7 +2,6 @@
 
 #include "layercolors.h"
 
-
 namespace payonce::console {
 
 BreakersModel::BreakersModel(QObject *parent)

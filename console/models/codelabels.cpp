@@ -17,8 +17,10 @@ const char *const kLayers[] = {
     QT_TRANSLATE_NOOP("Layer", "side_effect"),  QT_TRANSLATE_NOOP("Layer", "rejected"),
 };
 const char *const kScenarioKinds[] = {
-    QT_TRANSLATE_NOOP("ScenarioKind", "mixed"),          QT_TRANSLATE_NOOP("ScenarioKind", "retry_storm"),
-    QT_TRANSLATE_NOOP("ScenarioKind", "concurrent_burst"), QT_TRANSLATE_NOOP("ScenarioKind", "gateway_replay"),
+    QT_TRANSLATE_NOOP("ScenarioKind", "mixed"),
+    QT_TRANSLATE_NOOP("ScenarioKind", "retry_storm"),
+    QT_TRANSLATE_NOOP("ScenarioKind", "concurrent_burst"),
+    QT_TRANSLATE_NOOP("ScenarioKind", "gateway_replay"),
     QT_TRANSLATE_NOOP("ScenarioKind", "mq_redelivery"),
 };
 const char *const kScenarioPhases[] = {
@@ -103,7 +105,8 @@ QString findingKindLabel(const QString &kind)
 
 bool isMoneyFinding(const QString &kind)
 {
-    return kind == u"double_payment" || kind == u"amount_mismatch" || kind == u"refund_failed" || kind == u"refund_abnormal";
+    return kind == u"double_payment" || kind == u"amount_mismatch" || kind == u"refund_failed"
+           || kind == u"refund_abnormal";
 }
 
 } // namespace payonce::console

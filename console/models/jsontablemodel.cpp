@@ -6,8 +6,7 @@
 namespace payonce::console {
 
 JsonTableModel::JsonTableModel(QList<Column> columns, QObject *parent)
-    : QAbstractTableModel(parent)
-    , m_columns(std::move(columns))
+    : QAbstractTableModel(parent), m_columns(std::move(columns))
 {
 }
 
@@ -57,18 +56,12 @@ QString JsonTableModel::displayText(const QJsonValue &value)
 {
     switch (value.type()) {
     case QJsonValue::Null:
-    case QJsonValue::Undefined:
-        return {};
-    case QJsonValue::Bool:
-        return value.toBool() ? QStringLiteral("yes") : QStringLiteral("no");
-    case QJsonValue::Double:
-        return QString::number(value.toDouble(), 'g', 12);
-    case QJsonValue::String:
-        return value.toString();
-    case QJsonValue::Array:
-        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
-    case QJsonValue::Object:
-        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
+    case QJsonValue::Undefined: return {};
+    case QJsonValue::Bool: return value.toBool() ? QStringLiteral("yes") : QStringLiteral("no");
+    case QJsonValue::Double: return QString::number(value.toDouble(), 'g', 12);
+    case QJsonValue::String: return value.toString();
+    case QJsonValue::Array: return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
+    case QJsonValue::Object: return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
     }
     return {};
 }
@@ -82,12 +75,9 @@ QVariant JsonTableModel::data(const QModelIndex &index, int role) const
     const QJsonValue value = row.value(key);
     switch (role) {
     case Qt::DisplayRole:
-    case Qt::ToolTipRole:
-        return displayText(value);
-    case SortRole:
-        return value.isDouble() ? QVariant(value.toDouble()) : QVariant(displayText(value));
-    default:
-        return cellRole(row, key, role);
+    case Qt::ToolTipRole: return displayText(value);
+    case SortRole: return value.isDouble() ? QVariant(value.toDouble()) : QVariant(displayText(value));
+    default: return cellRole(row, key, role);
     }
 }
 

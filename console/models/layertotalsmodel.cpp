@@ -5,8 +5,7 @@
 
 namespace payonce::console {
 
-LayerTotalsModel::LayerTotalsModel(QObject *parent)
-    : QAbstractTableModel(parent)
+LayerTotalsModel::LayerTotalsModel(QObject *parent) : QAbstractTableModel(parent)
 {
 }
 
@@ -62,8 +61,7 @@ QVariant LayerTotalsModel::data(const QModelIndex &index, int role) const
         if (role == JsonTableModel::SortRole)
             return m_metrics.rates.value(layer);
         break;
-    default:
-        break;
+    default: break;
     }
     if (role == Qt::TextAlignmentRole && index.column() != LayerColumn)
         return int(Qt::AlignRight | Qt::AlignVCenter);

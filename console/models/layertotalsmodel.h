@@ -11,7 +11,12 @@ namespace payonce::console {
 class LayerTotalsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { LayerColumn, TotalColumn, RateColumn, ColumnCount };
+    enum Column {
+        LayerColumn,
+        TotalColumn,
+        RateColumn,
+        ColumnCount
+    };
 
     explicit LayerTotalsModel(QObject *parent = nullptr);
 

@@ -40,7 +40,8 @@ void LocksModel::applyLockLost(const StreamEvent &event)
     // The detail's token arrives as text or number depending on the agent's writer.
     const QJsonValue token = event.detail.value(QStringLiteral("fencing_token"));
     if (token.isString() || token.isDouble())
-        lock.insert(QStringLiteral("fencing_token"), token.isString() ? token.toString() : QString::number(token.toInteger()));
+        lock.insert(QStringLiteral("fencing_token"),
+                    token.isString() ? token.toString() : QString::number(token.toInteger()));
     const QString scope = event.detail.value(QStringLiteral("fence_scope")).toString();
     if (!scope.isEmpty())
         lock.insert(QStringLiteral("fence_scope"), scope);
@@ -97,7 +98,8 @@ QVariant StoredLocksModel::cellRole(const QJsonObject &row, const QString &, int
 }
 
 FencingTokensModel::FencingTokensModel(QObject *parent)
-    : JsonTableModel({{QStringLiteral("order_no"), tr("Order")}, {QStringLiteral("token"), tr("Last fencing token")}}, parent)
+    : JsonTableModel({{QStringLiteral("order_no"), tr("Order")}, {QStringLiteral("token"), tr("Last fencing token")}},
+                     parent)
 {
 }
 
@@ -114,12 +116,13 @@ StaleRefusalsModel::StaleRefusalsModel(QObject *parent)
 void StaleRefusalsModel::applyStaleRefused(const StreamMessage &message, const StreamEvent &event)
 {
     const QJsonValue token = event.detail.value(QStringLiteral("fencing_token"));
-    prependRow({{QStringLiteral("at"), message.at.toString(Qt::ISODateWithMs)},
-                {QStringLiteral("order_no"), event.subject},
-                {QStringLiteral("pay_no"), event.value},
-                {QStringLiteral("fencing_token"), token.isString() ? token.toString() : QString::number(token.toInteger())},
-                {QStringLiteral("agent"), event.actor}},
-               kMaxRows);
+    prependRow(
+        {{QStringLiteral("at"), message.at.toString(Qt::ISODateWithMs)},
+         {QStringLiteral("order_no"), event.subject},
+         {QStringLiteral("pay_no"), event.value},
+         {QStringLiteral("fencing_token"), token.isString() ? token.toString() : QString::number(token.toInteger())},
+         {QStringLiteral("agent"), event.actor}},
+        kMaxRows);
 }
 
 } // namespace payonce::console

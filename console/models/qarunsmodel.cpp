@@ -31,7 +31,8 @@ QJsonObject QaRunsModel::flattened(const QJsonObject &run)
         row.insert(QLatin1String(key), params.value(QLatin1String(key)));
     const QStringList layers = params.value(QStringLiteral("disable_layers")).toVariant().toStringList();
     row.insert(QStringLiteral("disable_layers"), layers.isEmpty() ? QStringLiteral("none") : layers.join(u", "));
-    row.insert(QStringLiteral("phase"), run.value(QStringLiteral("progress")).toObject().value(QStringLiteral("phase")));
+    row.insert(QStringLiteral("phase"),
+               run.value(QStringLiteral("progress")).toObject().value(QStringLiteral("phase")));
     return row;
 }
 

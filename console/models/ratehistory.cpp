@@ -5,8 +5,7 @@
 namespace payonce::console {
 
 RateHistory::RateHistory(qint64 windowMs, int capacity)
-    : m_ring(std::size_t(std::max(capacity, 1)))
-    , m_windowMs(windowMs)
+    : m_ring(std::size_t(std::max(capacity, 1))), m_windowMs(windowMs)
 {
 }
 

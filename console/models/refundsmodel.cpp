@@ -92,13 +92,15 @@ std::optional<QJsonObject> RefundProposalInput::body(QString *error) const
     if (!itemsTyped.isEmpty()) {
         if (amountText.isEmpty())
             return refuse(QObject::tr("Items go back with an amount: say how much is refunded for them."));
-        static const QRegularExpression itemPattern(QStringLiteral("^([A-Za-z0-9_-]{1,64})\\s*[xX×*]\\s*([0-9]{1,7})$"));
+        static const QRegularExpression itemPattern(
+            QStringLiteral("^([A-Za-z0-9_-]{1,64})\\s*[xX×*]\\s*([0-9]{1,7})$"));
         QJsonArray list;
         QStringList seen;
         for (const QString &part : itemsTyped.split(u',', Qt::SkipEmptyParts)) {
             const auto match = itemPattern.match(part.trimmed());
             if (!match.hasMatch())
-                return refuse(QObject::tr("\"%1\" is not an item: write SKU x quantity, e.g. SKU-1 x2.").arg(part.trimmed()));
+                return refuse(
+                    QObject::tr("\"%1\" is not an item: write SKU x quantity, e.g. SKU-1 x2.").arg(part.trimmed()));
             const QString sku = match.captured(1);
             const qint64 qty = match.captured(2).toLongLong();
             if (qty < 1)

@@ -21,8 +21,7 @@ QMap<QString, qint64> countsOf(const QJsonValue &value)
 
 } // namespace
 
-ScenarioReportModel::ScenarioReportModel(QObject *parent)
-    : QAbstractTableModel(parent)
+ScenarioReportModel::ScenarioReportModel(QObject *parent) : QAbstractTableModel(parent)
 {
 }
 
@@ -83,8 +82,7 @@ QVariant ScenarioReportModel::data(const QModelIndex &index, int role) const
             return int(Qt::AlignRight | Qt::AlignVCenter);
         break;
     }
-    default:
-        break;
+    default: break;
     }
     return {};
 }

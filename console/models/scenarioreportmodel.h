@@ -15,7 +15,12 @@ namespace payonce::console {
 class ScenarioReportModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { LayerColumn, DeliveriesColumn, ConfirmsColumn, ColumnCount };
+    enum Column {
+        LayerColumn,
+        DeliveriesColumn,
+        ConfirmsColumn,
+        ColumnCount
+    };
 
     explicit ScenarioReportModel(QObject *parent = nullptr);
 

@@ -50,7 +50,9 @@ QJsonObject ScenarioRequest::toJson() const
 
 QString ScenarioRequest::plan() const
 {
-    const auto tr = [](const char *text) { return QCoreApplication::translate("payonce::console::ScenarioRequest", text); };
+    const auto tr = [](const char *text) {
+        return QCoreApplication::translate("payonce::console::ScenarioRequest", text);
+    };
     QString text = tr("%1: %2 orders, %3 duplicates each, %4 at once, time ×%5, against %6; ")
                        .arg(scenarioKindLabel(kind))
                        .arg(orders)

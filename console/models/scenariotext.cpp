@@ -50,9 +50,11 @@ ScenarioVerdict scenarioVerdict(const QJsonObject &report)
         problems << countedNoun(lost, ScenarioText::tr("lost order"), ScenarioText::tr("lost orders"));
     if (paidOnce != orders)
         problems << ScenarioText::tr("%1 of %2 orders paid exactly once").arg(paidOnce).arg(orders);
-    verdict.headline = (verdict.passed ? ScenarioText::tr("PASS") : ScenarioText::tr("FAIL")) + QStringLiteral(" — ") + problems.join(u", ");
-    verdict.details = ScenarioText::tr("%1 orders, %2 callback deliveries, %3 paid exactly once, %4, %5 missing effects, %6 lost, "
-                         "%7 order.paid events still pending")
+    verdict.headline = (verdict.passed ? ScenarioText::tr("PASS") : ScenarioText::tr("FAIL")) + QStringLiteral(" — ")
+                       + problems.join(u", ");
+    verdict.details = ScenarioText::tr(
+                          "%1 orders, %2 callback deliveries, %3 paid exactly once, %4, %5 missing effects, %6 lost, "
+                          "%7 order.paid events still pending")
                           .arg(orders)
                           .arg(count(report, "deliveries"))
                           .arg(paidOnce)

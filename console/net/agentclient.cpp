@@ -14,8 +14,7 @@ constexpr int kTransferTimeoutMs = 15000;
 
 } // namespace
 
-AgentClient::AgentClient(QObject *parent)
-    : QObject(parent)
+AgentClient::AgentClient(QObject *parent) : QObject(parent)
 {
 }
 
@@ -62,7 +61,8 @@ void AgentClient::send(const QByteArray &verb, const QString &pathAndQuery, cons
         result.json = QJsonDocument::fromJson(raw);
         using Kind = ApiError::Kind;
         const Kind kind = result.error.kind;
-        if (kind == Kind::Unreachable || kind == Kind::Unauthenticated || kind == Kind::Throttled || kind == Kind::Forbidden)
+        if (kind == Kind::Unreachable || kind == Kind::Unauthenticated || kind == Kind::Throttled
+            || kind == Kind::Forbidden)
             Q_EMIT connectionProblem(result.error);
         else if (result.httpStatus >= 200 && result.httpStatus < 300)
             Q_EMIT agentAnswered(); // only a success proves the token was taken: a 404 for a

@@ -10,25 +10,30 @@ namespace payonce::console {
 QString ApiError::describe() const
 {
     switch (kind) {
-    case Kind::None:
-        return {};
-    case Kind::Unreachable:
-        return QCoreApplication::translate("ApiError", "The agent is unreachable: %1").arg(message);
+    case Kind::None: return {};
+    case Kind::Unreachable: return QCoreApplication::translate("ApiError", "The agent is unreachable: %1").arg(message);
     case Kind::Unauthenticated:
-        return QCoreApplication::translate("ApiError", "The agent refused the token (401 unauthenticated). Connect again with a valid token.");
+        return QCoreApplication::translate(
+            "ApiError", "The agent refused the token (401 unauthenticated). Connect again with a valid token.");
     case Kind::Throttled:
-        return QCoreApplication::translate("ApiError", "The agent refuses this address for now (429): %1. Connect again with a valid token "
-                                      "once the wait is over.")
+        return QCoreApplication::translate(
+                   "ApiError", "The agent refuses this address for now (429): %1. Connect again with a valid token "
+                               "once the wait is over.")
             .arg(message);
     case Kind::Forbidden:
         if (!roleNeeded.isEmpty())
-            return QCoreApplication::translate("ApiError", "Your token's role is too low (403 forbidden): this needs the role %1.").arg(roleNeeded);
+            return QCoreApplication::translate("ApiError",
+                                               "Your token's role is too low (403 forbidden): this needs the role %1.")
+                .arg(roleNeeded);
         return QCoreApplication::translate("ApiError", "Your token's role is too low (403 forbidden): %1").arg(message);
     case Kind::FourEyes:
-        return QCoreApplication::translate("ApiError", "Four-eyes rule: whoever proposed a compensation cannot decide it. "
-                              "Another approver must approve or reject it.");
+        return QCoreApplication::translate("ApiError",
+                                           "Four-eyes rule: whoever proposed a compensation cannot decide it. "
+                                           "Another approver must approve or reject it.");
     case Kind::Refused:
-        return QCoreApplication::translate("ApiError", "The agent refused (%1 %2): %3").arg(httpStatus).arg(code, message);
+        return QCoreApplication::translate("ApiError", "The agent refused (%1 %2): %3")
+            .arg(httpStatus)
+            .arg(code, message);
     }
     return message;
 }

@@ -12,13 +12,21 @@ namespace payonce::console {
 struct ApiError {
     /// Throttled: 429, the agent refuses this address for a while after repeated failed
     /// authentications — a consequence of a refused token, never an answer that took it.
-    enum class Kind { None, Unreachable, Unauthenticated, Throttled, Forbidden, FourEyes, Refused };
+    enum class Kind {
+        None,
+        Unreachable,
+        Unauthenticated,
+        Throttled,
+        Forbidden,
+        FourEyes,
+        Refused
+    };
 
     Kind kind = Kind::None;
-    int httpStatus = 0;   ///< 0 when no HTTP answer arrived
-    QString code;         ///< the contract's error.code, e.g. "forbidden"
-    QString message;      ///< the agent's sentence, or the network error's
-    QString roleNeeded;   ///< for Forbidden: "operator" or "approver" when the agent named it
+    int httpStatus = 0; ///< 0 when no HTTP answer arrived
+    QString code;       ///< the contract's error.code, e.g. "forbidden"
+    QString message;    ///< the agent's sentence, or the network error's
+    QString roleNeeded; ///< for Forbidden: "operator" or "approver" when the agent named it
 
     bool isError() const { return kind != Kind::None; }
     /// One sentence for a banner or a status line.

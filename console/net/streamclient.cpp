@@ -13,9 +13,7 @@ constexpr int kLongestDelayMs = 30000;
 
 } // namespace
 
-StreamClient::StreamClient(QObject *parent)
-    : QObject(parent)
-    , m_delayMs(kFirstDelayMs)
+StreamClient::StreamClient(QObject *parent) : QObject(parent), m_delayMs(kFirstDelayMs)
 {
     m_reconnectTimer.setSingleShot(true);
     connect(&m_reconnectTimer, &QTimer::timeout, this, &StreamClient::connectNow);
@@ -31,10 +29,11 @@ StreamClient::StreamClient(QObject *parent)
     });
     // A refused connection or handshake may end without disconnected(): the error is
     // then the only word that the attempt is over.
-    connect(&m_socket, QOverload<QAbstractSocket::SocketError>::of(&QWebSocket::error), this, [this](QAbstractSocket::SocketError) {
-        if (m_wanted && m_socket.state() == QAbstractSocket::UnconnectedState)
-            scheduleReconnect();
-    });
+    connect(&m_socket, QOverload<QAbstractSocket::SocketError>::of(&QWebSocket::error), this,
+            [this](QAbstractSocket::SocketError) {
+                if (m_wanted && m_socket.state() == QAbstractSocket::UnconnectedState)
+                    scheduleReconnect();
+            });
     connect(&m_socket, &QWebSocket::textMessageReceived, this, [this](const QString &text) {
         QString why;
         const auto message = decodeStreamMessage(text.toUtf8(), &why);

@@ -17,7 +17,12 @@ namespace payonce::console {
 class StreamClient : public QObject {
     Q_OBJECT
 public:
-    enum class State { Closed, Connecting, Live, WaitingToReconnect };
+    enum class State {
+        Closed,
+        Connecting,
+        Live,
+        WaitingToReconnect
+    };
     Q_ENUM(State)
 
     explicit StreamClient(QObject *parent = nullptr);

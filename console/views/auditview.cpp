@@ -51,18 +51,12 @@ QDateTimeEdit *timeEdit(const char *name, QWidget *parent)
 } // namespace
 
 AuditView::AuditView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_audit(new AuditModel(this))
-    , m_filter(new AuditFilterProxy(this))
-    , m_actor(choiceBox("auditActor", tr("any actor"), this))
-    , m_action(choiceBox("auditAction", tr("any action"), this))
-    , m_target(new QLineEdit(this))
-    , m_sinceEnabled(new QCheckBox(tr("From"), this))
-    , m_since(timeEdit("auditSince", this))
-    , m_untilEnabled(new QCheckBox(tr("Until"), this))
-    , m_until(timeEdit("auditUntil", this))
-    , m_status(new QLabel(this))
+    : QWidget(parent), m_client(client), m_audit(new AuditModel(this)), m_filter(new AuditFilterProxy(this)),
+      m_actor(choiceBox("auditActor", tr("any actor"), this)),
+      m_action(choiceBox("auditAction", tr("any action"), this)), m_target(new QLineEdit(this)),
+      m_sinceEnabled(new QCheckBox(tr("From"), this)), m_since(timeEdit("auditSince", this)),
+      m_untilEnabled(new QCheckBox(tr("Until"), this)), m_until(timeEdit("auditUntil", this)),
+      m_status(new QLabel(this))
 {
     setObjectName(QStringLiteral("auditView"));
     m_audit->setObjectName(QStringLiteral("auditModel"));
@@ -158,7 +152,8 @@ void AuditView::offerChoices()
 {
     // Every actor and action seen so far stays offered, also once a filter narrowed the
     // list; what the operator typed stays as typed.
-    for (auto [box, key] : {std::pair{m_actor, QStringLiteral("actor")}, std::pair{m_action, QStringLiteral("action")}}) {
+    for (auto [box, key] :
+         {std::pair{m_actor, QStringLiteral("actor")}, std::pair{m_action, QStringLiteral("action")}}) {
         const QString typed = box->currentText();
         for (const QString &value : m_audit->distinctValues(key)) {
             if (box->findText(value) < 0)

@@ -15,10 +15,7 @@
 namespace payonce::console {
 
 BreakersView::BreakersView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_breakers(new BreakersModel(this))
-    , m_result(new QLabel(this))
+    : QWidget(parent), m_client(client), m_breakers(new BreakersModel(this)), m_result(new QLabel(this))
 {
     setObjectName(QStringLiteral("breakersView"));
     m_breakers->setObjectName(QStringLiteral("breakersModel"));
@@ -55,7 +52,8 @@ void BreakersView::refresh()
         if (!result.ok())
             return;
         // A fresh list resets the model: the operator's selection survives it.
-        const QString selected = m_breakers->rowObject(m_panel->currentSourceRow()).value(QStringLiteral("name")).toString();
+        const QString selected =
+            m_breakers->rowObject(m_panel->currentSourceRow()).value(QStringLiteral("name")).toString();
         m_breakers->setRows(result.json.array());
         if (!selected.isEmpty())
             m_panel->selectSourceRow(m_breakers->rowOf(selected));
@@ -86,13 +84,12 @@ void BreakersView::askMode(const QString &mode)
         return;
     }
     const bool forcing = mode != u"auto";
-    const QString explanation = forcing ? tr("%1 becomes %2 on every agent until the expiry, then returns to auto.")
-                                              .arg(name, mode)
-                                        : tr("%1 returns to automatic operation on every agent.").arg(name);
+    const QString explanation =
+        forcing ? tr("%1 becomes %2 on every agent until the expiry, then returns to auto.").arg(name, mode)
+                : tr("%1 returns to automatic operation on every agent.").arg(name);
     auto *dialog = new ReasonDialog(tr("%1: %2").arg(name, mode), explanation, forcing, this);
-    connect(dialog, &QDialog::accepted, this, [this, dialog, name, mode] {
-        setMode(name, mode, dialog->reason(), dialog->expirySeconds());
-    });
+    connect(dialog, &QDialog::accepted, this,
+            [this, dialog, name, mode] { setMode(name, mode, dialog->reason(), dialog->expirySeconds()); });
     dialog->open();
 }
 

@@ -34,14 +34,9 @@ QString describeOutcome(const QJsonObject &answer)
 } // namespace
 
 CallbacksView::CallbacksView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_deliveries(new CallbackDeliveriesModel(this))
-    , m_query(new QLineEdit(this))
-    , m_queryKind(new QComboBox(this))
-    , m_log(new QLabel(this))
-    , m_result(new QLabel(this))
-    , m_replay(new QPushButton(tr("Replay…"), this))
+    : QWidget(parent), m_client(client), m_deliveries(new CallbackDeliveriesModel(this)), m_query(new QLineEdit(this)),
+      m_queryKind(new QComboBox(this)), m_log(new QLabel(this)), m_result(new QLabel(this)),
+      m_replay(new QPushButton(tr("Replay…"), this))
 {
     setObjectName(QStringLiteral("callbacksView"));
     m_deliveries->setObjectName(QStringLiteral("deliveriesModel"));
@@ -101,9 +96,10 @@ void CallbacksView::search()
                       QStringList rows;
                       for (const QJsonValue &row : answer.value(QStringLiteral("log")).toArray()) {
                           const QJsonObject log = row.toObject();
-                          rows << tr("%1 %2: %3").arg(log.value(QStringLiteral("channel")).toString(),
-                                                      log.value(QStringLiteral("pay_no")).toString(),
-                                                      log.value(QStringLiteral("status")).toString());
+                          rows << tr("%1 %2: %3")
+                                      .arg(log.value(QStringLiteral("channel")).toString(),
+                                           log.value(QStringLiteral("pay_no")).toString(),
+                                           log.value(QStringLiteral("status")).toString());
                       }
                       m_log->setText(tr("%n delivery(s). Callback log: %1", nullptr, m_deliveries->rowCount())
                                          .arg(rows.isEmpty() ? tr("no row") : rows.join(QStringLiteral("; "))));
@@ -160,8 +156,7 @@ void CallbacksView::confirmReplay(const QString &channel, const QString &payNo, 
     for (const QJsonValue &change : dryRun.value(QStringLiteral("changes")).toArray())
         changes << QStringLiteral("• ") + change.toString();
     const QString text = tr("Dry run of %1: %2.\n\nRows that would change:\n%3\n\nReplay for real?")
-                             .arg(payNo, describeOutcome(dryRun),
-                                  changes.isEmpty() ? tr("none") : changes.join(u'\n'));
+                             .arg(payNo, describeOutcome(dryRun), changes.isEmpty() ? tr("none") : changes.join(u'\n'));
     m_result->setText(tr("Dry run of %1: %2.").arg(payNo, describeOutcome(dryRun)));
     auto *box = new QMessageBox(QMessageBox::Question, tr("Replay %1?").arg(payNo), text,
                                 QMessageBox::Ok | QMessageBox::Cancel, this);

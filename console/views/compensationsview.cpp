@@ -22,12 +22,8 @@
 namespace payonce::console {
 
 CompensationsView::CompensationsView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_findings(new FindingsModel(this))
-    , m_compensations(new CompensationsModel(this))
-    , m_status(new QComboBox(this))
-    , m_message(new QLabel(this))
+    : QWidget(parent), m_client(client), m_findings(new FindingsModel(this)),
+      m_compensations(new CompensationsModel(this)), m_status(new QComboBox(this)), m_message(new QLabel(this))
 {
     setObjectName(QStringLiteral("compensationsView"));
     m_findings->setObjectName(QStringLiteral("findingsModel"));
@@ -79,8 +75,9 @@ CompensationsView::CompensationsView(AgentClient *client, QWidget *parent)
 void CompensationsView::applyMessage(const StreamMessage &message)
 {
     const auto *event = std::get_if<StreamEvent>(&message.body);
-    if (event && (event->kind == streamevent::FindingRaised || event->kind == streamevent::CompensationProposed
-                  || event->kind == streamevent::CompensationDecided))
+    if (event
+        && (event->kind == streamevent::FindingRaised || event->kind == streamevent::CompensationProposed
+            || event->kind == streamevent::CompensationDecided))
         m_live->changed();
 }
 
@@ -91,7 +88,8 @@ void CompensationsView::refresh()
             m_findings->setRows(result.json.array());
     });
     const QString status = m_status->currentData().toString();
-    m_client->get(QStringLiteral("/api/v1/compensations") + (status.isEmpty() ? QString() : QStringLiteral("?status=") + status),
+    m_client->get(QStringLiteral("/api/v1/compensations")
+                      + (status.isEmpty() ? QString() : QStringLiteral("?status=") + status),
                   this, [this](const ApiResult &result) {
                       if (result.ok())
                           m_compensations->setRows(result.json.array());
@@ -108,11 +106,14 @@ void CompensationsView::askDecision(bool approve)
     }
     const QString what = tr("compensation %1 (%2 for %3, proposed by %4: %5)")
                              .arg(id)
-                             .arg(row.value(QStringLiteral("kind")).toString(), row.value(QStringLiteral("order_no")).toString(),
+                             .arg(row.value(QStringLiteral("kind")).toString(),
+                                  row.value(QStringLiteral("order_no")).toString(),
                                   row.value(QStringLiteral("proposed_by")).toString(),
                                   row.value(QStringLiteral("proposal_reason")).toString());
-    const QString explanation = approve ? tr("Approving executes %1 once.").arg(what) : tr("Rejecting closes %1.").arg(what);
-    auto *dialog = new ReasonDialog(approve ? tr("Approve %1").arg(id) : tr("Reject %1").arg(id), explanation, false, this);
+    const QString explanation = approve ? tr("Approving executes %1 once.").arg(what)
+                                        : tr("Rejecting closes %1.").arg(what);
+    auto *dialog = new ReasonDialog(approve ? tr("Approve %1").arg(id) : tr("Reject %1").arg(id), explanation, false,
+                                    this);
     connect(dialog, &QDialog::accepted, this, [this, dialog, id, approve] { decide(id, approve, dialog->reason()); });
     dialog->open();
 }

@@ -31,12 +31,8 @@ QString milliseconds(double ms)
 } // namespace
 
 DashboardView::DashboardView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_totals(new LayerTotalsModel(this))
-    , m_chart(new RateChart(this))
-    , m_figureRow(new QHBoxLayout)
-    , m_lights(new QHBoxLayout)
+    : QWidget(parent), m_client(client), m_totals(new LayerTotalsModel(this)), m_chart(new RateChart(this)),
+      m_figureRow(new QHBoxLayout), m_lights(new QHBoxLayout)
 {
     setObjectName(QStringLiteral("dashboardView"));
     m_totals->setObjectName(QStringLiteral("layerTotalsModel"));
@@ -141,7 +137,8 @@ void DashboardView::showBreakerStates(const QMap<QString, QString> &states)
         if (light->property("breakerState").toString() == it.value())
             continue;
         light->setText(QStringLiteral("<span style=\"color:%1; font-size:large\">&#9679;</span> %2: %3")
-                           .arg(breakerStateColor(it.value()).name(), it.key().toHtmlEscaped(), breakerStateLabel(it.value()).toHtmlEscaped()));
+                           .arg(breakerStateColor(it.value()).name(), it.key().toHtmlEscaped(),
+                                breakerStateLabel(it.value()).toHtmlEscaped()));
         light->setProperty("breakerState", it.value());
     }
 }
@@ -179,7 +176,7 @@ void DashboardView::refreshOutbox()
                               return;
                           const qsizetype n = result.json.array().size();
                           m_figures.value(name)->setText(n >= kOutboxCountLimit ? QStringLiteral("%1+").arg(n)
-                                                                                 : QString::number(n));
+                                                                                : QString::number(n));
                       });
     }
 }

@@ -34,15 +34,10 @@ QLabel *figure(const QString &name, QWidget *parent)
 } // namespace
 
 IncidentView::IncidentView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_mode(figure(QStringLiteral("callbackModeValue"), this))
-    , m_waiting(figure(QStringLiteral("acceptedWaitingValue"), this))
-    , m_changedBy(new QLabel(this))
-    , m_drain(new QProgressBar(this))
-    , m_on(new QPushButton(tr("Accept-only ON…"), this))
-    , m_off(new QPushButton(tr("Accept-only OFF (drain)…"), this))
-    , m_result(new QLabel(this))
+    : QWidget(parent), m_client(client), m_mode(figure(QStringLiteral("callbackModeValue"), this)),
+      m_waiting(figure(QStringLiteral("acceptedWaitingValue"), this)), m_changedBy(new QLabel(this)),
+      m_drain(new QProgressBar(this)), m_on(new QPushButton(tr("Accept-only ON…"), this)),
+      m_off(new QPushButton(tr("Accept-only OFF (drain)…"), this)), m_result(new QLabel(this))
 {
     setObjectName(QStringLiteral("incidentView"));
     m_changedBy->setObjectName(QStringLiteral("modeChangedBy"));
@@ -107,13 +102,14 @@ void IncidentView::showMode(const QJsonObject &mode)
     m_mode->setStyleSheet(m_progress.acceptOnly() ? QStringLiteral("color: #d62728") : QString());
     m_waiting->setText(QString::number(m_progress.waiting()));
     m_drain->setValue(m_progress.percentDone());
-    m_drain->setFormat(m_progress.acceptOnly() ? tr("waiting for accept-only to end")
-                                               : tr("%1 of %2 processed (%p %)")
-                                                     .arg(m_progress.peak() - m_progress.waiting())
-                                                     .arg(m_progress.peak()));
-    m_changedBy->setText(m_progress.changedBy().isEmpty()
-                             ? QString()
-                             : tr("%1 at %2: %3").arg(m_progress.changedBy(), localTime(m_progress.changedAt()), m_progress.reason()));
+    m_drain->setFormat(
+        m_progress.acceptOnly()
+            ? tr("waiting for accept-only to end")
+            : tr("%1 of %2 processed (%p %)").arg(m_progress.peak() - m_progress.waiting()).arg(m_progress.peak()));
+    m_changedBy->setText(
+        m_progress.changedBy().isEmpty()
+            ? QString()
+            : tr("%1 at %2: %3").arg(m_progress.changedBy(), localTime(m_progress.changedAt()), m_progress.reason()));
     m_on->setEnabled(!m_progress.acceptOnly());
     m_off->setEnabled(m_progress.acceptOnly());
     if (m_progress.wantsPolling())

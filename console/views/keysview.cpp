@@ -21,15 +21,9 @@
 namespace payonce::console {
 
 KeysView::KeysView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_record(new IdempotencyRecordModel(this))
-    , m_userId(new QLineEdit(this))
-    , m_key(new QLineEdit(this))
-    , m_unlock(new QPushButton(tr("Unlock…"), this))
-    , m_explanation(new QLabel(this))
-    , m_result(new QLabel(this))
-    , m_keyStore(new KeyStoreBanner(client, this))
+    : QWidget(parent), m_client(client), m_record(new IdempotencyRecordModel(this)), m_userId(new QLineEdit(this)),
+      m_key(new QLineEdit(this)), m_unlock(new QPushButton(tr("Unlock…"), this)), m_explanation(new QLabel(this)),
+      m_result(new QLabel(this)), m_keyStore(new KeyStoreBanner(client, this))
 {
     setObjectName(QStringLiteral("keysView"));
     m_record->setObjectName(QStringLiteral("idempotencyRecordModel"));
@@ -84,21 +78,22 @@ void KeysView::lookUpTyped()
     query.addQueryItem(QStringLiteral("user_id"), userId);
     query.addQueryItem(QStringLiteral("key"), key);
     m_result->setText(tr("Looking up %1 / %2…").arg(userId, key));
-    m_client->get(QStringLiteral("/api/v1/idempotency-keys?") + query.toString(QUrl::FullyEncoded), this,
-                  [this, userId, key](const ApiResult &result) {
-                      if (!result.ok()) {
-                          m_record->setRows(QList<QJsonObject>{});
-                          m_result->setText(result.error.httpStatus == 404
-                                                ? tr("No record for user %1 and key %2 (none, or released).").arg(userId, key)
-                                                : result.error.describe());
-                          showUnlockState();
-                          return;
-                      }
-                      m_record->setRows(QList<QJsonObject>{result.json.object()});
-                      m_result->setText(tr("Record of user %1, key %2: %3.")
-                                            .arg(userId, key, result.json.object().value(QStringLiteral("status")).toString()));
-                      showUnlockState();
-                  });
+    m_client->get(
+        QStringLiteral("/api/v1/idempotency-keys?") + query.toString(QUrl::FullyEncoded), this,
+        [this, userId, key](const ApiResult &result) {
+            if (!result.ok()) {
+                m_record->setRows(QList<QJsonObject>{});
+                m_result->setText(result.error.httpStatus == 404
+                                      ? tr("No record for user %1 and key %2 (none, or released).").arg(userId, key)
+                                      : result.error.describe());
+                showUnlockState();
+                return;
+            }
+            m_record->setRows(QList<QJsonObject>{result.json.object()});
+            m_result->setText(tr("Record of user %1, key %2: %3.")
+                                  .arg(userId, key, result.json.object().value(QStringLiteral("status")).toString()));
+            showUnlockState();
+        });
 }
 
 void KeysView::showUnlockState(const QString &refusal)
@@ -124,7 +119,8 @@ void KeysView::askUnlock()
     const QString key = record.value(QStringLiteral("key")).toString();
     auto *dialog = new ReasonDialog(
         tr("Unlock %1 / %2").arg(userId, key),
-        tr("The in_flight record of user %1, key %2 (locked at %3) is deleted, so the client's next retry with this key "
+        tr("The in_flight record of user %1, key %2 (locked at %3) is deleted, so the client's next retry with this "
+           "key "
            "is processed afresh. The agent refuses if it is not past its lock timeout.")
             .arg(userId, key, localTime(record.value(QStringLiteral("locked_at")).toString())),
         false, this);
@@ -138,28 +134,30 @@ void KeysView::unlock(const QString &userId, const QString &key, const QString &
                              .arg(QString::fromLatin1(QUrl::toPercentEncoding(userId)),
                                   QString::fromLatin1(QUrl::toPercentEncoding(key)));
     m_result->setText(tr("Unlocking %1 / %2…").arg(userId, key));
-    m_client->post(path, QJsonObject{{QStringLiteral("reason"), reason}}, this, [this, userId, key](const ApiResult &result) {
-        if (!result.ok()) {
-            m_result->setText(result.error.describe());
-            showUnlockState(result.error.message.isEmpty() ? result.error.describe() : result.error.message);
-            return;
-        }
-        m_result->setText(tr("Unlocked %1 / %2: the record is released.").arg(userId, key));
-        // The agent's view after the release (a 404: no record any more).
-        m_client->get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=%2")
-                          .arg(QString::fromLatin1(QUrl::toPercentEncoding(userId)),
-                               QString::fromLatin1(QUrl::toPercentEncoding(key))),
-                      this, [this, userId, key](const ApiResult &after) {
-                          if (after.ok()) {
-                              m_record->setRows(QList<QJsonObject>{after.json.object()});
-                          } else if (after.error.httpStatus == 404) {
-                              m_record->setRows(QList<QJsonObject>{});
-                              m_result->setText(tr("Unlocked %1 / %2: released — the agent has no record of it now.")
-                                                    .arg(userId, key));
-                          }
-                          showUnlockState();
-                      });
-    });
+    m_client->post(
+        path, QJsonObject{{QStringLiteral("reason"), reason}}, this, [this, userId, key](const ApiResult &result) {
+            if (!result.ok()) {
+                m_result->setText(result.error.describe());
+                showUnlockState(result.error.message.isEmpty() ? result.error.describe() : result.error.message);
+                return;
+            }
+            m_result->setText(tr("Unlocked %1 / %2: the record is released.").arg(userId, key));
+            // The agent's view after the release (a 404: no record any more).
+            m_client->get(
+                QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=%2")
+                    .arg(QString::fromLatin1(QUrl::toPercentEncoding(userId)),
+                         QString::fromLatin1(QUrl::toPercentEncoding(key))),
+                this, [this, userId, key](const ApiResult &after) {
+                    if (after.ok()) {
+                        m_record->setRows(QList<QJsonObject>{after.json.object()});
+                    } else if (after.error.httpStatus == 404) {
+                        m_record->setRows(QList<QJsonObject>{});
+                        m_result->setText(
+                            tr("Unlocked %1 / %2: released — the agent has no record of it now.").arg(userId, key));
+                    }
+                    showUnlockState();
+                });
+        });
 }
 
 } // namespace payonce::console

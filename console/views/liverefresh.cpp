@@ -6,9 +6,7 @@
 namespace payonce::console {
 
 LiveRefresh::LiveRefresh(QWidget *view, std::function<void()> fetch, int gapMs)
-    : QObject(view)
-    , m_view(view)
-    , m_fetch(std::move(fetch))
+    : QObject(view), m_view(view), m_fetch(std::move(fetch))
 {
     m_gap.setSingleShot(true);
     m_gap.setInterval(gapMs);

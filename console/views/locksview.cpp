@@ -33,15 +33,10 @@ QGroupBox *boxed(const QString &title, QWidget *content, QWidget *parent)
 } // namespace
 
 LocksView::LocksView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_locks(new LocksModel(this))
-    , m_fences(new FencingTokensModel(this))
-    , m_staleRefusals(new StaleRefusalsModel(this))
-    , m_storedLocks(new StoredLocksModel(this))
-    , m_staleCount(new QLabel(QStringLiteral("–"), this))
-    , m_storedSummary(new QLabel(tr("Not scanned yet."), this))
-    , m_keyStore(new KeyStoreBanner(nullptr, this))
+    : QWidget(parent), m_client(client), m_locks(new LocksModel(this)), m_fences(new FencingTokensModel(this)),
+      m_staleRefusals(new StaleRefusalsModel(this)), m_storedLocks(new StoredLocksModel(this)),
+      m_staleCount(new QLabel(QStringLiteral("–"), this)), m_storedSummary(new QLabel(tr("Not scanned yet."), this)),
+      m_keyStore(new KeyStoreBanner(nullptr, this))
 {
     setObjectName(QStringLiteral("locksView"));
     m_locks->setObjectName(QStringLiteral("locksModel"));
@@ -66,7 +61,8 @@ LocksView::LocksView(AgentClient *client, QWidget *parent)
     header->addWidget(refreshButton);
 
     auto *lower = new QSplitter(Qt::Horizontal, this);
-    lower->addWidget(boxed(tr("Last fencing token per order"), new TablePanel(QStringLiteral("fences"), m_fences, this), lower));
+    lower->addWidget(
+        boxed(tr("Last fencing token per order"), new TablePanel(QStringLiteral("fences"), m_fences, this), lower));
     lower->addWidget(boxed(tr("Stale-token refusals seen live"),
                            new TablePanel(QStringLiteral("staleRefusals"), m_staleRefusals, this), lower));
     auto *scanButton = new QPushButton(tr("Scan the key store"), this);
@@ -84,7 +80,8 @@ LocksView::LocksView(AgentClient *client, QWidget *parent)
     storedLayout->addWidget(new TablePanel(QStringLiteral("storedLocks"), m_storedLocks, stored));
 
     auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(boxed(tr("Pay locks held and recently lost"), new TablePanel(QStringLiteral("locks"), m_locks, this), split));
+    split->addWidget(
+        boxed(tr("Pay locks held and recently lost"), new TablePanel(QStringLiteral("locks"), m_locks, this), split));
     split->addWidget(lower);
     split->addWidget(boxed(tr("Locks in the key store, every node (the key inspector)"), stored, split));
 
@@ -132,7 +129,7 @@ void LocksView::scanStore()
         const int nodes = int(answer.value(QStringLiteral("nodes")).toArray().size());
         const int stuck = answer.value(QStringLiteral("stuck")).toInt();
         QString summary = tr("%n node(s) scanned", nullptr, nodes) + tr(", %n lock(s)", nullptr, int(locks.size()))
-            + tr(", %n stuck", nullptr, stuck);
+                          + tr(", %n stuck", nullptr, stuck);
         if (answer.value(QStringLiteral("truncated")).toBool())
             summary += tr(" (the first 1000 only)");
         QStringList failures;

@@ -18,14 +18,9 @@
 namespace payonce::console {
 
 OrderRefundsView::OrderRefundsView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_refunds(new RefundsModel(this))
-    , m_order(new QLineEdit(this))
-    , m_summary(new QLabel(this))
-    , m_amount(new QLineEdit(this))
-    , m_items(new QLineEdit(this))
-    , m_result(new QLabel(this))
+    : QWidget(parent), m_client(client), m_refunds(new RefundsModel(this)), m_order(new QLineEdit(this)),
+      m_summary(new QLabel(this)), m_amount(new QLineEdit(this)), m_items(new QLineEdit(this)),
+      m_result(new QLabel(this))
 {
     setObjectName(QStringLiteral("orderRefundsView"));
     m_refunds->setObjectName(QStringLiteral("refundsModel"));

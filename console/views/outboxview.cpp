@@ -1,7 +1,7 @@
 #include "outboxview.h"
 
-#include "reasondialog.h"
 #include "liverefresh.h"
+#include "reasondialog.h"
 #include "tablepanel.h"
 
 #include "console/models/outboxmodel.h"
@@ -41,12 +41,8 @@ Listing listingFor(const QString &choice)
 } // namespace
 
 OutboxView::OutboxView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_events(new OutboxModel(this))
-    , m_status(new QComboBox(this))
-    , m_redrive(new QPushButton(tr("Re-drive…"), this))
-    , m_result(new QLabel(this))
+    : QWidget(parent), m_client(client), m_events(new OutboxModel(this)), m_status(new QComboBox(this)),
+      m_redrive(new QPushButton(tr("Re-drive…"), this)), m_result(new QLabel(this))
 {
     setObjectName(QStringLiteral("outboxView"));
     m_events->setObjectName(QStringLiteral("outboxModel"));
@@ -61,7 +57,8 @@ OutboxView::OutboxView(AgentClient *client, QWidget *parent)
     connect(m_redrive, &QPushButton::clicked, this, &OutboxView::askRedrive);
     m_result->setObjectName(QStringLiteral("redriveResult"));
     m_result->setWordWrap(true);
-    connect(m_panel->table()->selectionModel(), &QItemSelectionModel::currentChanged, this, &OutboxView::showRedriveState);
+    connect(m_panel->table()->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            &OutboxView::showRedriveState);
     connect(m_events, &QAbstractItemModel::modelReset, this, &OutboxView::showRedriveState);
 
     auto *refreshButton = new QPushButton(tr("Refresh"), this);
@@ -170,7 +167,8 @@ void OutboxView::askRedrive()
         tr("Re-drive event %1").arg(id),
         tr("%1 for %2 went dead after %3 attempts (last error: %4). It goes back to pending with fresh attempts and is "
            "delivered again with the same Idempotency-Key.")
-            .arg(event.value(QStringLiteral("event_type")).toString(), event.value(QStringLiteral("aggregate_id")).toString())
+            .arg(event.value(QStringLiteral("event_type")).toString(),
+                 event.value(QStringLiteral("aggregate_id")).toString())
             .arg(event.value(QStringLiteral("attempts")).toInteger())
             .arg(event.value(QStringLiteral("last_error")).toString()),
         false, this);
@@ -181,8 +179,8 @@ void OutboxView::askRedrive()
 void OutboxView::redrive(qint64 id, const QString &reason)
 {
     m_result->setText(tr("Re-driving event %1…").arg(id));
-    m_client->post(QStringLiteral("/api/v1/outbox/%1/redrive").arg(id), QJsonObject{{QStringLiteral("reason"), reason}}, this,
-                   [this, id](const ApiResult &result) {
+    m_client->post(QStringLiteral("/api/v1/outbox/%1/redrive").arg(id), QJsonObject{{QStringLiteral("reason"), reason}},
+                   this, [this, id](const ApiResult &result) {
                        if (!result.ok()) {
                            m_result->setText(result.error.describe());
                            return;

@@ -55,7 +55,7 @@ private:
     QLabel *m_result;
     LiveRefresh *m_live;
     std::pair<std::optional<qint64>, std::optional<qint64>> m_counts; ///< pending, dead as last streamed
-    int m_generation = 0; ///< answers of an older refresh are dropped
+    int m_generation = 0;                                             ///< answers of an older refresh are dropped
 };
 
 } // namespace payonce::console

@@ -6,8 +6,7 @@
 namespace payonce::console {
 
 PollWhileShown::PollWhileShown(QWidget *view, int intervalMs, std::function<void()> fetch)
-    : QObject(view)
-    , m_fetch(std::move(fetch))
+    : QObject(view), m_fetch(std::move(fetch))
 {
     m_timer.setInterval(intervalMs);
     connect(&m_timer, &QTimer::timeout, this, [this] { m_fetch(); });

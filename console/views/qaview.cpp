@@ -38,10 +38,7 @@ constexpr int kRunsShown = 200;
 } // namespace
 
 QaView::QaView(AgentClient *client, QWidget *parent)
-    : QWidget(parent)
-    , m_client(client)
-    , m_runs(new QaRunsModel(this))
-    , m_report(new ScenarioReportModel(this))
+    : QWidget(parent), m_client(client), m_runs(new QaRunsModel(this)), m_report(new ScenarioReportModel(this))
 {
     setObjectName(QStringLiteral("qaView"));
     m_runs->setObjectName(QStringLiteral("qaRunsModel"));
@@ -53,7 +50,8 @@ QaView::QaView(AgentClient *client, QWidget *parent)
 
     m_runsPanel = new TablePanel(QStringLiteral("qaRuns"), m_runs, this);
     connect(m_runsPanel->table()->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] {
-        const QString id = m_runs->rowObject(m_runsPanel->currentSourceRow()).value(QStringLiteral("scenario_id")).toString();
+        const QString id =
+            m_runs->rowObject(m_runsPanel->currentSourceRow()).value(QStringLiteral("scenario_id")).toString();
         if (!id.isEmpty() && id != m_shown)
             showScenario(id);
     });
@@ -218,14 +216,15 @@ void QaView::refresh()
     if (m_targets->text().trimmed().isEmpty())
         m_targets->setText(m_client->agentUrl().toString(QUrl::StripTrailingSlash));
     m_listInFlight = true;
-    m_client->get(QStringLiteral("/api/v1/qa/scenarios?limit=%1").arg(kRunsShown), this, [this](const ApiResult &result) {
-        m_listInFlight = false;
-        if (!result.ok())
-            return;
-        m_runs->setRuns(result.json.array());
-        if (!m_shown.isEmpty())
-            m_runsPanel->selectSourceRow(m_runs->rowOf(m_shown));
-    });
+    m_client->get(QStringLiteral("/api/v1/qa/scenarios?limit=%1").arg(kRunsShown), this,
+                  [this](const ApiResult &result) {
+                      m_listInFlight = false;
+                      if (!result.ok())
+                          return;
+                      m_runs->setRuns(result.json.array());
+                      if (!m_shown.isEmpty())
+                          m_runsPanel->selectSourceRow(m_runs->rowOf(m_shown));
+                  });
 }
 
 void QaView::startScenario()
@@ -294,8 +293,8 @@ void QaView::applyMessage(const StreamMessage &message)
 void QaView::showScenario(const QString &scenarioId)
 {
     m_shown = scenarioId;
-    m_client->get(QStringLiteral("/api/v1/qa/scenarios/") + QString::fromUtf8(QUrl::toPercentEncoding(scenarioId)), this,
-                  [this, scenarioId](const ApiResult &result) {
+    m_client->get(QStringLiteral("/api/v1/qa/scenarios/") + QString::fromUtf8(QUrl::toPercentEncoding(scenarioId)),
+                  this, [this, scenarioId](const ApiResult &result) {
                       if (!result.ok() || scenarioId != m_shown)
                           return;
                       showRun(result.json.object());
@@ -325,9 +324,9 @@ void QaView::showRun(const QJsonObject &run)
     }
     const ScenarioVerdict verdict = scenarioVerdict(report);
     m_verdict->setText(verdict.headline);
-    m_verdict->setStyleSheet(QStringLiteral("color: %1").arg(scenarioStatusColor(verdict.passed ? QStringLiteral("passed")
-                                                                                                : QStringLiteral("failed"))
-                                                                 .name()));
+    m_verdict->setStyleSheet(
+        QStringLiteral("color: %1")
+            .arg(scenarioStatusColor(verdict.passed ? QStringLiteral("passed") : QStringLiteral("failed")).name()));
     m_details->setText(verdict.details);
     m_runs->applyProgress(m_shown, run.value(QStringLiteral("progress")).toObject());
 }
@@ -335,7 +334,7 @@ void QaView::showRun(const QJsonObject &run)
 bool QaView::shownIsRunning() const
 {
     return !m_shown.isEmpty()
-        && m_runs->rowObject(m_runs->rowOf(m_shown)).value(QStringLiteral("status")).toString() == u"running";
+           && m_runs->rowObject(m_runs->rowOf(m_shown)).value(QStringLiteral("status")).toString() == u"running";
 }
 
 void QaView::showProgress(const QJsonObject &progress)

@@ -10,9 +10,7 @@
 
 namespace payonce::console {
 
-RateChart::RateChart(QWidget *parent)
-    : QWidget(parent)
-    , m_plot(new QCustomPlot(this))
+RateChart::RateChart(QWidget *parent) : QWidget(parent), m_plot(new QCustomPlot(this))
 {
     m_plot->setObjectName(QStringLiteral("ratePlot"));
     auto *layout = new QVBoxLayout(this);

@@ -11,8 +11,7 @@
 namespace payonce::console {
 
 ReasonDialog::ReasonDialog(const QString &title, const QString &explanation, bool askExpiry, QWidget *parent)
-    : QDialog(parent)
-    , m_reason(new QLineEdit(this))
+    : QDialog(parent), m_reason(new QLineEdit(this))
 {
     setObjectName(QStringLiteral("reasonDialog"));
     setWindowTitle(title);
@@ -35,7 +34,8 @@ ReasonDialog::ReasonDialog(const QString &title, const QString &explanation, boo
     QPushButton *ok = buttons->button(QDialogButtonBox::Ok);
     ok->setObjectName(QStringLiteral("reasonOk"));
     ok->setEnabled(false);
-    connect(m_reason, &QLineEdit::textChanged, ok, [ok](const QString &typed) { ok->setEnabled(!typed.trimmed().isEmpty()); });
+    connect(m_reason, &QLineEdit::textChanged, ok,
+            [ok](const QString &typed) { ok->setEnabled(!typed.trimmed().isEmpty()); });
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto *layout = new QVBoxLayout(this);

@@ -19,10 +19,8 @@
 namespace payonce::console {
 
 TablePanel::TablePanel(const QString &name, QAbstractItemModel *model, QWidget *parent)
-    : QWidget(parent)
-    , m_table(new QTableView(this))
-    , m_proxy(new QSortFilterProxyModel(this))
-    , m_filter(new QLineEdit(this))
+    : QWidget(parent), m_table(new QTableView(this)), m_proxy(new QSortFilterProxyModel(this)),
+      m_filter(new QLineEdit(this))
 {
     setObjectName(name + QStringLiteral("Panel"));
     m_proxy->setSourceModel(model);
@@ -99,8 +97,8 @@ bool TablePanel::exportCsv(const QString &fileName, QString *error) const
 
 void TablePanel::exportWithDialog()
 {
-    const QString fileName = QFileDialog::getSaveFileName(this, tr("Export table as CSV"), objectName() + QStringLiteral(".csv"),
-                                                          tr("CSV files (*.csv)"));
+    const QString fileName = QFileDialog::getSaveFileName(
+        this, tr("Export table as CSV"), objectName() + QStringLiteral(".csv"), tr("CSV files (*.csv)"));
     if (fileName.isEmpty())
         return;
     QString error;

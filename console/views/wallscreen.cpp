@@ -32,9 +32,7 @@ QFont sizedFont(QFont font, double points, bool bold)
 } // namespace
 
 WallScreen::WallScreen(const RateHistory *history, QWidget *parent)
-    : QWidget(parent, Qt::Window)
-    , m_history(history)
-    , m_chart(new RateChart(this))
+    : QWidget(parent, Qt::Window), m_history(history), m_chart(new RateChart(this))
 {
     setObjectName(QStringLiteral("wallScreen"));
     setWindowTitle(tr("payonce — wall screen"));

@@ -39,8 +39,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
-#include <QLocale>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
@@ -122,7 +122,8 @@ private Q_SLOTS:
         QCOMPARE(shownCaught, totals->caughtTotal());
         // The plot moved: some layer that caught had a positive rate plotted.
         QTRY_VERIFY_WITH_TIMEOUT(plottedCaught(*window) > plottedBefore, kAgentTimeoutMs);
-        QVERIFY(window->dashboard()->chart()->plottedPoints(Layer::UniqueIndex) <= window->dashboard()->history().capacity());
+        QVERIFY(window->dashboard()->chart()->plottedPoints(Layer::UniqueIndex)
+                <= window->dashboard()->history().capacity());
         QVERIFY(child<QLabel>(window.get(), "breakerLight_gateway.wechat"));
         QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(window.get(), "outboxPendingValue")->text() != u"–", kAgentTimeoutMs);
     }
@@ -205,13 +206,15 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(breakerField(*otherBreakers, "mode"), QStringLiteral("forced_open"), kAgentTimeoutMs);
         QCOMPARE(breakerField(*otherBreakers, "changed_by"), QStringLiteral("desk"));
         QTRY_COMPARE_WITH_TIMEOUT(breakerField(*otherBreakers, "state"), QStringLiteral("open"), kAgentTimeoutMs);
-        QVERIFY(child<QLabel>(other.get(), "breakerResult")->text().contains(u"desk set gateway.wechat to forced_open"));
+        QVERIFY(
+            child<QLabel>(other.get(), "breakerResult")->text().contains(u"desk set gateway.wechat to forced_open"));
 
         // Back to auto, from the UI as well.
         QTest::mouseClick(child<QPushButton>(desk.get(), "autoButton"), Qt::LeftButton);
         QTRY_VERIFY(reasonDialogShown(desk.get()));
         QVERIFY(answerReasonDialog(desk.get(), QStringLiteral("gateway stable again")));
-        QTRY_VERIFY_WITH_TIMEOUT(agentBreaker(QStringLiteral("gateway.wechat")).value(QStringLiteral("mode")).toString() == u"auto",
+        QTRY_VERIFY_WITH_TIMEOUT(agentBreaker(QStringLiteral("gateway.wechat")).value(QStringLiteral("mode")).toString()
+                                     == u"auto",
                                  kAgentTimeoutMs);
         QTRY_COMPARE_WITH_TIMEOUT(breakerField(*otherBreakers, "mode"), QStringLiteral("auto"), kAgentTimeoutMs);
     }
@@ -220,8 +223,10 @@ private Q_SLOTS:
     {
         const QString orderNo = QStringLiteral("ORD-CON-COMP");
         payWithDuplicates(orderNo, QStringLiteral("SKU-CON-COMP"), 0);
-        const qint64 byDesk = propose("desk-token", orderNo, QStringLiteral("freeze_coupon"), QStringLiteral("coupon twice"));
-        const qint64 byLead = propose("lead-token", orderNo, QStringLiteral("reverse_points"), QStringLiteral("points twice"));
+        const qint64 byDesk = propose("desk-token", orderNo, QStringLiteral("freeze_coupon"),
+                                      QStringLiteral("coupon twice"));
+        const qint64 byLead = propose("lead-token", orderNo, QStringLiteral("reverse_points"),
+                                      QStringLiteral("points twice"));
         QVERIFY(byDesk > 0 && byLead > 0);
 
         auto lead = openConsole("lead-token");
@@ -241,7 +246,8 @@ private Q_SLOTS:
         const QJsonObject executed = agentCompensation(byDesk);
         QCOMPARE(executed.value(QStringLiteral("status")).toString(), QStringLiteral("executed"));
         QCOMPARE(executed.value(QStringLiteral("decided_by")).toString(), QStringLiteral("lead"));
-        QCOMPARE(executed.value(QStringLiteral("decision_reason")).toString(), QStringLiteral("checked the coupon ledger"));
+        QCOMPARE(executed.value(QStringLiteral("decision_reason")).toString(),
+                 QStringLiteral("checked the coupon ledger"));
         // The queue no longer lists it; the executed list does.
         QTRY_VERIFY_WITH_TIMEOUT(rowWithId(queue, byDesk) < 0, kAgentTimeoutMs);
 
@@ -292,8 +298,8 @@ private Q_SLOTS:
         for (int r = 0; r < queue->rowCount(); ++r) {
             const QJsonObject c = queue->rowObject(r);
             proposedByPatrol = proposedByPatrol
-                || (c.value(QStringLiteral("order_no")).toString() == orderNo
-                    && c.value(QStringLiteral("proposed_by")).toString() == u"system:patrol");
+                               || (c.value(QStringLiteral("order_no")).toString() == orderNo
+                                   && c.value(QStringLiteral("proposed_by")).toString() == u"system:patrol");
         }
         QVERIFY(proposedByPatrol);
     }
@@ -305,14 +311,16 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(breakers->rowOf(QStringLiteral("gateway.alipay")) >= 0, kAgentTimeoutMs);
         QLabel *banner = child<QLabel>(viewer.get(), "connectionBanner");
         QVERIFY(!banner->isVisible());
-        QVERIFY(selectSourceRow(child<TablePanel>(viewer.get(), "breakersPanel"), breakers->rowOf(QStringLiteral("gateway.alipay"))));
+        QVERIFY(selectSourceRow(child<TablePanel>(viewer.get(), "breakersPanel"),
+                                breakers->rowOf(QStringLiteral("gateway.alipay"))));
         QTest::mouseClick(child<QPushButton>(viewer.get(), "forceClosedButton"), Qt::LeftButton);
         QTRY_VERIFY(reasonDialogShown(viewer.get()));
         QVERIFY(answerReasonDialog(viewer.get(), QStringLiteral("viewer tries"), 5));
         QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kAgentTimeoutMs);
         QVERIFY2(banner->text().contains(u"403") && banner->text().contains(u"needs the role operator"),
                  qPrintable(banner->text()));
-        QCOMPARE(agentBreaker(QStringLiteral("gateway.alipay")).value(QStringLiteral("mode")).toString(), QStringLiteral("auto"));
+        QCOMPARE(agentBreaker(QStringLiteral("gateway.alipay")).value(QStringLiteral("mode")).toString(),
+                 QStringLiteral("auto"));
     }
 
     // Nothing listens at the URL: the banner says unreachable, the status bar that the
@@ -366,7 +374,8 @@ private Q_SLOTS:
         auto window = openConsole("nobody-token");
         QLabel *banner = child<QLabel>(window.get(), "connectionBanner");
         QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kAgentTimeoutMs);
-        QVERIFY2(banner->text().contains(u"401") && banner->text().contains(u"refused the token"), qPrintable(banner->text()));
+        QVERIFY2(banner->text().contains(u"401") && banner->text().contains(u"refused the token"),
+                 qPrintable(banner->text()));
         QCOMPARE(window->breakers()->breakers()->rowCount(), 0);
         QVERIFY(window->stream()->state() != StreamClient::State::Live);
         // The status bar says where it stands, whatever the banner says.
@@ -374,14 +383,18 @@ private Q_SLOTS:
     }
 
 private:
-    std::unique_ptr<MainWindow> openConsole(const QByteArray &token) { return openTestedConsole(m_agent->port(), token); }
+    std::unique_ptr<MainWindow> openConsole(const QByteArray &token)
+    {
+        return openTestedConsole(m_agent->port(), token);
+    }
 
     /// A paid order whose notification the simulator sends `duplicates` extra times.
     void payWithDuplicates(const QString &orderNo, const QString &skuId, int duplicates)
     {
         if (duplicates > 0)
-            QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
-                                      QStringLiteral("{\"channel\":\"wechat\",\"duplicate\":%1}").arg(duplicates).toUtf8())
+            QCOMPARE(m_agent
+                         ->simCall("POST", QStringLiteral("/sim/faults"),
+                                   QStringLiteral("{\"channel\":\"wechat\",\"duplicate\":%1}").arg(duplicates).toUtf8())
                          .status,
                      200);
         QString error;
@@ -419,7 +432,8 @@ private:
 
     QJsonObject agentCompensation(qint64 id) const
     {
-        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/compensations"), {}, bearer("view-token"));
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/compensations"), {},
+                                                bearer("view-token"));
         for (const QJsonValue &row : QJsonDocument::fromJson(answer.body).array()) {
             if (row.toObject().value(QStringLiteral("id")).toInteger() == id)
                 return row.toObject();
@@ -429,7 +443,8 @@ private:
 
     qint64 propose(const QByteArray &token, const QString &orderNo, const QString &kind, const QString &reason) const
     {
-        const QJsonObject body{{QStringLiteral("kind"), kind}, {QStringLiteral("order_no"), orderNo}, {QStringLiteral("reason"), reason}};
+        const QJsonObject body{
+            {QStringLiteral("kind"), kind}, {QStringLiteral("order_no"), orderNo}, {QStringLiteral("reason"), reason}};
         const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/compensations"),
                                                 QJsonDocument(body).toJson(QJsonDocument::Compact), bearer(token));
         if (answer.status != 201)

@@ -73,7 +73,8 @@ public:
     EnglishFinder()
     {
         for (const QString &term : allowedTerms())
-            m_allowed << QRegularExpression(QStringLiteral("(?<![A-Za-z_.])%1(?![A-Za-z_])").arg(QRegularExpression::escape(term)));
+            m_allowed << QRegularExpression(
+                QStringLiteral("(?<![A-Za-z_.])%1(?![A-Za-z_])").arg(QRegularExpression::escape(term)));
     }
 
     /// Whether text, once names, codes, identifiers, URLs and mnemonics are taken out, holds a word of
@@ -222,7 +223,8 @@ private Q_SLOTS:
         // Something in every list: a paid order with a finding (extra points written
         // behind the keys' back) and the patrol's compensation, and a finished QA run.
         const QString orderNo = QStringLiteral("ORD-I18N-1");
-        const QString payNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-I18N"), &error);
+        const QString payNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-I18N"),
+                                                      &error);
         QVERIFY2(!payNo.isEmpty(), qPrintable(error));
         QVERIFY2(raiseEffectMismatch(*m_agent, *m_db.database, orderNo, &error), qPrintable(error));
         const HttpAnswer qa = m_agent->call(
@@ -260,9 +262,10 @@ private Q_SLOTS:
         QTest::newRow("Hong Kong reads Traditional") << QString() << QStringLiteral("zh_HK") << QStringLiteral("en");
         QTest::newRow("English system") << QString() << QStringLiteral("en_US") << QStringLiteral("en");
         QTest::newRow("German system: English words") << QString() << QStringLiteral("de_DE") << QStringLiteral("en");
-        QTest::newRow("English chosen on a Chinese system") << QStringLiteral("en") << QStringLiteral("zh_CN") << QStringLiteral("en");
-        QTest::newRow("Chinese chosen on an English system") << QStringLiteral("zh_CN") << QStringLiteral("en_US")
-                                                             << QStringLiteral("zh_CN");
+        QTest::newRow("English chosen on a Chinese system")
+            << QStringLiteral("en") << QStringLiteral("zh_CN") << QStringLiteral("en");
+        QTest::newRow("Chinese chosen on an English system")
+            << QStringLiteral("zh_CN") << QStringLiteral("en_US") << QStringLiteral("zh_CN");
     }
     void languageFollowsTheLocaleUnlessChosen()
     {
@@ -299,7 +302,8 @@ private Q_SLOTS:
         // One line each (a failure message of QtTest is cut short).
         for (const QString &line : finder.found())
             qWarning().noquote() << "still in English:" << line;
-        QVERIFY2(finder.count() == 0, qPrintable(QStringLiteral("%1 strings still in English (listed above)").arg(finder.count())));
+        QVERIFY2(finder.count() == 0,
+                 qPrintable(QStringLiteral("%1 strings still in English (listed above)").arg(finder.count())));
     }
 
     // The same windows in Chinese, the main window at its own size (1200 × 800), the wall
@@ -313,7 +317,8 @@ private Q_SLOTS:
             return;
         for (const QString &line : clipped.found())
             qWarning().noquote() << "cut off:" << line;
-        QVERIFY2(clipped.count() == 0, qPrintable(QStringLiteral("%1 texts cut off (listed above)").arg(clipped.count())));
+        QVERIFY2(clipped.count() == 0,
+                 qPrintable(QStringLiteral("%1 texts cut off (listed above)").arg(clipped.count())));
     }
 
 private:
@@ -327,8 +332,11 @@ private:
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         // The status bar's notices: a money finding (standing) and another (passing).
         const auto raised = [&](const QString &kind) {
-            const StreamEvent event{streamevent::FindingRaised, QStringLiteral("order:ORD-I18N-1"), kind,
-                                    QStringLiteral("system:patrol"), QString(),
+            const StreamEvent event{streamevent::FindingRaised,
+                                    QStringLiteral("order:ORD-I18N-1"),
+                                    kind,
+                                    QStringLiteral("system:patrol"),
+                                    QString(),
                                     QJsonObject{{QStringLiteral("order_no"), QStringLiteral("ORD-I18N-1")}}};
             Q_EMIT window->stream()->messageReceived(StreamMessage{1, QDateTime::currentDateTimeUtc(), event});
         };

@@ -75,8 +75,9 @@ private Q_SLOTS:
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
             {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
             // Port 1: every order.paid delivery fails, and one failure makes it dead.
-            {QStringLiteral("outbox"), QJsonObject{{QStringLiteral("webhook_urls"), QJsonArray{QStringLiteral("http://127.0.0.1:1/hooks/paid")}},
-                                                   {QStringLiteral("max_attempts"), 1}}},
+            {QStringLiteral("outbox"),
+             QJsonObject{{QStringLiteral("webhook_urls"), QJsonArray{QStringLiteral("http://127.0.0.1:1/hooks/paid")}},
+                         {QStringLiteral("max_attempts"), 1}}},
         };
         m_agent = AgentProcess::start(options, &error);
         QVERIFY2(m_agent, qPrintable(error));
@@ -112,9 +113,11 @@ private Q_SLOTS:
         qInfo("finding and proposal shown %lld ms after the run's answer", qint64(sinceTheRun.elapsed()));
         const int proposal = rowWhere(queue, QStringLiteral("order_no"), orderNo);
         QCOMPARE(queue->rowObject(proposal).value(QStringLiteral("status")).toString(), QStringLiteral("proposed"));
-        QCOMPARE(queue->rowObject(proposal).value(QStringLiteral("proposed_by")).toString(), QStringLiteral("system:patrol"));
+        QCOMPARE(queue->rowObject(proposal).value(QStringLiteral("proposed_by")).toString(),
+                 QStringLiteral("system:patrol"));
         // Not about money: a passing word in the status bar, no standing notice.
-        QVERIFY2(window->statusBar()->currentMessage().contains(orderNo), qPrintable(window->statusBar()->currentMessage()));
+        QVERIFY2(window->statusBar()->currentMessage().contains(orderNo),
+                 qPrintable(window->statusBar()->currentMessage()));
         QVERIFY(!child<QLabel>(window.get(), "findingNotice")->isVisible());
     }
 
@@ -140,8 +143,8 @@ private Q_SLOTS:
             const auto message = arguments.value(0).value<StreamMessage>();
             const auto *event = std::get_if<StreamEvent>(&message.body);
             announced = announced
-                || (event && event->kind == streamevent::OutboxDeadLetter && event->value == u"order.paid"
-                    && event->detail.value(QStringLiteral("aggregate_id")).toString() == orderNo);
+                        || (event && event->kind == streamevent::OutboxDeadLetter && event->value == u"order.paid"
+                            && event->detail.value(QStringLiteral("aggregate_id")).toString() == orderNo);
         }
         QVERIFY(announced);
     }
@@ -154,8 +157,11 @@ private Q_SLOTS:
         QVERIFY(!notice->isVisible());
         // As the stream delivers it (the agent raises double_payment for a second paid
         // trade of one order, which no simulator set-up here makes).
-        StreamEvent raised{streamevent::FindingRaised, QStringLiteral("order:ORD-LIVE-TWICE"), QStringLiteral("double_payment"),
-                           QStringLiteral("system:agent-1"), QStringLiteral("double_payment found for ORD-LIVE-TWICE"),
+        StreamEvent raised{streamevent::FindingRaised,
+                           QStringLiteral("order:ORD-LIVE-TWICE"),
+                           QStringLiteral("double_payment"),
+                           QStringLiteral("system:agent-1"),
+                           QStringLiteral("double_payment found for ORD-LIVE-TWICE"),
                            QJsonObject{{QStringLiteral("order_no"), QStringLiteral("ORD-LIVE-TWICE")}}};
         Q_EMIT window->stream()->messageReceived(StreamMessage{1, QDateTime::currentDateTimeUtc(), raised});
         QVERIFY(notice->isVisible());
@@ -186,7 +192,8 @@ private Q_SLOTS:
         noClockOfItsOwn();
 
         // Started elsewhere (a script, another console): listed and followed from its events.
-        const HttpAnswer started = dying->call("POST", QStringLiteral("/api/v1/qa/scenarios"), kLongStorm, bearer("desk-token"));
+        const HttpAnswer started = dying->call("POST", QStringLiteral("/api/v1/qa/scenarios"), kLongStorm,
+                                               bearer("desk-token"));
         QVERIFY2(started.status == 202, started.body.constData());
         const QString id = started.json().value(QStringLiteral("scenario_id")).toString();
         QaRunsModel *runs = window->qa()->runs();
@@ -232,7 +239,8 @@ private:
         options.extraConfig = QJsonObject{
             {QStringLiteral("instance_id"), instanceId},
             {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kStreamIntervalMs}}},
-            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("lease_ms"), kQaLeaseMs}}},
+            {QStringLiteral("qa"),
+             QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("lease_ms"), kQaLeaseMs}}},
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
         };
         auto agent = AgentProcess::start(options, &error);
@@ -245,10 +253,12 @@ private:
     void payAndWaitForPoints(const QString &orderNo)
     {
         QString error;
-        const QString payNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-LIVE"), &error);
+        const QString payNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-LIVE"),
+                                                      &error);
         QVERIFY2(!payNo.isEmpty(), qPrintable(error));
         QTRY_VERIFY_WITH_TIMEOUT(
-            countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {orderNo}) > 0,
+            countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {orderNo})
+                > 0,
             kAgentTimeoutMs);
     }
 

@@ -21,12 +21,12 @@
 #include <QAbstractItemModelTester>
 #include <QBuffer>
 #include <QFile>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QImage>
 #include <QLabel>
-#include <QLocale>
 #include <QLineEdit>
+#include <QLocale>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTemporaryDir>
@@ -60,7 +60,8 @@ StreamMetrics metricsWith(qint64 base, double rate)
     m.requests = base;
     m.latencyP50Ms = 1.5;
     m.latencyP99Ms = 9.0;
-    m.breakerStates.insert(QStringLiteral("gateway.wechat"), base % 2 ? QStringLiteral("open") : QStringLiteral("closed"));
+    m.breakerStates.insert(QStringLiteral("gateway.wechat"),
+                           base % 2 ? QStringLiteral("open") : QStringLiteral("closed"));
     return m;
 }
 
@@ -85,26 +86,33 @@ private Q_SLOTS:
             testers.push_back(std::make_unique<QAbstractItemModelTester>(
                 panels.back()->proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest));
         }
-        breakers.setRows(jsonArray("[{'name':'gateway.wechat','state':'closed','mode':'auto','failure_rate':0.25,'calls':8},"
-                                   "{'name':'gateway.alipay','state':'open','mode':'forced_open','changed_by':'desk'}]"));
+        breakers.setRows(
+            jsonArray("[{'name':'gateway.wechat','state':'closed','mode':'auto','failure_rate':0.25,'calls':8},"
+                      "{'name':'gateway.alipay','state':'open','mode':'forced_open','changed_by':'desk'}]"));
         deliveries.setRows(jsonArray("[{'received_at':'2026-11-29T10:00:00.000Z','channel':'wechat','pay_no':'P1',"
                                      "'verified':true,'layer':'unique_index','http_status':200,'order_no':null}]"));
         findings.setRows(jsonArray("[{'id':1,'kind':'double_payment','evidence':{'pay_nos':['A','B']}}]"));
-        compensations.setRows(jsonArray("[{'id':3,'kind':'refund','status':'proposed','result':{}},{'id':4,'status':'executed'}]"));
+        compensations.setRows(
+            jsonArray("[{'id':3,'kind':'refund','status':'proposed','result':{}},{'id':4,'status':'executed'}]"));
         QCOMPARE(breakers.rowCount(), 2);
         QCOMPARE(breakers.rowOf(QStringLiteral("gateway.alipay")), 1);
-        QCOMPARE(breakers.index(0, breakers.columnOf(QStringLiteral("failure_rate"))).data().toString(), QStringLiteral("0.25"));
-        QCOMPARE(breakers.index(0, 1).data(Qt::DecorationRole).value<QColor>(), breakerStateColor(QStringLiteral("closed")));
+        QCOMPARE(breakers.index(0, breakers.columnOf(QStringLiteral("failure_rate"))).data().toString(),
+                 QStringLiteral("0.25"));
+        QCOMPARE(breakers.index(0, 1).data(Qt::DecorationRole).value<QColor>(),
+                 breakerStateColor(QStringLiteral("closed")));
         QSignalSpy changed(&breakers, &QAbstractItemModel::dataChanged);
-        breakers.applyStates({{QStringLiteral("gateway.wechat"), QStringLiteral("open")}, {QStringLiteral("unknown"), QStringLiteral("open")}});
+        breakers.applyStates({{QStringLiteral("gateway.wechat"), QStringLiteral("open")},
+                              {QStringLiteral("unknown"), QStringLiteral("open")}});
         QCOMPARE(changed.size(), 1);
         QCOMPARE(breakers.index(0, 1).data().toString(), QStringLiteral("open"));
         breakers.applyStates({{QStringLiteral("gateway.wechat"), QStringLiteral("open")}});
         QCOMPARE(changed.size(), 1); // nothing new, no signal
 
         const int layerColumn = deliveries.columnOf(QStringLiteral("layer"));
-        QCOMPARE(deliveries.index(0, layerColumn).data(Qt::DecorationRole).value<QColor>(), layerColor(Layer::UniqueIndex));
-        QCOMPARE(deliveries.index(0, deliveries.columnOf(QStringLiteral("verified"))).data().toString(), QStringLiteral("yes"));
+        QCOMPARE(deliveries.index(0, layerColumn).data(Qt::DecorationRole).value<QColor>(),
+                 layerColor(Layer::UniqueIndex));
+        QCOMPARE(deliveries.index(0, deliveries.columnOf(QStringLiteral("verified"))).data().toString(),
+                 QStringLiteral("yes"));
         QCOMPARE(deliveries.index(0, deliveries.columnOf(QStringLiteral("order_no"))).data().toString(), QString());
         QCOMPARE(findings.index(0, findings.columnOf(QStringLiteral("evidence"))).data().toString(),
                  QString::fromUtf8(json("{'pay_nos':['A','B']}")));
@@ -139,10 +147,11 @@ private Q_SLOTS:
         RefundsModel refunds;
         QAbstractItemModelTester tester(&refunds, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(refunds.summary(), QStringLiteral("No refund yet."));
-        refunds.setRows(jsonArray("[{'refund_no':'RF3','status':'processing','amount':'10.00','partial':true,'items':[]},"
-                                  "{'refund_no':'RF2','status':'failed','amount':'5.00','partial':true,'items':[]},"
-                                  "{'refund_no':'RF1','status':'succeeded','amount':'20.00','partial':true,"
-                                  "'items':[{'sku_id':'SKU-1','qty':1}]}]"));
+        refunds.setRows(
+            jsonArray("[{'refund_no':'RF3','status':'processing','amount':'10.00','partial':true,'items':[]},"
+                      "{'refund_no':'RF2','status':'failed','amount':'5.00','partial':true,'items':[]},"
+                      "{'refund_no':'RF1','status':'succeeded','amount':'20.00','partial':true,"
+                      "'items':[{'sku_id':'SKU-1','qty':1}]}]"));
         QCOMPARE(refunds.rowCount(), 3);
         const RefundsModel::Totals t = refunds.totals();
         QCOMPARE(t.succeededFen, qint64(2000));
@@ -163,8 +172,10 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("fen");
         QTest::addColumn<QString>("locale");
         QTest::addColumn<QString>("shown");
-        QTest::newRow("zh_CN grouping") << qint64(123456789) << QStringLiteral("zh_CN") << QStringLiteral("1,234,567.89");
-        QTest::newRow("en_US grouping") << qint64(123456789) << QStringLiteral("en_US") << QStringLiteral("1,234,567.89");
+        QTest::newRow("zh_CN grouping") << qint64(123456789) << QStringLiteral("zh_CN")
+                                        << QStringLiteral("1,234,567.89");
+        QTest::newRow("en_US grouping") << qint64(123456789) << QStringLiteral("en_US")
+                                        << QStringLiteral("1,234,567.89");
         QTest::newRow("de_DE comma") << qint64(123456789) << QStringLiteral("de_DE") << QStringLiteral("1.234.567,89");
         QTest::newRow("C, no grouping") << qint64(123456789) << QStringLiteral("C") << QStringLiteral("1234567.89");
         QTest::newRow("one fen") << qint64(1) << QStringLiteral("zh_CN") << QStringLiteral("0.01");
@@ -173,8 +184,8 @@ private Q_SLOTS:
         // 2^53 + 1 fen: a double would round it to ...92.
         QTest::newRow("beyond a double") << qint64(9007199254740993) << QStringLiteral("C")
                                          << QStringLiteral("90071992547409.93");
-        QTest::newRow("the smallest qint64") << std::numeric_limits<qint64>::min() << QStringLiteral("C")
-                                             << QStringLiteral("-92233720368547758.08");
+        QTest::newRow("the smallest qint64")
+            << std::numeric_limits<qint64>::min() << QStringLiteral("C") << QStringLiteral("-92233720368547758.08");
     }
     void amountsAreWrittenTheLocaleWay()
     {
@@ -191,8 +202,7 @@ private Q_SLOTS:
         const QString wire = QStringLiteral("2026-12-02T07:00:05.000Z");
         const QDateTime local = QDateTime(QDate(2026, 12, 2), QTime(7, 0, 5), Qt::UTC).toLocalTime();
         const QLocale chinese(QStringLiteral("zh_CN"));
-        QCOMPARE(localTime(wire, chinese),
-                 chinese.toString(local, QStringLiteral("yyyy/M/d HH:mm:ss t")));
+        QCOMPARE(localTime(wire, chinese), chinese.toString(local, QStringLiteral("yyyy/M/d HH:mm:ss t")));
         QCOMPARE(localTime(wire, QLocale(QStringLiteral("en_US"))),
                  QLocale(QStringLiteral("en_US")).toString(local, QStringLiteral("M/d/yy HH:mm:ss t")));
         QVERIFY(localTime(wire, chinese).contains(local.toString(QStringLiteral("HH:mm:05"))));
@@ -208,29 +218,31 @@ private Q_SLOTS:
         QTest::addColumn<QString>("body"); // empty: refused
         QTest::addColumn<QString>("refusal");
         QTest::newRow("the rest") << QString() << QString() << QStringLiteral("asked")
-                                  << QStringLiteral("{'kind':'refund','order_no':'ORD-1','reason':'asked'}") << QString();
+                                  << QStringLiteral("{'kind':'refund','order_no':'ORD-1','reason':'asked'}")
+                                  << QString();
         QTest::newRow("amount") << QStringLiteral(" 20.5 ") << QString() << QStringLiteral("late delivery")
-                                << QStringLiteral("{'amount':'20.50','kind':'refund','order_no':'ORD-1','reason':'late delivery'}")
+                                << QStringLiteral(
+                                       "{'amount':'20.50','kind':'refund','order_no':'ORD-1','reason':'late delivery'}")
                                 << QString();
         QTest::newRow("amount and items")
             << QStringLiteral("20.00") << QStringLiteral("SKU-1 x1, SKU-2 X 2") << QStringLiteral("returned")
             << QStringLiteral("{'amount':'20.00','items':[{'qty':1,'sku_id':'SKU-1'},{'qty':2,'sku_id':'SKU-2'}],"
                               "'kind':'refund','order_no':'ORD-1','reason':'returned'}")
             << QString();
-        QTest::newRow("items without amount") << QString() << QStringLiteral("SKU-1 x1") << QStringLiteral("r") << QString()
-                                              << QStringLiteral("with an amount");
+        QTest::newRow("items without amount") << QString() << QStringLiteral("SKU-1 x1") << QStringLiteral("r")
+                                              << QString() << QStringLiteral("with an amount");
         QTest::newRow("amount 0") << QStringLiteral("0.00") << QString() << QStringLiteral("r") << QString()
                                   << QStringLiteral("positive");
         QTest::newRow("negative") << QStringLiteral("-3.00") << QString() << QStringLiteral("r") << QString()
                                   << QStringLiteral("positive");
         QTest::newRow("three decimals") << QStringLiteral("1.005") << QString() << QStringLiteral("r") << QString()
                                         << QStringLiteral("positive");
-        QTest::newRow("qty 0") << QStringLiteral("1.00") << QStringLiteral("SKU-1 x0") << QStringLiteral("r") << QString()
-                               << QStringLiteral("at least 1");
+        QTest::newRow("qty 0") << QStringLiteral("1.00") << QStringLiteral("SKU-1 x0") << QStringLiteral("r")
+                               << QString() << QStringLiteral("at least 1");
         QTest::newRow("no qty") << QStringLiteral("1.00") << QStringLiteral("SKU-1") << QStringLiteral("r") << QString()
                                 << QStringLiteral("not an item");
-        QTest::newRow("sku twice") << QStringLiteral("1.00") << QStringLiteral("SKU-1 x1, SKU-1 x2") << QStringLiteral("r")
-                                   << QString() << QStringLiteral("twice");
+        QTest::newRow("sku twice") << QStringLiteral("1.00") << QStringLiteral("SKU-1 x1, SKU-1 x2")
+                                   << QStringLiteral("r") << QString() << QStringLiteral("twice");
         QTest::newRow("no reason") << QStringLiteral("1.00") << QString() << QStringLiteral("  ") << QString()
                                    << QStringLiteral("Say why");
     }
@@ -265,7 +277,8 @@ private Q_SLOTS:
         QCOMPARE(panel.proxy()->index(int(allLayers.size()) - 1, 0).data().toString(), QStringLiteral("rejected"));
         totals.setMetrics(metricsWith(10, 0.5));
         QCOMPARE(totals.total(Layer::UniqueIndex), qint64(10 + int(Layer::UniqueIndex)));
-        QCOMPARE(totals.index(int(Layer::Lock), LayerTotalsModel::LayerColumn).data().toString(), QStringLiteral("lock"));
+        QCOMPARE(totals.index(int(Layer::Lock), LayerTotalsModel::LayerColumn).data().toString(),
+                 QStringLiteral("lock"));
         QCOMPARE(totals.index(int(Layer::Lock), LayerTotalsModel::LayerColumn).data(Qt::DecorationRole).value<QColor>(),
                  layerColor(Layer::Lock));
         qint64 caught = 0;
@@ -287,19 +300,24 @@ private Q_SLOTS:
         QTest::newRow("ok") << 200 << QByteArray("[]") << int(Kind::None) << QString() << QString();
         QTest::newRow("unreachable") << 0 << QByteArray() << int(Kind::Unreachable) << QString()
                                      << QStringLiteral("unreachable");
-        QTest::newRow("401") << 401 << json("{'error':{'code':'unauthenticated','message':'a valid bearer token is required'}}")
+        QTest::newRow("401") << 401
+                             << json(
+                                    "{'error':{'code':'unauthenticated','message':'a valid bearer token is required'}}")
                              << int(Kind::Unauthenticated) << QString() << QStringLiteral("401");
-        QTest::newRow("403 role") << 403
-                                  << json("{'error':{'code':'forbidden','message':'this needs the role operator; view has viewer'}}")
-                                  << int(Kind::Forbidden) << QStringLiteral("operator") << QStringLiteral("needs the role operator");
+        QTest::newRow("403 role")
+            << 403 << json("{'error':{'code':'forbidden','message':'this needs the role operator; view has viewer'}}")
+            << int(Kind::Forbidden) << QStringLiteral("operator") << QStringLiteral("needs the role operator");
         QTest::newRow("403 four eyes") << 403 << json("{'error':{'code':'four_eyes','message':'proposer'}}")
                                        << int(Kind::FourEyes) << QString() << QStringLiteral("Four-eyes");
-        QTest::newRow("429 throttled")
-            << 429 << json("{'error':{'code':'too_many_requests','message':'too many failed authentications from your address'}}")
-            << int(Kind::Throttled) << QString() << QStringLiteral("too many failed authentications");
+        QTest::newRow("429 throttled") << 429
+                                       << json("{'error':{'code':'too_many_requests','message':'too many failed "
+                                               "authentications from your address'}}")
+                                       << int(Kind::Throttled) << QString()
+                                       << QStringLiteral("too many failed authentications");
         QTest::newRow("409") << 409 << json("{'error':{'code':'conflict','message':'already rejected'}}")
                              << int(Kind::Refused) << QString() << QStringLiteral("already rejected");
-        QTest::newRow("500 not json") << 500 << QByteArray("boom") << int(Kind::Refused) << QString() << QStringLiteral("boom");
+        QTest::newRow("500 not json") << 500 << QByteArray("boom") << int(Kind::Refused) << QString()
+                                      << QStringLiteral("boom");
     }
     void errorsAreClassified()
     {
@@ -363,7 +381,9 @@ private Q_SLOTS:
         QVERIFY(history.newestMs() - history.at(0).atMs <= RateHistory::kDefaultWindowMs);
         QCOMPARE(dashboard.layerTotals()->total(Layer::None), qint64(kMessages));
         QCOMPARE(dashboard.findChild<QLabel *>(QStringLiteral("requestsValue"))->text(), QLocale().toString(kMessages));
-        QCOMPARE(dashboard.findChild<QLabel *>(QStringLiteral("breakerLight_gateway.wechat"))->property("breakerState").toString(),
+        QCOMPARE(dashboard.findChild<QLabel *>(QStringLiteral("breakerLight_gateway.wechat"))
+                     ->property("breakerState")
+                     .toString(),
                  QStringLiteral("closed"));
         QTemporaryDir dir;
         const QString png = dir.filePath(QStringLiteral("chart.png"));
@@ -377,13 +397,15 @@ private Q_SLOTS:
     void csvQuotesWhatNeedsIt()
     {
         FindingsModel findings;
-        findings.setRows(jsonArray("[{'id':1,'kind':'double_payment','evidence':{'a':'x,y'},'order_no':'He said \\u0022no\\u0022'}]"));
+        findings.setRows(jsonArray(
+            "[{'id':1,'kind':'double_payment','evidence':{'a':'x,y'},'order_no':'He said \\u0022no\\u0022'}]"));
         QBuffer buffer;
         buffer.open(QIODevice::WriteOnly);
         QVERIFY(writeCsv(findings, buffer));
         const QList<QByteArray> lines = buffer.data().split('\n');
         QVERIFY(lines.at(0).startsWith("Id,Kind,order_no,pay_no,Evidence,"));
-        QVERIFY2(lines.at(1).startsWith("1,double_payment,\"He said \"\"no\"\"\",,\"{\"\"a\"\":\"\"x,y\"\"}\","), lines.at(1).constData());
+        QVERIFY2(lines.at(1).startsWith("1,double_payment,\"He said \"\"no\"\"\",,\"{\"\"a\"\":\"\"x,y\"\"}\","),
+                 lines.at(1).constData());
         QVERIFY(buffer.data().endsWith("\r\n"));
     }
 };

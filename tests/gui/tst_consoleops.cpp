@@ -67,7 +67,8 @@ private Q_SLOTS:
             {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
             // One attempt: a failed delivery is dead at once.
             {QStringLiteral("outbox"),
-             QJsonObject{{QStringLiteral("webhook_urls"), QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}},
+             QJsonObject{{QStringLiteral("webhook_urls"),
+                          QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}},
                          {QStringLiteral("max_attempts"), 1}}},
             // No patrol or closer: every write is this test's doing or the callback path's.
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
@@ -90,9 +91,11 @@ private Q_SLOTS:
         // Two in_flight records as a request that died holding them leaves them: one locked
         // ten minutes ago (past any lock timeout), one locked just now.
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
-        const QString insert = QStringLiteral("INSERT INTO idempotency_keys (user_id, idem_key, fingerprint, status, locked_at, "
-                                              "created_at) VALUES (?, ?, 'f00d', 'in_flight', ?, ?)");
-        QVERIFY(execSql(*m_db.database, insert, {kUser, QStringLiteral("stuck-ui-1"), now - 600000, now - 600000}).ok());
+        const QString insert = QStringLiteral(
+            "INSERT INTO idempotency_keys (user_id, idem_key, fingerprint, status, locked_at, "
+            "created_at) VALUES (?, ?, 'f00d', 'in_flight', ?, ?)");
+        QVERIFY(
+            execSql(*m_db.database, insert, {kUser, QStringLiteral("stuck-ui-1"), now - 600000, now - 600000}).ok());
         QVERIFY(execSql(*m_db.database, insert, {kUser, QStringLiteral("fresh-ui-1"), now, now}).ok());
 
         auto desk = openConsole("desk-token");
@@ -156,7 +159,8 @@ private Q_SLOTS:
         OutboxModel *events = desk->outbox()->events();
         QTRY_VERIFY_WITH_TIMEOUT(events->rowOfId(id) >= 0, kAgentTimeoutMs);
         QCOMPARE(eventCell(*events, id, "status"), QStringLiteral("dead"));
-        QVERIFY2(eventCell(*events, id, "last_error").contains(u"500"), qPrintable(eventCell(*events, id, "last_error")));
+        QVERIFY2(eventCell(*events, id, "last_error").contains(u"500"),
+                 qPrintable(eventCell(*events, id, "last_error")));
         QCOMPARE(eventCell(*events, id, "redriven"), QStringLiteral("no"));
         auto *redriveButton = child<QPushButton>(desk.get(), "redriveButton");
         QVERIFY(!redriveButton->isEnabled()); // nothing selected yet
@@ -167,7 +171,8 @@ private Q_SLOTS:
         QTest::mouseClick(redriveButton, Qt::LeftButton);
         QTRY_VERIFY(reasonDialogShown(desk.get()));
         QVERIFY(answerReasonDialog(desk.get(), QStringLiteral("receiver fixed, INC-12")));
-        QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(desk.get(), "redriveResult")->text().contains(u"re-driven"), kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(desk.get(), "redriveResult")->text().contains(u"re-driven"),
+                                 kAgentTimeoutMs);
 
         // Delivered by the agent's dispatcher, and still in view, marked.
         QTRY_VERIFY_WITH_TIMEOUT(!agentEvent(QStringLiteral("delivered"), eventId).isEmpty(), kAgentTimeoutMs);
@@ -177,10 +182,12 @@ private Q_SLOTS:
         QCOMPARE(eventCell(*events, id, "redriven"), QStringLiteral("yes"));
         QVERIFY(events->index(events->rowOfId(id), 0).data(Qt::BackgroundRole).isValid());
         const HttpAnswer audit = m_agent->call(
-            "GET", QStringLiteral("/api/v1/audit?action=outbox.redrive&target=outbox:%1").arg(id), {}, bearer("view-token"));
+            "GET", QStringLiteral("/api/v1/audit?action=outbox.redrive&target=outbox:%1").arg(id), {},
+            bearer("view-token"));
         const QJsonArray lines = QJsonDocument::fromJson(audit.body).array();
         QCOMPARE(lines.size(), 1);
-        QCOMPARE(lines.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("receiver fixed, INC-12"));
+        QCOMPARE(lines.first().toObject().value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("receiver fixed, INC-12"));
     }
 
     void acceptOnlyOnThenOffDrainsToZero()
@@ -201,12 +208,13 @@ private Q_SLOTS:
         QTest::mouseClick(on, Qt::LeftButton);
         QTRY_VERIFY(reasonDialogShown(desk.get()));
         QVERIFY(answerReasonDialog(desk.get(), QStringLiteral("points database failing over, INC-13")));
-        QTRY_COMPARE_WITH_TIMEOUT(agentMode().value(QStringLiteral("callbacks")).toString(), QStringLiteral("accept_only"),
-                                  kAgentTimeoutMs);
+        QTRY_COMPARE_WITH_TIMEOUT(agentMode().value(QStringLiteral("callbacks")).toString(),
+                                  QStringLiteral("accept_only"), kAgentTimeoutMs);
         QTRY_COMPARE_WITH_TIMEOUT(mode->text(), QStringLiteral("ACCEPT-ONLY"), kAgentTimeoutMs);
         // The other console learns it from the stream.
-        QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(viewer.get(), "modeResult")->text().contains(u"desk set callbacks to accept_only"),
-                                 kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            child<QLabel>(viewer.get(), "modeResult")->text().contains(u"desk set callbacks to accept_only"),
+            kAgentTimeoutMs);
 
         // Paid callbacks: acknowledged to the gateway, recorded, left waiting. An agent
         // reuses its read of the shared mode for up to a second, so a first callback may
@@ -221,7 +229,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(waiting->text().toLongLong() >= 2, kAgentTimeoutMs);
         const qint64 waitingShown = waiting->text().toLongLong();
         QCOMPARE(agentMode().value(QStringLiteral("accepted_waiting")).toInteger(), waitingShown);
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'")),
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'")),
                  waitingShown);
 
         auto *off = child<QPushButton>(desk.get(), "acceptOnlyOffButton");
@@ -238,8 +247,9 @@ private Q_SLOTS:
         QVERIFY(desk->incident()->progress().peak() >= waitingShown);
         QCOMPARE(agentMode().value(QStringLiteral("accepted_waiting")).toInteger(), qint64(0));
         for (const QString &orderNo : orders)
-            QTRY_COMPARE_WITH_TIMEOUT(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? "
-                                                                              "AND status = 'PAID'"),
+            QTRY_COMPARE_WITH_TIMEOUT(countRows(*m_db.database,
+                                                QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? "
+                                                               "AND status = 'PAID'"),
                                                 {orderNo}),
                                       qint64(1), kAgentTimeoutMs);
     }
@@ -262,7 +272,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!tokenOf().isEmpty(), kAgentTimeoutMs);
         QVERIFY2(tokenOf().toULongLong() > 0, qPrintable(tokenOf()));
         // The same token as the agent reports; the refusals count is the agent's number.
-        const QJsonObject locks = m_agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token")).json();
+        const QJsonObject locks =
+            m_agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token")).json();
         QString agentToken;
         for (const QJsonValue &fence : locks.value(QStringLiteral("fencing_tokens")).toArray()) {
             if (fence.toObject().value(QStringLiteral("order_no")).toString() == orderNo)
@@ -273,7 +284,8 @@ private Q_SLOTS:
                                   QString::number(locks.value(QStringLiteral("stale_fence_refused")).toInteger()),
                                   kAgentTimeoutMs);
         // The key store is named with its fence epoch: the token above is of that epoch.
-        const QString epoch = locks.value(QStringLiteral("key_store")).toObject().value(QStringLiteral("fence_epoch")).toString();
+        const QString epoch =
+            locks.value(QStringLiteral("key_store")).toObject().value(QStringLiteral("fence_epoch")).toString();
         QCOMPARE(epoch.toULongLong(), tokenOf().toULongLong() >> 32);
         const QString line = QStringLiteral("Key store: embedded (this agent only), fence epoch %1").arg(epoch);
         QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer->locks(), "keyStoreTopology")->text(), line, kAgentTimeoutMs);
@@ -281,8 +293,9 @@ private Q_SLOTS:
         QTest::mouseClick(child<QPushButton>(viewer->locks(), "scanStoredLocks"), Qt::LeftButton);
         auto *summary = child<QLabel>(viewer->locks(), "storedLocksSummary");
         QTRY_VERIFY_WITH_TIMEOUT(summary->text().startsWith(u"1 node(s) scanned"), kAgentTimeoutMs);
-        QCOMPARE(summary->text(), QStringLiteral("1 node(s) scanned, %1 lock(s), 0 stuck")
-                                      .arg(viewer->locks()->storedLocks()->rowCount()));
+        QCOMPARE(
+            summary->text(),
+            QStringLiteral("1 node(s) scanned, %1 lock(s), 0 stuck").arg(viewer->locks()->storedLocks()->rowCount()));
         // The Keys view names it too, fetched when it is shown.
         viewer->views()->setCurrentWidget(viewer->keys());
         QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(viewer->keys(), "keyStoreTopology")->text(), line, kAgentTimeoutMs);
@@ -307,13 +320,17 @@ private Q_SLOTS:
             }
             return false;
         };
-        QTRY_VERIFY_WITH_TIMEOUT(hasLine(u"idempotency.unlock", u"desk", u"agent died mid-request, INC-11"), kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(hasLine(u"idempotency.unlock", u"desk", u"agent died mid-request, INC-11"),
+                                 kAgentTimeoutMs);
         QVERIFY(hasLine(u"outbox.redrive", u"desk", u"receiver fixed, INC-12"));
         QVERIFY(hasLine(u"mode.set", u"desk", u"points database failing over, INC-13"));
     }
 
 private:
-    std::unique_ptr<MainWindow> openConsole(const QByteArray &token) { return openTestedConsole(m_agent->port(), token); }
+    std::unique_ptr<MainWindow> openConsole(const QByteArray &token)
+    {
+        return openTestedConsole(m_agent->port(), token);
+    }
 
     static void lookUp(MainWindow &window, const QString &userId, const QString &key)
     {
@@ -350,14 +367,14 @@ private:
 
     HttpAnswer agentKey(const QString &key) const
     {
-        return m_agent->call("GET", QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=%2").arg(kUser).arg(key), {},
-                             bearer("view-token"));
+        return m_agent->call("GET", QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=%2").arg(kUser).arg(key),
+                             {}, bearer("view-token"));
     }
 
     QJsonObject agentEvent(const QString &status, const QString &eventId) const
     {
-        const HttpAnswer answer =
-            m_agent->call("GET", QStringLiteral("/api/v1/outbox?status=%1&limit=500").arg(status), {}, bearer("view-token"));
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/outbox?status=%1&limit=500").arg(status),
+                                                {}, bearer("view-token"));
         for (const QJsonValue &event : QJsonDocument::fromJson(answer.body).array()) {
             if (event.toObject().value(QStringLiteral("event_id")).toString() == eventId)
                 return event.toObject();
@@ -372,8 +389,8 @@ private:
 
     QJsonArray auditRows(const QString &action) const
     {
-        const HttpAnswer answer =
-            m_agent->call("GET", QStringLiteral("/api/v1/audit?action=%1").arg(action), {}, bearer("view-token"));
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/audit?action=%1").arg(action), {},
+                                                bearer("view-token"));
         return QJsonDocument::fromJson(answer.body).array();
     }
 

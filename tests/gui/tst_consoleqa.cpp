@@ -21,23 +21,23 @@
 #include "console/views/dashboardview.h"
 #include "console/views/qaview.h"
 #include "console/views/ratechart.h"
-#include "console/views/wallscreen.h"
 #include "console/views/tablepanel.h"
+#include "console/views/wallscreen.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDateTimeEdit>
 #include <QFile>
 #include <QFontInfo>
-#include <QScreen>
-#include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -112,9 +112,11 @@ private Q_SLOTS:
         auto *start = child<QPushButton>(window.get(), "startScenario");
         QVERIFY(!start->isEnabled()); // no reason yet
         QTest::mouseClick(child<QCheckBox>(window.get(), "disableLayer_lock"), Qt::LeftButton);
-        QTest::keyClicks(child<QLineEdit>(window.get(), "scenarioReason"), QStringLiteral("QA-12 storm without the lock"));
+        QTest::keyClicks(child<QLineEdit>(window.get(), "scenarioReason"),
+                         QStringLiteral("QA-12 storm without the lock"));
         const QString plan = child<QLabel>(window.get(), "scenarioPlan")->text();
-        QVERIFY2(plan.contains(u"retry_storm") && plan.contains(u"switched off for its orders: lock"), qPrintable(plan));
+        QVERIFY2(plan.contains(u"retry_storm") && plan.contains(u"switched off for its orders: lock"),
+                 qPrintable(plan));
         QVERIFY(start->isEnabled());
         QTest::mouseClick(start, Qt::LeftButton);
 
@@ -140,7 +142,8 @@ private Q_SLOTS:
         // in the report as the table shows it, in the layer's colour …
         ScenarioReportModel *report = window->qa()->report();
         auto *reportTable = child<QTableView>(window.get(), "scenarioReportTable");
-        const qint64 caught = shownCount(reportTable, QStringLiteral("unique_index"), ScenarioReportModel::DeliveriesColumn)
+        const qint64 caught =
+            shownCount(reportTable, QStringLiteral("unique_index"), ScenarioReportModel::DeliveriesColumn)
             + shownCount(reportTable, QStringLiteral("state_machine"), ScenarioReportModel::DeliveriesColumn);
         QVERIFY2(caught > 0, QJsonDocument(report->report()).toJson().constData());
         QCOMPARE(shownCount(reportTable, QStringLiteral("lock"), ScenarioReportModel::DeliveriesColumn), 0);
@@ -149,17 +152,20 @@ private Q_SLOTS:
                      .value<QColor>(),
                  layerColor(Layer::UniqueIndex));
         // … and in the dashboard's live totals.
-        QTRY_VERIFY_WITH_TIMEOUT(totals->total(Layer::UniqueIndex) + totals->total(Layer::StateMachine) >= caughtBefore + caught,
+        QTRY_VERIFY_WITH_TIMEOUT(totals->total(Layer::UniqueIndex) + totals->total(Layer::StateMachine)
+                                     >= caughtBefore + caught,
                                  kAgentTimeoutMs);
 
         // The past runs list it, passed, with the lock off.
         QaRunsModel *runs = window->qa()->runs();
         QTRY_VERIFY_WITH_TIMEOUT(runs->rowOf(id) >= 0
-                                     && runs->rowObject(runs->rowOf(id)).value(QStringLiteral("status")).toString() == u"passed",
+                                     && runs->rowObject(runs->rowOf(id)).value(QStringLiteral("status")).toString()
+                                            == u"passed",
                                  kAgentTimeoutMs);
         QCOMPARE(runs->index(runs->rowOf(id), runs->columnOf(QStringLiteral("disable_layers"))).data().toString(),
                  QStringLiteral("lock"));
-        QCOMPARE(runs->rowObject(runs->rowOf(id)).value(QStringLiteral("started_by")).toString(), QStringLiteral("desk"));
+        QCOMPARE(runs->rowObject(runs->rowOf(id)).value(QStringLiteral("started_by")).toString(),
+                 QStringLiteral("desk"));
     }
 
     // The audit trail lists the scenario's start (desk) and a breaker flip (lead) with their
@@ -179,8 +185,9 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(shownRow(*window, u"breaker.mode", u"lead") >= 0, kAgentTimeoutMs);
         auto *table = child<QTableView>(window.get(), "auditTable");
         const int reasonColumn = audit->columnOf(QStringLiteral("reason"));
-        QCOMPARE(table->model()->index(shownRow(*window, u"qa.scenario.start", u"desk"), reasonColumn).data().toString(),
-                 QStringLiteral("QA-12 storm without the lock"));
+        QCOMPARE(
+            table->model()->index(shownRow(*window, u"qa.scenario.start", u"desk"), reasonColumn).data().toString(),
+            QStringLiteral("QA-12 storm without the lock"));
         const int everything = table->model()->rowCount();
 
         // By actor: the API answers with lead's lines only.
@@ -216,7 +223,8 @@ private Q_SLOTS:
         QFile file(csv);
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QByteArray text = file.readAll();
-        QVERIFY2(text.contains("breaker:gateway.alipay") && text.contains("audit drill INC-4") && !text.contains("qa.scenario"),
+        QVERIFY2(text.contains("breaker:gateway.alipay") && text.contains("audit drill INC-4")
+                     && !text.contains("qa.scenario"),
                  text.constData());
     }
 
@@ -252,8 +260,11 @@ private Q_SLOTS:
         // The plot fills the screen: most of its height and width.
         QTRY_VERIFY_WITH_TIMEOUT(wall->chart()->plottedPoints(Layer::UniqueIndex) > 0, kAgentTimeoutMs);
         QVERIFY2(wall->chart()->height() > wall->height() / 2 && wall->chart()->width() > wall->width() / 2,
-                 qPrintable(QStringLiteral("%1x%2 of %3x%4").arg(wall->chart()->width()).arg(wall->chart()->height())
-                                .arg(wall->width()).arg(wall->height())));
+                 qPrintable(QStringLiteral("%1x%2 of %3x%4")
+                                .arg(wall->chart()->width())
+                                .arg(wall->chart()->height())
+                                .arg(wall->width())
+                                .arg(wall->height())));
 
         QTest::keyClick(wall, Qt::Key_Escape);
         QTRY_VERIFY(!wall->isVisible());
@@ -271,8 +282,8 @@ private:
         if (qstrcmp(mode, "auto") != 0)
             body.insert(QStringLiteral("expires_in"), 600);
         return m_agent
-            ->call("POST", QStringLiteral("/api/v1/breakers/gateway.alipay"), QJsonDocument(body).toJson(QJsonDocument::Compact),
-                   {{"Authorization", "Bearer lead-token"}})
+            ->call("POST", QStringLiteral("/api/v1/breakers/gateway.alipay"),
+                   QJsonDocument(body).toJson(QJsonDocument::Compact), {{"Authorization", "Bearer lead-token"}})
             .status;
     }
 
@@ -289,7 +300,10 @@ private:
         return -1;
     }
 
-    std::unique_ptr<MainWindow> openConsole(const QByteArray &token) { return openTestedConsole(m_agent->port(), token); }
+    std::unique_ptr<MainWindow> openConsole(const QByteArray &token)
+    {
+        return openTestedConsole(m_agent->port(), token);
+    }
 
     QString agentUrl() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port()); }
 
@@ -307,7 +321,7 @@ int main(int argc, char *argv[])
     if (!screenFile.open(QIODevice::WriteOnly)
         || screenFile.write("{\"screens\":[{\"name\":\"wall\",\"x\":0,\"y\":0,\"width\":1920,\"height\":1080,"
                             "\"logicalDpi\":96,\"logicalBaseDpi\":96,\"dpr\":1}]}")
-            < 0)
+               < 0)
         return 2;
     screenFile.close();
     qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + screenConfig.toLocal8Bit());

@@ -46,8 +46,10 @@ private Q_SLOTS:
         QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("orders"))).data().toString(), QStringLiteral("10"));
         QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("disable_layers"))).data().toString(),
                  QStringLiteral("lock, unique_index"));
-        QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("phase"))).data().toString(), QStringLiteral("retry_storm"));
-        QCOMPARE(runs.index(1, runs.columnOf(QStringLiteral("disable_layers"))).data().toString(), QStringLiteral("none"));
+        QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("phase"))).data().toString(),
+                 QStringLiteral("retry_storm"));
+        QCOMPARE(runs.index(1, runs.columnOf(QStringLiteral("disable_layers"))).data().toString(),
+                 QStringLiteral("none"));
         QCOMPARE(runs.index(1, runs.columnOf(QStringLiteral("orders"))).data().toString(), QString());
 
         QVERIFY(!runs.applyProgress(QStringLiteral("qa-unknown"), {}));
@@ -65,20 +67,23 @@ private Q_SLOTS:
     {
         QaRunsModel runs;
         QAbstractItemModelTester tester(&runs, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        runs.setRuns(json("[{'scenario_id':'qa-2','status':'running','agent_id':'agent-1','progress':{'phase':'retry_storm'}}]")
-                         .array());
+        runs.setRuns(
+            json("[{'scenario_id':'qa-2','status':'running','agent_id':'agent-1','progress':{'phase':'retry_storm'}}]")
+                .array());
         QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("agent_id"))).data().toString(), QStringLiteral("agent-1"));
         QVERIFY(runs.applyProgress(QStringLiteral("qa-2"),
                                    json("{'phase':'abandoned','agent_id':'agent-1','orders':4}").object()));
         QCOMPARE(runs.rowObject(0).value(QStringLiteral("status")).toString(), QStringLiteral("abandoned"));
         const QColor abandoned = scenarioStatusColor(QStringLiteral("abandoned"));
-        QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("status"))).data(Qt::DecorationRole).value<QColor>(), abandoned);
+        QCOMPARE(runs.index(0, runs.columnOf(QStringLiteral("status"))).data(Qt::DecorationRole).value<QColor>(),
+                 abandoned);
         for (const char *other : {"passed", "failed", "error", "running"})
             QVERIFY(abandoned != scenarioStatusColor(QLatin1String(other)));
         QVERIFY(isFinalScenarioPhase(QStringLiteral("abandoned")));
         QVERIFY(!isFinalScenarioPhase(QStringLiteral("settling")));
         QCOMPARE(abandonedInWords(json("{'status':'abandoned','agent_id':'agent-1',"
-                                       "'finished_at':'2026-12-02T07:00:05.000Z'}").object()),
+                                       "'finished_at':'2026-12-02T07:00:05.000Z'}")
+                                      .object()),
                  QStringLiteral("ABANDONED — agent agent-1 stopped renewing its lease, which ended at ")
                      + localTime(QStringLiteral("2026-12-02T07:00:05.000Z")));
         QCOMPARE(abandonedInWords({}), QStringLiteral("ABANDONED — agent (unnamed) stopped renewing its lease, which "
@@ -97,7 +102,9 @@ private Q_SLOTS:
         QCOMPARE(report.deliveries(QStringLiteral("unique_index")), 30);
         QCOMPARE(report.deliveries(QStringLiteral("lock")), 0);          // mistyped: zero
         QCOMPARE(report.deliveries(QStringLiteral("state_machine")), 0); // negative: zero
-        QCOMPARE(report.index(report.rowOf(QStringLiteral("side_effect")), ScenarioReportModel::DeliveriesColumn).data().toString(),
+        QCOMPARE(report.index(report.rowOf(QStringLiteral("side_effect")), ScenarioReportModel::DeliveriesColumn)
+                     .data()
+                     .toString(),
                  QStringLiteral("0"));
         const int replayed = report.rowOf(QStringLiteral("idempotency_key/503"));
         QVERIFY(replayed >= 0);
@@ -122,11 +129,13 @@ private Q_SLOTS:
         QTest::addColumn<QString>("headline");
         QTest::newRow("passed") << QByteArray("{'passed':true,'orders':10,'paid_once':10,'double_effects':0}")
                                 << QStringLiteral("PASS — 0 double effects");
-        QTest::newRow("one double effect") << QByteArray("{'passed':false,'orders':10,'paid_once':10,'double_effects':1}")
-                                           << QStringLiteral("FAIL — 1 double effect");
+        QTest::newRow("one double effect")
+            << QByteArray("{'passed':false,'orders':10,'paid_once':10,'double_effects':1}")
+            << QStringLiteral("FAIL — 1 double effect");
         QTest::newRow("lost and missing")
             << QByteArray("{'passed':false,'orders':10,'paid_once':8,'double_effects':2,'missing_effects':1,'lost':2}")
-            << QStringLiteral("FAIL — 2 double effects, 1 missing effect, 2 lost orders, 8 of 10 orders paid exactly once");
+            << QStringLiteral(
+                   "FAIL — 2 double effects, 1 missing effect, 2 lost orders, 8 of 10 orders paid exactly once");
         QTest::newRow("empty") << QByteArray("{}") << QStringLiteral("FAIL — 0 double effects");
         QTest::newRow("mistyped") << QByteArray("{'passed':'yes','double_effects':'none'}")
                                   << QStringLiteral("FAIL — 0 double effects");
@@ -142,7 +151,8 @@ private Q_SLOTS:
 
     void progressInWords()
     {
-        const QJsonObject progress = json("{'phase':'retry_storm','orders':10,'created':10,'confirmed':9,'paid_at_sim':4}").object();
+        const QJsonObject progress =
+            json("{'phase':'retry_storm','orders':10,'created':10,'confirmed':9,'paid_at_sim':4}").object();
         QCOMPARE(describeProgress(progress),
                  QStringLiteral("retry_storm: 4 of 10 orders paid at the platform, 9 confirmed, 10 created"));
         QCOMPARE(progressPercent(progress), 40);
@@ -158,15 +168,18 @@ private Q_SLOTS:
         proxy.setSourceModel(&audit);
         QAbstractItemModelTester sourceTester(&audit, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        audit.setRows(json("[{'id':3,'at':'2026-11-29T12:00:00.000Z','actor':'lead','action':'breaker.mode',"
-                           "'target':'breaker:gateway.alipay','before':{'mode':'auto'}},"
-                           "{'id':2,'at':'2026-11-29T11:00:00.000Z','actor':'desk','action':'qa.scenario.start',"
-                           "'target':'qa:qa-1'},"
-                           "{'id':1,'at':'yesterday','actor':'desk','action':'callback.replay','target':'callback:wechat:P1'}]")
-                          .array());
+        audit.setRows(
+            json("[{'id':3,'at':'2026-11-29T12:00:00.000Z','actor':'lead','action':'breaker.mode',"
+                 "'target':'breaker:gateway.alipay','before':{'mode':'auto'}},"
+                 "{'id':2,'at':'2026-11-29T11:00:00.000Z','actor':'desk','action':'qa.scenario.start',"
+                 "'target':'qa:qa-1'},"
+                 "{'id':1,'at':'yesterday','actor':'desk','action':'callback.replay','target':'callback:wechat:P1'}]")
+                .array());
         QCOMPARE(proxy.rowCount(), 3);
-        QCOMPARE(audit.distinctValues(QStringLiteral("actor")), (QStringList{QStringLiteral("desk"), QStringLiteral("lead")}));
-        QCOMPARE(audit.index(0, audit.columnOf(QStringLiteral("before"))).data().toString(), QStringLiteral("{\"mode\":\"auto\"}"));
+        QCOMPARE(audit.distinctValues(QStringLiteral("actor")),
+                 (QStringList{QStringLiteral("desk"), QStringLiteral("lead")}));
+        QCOMPARE(audit.index(0, audit.columnOf(QStringLiteral("before"))).data().toString(),
+                 QStringLiteral("{\"mode\":\"auto\"}"));
         proxy.setTargetContains(QStringLiteral("ALIPAY"));
         QCOMPARE(proxy.rowCount(), 1);
         proxy.setTargetContains({});

@@ -27,7 +27,8 @@ QJsonObject modeAnswer(const char *mode, qint64 waiting)
 
 StreamEvent streamEvent(const QString &kind, const QString &subject, const QString &value, QJsonObject detail)
 {
-    return StreamEvent{kind, subject, value, QStringLiteral("system:agent-1"), QStringLiteral("renewal refused"), detail};
+    return StreamEvent{kind,  subject, value, QStringLiteral("system:agent-1"), QStringLiteral("renewal refused"),
+                       detail};
 }
 
 } // namespace
@@ -80,19 +81,23 @@ private Q_SLOTS:
                                              {QStringLiteral("renewals"), 2}},
                                  QStringLiteral("not an object"), 3});
         QCOMPARE(locks.rowCount(), 1);
-        locks.applyLockLost(streamEvent(QString(streamevent::LockLost), QStringLiteral("lock:pay:A"), QStringLiteral("lost"),
-                                  {{QStringLiteral("fencing_token"), QStringLiteral("7")},
-                                   {QStringLiteral("fence_scope"), QStringLiteral("ORD-A")}}));
+        locks.applyLockLost(streamEvent(QString(streamevent::LockLost), QStringLiteral("lock:pay:A"),
+                                        QStringLiteral("lost"),
+                                        {{QStringLiteral("fencing_token"), QStringLiteral("7")},
+                                         {QStringLiteral("fence_scope"), QStringLiteral("ORD-A")}}));
         QCOMPARE(locks.rowCount(), 1);
         QCOMPARE(locks.index(0, locks.columnOf(QStringLiteral("state"))).data().toString(), QStringLiteral("lost"));
-        QCOMPARE(locks.index(0, locks.columnOf(QStringLiteral("fence_scope"))).data().toString(), QStringLiteral("ORD-A"));
+        QCOMPARE(locks.index(0, locks.columnOf(QStringLiteral("fence_scope"))).data().toString(),
+                 QStringLiteral("ORD-A"));
         QCOMPARE(locks.index(0, locks.columnOf(QStringLiteral("renewals"))).data().toString(), QStringLiteral("2"));
         QVERIFY(locks.index(0, locks.columnOf(QStringLiteral("state"))).data(Qt::ForegroundRole).isValid());
         // An unknown lock is added; a detail with a numeric token still reads; no subject: ignored.
-        locks.applyLockLost(streamEvent(QString(streamevent::LockLost), QStringLiteral("lock:pay:B"), QStringLiteral("lost"),
-                                  {{QStringLiteral("fencing_token"), 9}}));
+        locks.applyLockLost(streamEvent(QString(streamevent::LockLost), QStringLiteral("lock:pay:B"),
+                                        QStringLiteral("lost"), {{QStringLiteral("fencing_token"), 9}}));
         QCOMPARE(locks.rowCount(), 2);
-        QCOMPARE(locks.rowObject(locks.rowOf(QStringLiteral("lock:pay:B"))).value(QStringLiteral("fencing_token")).toString(),
+        QCOMPARE(locks.rowObject(locks.rowOf(QStringLiteral("lock:pay:B")))
+                     .value(QStringLiteral("fencing_token"))
+                     .toString(),
                  QStringLiteral("9"));
         locks.applyLockLost(streamEvent(QString(streamevent::LockLost), QString(), QString(), {}));
         QCOMPARE(locks.rowCount(), 2);
@@ -103,25 +108,24 @@ private Q_SLOTS:
     {
         StoredLocksModel stored;
         QAbstractItemModelTester tester(&stored, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        stored.setScan(QJsonArray{
-            QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:pay:A")},
-                        {QStringLiteral("stored_key"), QStringLiteral("{7Qa}lock:pay:A")},
-                        {QStringLiteral("node"), QStringLiteral("127.0.0.1:7001")},
-                        {QStringLiteral("owner"), QStringLiteral("gone")},
-                        {QStringLiteral("ttl_left_ms"), -1},
-                        {QStringLiteral("held_by_this_agent"), false},
-                        {QStringLiteral("stuck"), true},
-                        {QStringLiteral("stuck_reason"), QStringLiteral("no_expiry")}},
-            QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:order:B")},
-                        {QStringLiteral("node"), QStringLiteral("127.0.0.1:7002")},
-                        {QStringLiteral("ttl_left_ms"), 9000},
-                        {QStringLiteral("held_by_this_agent"), true},
-                        {QStringLiteral("stuck"), false},
-                        {QStringLiteral("stuck_reason"), QJsonValue(QJsonValue::Null)}},
-            QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:pay:C")},
-                        {QStringLiteral("ttl_left_ms"), 99999999},
-                        {QStringLiteral("stuck"), true},
-                        {QStringLiteral("stuck_reason"), QStringLiteral("ttl_above_lock_ttl")}}});
+        stored.setScan(QJsonArray{QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:pay:A")},
+                                              {QStringLiteral("stored_key"), QStringLiteral("{7Qa}lock:pay:A")},
+                                              {QStringLiteral("node"), QStringLiteral("127.0.0.1:7001")},
+                                              {QStringLiteral("owner"), QStringLiteral("gone")},
+                                              {QStringLiteral("ttl_left_ms"), -1},
+                                              {QStringLiteral("held_by_this_agent"), false},
+                                              {QStringLiteral("stuck"), true},
+                                              {QStringLiteral("stuck_reason"), QStringLiteral("no_expiry")}},
+                                  QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:order:B")},
+                                              {QStringLiteral("node"), QStringLiteral("127.0.0.1:7002")},
+                                              {QStringLiteral("ttl_left_ms"), 9000},
+                                              {QStringLiteral("held_by_this_agent"), true},
+                                              {QStringLiteral("stuck"), false},
+                                              {QStringLiteral("stuck_reason"), QJsonValue(QJsonValue::Null)}},
+                                  QJsonObject{{QStringLiteral("key"), QStringLiteral("lock:pay:C")},
+                                              {QStringLiteral("ttl_left_ms"), 99999999},
+                                              {QStringLiteral("stuck"), true},
+                                              {QStringLiteral("stuck_reason"), QStringLiteral("ttl_above_lock_ttl")}}});
         QCOMPARE(stored.rowCount(), 3);
         const auto text = [&](int row, const char *key) {
             return stored.index(row, stored.columnOf(QLatin1String(key))).data().toString();
@@ -145,14 +149,16 @@ private Q_SLOTS:
         message.seq = 1;
         message.at = QDateTime::currentDateTimeUtc();
         for (int i = 0; i < StaleRefusalsModel::kMaxRows + 5; ++i) {
-            const StreamEvent refused = streamEvent(QString(streamevent::FenceStaleRefused), QStringLiteral("ORD-%1").arg(i),
-                                              QStringLiteral("PAY-%1").arg(i), {{QStringLiteral("fencing_token"), i}});
+            const StreamEvent refused = streamEvent(QString(streamevent::FenceStaleRefused),
+                                                    QStringLiteral("ORD-%1").arg(i), QStringLiteral("PAY-%1").arg(i),
+                                                    {{QStringLiteral("fencing_token"), i}});
             message.body = refused;
             refusals.applyStaleRefused(message, refused);
         }
         QCOMPARE(refusals.rowCount(), StaleRefusalsModel::kMaxRows);
         const int last = StaleRefusalsModel::kMaxRows + 4;
-        QCOMPARE(refusals.rowObject(0).value(QStringLiteral("order_no")).toString(), QStringLiteral("ORD-%1").arg(last));
+        QCOMPARE(refusals.rowObject(0).value(QStringLiteral("order_no")).toString(),
+                 QStringLiteral("ORD-%1").arg(last));
         QCOMPARE(refusals.rowObject(0).value(QStringLiteral("fencing_token")).toString(), QString::number(last));
         QCOMPARE(refusals.rowObject(0).value(QStringLiteral("pay_no")).toString(), QStringLiteral("PAY-%1").arg(last));
     }
@@ -161,16 +167,21 @@ private Q_SLOTS:
     {
         OutboxModel outbox;
         QAbstractItemModelTester tester(&outbox, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        outbox.setRows(QJsonArray{
-            QJsonObject{{QStringLiteral("id"), 4}, {QStringLiteral("status"), QStringLiteral("dead")}, {QStringLiteral("redriven"), false}},
-            QJsonObject{{QStringLiteral("id"), 5}, {QStringLiteral("status"), QStringLiteral("delivered")}, {QStringLiteral("redriven"), true}},
-            QJsonObject{{QStringLiteral("id"), QStringLiteral("junk")}}});
+        outbox.setRows(QJsonArray{QJsonObject{{QStringLiteral("id"), 4},
+                                              {QStringLiteral("status"), QStringLiteral("dead")},
+                                              {QStringLiteral("redriven"), false}},
+                                  QJsonObject{{QStringLiteral("id"), 5},
+                                              {QStringLiteral("status"), QStringLiteral("delivered")},
+                                              {QStringLiteral("redriven"), true}},
+                                  QJsonObject{{QStringLiteral("id"), QStringLiteral("junk")}}});
         QCOMPARE(outbox.rowCount(), 3);
         const int redriven = outbox.columnOf(QStringLiteral("redriven"));
         QCOMPARE(outbox.index(outbox.rowOfId(5), redriven).data().toString(), QStringLiteral("yes"));
         QVERIFY(outbox.index(outbox.rowOfId(5), 0).data(Qt::BackgroundRole).isValid());
         QVERIFY(!outbox.index(outbox.rowOfId(4), 0).data(Qt::BackgroundRole).isValid());
-        QVERIFY(outbox.index(outbox.rowOfId(4), outbox.columnOf(QStringLiteral("status"))).data(Qt::ForegroundRole).isValid());
+        QVERIFY(outbox.index(outbox.rowOfId(4), outbox.columnOf(QStringLiteral("status")))
+                    .data(Qt::ForegroundRole)
+                    .isValid());
         QCOMPARE(outbox.rowOfId(99), -1);
     }
 
@@ -182,9 +193,10 @@ private Q_SLOTS:
         QVERIFY(IdempotencyRecordModel::unlockBlocker({{QStringLiteral("status"), QStringLiteral("completed")}})
                     .contains(u"completed"));
         QVERIFY(!IdempotencyRecordModel::unlockBlocker({{QStringLiteral("status"), 3}}).isEmpty());
-        QVERIFY(IdempotencyRecordModel::unlockBlocker({{QStringLiteral("status"), QStringLiteral("in_flight")}}).isEmpty());
-        record.setRows(QList<QJsonObject>{{{QStringLiteral("status"), QStringLiteral("in_flight")},
-                                           {QStringLiteral("response"), QJsonValue::Null}}});
+        QVERIFY(
+            IdempotencyRecordModel::unlockBlocker({{QStringLiteral("status"), QStringLiteral("in_flight")}}).isEmpty());
+        record.setRows(QList<QJsonObject>{
+            {{QStringLiteral("status"), QStringLiteral("in_flight")}, {QStringLiteral("response"), QJsonValue::Null}}});
         QCOMPARE(record.rowCount(), 1);
         QCOMPARE(record.record().value(QStringLiteral("status")).toString(), QStringLiteral("in_flight"));
         QVERIFY(record.index(0, record.columnOf(QStringLiteral("response"))).data().toString().isEmpty());

@@ -56,7 +56,8 @@ private Q_SLOTS:
         connect(&client, &StreamClient::messageReceived, this, [&](const StreamMessage &m) { messages << m; });
         connect(&client, &StreamClient::messageRefused, this, [&](const QString &why) { refused << why; });
         const QUrl agent(QStringLiteral("http://127.0.0.1:%1").arg(port));
-        QCOMPARE(StreamClient::streamUrl(agent).toString(), QStringLiteral("ws://127.0.0.1:%1/api/v1/stream").arg(port));
+        QCOMPARE(StreamClient::streamUrl(agent).toString(),
+                 QStringLiteral("ws://127.0.0.1:%1/api/v1/stream").arg(port));
         client.open(agent, "view-token");
 
         QTRY_COMPARE(client.state(), StreamClient::State::Live);

@@ -3,10 +3,10 @@
 #include "crypto/aesgcm.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QElapsedTimer>
 #include <QTest>
 
 #include <atomic>
@@ -68,10 +68,11 @@ bool AgentCluster::configurePlatformRetries(QString *error)
     // later (time_scale 1000): from then on the test is the platform that retries. To the
     // agents it retries by itself, WeChat's 15 s as 150 ms.
     const QByteArray config = m_notifications == Notifications::ToRelay ? "{\"time_scale\":1000,\"timeout_ms\":60000}"
-                                                                         : "{\"time_scale\":0.01,\"timeout_ms\":60000}";
+                                                                        : "{\"time_scale\":0.01,\"timeout_ms\":60000}";
     const HttpAnswer configured = httpCall(m_sim->port(), "POST", QStringLiteral("/sim/notify-config"), config, {});
     if (configured.status != 200) {
-        *error = QStringLiteral("sim notify-config: %1 %2").arg(configured.status).arg(QString::fromUtf8(configured.body));
+        *error =
+            QStringLiteral("sim notify-config: %1 %2").arg(configured.status).arg(QString::fromUtf8(configured.body));
         return false;
     }
     return true;
@@ -121,11 +122,13 @@ AgentProcess::Options AgentCluster::optionsFor(int i) const
         {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
     };
     if (m_sentinel) { // the URL above gives only the db: the Sentinels name the master
-        options.extraConfig.insert(QStringLiteral("redis_sentinels"), QJsonArray::fromStringList(m_sentinel->sentinels()));
+        options.extraConfig.insert(QStringLiteral("redis_sentinels"),
+                                   QJsonArray::fromStringList(m_sentinel->sentinels()));
         options.extraConfig.insert(QStringLiteral("redis_master_name"), m_sentinel->masterName());
     }
     if (m_redisCluster) // the same: the nodes are the seeds, the URL gives db 0
-        options.extraConfig.insert(QStringLiteral("redis_cluster"), QJsonArray::fromStringList(m_redisCluster->nodes()));
+        options.extraConfig.insert(QStringLiteral("redis_cluster"),
+                                   QJsonArray::fromStringList(m_redisCluster->nodes()));
     if (m_notifications == Notifications::ToRelay)
         options.extraConfig.insert(QStringLiteral("public_base_url"), m_relay->baseUrl());
     return options;
@@ -169,18 +172,18 @@ QList<CapturedRequest> AgentCluster::paidOrders(const QString &prefix, int count
     std::atomic<bool> made{false};
     std::thread makers([&] {
         runConcurrently(kMakers, [&](int maker) {
-        for (int i = maker; i < count; i += kMakers) {
-            const AgentProcess &via = *m_agents.at(size_t(i % size()));
-            const QString orderNo = prefix + QStringLiteral("%1").arg(i, 4, 10, QLatin1Char('0'));
-            QString failure;
-            QString paymentNo;
-            if (via.postOrder(orderNo, 5000 + i, QStringLiteral("9.90"), sku, &failure))
-                paymentNo = via.confirmPayment(orderNo, 5000 + i, QStringLiteral("wechat"), &failure);
-            std::lock_guard guard(mutex);
-            if (paymentNo.isEmpty())
-                failures << orderNo + QStringLiteral(": ") + failure;
-            paymentNos[i] = paymentNo;
-        }
+            for (int i = maker; i < count; i += kMakers) {
+                const AgentProcess &via = *m_agents.at(size_t(i % size()));
+                const QString orderNo = prefix + QStringLiteral("%1").arg(i, 4, 10, QLatin1Char('0'));
+                QString failure;
+                QString paymentNo;
+                if (via.postOrder(orderNo, 5000 + i, QStringLiteral("9.90"), sku, &failure))
+                    paymentNo = via.confirmPayment(orderNo, 5000 + i, QStringLiteral("wechat"), &failure);
+                std::lock_guard guard(mutex);
+                if (paymentNo.isEmpty())
+                    failures << orderNo + QStringLiteral(": ") + failure;
+                paymentNos[i] = paymentNo;
+            }
         });
         made = true;
     });
@@ -194,18 +197,20 @@ QList<CapturedRequest> AgentCluster::paidOrders(const QString &prefix, int count
             if (!isRunning(i))
                 continue;
             const QStringList warnings = agent(i).output().split(u'\n').filter(QStringLiteral(" warning "));
-            *error += QStringLiteral("\nagent-%1's last warnings:\n  ").arg(i + 1) + warnings.mid(warnings.size() - 10).join(QStringLiteral("\n  "));
+            *error += QStringLiteral("\nagent-%1's last warnings:\n  ").arg(i + 1)
+                      + warnings.mid(warnings.size() - 10).join(QStringLiteral("\n  "));
         }
         return {};
     }
     // Paid one by one at the simulator, the relay taking each notification as it comes.
     const qsizetype before = m_relay->captured.size();
     for (const QString &paymentNo : std::as_const(paymentNos)) {
-        const HttpAnswer paid =
-            httpCall(m_sim->port(), "POST", QStringLiteral("/sim/pay"),
-                     QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8(), {});
+        const HttpAnswer paid = httpCall(
+            m_sim->port(), "POST", QStringLiteral("/sim/pay"),
+            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8(), {});
         if (paid.status != 200) {
-            *error = QStringLiteral("sim pay %1: %2 %3").arg(paymentNo).arg(paid.status).arg(QString::fromUtf8(paid.body));
+            *error =
+                QStringLiteral("sim pay %1: %2 %3").arg(paymentNo).arg(paid.status).arg(QString::fromUtf8(paid.body));
             return {};
         }
         QCoreApplication::processEvents();

@@ -42,7 +42,11 @@ public:
     /// The Redis the agents share: one redis-server at one address, a master, a replica
     /// and three Sentinels (RedisSentinelTopology) the agents find the master through, or a
     /// Redis Cluster of three masters, each with a replica (RedisClusterTopology).
-    enum class Redis { Single, Sentinel, Cluster };
+    enum class Redis {
+        Single,
+        Sentinel,
+        Cluster
+    };
 
     /// Null and *error set when a server, the simulator or an agent did not start.
     static std::unique_ptr<AgentCluster> start(Dialect dialect, int agents, QString *error,
@@ -55,8 +59,8 @@ public:
     QList<int> agentPorts() const;
     sql::Database &database() { return *m_db.database; }
     TestDatabase &databaseServer() { return *m_db.server; }
-    RedisServer &redis() { return *m_redis; }            ///< Redis::Single only
-    RedisSentinelTopology &sentinel() { return *m_sentinel; } ///< Redis::Sentinel only
+    RedisServer &redis() { return *m_redis; }                        ///< Redis::Single only
+    RedisSentinelTopology &sentinel() { return *m_sentinel; }        ///< Redis::Sentinel only
     RedisClusterTopology &redisCluster() { return *m_redisCluster; } ///< Redis::Cluster only
     SimProcess &sim() { return *m_sim; }
 

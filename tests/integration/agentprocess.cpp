@@ -77,14 +77,14 @@ std::unique_ptr<AgentProcess> AgentProcess::start(const Options &options, QStrin
         {QStringLiteral("listen"), QStringLiteral("127.0.0.1:%1").arg(agent->m_port)},
         {QStringLiteral("db"), options.db},
         {QStringLiteral("data_dir"), dataDir},
-        {QStringLiteral("auth"), QJsonObject{{QStringLiteral("tokens"),
-                                              QJsonArray{tokenOf("view", "viewer"), tokenOf("desk", "operator"),
-                                                         tokenOf("lead", "approver"), tokenOf("qa", "operator")}}}},
+        {QStringLiteral("auth"),
+         QJsonObject{{QStringLiteral("tokens"), QJsonArray{tokenOf("view", "viewer"), tokenOf("desk", "operator"),
+                                                           tokenOf("lead", "approver"), tokenOf("qa", "operator")}}}},
         // The QA runner's own credential, should the test enable QA (its "qa" entry above).
         {QStringLiteral("qa"), QJsonObject{{QStringLiteral("token"), QStringLiteral("qa-token")}}},
-        {QStringLiteral("sim"), QJsonObject{{QStringLiteral("enabled"), options.sim},
-                                            {QStringLiteral("listen"),
-                                             QStringLiteral("127.0.0.1:%1").arg(agent->m_simPort)}}},
+        {QStringLiteral("sim"),
+         QJsonObject{{QStringLiteral("enabled"), options.sim},
+                     {QStringLiteral("listen"), QStringLiteral("127.0.0.1:%1").arg(agent->m_simPort)}}},
     };
     for (auto it = options.extraConfig.begin(); it != options.extraConfig.end(); ++it) {
         const QJsonValue generated = config.value(it.key());
@@ -208,8 +208,7 @@ void AgentProcess::reportUncleanStop(const QString &how) const
     // A suite only sees stop() != 0; the agent's own last lines say where its shutdown
     // stood, and a failure seen once in a full run is otherwise lost.
     constexpr qsizetype tailBytes = 6000;
-    qWarning().noquote() << "agent" << how << "- its last output:\n"
-                         << QString::fromUtf8(m_output.right(tailBytes));
+    qWarning().noquote() << "agent" << how << "- its last output:\n" << QString::fromUtf8(m_output.right(tailBytes));
 }
 
 bool AgentProcess::sendSignal(int signalNumber) const
@@ -275,9 +274,10 @@ bool AgentProcess::createOrder(const QString &orderNo, qint64 userId, const QStr
 
 bool AgentProcess::putSku(const QString &skuId, qint64 stock, QString *error) const
 {
-    const HttpAnswer sku = call("PUT", QStringLiteral("/api/v1/skus/") + skuId,
-                                QJsonDocument(QJsonObject{{QStringLiteral("stock"), stock}}).toJson(QJsonDocument::Compact),
-                                {{"Authorization", "Bearer desk-token"}});
+    const HttpAnswer sku = call(
+        "PUT", QStringLiteral("/api/v1/skus/") + skuId,
+        QJsonDocument(QJsonObject{{QStringLiteral("stock"), stock}}).toJson(QJsonDocument::Compact),
+        {{"Authorization", "Bearer desk-token"}});
     if (sku.status != 200) {
         *error = QStringLiteral("PUT sku: %1 %2").arg(sku.status).arg(QString::fromUtf8(sku.body));
         return false;
@@ -291,8 +291,8 @@ bool AgentProcess::postOrder(const QString &orderNo, qint64 userId, const QStrin
     const QJsonObject order{{QStringLiteral("order_no"), orderNo},
                             {QStringLiteral("user_id"), userId},
                             {QStringLiteral("amount"), amount},
-                            {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), skuId},
-                                                                             {QStringLiteral("qty"), 1}}}},
+                            {QStringLiteral("items"),
+                             QJsonArray{QJsonObject{{QStringLiteral("sku_id"), skuId}, {QStringLiteral("qty"), 1}}}},
                             {QStringLiteral("reward_coupon_template"), QStringLiteral("WELCOME10")},
                             {QStringLiteral("reward_points"), 100}};
     const HttpAnswer created = call("POST", QStringLiteral("/api/v1/orders"),
@@ -317,12 +317,13 @@ QString AgentProcess::confirmPayment(const QString &orderNo, qint64 userId, cons
                                      QString *error) const
 {
     const QString token = issueToken(userId, orderNo);
-    const HttpAnswer confirmed = call("POST", QStringLiteral("/api/v1/payments/confirm"),
-                                      QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
-                                                                {QStringLiteral("order_no"), orderNo},
-                                                                {QStringLiteral("channel"), channel}})
-                                          .toJson(QJsonDocument::Compact),
-                                      {{"X-User-Id", QByteArray::number(userId)}, {"Idempotency-Key", orderNo.toUtf8()}});
+    const HttpAnswer confirmed = call(
+        "POST", QStringLiteral("/api/v1/payments/confirm"),
+        QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
+                                  {QStringLiteral("order_no"), orderNo},
+                                  {QStringLiteral("channel"), channel}})
+            .toJson(QJsonDocument::Compact),
+        {{"X-User-Id", QByteArray::number(userId)}, {"Idempotency-Key", orderNo.toUtf8()}});
     if (confirmed.status != 200) {
         *error = QStringLiteral("confirm: %1 %2").arg(confirmed.status).arg(QString::fromUtf8(confirmed.body));
         return {};
@@ -340,8 +341,8 @@ QString AgentProcess::notificationState(const QString &paymentNo) const
                                    : notifications.first().toObject().value(QStringLiteral("state")).toString();
 }
 
-QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, const QString &amount,
-                                     const QString &skuId, QString *error) const
+QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                                     QString *error) const
 {
     if (!createOrder(orderNo, userId, amount, skuId, error))
         return {};
@@ -382,7 +383,8 @@ int statusFrom(const QString &source, int port, const QByteArray &method, const 
     QByteArray request = method + ' ' + path.toUtf8() + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
     if (!token.isEmpty())
         request += "Authorization: Bearer " + token + "\r\n";
-    request += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+    request += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n"
+               + body;
     socket.write(request);
     QByteArray answer;
     while (!answer.contains("\r\n") && socket.waitForReadyRead(10000))

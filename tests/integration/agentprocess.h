@@ -31,10 +31,10 @@ struct HttpAnswer {
 class AgentProcess {
 public:
     struct Options {
-        QString db;             ///< --db
-        bool sim = true;        ///< sim.enabled on a free port
-        int simPort = 0;        ///< 0: a free one
-        QString dataDir;        ///< empty: a temporary folder of its own
+        QString db;      ///< --db
+        bool sim = true; ///< sim.enabled on a free port
+        int simPort = 0; ///< 0: a free one
+        QString dataDir; ///< empty: a temporary folder of its own
         QStringList extraArguments;
         /// Merged into the generated config file: a key whose value is an object in both
         /// is merged key by key ({"http": {"idle_timeout_ms": 2000}} keeps the rest), any
@@ -142,7 +142,7 @@ HttpAnswer httpCall(int port, const QByteArray &method, const QString &path, con
 /// it could not be sent or no status came. The agent limits failed authentications per
 /// peer address (10 a minute): a test that fails on purpose more often speaks from
 /// addresses of its own.
-int statusFrom(const QString &source, int port, const QByteArray &method, const QString &path,
-               const QByteArray &body, const QByteArray &token);
+int statusFrom(const QString &source, int port, const QByteArray &method, const QString &path, const QByteArray &body,
+               const QByteArray &token);
 
 } // namespace payonce::testsupport

@@ -17,7 +17,8 @@ core::Result<void> refuseAuditRows(sql::Database &database, const QStringList &a
     QStringList quoted;
     for (const QString &action : actions) {
         if (!plain.match(action).hasMatch())
-            return core::Error::make(core::ErrorCode::InvalidInput, QStringLiteral("not an audit action: %1").arg(action));
+            return core::Error::make(core::ErrorCode::InvalidInput,
+                                     QStringLiteral("not an audit action: %1").arg(action));
         quoted << u'\'' + action + u'\'';
     }
     if (quoted.isEmpty())
@@ -31,9 +32,10 @@ core::Result<void> refuseAuditRows(sql::Database &database, const QStringList &a
                                                 "BEGIN SELECT RAISE(ABORT, 'audit row refused by the test'); END")
                                      .arg(kTrigger, action));
     case sql::Dialect::PostgreSql:
-        if (auto made = execSql(database, QStringLiteral("CREATE FUNCTION %1() RETURNS trigger LANGUAGE plpgsql AS $$ "
-                                                         "BEGIN RAISE EXCEPTION 'audit row refused by the test'; END; $$")
-                                              .arg(kFunction));
+        if (auto made = execSql(database,
+                                QStringLiteral("CREATE FUNCTION %1() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                                               "BEGIN RAISE EXCEPTION 'audit row refused by the test'; END; $$")
+                                    .arg(kFunction));
             !made)
             return made;
         return execSql(database, QStringLiteral("CREATE TRIGGER %1 BEFORE INSERT ON audit_log FOR EACH ROW "
@@ -52,8 +54,7 @@ core::Result<void> allowAuditRows(sql::Database &database)
 {
     switch (database.dialect()) {
     case sql::Dialect::Sqlite:
-    case sql::Dialect::MariaDb:
-        return execSql(database, QStringLiteral("DROP TRIGGER IF EXISTS %1").arg(kTrigger));
+    case sql::Dialect::MariaDb: return execSql(database, QStringLiteral("DROP TRIGGER IF EXISTS %1").arg(kTrigger));
     case sql::Dialect::PostgreSql:
         if (auto dropped = execSql(database, QStringLiteral("DROP TRIGGER IF EXISTS %1 ON audit_log").arg(kTrigger));
             !dropped)

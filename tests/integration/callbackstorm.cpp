@@ -14,7 +14,8 @@ namespace payonce::testsupport {
 
 namespace {
 // WeChat Pay's intervals between notification attempts, in seconds (docs/design.md).
-constexpr qint64 kWeChatSchedule[] = {15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600};
+constexpr qint64 kWeChatSchedule[] = {15,   15,   30,    180,   600,   1200,  1800, 1800,
+                                      1800, 3600, 10800, 10800, 10800, 21600, 21600};
 
 bool acknowledgedByWeChatRules(const QByteArray &response)
 {
@@ -27,7 +28,9 @@ QString CallbackStorm::Report::describe() const
 {
     QString answers;
     for (auto it = answersByStatus.begin(); it != answersByStatus.end(); ++it)
-        answers += QStringLiteral(" %1:%2").arg(it.key() == 0 ? QStringLiteral("none") : QString::number(it.key())).arg(it.value());
+        answers += QStringLiteral(" %1:%2")
+                       .arg(it.key() == 0 ? QStringLiteral("none") : QString::number(it.key()))
+                       .arg(it.value());
     return QStringLiteral("%1 notifications, %2 acknowledged, %3 POSTs in %4 round(s) in %5 ms; answers%6")
         .arg(notifications)
         .arg(acknowledged)
@@ -93,7 +96,8 @@ bool CallbackStorm::deliverCopies(int index)
     runConcurrently(m_options.copies, [&](int copy) {
         const int port = m_targets.at((index + copy) % m_targets.size());
         const QByteArray response = m_options.tlsPorts.contains(port)
-                                        ? httpsExchange(port, m_options.caCertificate, request, m_options.requestTimeoutMs)
+                                        ? httpsExchange(port, m_options.caCertificate, request,
+                                                        m_options.requestTimeoutMs)
                                         : httpExchange(port, request, m_options.requestTimeoutMs);
         const bool acknowledges = acknowledgedByWeChatRules(response);
         m_postsAnswered.fetch_add(1);

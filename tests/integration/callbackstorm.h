@@ -84,8 +84,8 @@ private:
     std::atomic<qint64> m_postsAnswered{0};
     std::atomic<bool> m_finished{false};
     mutable std::mutex m_mutex;
-    Report m_report; // answersByStatus under m_mutex while running
-    QList<int> m_acknowledged; // under m_mutex, in the order acknowledged
+    Report m_report;                // answersByStatus under m_mutex while running
+    QList<int> m_acknowledged;      // under m_mutex, in the order acknowledged
     QHash<int, qint64> m_successes; // under m_mutex
     std::thread m_thread;
 };

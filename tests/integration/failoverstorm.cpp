@@ -63,8 +63,8 @@ FenceHistory readFenceHistory(sql::Database &database, const QString &prefix)
 {
     const QVariantList like{QVariant(prefix + u'%')};
     FenceHistory history;
-    history.changes = countRows(database, QStringLiteral("SELECT COUNT(*) FROM test_fence_history WHERE order_no LIKE ?"),
-                                like);
+    history.changes = countRows(database,
+                                QStringLiteral("SELECT COUNT(*) FROM test_fence_history WHERE order_no LIKE ?"), like);
     history.backwards = firstValueText(
         database,
         QStringLiteral("SELECT string_agg(order_no || ' ' || old_fence || ' -> ' || new_fence, '; ') "
@@ -77,11 +77,12 @@ QString effectsWithAnotherToken(sql::Database &database, const QString &prefix)
 {
     QStringList found;
     for (const char *table : {"stock_log", "user_coupon", "point_log"}) {
-        const qint64 rows = countRows(database,
-                                      QStringLiteral("SELECT COUNT(*) FROM %1 e JOIN orders o ON o.order_no = e.order_no "
-                                                     "WHERE o.order_no LIKE ? AND e.fence <> 0 AND e.fence <> o.fence")
-                                          .arg(QLatin1String(table)),
-                                      {QVariant(prefix + u'%')});
+        const qint64 rows = countRows(
+            database,
+            QStringLiteral("SELECT COUNT(*) FROM %1 e JOIN orders o ON o.order_no = e.order_no "
+                           "WHERE o.order_no LIKE ? AND e.fence <> 0 AND e.fence <> o.fence")
+                .arg(QLatin1String(table)),
+            {QVariant(prefix + u'%')});
         if (rows != 0)
             found << QStringLiteral("%1: %2").arg(QLatin1String(table)).arg(rows);
     }

@@ -21,7 +21,7 @@ bool pollUntil(const std::function<bool()> &done, int timeoutMs);
 
 /// Runs `step` (a blocking call of the Redis harness, seconds long) on a thread of its own
 /// while this thread's event loop runs (the notification relay lives on it).
-template<typename Step>
+template <typename Step>
 auto whileProcessingEvents(Step step)
 {
     auto result = std::async(std::launch::async, std::move(step));

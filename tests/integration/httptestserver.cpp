@@ -41,13 +41,20 @@ int main(int argc, char *argv[])
 {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    const QCommandLineOption port(QStringLiteral("port"), QStringLiteral("port"), QStringLiteral("n"), QStringLiteral("0"));
-    const QCommandLineOption idle(QStringLiteral("idle-ms"), QStringLiteral("idle timeout"), QStringLiteral("n"), QStringLiteral("60000"));
-    const QCommandLineOption header(QStringLiteral("header-ms"), QStringLiteral("header timeout"), QStringLiteral("n"), QStringLiteral("10000"));
-    const QCommandLineOption perAddress(QStringLiteral("per-address"), QStringLiteral("cap"), QStringLiteral("n"), QStringLiteral("2000"));
-    const QCommandLineOption maxConnections(QStringLiteral("max-connections"), QStringLiteral("cap"), QStringLiteral("n"), QStringLiteral("4000"));
-    const QCommandLineOption maxBody(QStringLiteral("max-body"), QStringLiteral("bytes"), QStringLiteral("n"), QStringLiteral("65536"));
-    const QCommandLineOption workers(QStringLiteral("workers"), QStringLiteral("threads"), QStringLiteral("n"), QStringLiteral("8"));
+    const QCommandLineOption port(QStringLiteral("port"), QStringLiteral("port"), QStringLiteral("n"),
+                                  QStringLiteral("0"));
+    const QCommandLineOption idle(QStringLiteral("idle-ms"), QStringLiteral("idle timeout"), QStringLiteral("n"),
+                                  QStringLiteral("60000"));
+    const QCommandLineOption header(QStringLiteral("header-ms"), QStringLiteral("header timeout"), QStringLiteral("n"),
+                                    QStringLiteral("10000"));
+    const QCommandLineOption perAddress(QStringLiteral("per-address"), QStringLiteral("cap"), QStringLiteral("n"),
+                                        QStringLiteral("2000"));
+    const QCommandLineOption maxConnections(QStringLiteral("max-connections"), QStringLiteral("cap"),
+                                            QStringLiteral("n"), QStringLiteral("4000"));
+    const QCommandLineOption maxBody(QStringLiteral("max-body"), QStringLiteral("bytes"), QStringLiteral("n"),
+                                     QStringLiteral("65536"));
+    const QCommandLineOption workers(QStringLiteral("workers"), QStringLiteral("threads"), QStringLiteral("n"),
+                                     QStringLiteral("8"));
     const QCommandLineOption callbackThreads(QStringLiteral("callback-threads"), QStringLiteral("threads"),
                                              QStringLiteral("n"), QStringLiteral("4"));
     parser.addOptions({port, idle, header, perAddress, maxConnections, maxBody, workers, callbackThreads});
@@ -64,8 +71,10 @@ int main(int argc, char *argv[])
     options.authFailuresPerWindow = 5;
 
     QList<config::AuthToken> tokens{
-        {QStringLiteral("vera"), QStringLiteral("viewer"), config::Secret(QString::fromLatin1(http::sha256Hex("viewer-token")))},
-        {QStringLiteral("otto"), QStringLiteral("operator"), config::Secret(QString::fromLatin1(http::sha256Hex("operator-token")))},
+        {QStringLiteral("vera"), QStringLiteral("viewer"),
+         config::Secret(QString::fromLatin1(http::sha256Hex("viewer-token")))},
+        {QStringLiteral("otto"), QStringLiteral("operator"),
+         config::Secret(QString::fromLatin1(http::sha256Hex("operator-token")))},
     };
     http::HttpServer server(options, http::Authenticator(tokens));
     server.addHealthRoutes([] { return http::Readiness{true, false, {}}; });
@@ -79,7 +88,7 @@ int main(int argc, char *argv[])
     server.route(http::Method::Get, QStringLiteral("/spin"), http::Role::None, [](const http::HttpRequest &request) {
         const int us = std::clamp(request.queryItem(QStringLiteral("us")).toInt(), 0, 1'000'000);
         const auto until = std::chrono::steady_clock::now()
-            + std::chrono::microseconds(us ? QRandomGenerator::global()->bounded(us + 1) : 0);
+                           + std::chrono::microseconds(us ? QRandomGenerator::global()->bounded(us + 1) : 0);
         while (std::chrono::steady_clock::now() < until) {
         }
         return http::HttpReply::ok(QJsonObject{{QStringLiteral("spun_us_at_most"), us}});
@@ -88,19 +97,21 @@ int main(int argc, char *argv[])
         const auto body = http::parseJsonObject(request.body);
         if (!body)
             return http::errorReply(body.error());
-        return http::HttpReply::ok(QJsonObject{{QStringLiteral("echo"), body.value()},
-                                               {QStringLiteral("trace_id"), request.traceId}});
+        return http::HttpReply::ok(
+            QJsonObject{{QStringLiteral("echo"), body.value()}, {QStringLiteral("trace_id"), request.traceId}});
     });
-    server.route(http::Method::Get, QStringLiteral("/viewer-only"), http::Role::Viewer, [](const http::HttpRequest &request) {
-        return http::HttpReply::ok(QJsonObject{{QStringLiteral("actor"), request.principal->name}});
-    });
+    server.route(http::Method::Get, QStringLiteral("/viewer-only"), http::Role::Viewer,
+                 [](const http::HttpRequest &request) {
+                     return http::HttpReply::ok(QJsonObject{{QStringLiteral("actor"), request.principal->name}});
+                 });
     http::RouteOptions operatorOnly;
     operatorOnly.minimumRole = http::Role::Operator;
     operatorOnly.rejectionLayer = QByteArrayLiteral("rejected");
-    server.route(http::Method::Post, QStringLiteral("/operator-only"), operatorOnly, [](const http::HttpRequest &request) {
-        return http::HttpReply::ok(QJsonObject{{QStringLiteral("actor"), request.principal->name}})
-            .setLayer(QByteArrayLiteral("none"));
-    });
+    server.route(http::Method::Post, QStringLiteral("/operator-only"), operatorOnly,
+                 [](const http::HttpRequest &request) {
+                     return http::HttpReply::ok(QJsonObject{{QStringLiteral("actor"), request.principal->name}})
+                         .setLayer(QByteArrayLiteral("none"));
+                 });
     // Deferred routes on the callback lane: /deferred answers `ms` later from another thread
     // (its lane thread free meanwhile), /deferred-lost drops its sink without answering,
     // /callback-lane answers at once.
@@ -121,7 +132,8 @@ int main(int argc, char *argv[])
     });
     server.route(http::Method::Get, QStringLiteral("/api/v1/orders/<order_no>"), http::Role::None,
                  [](const http::HttpRequest &request) {
-                     return http::HttpReply::ok(QJsonObject{{QStringLiteral("order_no"), request.pathArgument(QStringLiteral("order_no"))}});
+                     return http::HttpReply::ok(
+                         QJsonObject{{QStringLiteral("order_no"), request.pathArgument(QStringLiteral("order_no"))}});
                  });
 
     const auto listening = server.listen(QHostAddress::LocalHost, quint16(parser.value(port).toUInt()));

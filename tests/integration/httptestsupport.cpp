@@ -114,9 +114,9 @@ std::unique_ptr<NginxFront> NginxFront::start(const QList<int> &upstreamPorts, c
     QProcess openssl;
     openssl.setProcessChannelMode(QProcess::MergedChannels);
     openssl.start(QStringLiteral("openssl"),
-                  {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"),
-                   QStringLiteral("-nodes"), QStringLiteral("-days"), QStringLiteral("1"), QStringLiteral("-subj"),
-                   QStringLiteral("/CN=127.0.0.1"), QStringLiteral("-addext"),
+                  {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"),
+                   QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-days"), QStringLiteral("1"),
+                   QStringLiteral("-subj"), QStringLiteral("/CN=127.0.0.1"), QStringLiteral("-addext"),
                    QStringLiteral("subjectAltName=IP:127.0.0.1,DNS:localhost"), QStringLiteral("-keyout"),
                    dir + QStringLiteral("/key.pem"), QStringLiteral("-out"), dir + QStringLiteral("/cert.pem")});
     if (!openssl.waitForFinished(60000) || openssl.exitCode() != 0) {
@@ -128,21 +128,33 @@ std::unique_ptr<NginxFront> NginxFront::start(const QList<int> &upstreamPorts, c
     QByteArray upstreams;
     for (const int port : upstreamPorts)
         upstreams += "server 127.0.0.1:" + QByteArray::number(port) + " max_fails=3 fail_timeout=10s;\n";
-    const bool written =
-        writeWholeFile(dir + QStringLiteral("/payonce-upstreams.conf"), upstreams)
-        && writeWholeFile(dir + QStringLiteral("/payonce-site.conf"),
-                          "listen 127.0.0.1:" + QByteArray::number(front->m_port) + " ssl;\nserver_name localhost;\n"
-                          "ssl_certificate " + d + "/cert.pem;\nssl_certificate_key " + d + "/key.pem;\n")
-        && writeWholeFile(dir + QStringLiteral("/nginx.conf"),
-                          "user root root;\nworker_processes 1;\nerror_log " + d + "/error.log info;\n"
-                          "events { worker_connections 1024; }\n"
-                          "http {\n"
-                          "  access_log " + d + "/access.log;\n"
-                          "  client_body_temp_path " + d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n"
-                          "  fastcgi_temp_path " + d + "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n"
-                          "  scgi_temp_path " + d + "/scgi;\n"
-                          "  include " + sharedConf.toUtf8() + ";\n"
-                          "}\n");
+    const bool written = writeWholeFile(dir + QStringLiteral("/payonce-upstreams.conf"), upstreams)
+                         && writeWholeFile(dir + QStringLiteral("/payonce-site.conf"),
+                                           "listen 127.0.0.1:" + QByteArray::number(front->m_port)
+                                               + " ssl;\nserver_name localhost;\n"
+                                                 "ssl_certificate "
+                                               + d + "/cert.pem;\nssl_certificate_key " + d + "/key.pem;\n")
+                         && writeWholeFile(dir + QStringLiteral("/nginx.conf"),
+                                           "user root root;\nworker_processes 1;\nerror_log " + d
+                                               + "/error.log info;\n"
+                                                 "events { worker_connections 1024; }\n"
+                                                 "http {\n"
+                                                 "  access_log "
+                                               + d
+                                               + "/access.log;\n"
+                                                 "  client_body_temp_path "
+                                               + d + "/client_body;\n  proxy_temp_path " + d
+                                               + "/proxy;\n"
+                                                 "  fastcgi_temp_path "
+                                               + d + "/fastcgi;\n  uwsgi_temp_path " + d
+                                               + "/uwsgi;\n"
+                                                 "  scgi_temp_path "
+                                               + d
+                                               + "/scgi;\n"
+                                                 "  include "
+                                               + sharedConf.toUtf8()
+                                               + ";\n"
+                                                 "}\n");
     if (!written) {
         *error = QStringLiteral("cannot write nginx's configuration in ") + dir;
         return nullptr;
@@ -150,8 +162,7 @@ std::unique_ptr<NginxFront> NginxFront::start(const QList<int> &upstreamPorts, c
     front->m_process.setProcessChannelMode(QProcess::MergedChannels);
     front->m_process.start(QStringLiteral("/usr/sbin/nginx"),
                            {QStringLiteral("-p"), dir, QStringLiteral("-c"), dir + QStringLiteral("/nginx.conf"),
-                            QStringLiteral("-g"),
-                            QStringLiteral("daemon off; pid %1/nginx.pid;").arg(dir)});
+                            QStringLiteral("-g"), QStringLiteral("daemon off; pid %1/nginx.pid;").arg(dir)});
     if (!front->m_process.waitForStarted(10000)) {
         *error = QStringLiteral("cannot start nginx: ") + front->m_process.errorString();
         return nullptr;
@@ -213,7 +224,8 @@ QByteArray readOneResponse(QTcpSocket &socket, int timeoutMs)
     QByteArray response;
     QDeadlineTimer deadline(timeoutMs);
     while (!deadline.hasExpired()) {
-        if (socket.bytesAvailable() == 0 && !socket.waitForReadyRead(int(std::max<qint64>(1, deadline.remainingTime())))) {
+        if (socket.bytesAvailable() == 0
+            && !socket.waitForReadyRead(int(std::max<qint64>(1, deadline.remainingTime())))) {
             response += socket.readAll();
             break; // closed or timed out
         }
@@ -326,7 +338,10 @@ IdleCloseMeasurement measureIdleCloses(int port, int count, int closeWithinMs)
     }
     for (auto &socket : clients)
         socket->write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-    auto spin = [] { QCoreApplication::processEvents(QEventLoop::AllEvents, 10); QThread::msleep(5); };
+    auto spin = [] {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+        QThread::msleep(5);
+    };
     while (result.answered < count && timer.elapsed() < 20000) {
         spin();
         result.answered = 0;

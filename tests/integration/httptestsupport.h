@@ -17,9 +17,9 @@ namespace payonce::testsupport {
 class HttpTestServer {
 public:
     struct Options {
-        QStringList arguments;   ///< extra flags (--idle-ms 2000 …)
+        QStringList arguments; ///< extra flags (--idle-ms 2000 …)
         bool valgrind = false;
-        QString valgrindLog;     ///< --log-file for valgrind
+        QString valgrindLog; ///< --log-file for valgrind
     };
     /// Null and *error set when it did not print "listening <port>" in time.
     static std::unique_ptr<HttpTestServer> start(const Options &options, QString *error);

@@ -21,8 +21,7 @@ constexpr int Threads = 64;
 // floor the Redis store accepts (distributedlock.h).
 constexpr auto ShortTtl = 3000ms;
 
-#define PAYONCE_VERIFY_OK(result)                                                                  \
-    QVERIFY2((result).ok(), (result).ok() ? "" : qPrintable(describe((result).error())))
+#define PAYONCE_VERIFY_OK(result) QVERIFY2((result).ok(), (result).ok() ? "" : qPrintable(describe((result).error())))
 
 } // namespace
 
@@ -423,7 +422,8 @@ void KeyStoreContract::idempotencyCacheRoundTrip()
 void KeyStoreContract::idempotencyCacheExpires()
 {
     const QString user = uniqueKey("user");
-    auto put = store().idempotency().put(user, QStringLiteral("k"), {QByteArrayLiteral("fp"), QByteArrayLiteral("r")}, 200ms);
+    auto put = store().idempotency().put(user, QStringLiteral("k"), {QByteArrayLiteral("fp"), QByteArrayLiteral("r")},
+                                         200ms);
     PAYONCE_VERIFY_OK(put);
     QTest::qSleep(600);
     auto gone = store().idempotency().get(user, QStringLiteral("k"));

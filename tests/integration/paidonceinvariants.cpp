@@ -26,8 +26,21 @@ const char *const kPerOrder =
     " (SELECT COUNT(*) FROM callback_deliveries d WHERE d.order_no = o.order_no AND d.error_code = 'processed')"
     " FROM orders o WHERE o.order_no LIKE ? ORDER BY o.order_no";
 
-enum Column { OrderNo, Status, PaidPayments, Stock, Coupons, Points, Processed, Accepted, Events, Pending, Dead, Findings,
-              FirstProcessings };
+enum Column {
+    OrderNo,
+    Status,
+    PaidPayments,
+    Stock,
+    Coupons,
+    Points,
+    Processed,
+    Accepted,
+    Events,
+    Pending,
+    Dead,
+    Findings,
+    FirstProcessings
+};
 
 struct Rule {
     Column column;
@@ -35,9 +48,12 @@ struct Rule {
 };
 // Each must be exactly 1 for a PAID order.
 constexpr Rule kExactlyOnce[] = {
-    {PaidPayments, "paid payment records"}, {Stock, "stock_log rows"},
-    {Coupons, "user_coupon rows"},          {Points, "point_log rows"},
-    {Processed, "processed callback-log rows"}, {Events, "order.paid events"},
+    {PaidPayments, "paid payment records"},
+    {Stock, "stock_log rows"},
+    {Coupons, "user_coupon rows"},
+    {Points, "point_log rows"},
+    {Processed, "processed callback-log rows"},
+    {Events, "order.paid events"},
 };
 // Each must be 0.
 constexpr Rule kNever[] = {
@@ -70,7 +86,8 @@ QString PaidOnceReport::describe() const
     for (auto it = deliveriesByLayer.begin(); it != deliveriesByLayer.end(); ++it)
         text += QStringLiteral(" %1=%2").arg(it.key()).arg(it.value());
     if (!violations.isEmpty())
-        text += QStringLiteral("\nviolations (%1):\n  ").arg(violations.size()) + violations.join(QStringLiteral("\n  "));
+        text += QStringLiteral("\nviolations (%1):\n  ").arg(violations.size())
+                + violations.join(QStringLiteral("\n  "));
     return text;
 }
 
@@ -103,7 +120,10 @@ PaidOnceReport checkPaidOnce(sql::Database &database, const QString &orderPrefix
             report.findings += q.value(Findings).toLongLong();
             for (const Rule &rule : kExactlyOnce) {
                 if (const qint64 n = q.value(rule.column).toLongLong(); n != 1)
-                    report.violations << QStringLiteral("%1: %2 %3, owed exactly 1").arg(orderNo).arg(n).arg(QLatin1String(rule.what));
+                    report.violations << QStringLiteral("%1: %2 %3, owed exactly 1")
+                                             .arg(orderNo)
+                                             .arg(n)
+                                             .arg(QLatin1String(rule.what));
             }
             for (const Rule &rule : kNever) {
                 if (const qint64 n = q.value(rule.column).toLongLong(); n != 0)
@@ -114,9 +134,10 @@ PaidOnceReport checkPaidOnce(sql::Database &database, const QString &orderPrefix
             if (const qint64 n = q.value(FirstProcessings).toLongLong(); n > 1)
                 report.violations << QStringLiteral("%1: %2 deliveries processed as the first").arg(orderNo).arg(n);
         }
-        auto layers = session.exec(QStringLiteral("SELECT layer, COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? "
-                                                  "GROUP BY layer"),
-                                   like);
+        auto layers = session.exec(
+            QStringLiteral("SELECT layer, COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? "
+                           "GROUP BY layer"),
+            like);
         if (!layers)
             return layers.error();
         while (layers.value().next()) {
@@ -129,7 +150,8 @@ PaidOnceReport checkPaidOnce(sql::Database &database, const QString &orderPrefix
     if (!read.ok())
         report.violations << QStringLiteral("the database could not be read: ") + read.error().internalMessage;
     if (report.orders != expectedOrders)
-        report.violations << QStringLiteral("%1 orders found for %2 settled by the platform (lost before they were stored)")
+        report.violations << QStringLiteral(
+                                 "%1 orders found for %2 settled by the platform (lost before they were stored)")
                                  .arg(report.orders)
                                  .arg(expectedOrders);
     return report;

@@ -30,8 +30,8 @@ bool SettlementStack::start(Dialect dialect, const QString &mchId, QString *erro
     options.modeCacheMs = 0;
     options.lockWait = 2s;
     options.history = history.get();
-    pipeline = std::make_unique<CallbackPipeline>(*verifier, *callbackStore, *modes, keys->locks(), &keys->seenProcessed(),
-                                                  clock, options);
+    pipeline = std::make_unique<CallbackPipeline>(*verifier, *callbackStore, *modes, keys->locks(),
+                                                  &keys->seenProcessed(), clock, options);
     return true;
 }
 

@@ -91,8 +91,9 @@ QJsonObject SimProcess::weChatConfig() const
         {QStringLiteral("merchant_private_key"), m_dir.filePath(QStringLiteral("merchant.pem"))},
         {QStringLiteral("merchant_serial"), QStringLiteral("PAYONCE_TEST_MERCHANT")},
         {QStringLiteral("platform_keys"),
-         QJsonArray{QJsonObject{{QStringLiteral("serial"), kSerial},
-                                {QStringLiteral("public_key"), m_dir.filePath(QStringLiteral("platform_public.pem"))}}}},
+         QJsonArray{
+             QJsonObject{{QStringLiteral("serial"), kSerial},
+                         {QStringLiteral("public_key"), m_dir.filePath(QStringLiteral("platform_public.pem"))}}}},
         {QStringLiteral("base_url"), baseUrl()},
     };
 }

@@ -43,8 +43,7 @@ void runConcurrently(int threads, const std::function<void(int)> &body);
 
 /// SELECT COUNT(*) with binds, on the calling thread; -1 on error (the test then fails
 /// on the comparison, with the error in *error).
-qint64 countRows(sql::Database &database, const QString &sql, const QVariantList &binds = {},
-                 QString *error = nullptr);
+qint64 countRows(sql::Database &database, const QString &sql, const QVariantList &binds = {}, QString *error = nullptr);
 
 /// The first column of the first row as text (empty when there is no row), on the calling
 /// thread; "<error: …>" on error, so the test fails on the comparison with the reason.

@@ -46,8 +46,8 @@ QByteArray confirmRequest(const QString &token, const QString &orderNo, qint64 u
                                 .toJson(QJsonDocument::Compact);
     return "POST /api/v1/payments/confirm HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
            "X-User-Id: "
-        + QByteArray::number(userId) + "\r\nIdempotency-Key: " + key
-        + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+           + QByteArray::number(userId) + "\r\nIdempotency-Key: " + key
+           + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
 }
 
 QByteArray get(const QByteArray &target)
@@ -95,7 +95,7 @@ void TestAgentHttp::confirmDisconnectStormUnderValgrind()
     auto db = sqliteDatabase();
     QVERIFY(db);
     const QString log = QDir::tempPath()
-        + QStringLiteral("/payonce-agenthttp-valgrind-%1.log").arg(QCoreApplication::applicationPid());
+                        + QStringLiteral("/payonce-agenthttp-valgrind-%1.log").arg(QCoreApplication::applicationPid());
     AgentProcess::Options options;
     options.db = db->url();
     options.valgrind = true;
@@ -164,9 +164,9 @@ void TestAgentHttp::idleKeepAliveConnectionsClosed()
     auto db = sqliteDatabase();
     QVERIFY(db);
     // All 500 come from 127.0.0.1: lift the per-address cap (256 by default) above them.
-    auto agent = startAgent(db->url(), {{QStringLiteral("http"),
-                                          QJsonObject{{QStringLiteral("idle_timeout_ms"), 2000},
-                                                      {QStringLiteral("max_connections_per_address"), 1000}}}});
+    auto agent = startAgent(
+        db->url(), {{QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), 2000},
+                                                         {QStringLiteral("max_connections_per_address"), 1000}}}});
     QVERIFY(agent);
     QVERIFY2(agent->output().contains(QStringLiteral("http={idle_timeout_ms=2000 header_timeout_ms=10000 "
                                                      "max_connections=4096 max_connections_per_address=1000")),
@@ -193,8 +193,9 @@ void TestAgentHttp::hugeContentLengthOnConfirmRefusedBeforeBuffering()
     QVERIFY(agent);
     // Warm up the route (threads, database connections) before measuring.
     for (int i = 0; i < 3; ++i) {
-        const QByteArray warm = httpExchange(agent->port(), confirmRequest(QStringLiteral("nope"), QStringLiteral("ORD-NONE"),
-                                                                           10086, "warm-" + QByteArray::number(i)));
+        const QByteArray warm = httpExchange(
+            agent->port(),
+            confirmRequest(QStringLiteral("nope"), QStringLiteral("ORD-NONE"), 10086, "warm-" + QByteArray::number(i)));
         QVERIFY(httpStatusOf(warm) > 0);
     }
     constexpr qint64 total = 200LL * 1024 * 1024;

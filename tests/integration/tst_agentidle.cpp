@@ -67,7 +67,8 @@ void TestAgentIdle::requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered()
     AgentProcess::Options options;
     options.db = db->url();
     options.sim = false;
-    options.extraConfig = QJsonObject{{QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), kIdleTimeoutMs}}}};
+    options.extraConfig = QJsonObject{
+        {QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), kIdleTimeoutMs}}}};
     auto agent = AgentProcess::start(options, &error);
     QVERIFY2(agent, qPrintable(error));
 
@@ -102,10 +103,11 @@ void TestAgentIdle::requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered()
         else
             dropped << QString::number(i);
     }
-    QVERIFY2(answered == kClients, qPrintable(QStringLiteral("%1 of %2 answered; closed with the request unanswered: %3")
-                                                  .arg(answered)
-                                                  .arg(kClients)
-                                                  .arg(dropped.join(u' '))));
+    QVERIFY2(answered == kClients,
+             qPrintable(QStringLiteral("%1 of %2 answered; closed with the request unanswered: %3")
+                            .arg(answered)
+                            .arg(kClients)
+                            .arg(dropped.join(u' '))));
     // The idle timeout still closes what really is idle.
     QTRY_VERIFY_WITH_TIMEOUT(silent.state() != QAbstractSocket::ConnectedState
                                  || (silent.waitForReadyRead(10), silent.state() != QAbstractSocket::ConnectedState),

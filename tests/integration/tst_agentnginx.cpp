@@ -41,10 +41,7 @@ struct Answer {
     QString error;
     std::unique_ptr<QNetworkReply> reply;
     QJsonObject json() const { return QJsonDocument::fromJson(body).object(); }
-    QString describe() const
-    {
-        return QStringLiteral("%1 %2 %3").arg(status).arg(QString::fromUtf8(body), error);
-    }
+    QString describe() const { return QStringLiteral("%1 %2 %3").arg(status).arg(QString::fromUtf8(body), error); }
 };
 
 class Client {
@@ -100,8 +97,9 @@ QByteArray handshakeStatusLine(int port, const QString &caPath, const QByteArray
     socket.connectToHostEncrypted(QStringLiteral("127.0.0.1"), quint16(port));
     if (!socket.waitForEncrypted(10000))
         return "no TLS: " + socket.errorString().toUtf8();
-    socket.write("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                 "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    socket.write("GET " + target
+                 + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                  + (authorization.isEmpty() ? QByteArray() : "Authorization: " + authorization + "\r\n") + "\r\n");
     QByteArray answer;
     while (!answer.contains("\r\n") && socket.waitForReadyRead(10000))
@@ -118,8 +116,8 @@ int statusThroughNginx(const NginxFront &nginx, const char *source, const QByteA
     if (!authorization.isEmpty())
         request += "Authorization: " + authorization + "\r\n";
     request += "\r\n";
-    return httpStatusOf(httpsExchangeFrom(QHostAddress(QLatin1String(source)), nginx.port(), nginx.certificatePath(),
-                                          request));
+    return httpStatusOf(
+        httpsExchangeFrom(QHostAddress(QLatin1String(source)), nginx.port(), nginx.certificatePath(), request));
 }
 
 } // namespace
@@ -151,20 +149,20 @@ void TestAgentNginx::paymentThroughNginx()
     const Headers desk{{"Authorization", "Bearer desk-token"}};
     const Answer sku = client.send("PUT", QStringLiteral("/api/v1/skus/SKU-NGINX"), "{\"stock\": 10}", desk);
     QVERIFY2(sku.status == 200, qPrintable(sku.describe()));
-    const QByteArray order = QJsonDocument(QJsonObject{
-                                               {QStringLiteral("order_no"), QStringLiteral("ORD-NGINX")},
-                                               {QStringLiteral("user_id"), 10086},
-                                               {QStringLiteral("amount"), QStringLiteral("99.00")},
-                                               {QStringLiteral("items"),
-                                                QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU-NGINX")},
-                                                                       {QStringLiteral("qty"), 1}}}}})
-                                 .toJson(QJsonDocument::Compact);
+    const QByteArray order =
+        QJsonDocument(QJsonObject{{QStringLiteral("order_no"), QStringLiteral("ORD-NGINX")},
+                                  {QStringLiteral("user_id"), 10086},
+                                  {QStringLiteral("amount"), QStringLiteral("99.00")},
+                                  {QStringLiteral("items"),
+                                   QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU-NGINX")},
+                                                          {QStringLiteral("qty"), 1}}}}})
+            .toJson(QJsonDocument::Compact);
     const Answer created = client.send("POST", QStringLiteral("/api/v1/orders"), order, desk);
     QVERIFY2(created.status == 201, qPrintable(created.describe()));
 
     const Headers user{{"X-User-Id", "10086"}};
-    const Answer token = client.send("POST", QStringLiteral("/api/v1/payments/token"),
-                                     "{\"order_no\":\"ORD-NGINX\"}", user);
+    const Answer token = client.send("POST", QStringLiteral("/api/v1/payments/token"), "{\"order_no\":\"ORD-NGINX\"}",
+                                     user);
     QVERIFY2(token.status == 201, qPrintable(token.describe()));
     const QString tokenText = token.json().value(QStringLiteral("token")).toString();
     QVERIFY(!tokenText.isEmpty());
@@ -210,12 +208,12 @@ void TestAgentNginx::streamThroughNginxOverWss()
     // the refusal on, and no WebSocket is made.
     const QByteArray refused = handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream");
     QVERIFY2(refused.startsWith("HTTP/1.1 401"), refused.constData());
-    const QByteArray unknown =
-        handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream", "Bearer no-such-token");
+    const QByteArray unknown = handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream",
+                                                   "Bearer no-such-token");
     QVERIFY2(unknown.startsWith("HTTP/1.1 401"), unknown.constData());
     // A token in the query is refused, a valid one too: the stream takes it in the header only.
-    const QByteArray inQuery =
-        handshakeStatusLine(nginx->port(), nginx->certificatePath(), "/api/v1/stream?access_token=view-token");
+    const QByteArray inQuery = handshakeStatusLine(nginx->port(), nginx->certificatePath(),
+                                                   "/api/v1/stream?access_token=view-token");
     QVERIFY2(inQuery.startsWith("HTTP/1.1 401"), inQuery.constData());
 
     // A viewer's token in the upgrade request's Authorization header, over wss.
@@ -260,21 +258,24 @@ void TestAgentNginx::streamThroughNginxOverWss()
     // moves by exactly three.
     Client client(nginx->port(), nginx->certificatePath());
     QString setupError;
-    QVERIFY2(agent->createOrder(QStringLiteral("ORD-NGINX-WSS"), 10087, QStringLiteral("5.00"), QStringLiteral("SKU-NGINX-WSS"),
-                                &setupError),
+    QVERIFY2(agent->createOrder(QStringLiteral("ORD-NGINX-WSS"), 10087, QStringLiteral("5.00"),
+                                QStringLiteral("SKU-NGINX-WSS"), &setupError),
              qPrintable(setupError));
-    const Answer token =
-        client.send("POST", QStringLiteral("/api/v1/payments/token"), "{\"order_no\":\"ORD-NGINX-WSS\"}", {{"X-User-Id", "10087"}});
+    const Answer token = client.send("POST", QStringLiteral("/api/v1/payments/token"),
+                                     "{\"order_no\":\"ORD-NGINX-WSS\"}", {{"X-User-Id", "10087"}});
     QVERIFY2(token.status == 201, qPrintable(token.describe()));
-    const QByteArray confirmBody = QJsonDocument(QJsonObject{{QStringLiteral("token"), token.json().value(QStringLiteral("token"))},
-                                                             {QStringLiteral("order_no"), QStringLiteral("ORD-NGINX-WSS")},
-                                                             {QStringLiteral("channel"), QStringLiteral("wechat")}})
-                                       .toJson(QJsonDocument::Compact);
+    const QByteArray confirmBody =
+        QJsonDocument(QJsonObject{{QStringLiteral("token"), token.json().value(QStringLiteral("token"))},
+                                  {QStringLiteral("order_no"), QStringLiteral("ORD-NGINX-WSS")},
+                                  {QStringLiteral("channel"), QStringLiteral("wechat")}})
+            .toJson(QJsonDocument::Compact);
     const Headers confirmHeaders{{"X-User-Id", "10087"}, {"Idempotency-Key", "nginx-wss-1"}};
     for (int i = 0; i < 4; ++i) {
-        const Answer confirm = client.send("POST", QStringLiteral("/api/v1/payments/confirm"), confirmBody, confirmHeaders);
+        const Answer confirm = client.send("POST", QStringLiteral("/api/v1/payments/confirm"), confirmBody,
+                                           confirmHeaders);
         QVERIFY2(confirm.status == 200, qPrintable(confirm.describe()));
-        QCOMPARE(confirm.reply->rawHeader("X-Payonce-Layer"), i == 0 ? QByteArray("none") : QByteArray("idempotency_key"));
+        QCOMPARE(confirm.reply->rawHeader("X-Payonce-Layer"),
+                 i == 0 ? QByteArray("none") : QByteArray("idempotency_key"));
     }
     QTRY_COMPARE_WITH_TIMEOUT(duplicatesAt(payonce::Layer::IdempotencyKey), before + 3, 30000);
     const qint64 seqNow = messages.last().seq;
@@ -308,7 +309,8 @@ void TestAgentNginx::failedTokensNeverLockTheDeskOut()
     AgentProcess::Options options;
     options.db = db->url();
     options.extraConfig = QJsonObject{
-        {QStringLiteral("http"), QJsonObject{{QStringLiteral("trusted_proxies"), QJsonArray{QStringLiteral("127.0.0.1/32")}}}}};
+        {QStringLiteral("http"),
+         QJsonObject{{QStringLiteral("trusted_proxies"), QJsonArray{QStringLiteral("127.0.0.1/32")}}}}};
     auto agent = AgentProcess::start(options, &error);
     QVERIFY2(agent, qPrintable(error));
     auto nginx = NginxFront::start(agent->port(), QStringLiteral(PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf"),
@@ -348,10 +350,11 @@ void TestAgentNginx::failedTokensNeverLockTheDeskOut()
     // Counted: the refusals in payonce_auth_refused_total, the wrong tokens by reason.
     const auto metrics = parseMetricSamples(httpCall(agent->port(), "GET", QStringLiteral("/metrics"), {}, {}).body);
     const double refused = metrics.count(QStringLiteral("payonce_auth_refused_total"))
-        ? metrics.at(QStringLiteral("payonce_auth_refused_total")) : -1;
+                               ? metrics.at(QStringLiteral("payonce_auth_refused_total"))
+                               : -1;
     QCOMPARE(refused, double(statuses.value(429) + 1));
-    qInfo("limiter: %d of 50 answered 429 from %s, payonce_auth_refused_total %.0f; desk token 200 from both", statuses.value(429),
-          attacker, refused);
+    qInfo("limiter: %d of 50 answered 429 from %s, payonce_auth_refused_total %.0f; desk token 200 from both",
+          statuses.value(429), attacker, refused);
 
     QVERIFY2(nginx->stop(), nginx->logText().constData());
     QCOMPARE(agent->stop(), 0);

@@ -154,9 +154,9 @@ void TestAgentReload::sighupWithABrokenConfigKeepsTheRunningOne_data()
     QTest::newRow("not JSON") << QJsonValue();
     QTest::newRow("a token with an unknown role")
         << QJsonValue(QJsonArray{tokenEntry(QStringLiteral("fresh"), QStringLiteral("root"), "fresh-token")});
-    QTest::newRow("the example config's token")
-        << QJsonValue(QJsonArray{tokenEntry(QStringLiteral("fresh"), QStringLiteral("viewer"), "fresh-token"),
-                                 tokenEntry(QStringLiteral("desk2"), QStringLiteral("operator"), "example-desk-token")});
+    QTest::newRow("the example config's token") << QJsonValue(
+        QJsonArray{tokenEntry(QStringLiteral("fresh"), QStringLiteral("viewer"), "fresh-token"),
+                   tokenEntry(QStringLiteral("desk2"), QStringLiteral("operator"), "example-desk-token")});
     QTest::newRow("two names a person cannot tell apart")
         << QJsonValue(QJsonArray{tokenEntry(QStringLiteral("fresh"), QStringLiteral("viewer"), "fresh-token"),
                                  tokenEntry(QStringLiteral("Fresh"), QStringLiteral("approver"), "other-token")});

@@ -107,11 +107,12 @@ private Q_SLOTS:
         const int closed = freeLoopbackPort();
         const QString silent = QString::number(m_silent.serverPort());
 
-        QTest::newRow("malformed: no scheme") << QStringLiteral("localhost:5432/payonce") << 2 << QStringLiteral("--db");
-        QTest::newRow("malformed: bad port") << QStringLiteral("postgresql://u:p@127.0.0.1:99999/x") << 2
-                                             << QStringLiteral("--db");
-        QTest::newRow("malformed: no database") << QStringLiteral("mariadb://u:p@127.0.0.1:3306") << 2
-                                                << QStringLiteral("--db");
+        QTest::newRow("malformed: no scheme")
+            << QStringLiteral("localhost:5432/payonce") << 2 << QStringLiteral("--db");
+        QTest::newRow("malformed: bad port")
+            << QStringLiteral("postgresql://u:p@127.0.0.1:99999/x") << 2 << QStringLiteral("--db");
+        QTest::newRow("malformed: no database")
+            << QStringLiteral("mariadb://u:p@127.0.0.1:3306") << 2 << QStringLiteral("--db");
         QTest::newRow("postgresql: closed port")
             << QStringLiteral("postgresql://u:p@127.0.0.1:%1/x").arg(closed) << 3 << QStringLiteral("cannot connect");
         QTest::newRow("mariadb: closed port")
@@ -153,14 +154,15 @@ private Q_SLOTS:
             << QStringList{u"sim.listen"_qs, u"0.0.0.0"_qs, u"loopback"_qs};
         QTest::newRow("qa on every address") << "{" + anyAddress + ", \"qa\": {\"enabled\": true}}"
                                              << QStringList{u"qa.enabled"_qs, u"0.0.0.0"_qs, u"loopback"_qs};
-        QTest::newRow("qa on a LAN address") << QByteArray("{\"listen\": \"192.168.7.7:8080\", \"qa\": {\"enabled\": true}}")
-                                             << QStringList{u"qa.enabled"_qs, u"192.168.7.7"_qs};
+        QTest::newRow("qa on a LAN address")
+            << QByteArray("{\"listen\": \"192.168.7.7:8080\", \"qa\": {\"enabled\": true}}")
+            << QStringList{u"qa.enabled"_qs, u"192.168.7.7"_qs};
         // QA drives the simulated platform (pays, notifies, injects faults): without one it
         // would drive whatever wechat.base_url names, the real platform included.
         const QByteArray loopbackListen = "\"listen\": \"127.0.0.1:" + QByteArray::number(freeLoopbackPort()) + "\"";
-        QTest::newRow("qa without the simulator") << "{" + loopbackListen + ", \"qa\": {\"enabled\": true}}"
-                                                  << QStringList{u"qa.enabled"_qs, u"simulator"_qs,
-                                                                 u"https://api.mch.weixin.qq.com"_qs};
+        QTest::newRow("qa without the simulator")
+            << "{" + loopbackListen + ", \"qa\": {\"enabled\": true}}"
+            << QStringList{u"qa.enabled"_qs, u"simulator"_qs, u"https://api.mch.weixin.qq.com"_qs};
         QTest::newRow("qa with a platform off this machine")
             << "{" + loopbackListen
                    + ", \"qa\": {\"enabled\": true}, \"wechat\": {\"base_url\": \"http://10.1.2.3:8090\"}}"
@@ -179,7 +181,8 @@ private Q_SLOTS:
         QTest::newRow("qa token of an approver") // sha256("qa-token")
             << QByteArray("{\"sim\": {\"enabled\": true}, \"qa\": {\"enabled\": true, \"token\": \"qa-token\"}, "
                           "\"auth\": {\"tokens\": [{\"name\": \"qa\", \"role\": \"approver\", \"sha256\": "
-                          "\"" + QCryptographicHash::hash("qa-token", QCryptographicHash::Sha256).toHex() + "\"}]}}")
+                          "\""
+                          + QCryptographicHash::hash("qa-token", QCryptographicHash::Sha256).toHex() + "\"}]}}")
             << QStringList{u"qa.token"_qs, u"\"qa\""_qs, u"approver"_qs};
         // resources/payonce.example.json's two tokens, "example-desk-token" and "example-lead-token".
         QTest::newRow("example desk token")
@@ -231,10 +234,11 @@ private Q_SLOTS:
         QTest::addColumn<QString>("key");
         QTest::addColumn<int>("mode");
         QTest::addColumn<QStringList>("mentions");
-        QTest::newRow("config readable by others") << QStringLiteral("config") << 0644
-                                                   << QStringList{u"config file"_qs, u"0644"_qs, u"readable by others"_qs};
+        QTest::newRow("config readable by others")
+            << QStringLiteral("config") << 0644 << QStringList{u"config file"_qs, u"0644"_qs, u"readable by others"_qs};
         QTest::newRow("config writable by its group")
-            << QStringLiteral("config") << 0660 << QStringList{u"config file"_qs, u"0660"_qs, u"writable by its group"_qs};
+            << QStringLiteral("config") << 0660
+            << QStringList{u"config file"_qs, u"0660"_qs, u"writable by its group"_qs};
         QTest::newRow("config writable by others")
             << QStringLiteral("config") << 0602 << QStringList{u"config file"_qs, u"0602"_qs, u"writable by others"_qs};
         QTest::newRow("merchant key readable by others")
@@ -296,11 +300,13 @@ private Q_SLOTS:
         const QString keyPath = dir.filePath(QStringLiteral("alipay-public.pem"));
         QVERIFY(writeFile(keyPath, "alipay is not configured: never read", 0644));
         const QString configPath = dir.filePath(QStringLiteral("payonce.json"));
-        const QJsonObject config{{QStringLiteral("alipay"), QJsonObject{{QStringLiteral("alipay_public_key"), keyPath}}}};
+        const QJsonObject config{
+            {QStringLiteral("alipay"), QJsonObject{{QStringLiteral("alipay_public_key"), keyPath}}}};
         QVERIFY(writeFile(configPath, QJsonDocument(config).toJson(), 0640));
         const Run run = runAgent({QStringLiteral("--config"), configPath, QStringLiteral("--data-dir"),
                                   dir.filePath(QStringLiteral("data")), QStringLiteral("--listen"),
-                                  QStringLiteral("127.0.0.1:%1").arg(freeLoopbackPort()), QStringLiteral("--list-routes")});
+                                  QStringLiteral("127.0.0.1:%1").arg(freeLoopbackPort()),
+                                  QStringLiteral("--list-routes")});
         QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(run)));
     }
 
@@ -371,9 +377,9 @@ private Q_SLOTS:
         QProcess agent;
         agent.setWorkingDirectory(workDir.path());
         agent.setProcessChannelMode(QProcess::MergedChannels);
-        agent.start(QStringLiteral(PAYONCE_AGENT_PATH), {QStringLiteral("--db"), QStringLiteral("sqlite:") + path,
-                                                         QStringLiteral("--listen"),
-                                                         QStringLiteral("127.0.0.1:%1").arg(freeLoopbackPort())});
+        agent.start(QStringLiteral(PAYONCE_AGENT_PATH),
+                    {QStringLiteral("--db"), QStringLiteral("sqlite:") + path, QStringLiteral("--listen"),
+                     QStringLiteral("127.0.0.1:%1").arg(freeLoopbackPort())});
         ::umask(previous);
         QVERIFY(agent.waitForStarted());
         QByteArray log;
@@ -389,11 +395,12 @@ private Q_SLOTS:
             if (!file.exists())
                 continue;
             // Qt reports the owner's bits twice (ReadOwner and ReadUser for the process's own files).
-            const QFileDevice::Permissions bits = file.permissions()
-                & ~(QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser);
-            QVERIFY2(bits == ownerOnly, qPrintable(QStringLiteral("%1: permissions 0x%2")
-                                                       .arg(file.fileName())
-                                                       .arg(int(file.permissions()), 0, 16)));
+            const QFileDevice::Permissions bits =
+                file.permissions() & ~(QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser);
+            QVERIFY2(
+                bits == ownerOnly,
+                qPrintable(
+                    QStringLiteral("%1: permissions 0x%2").arg(file.fileName()).arg(int(file.permissions()), 0, 16)));
             checked << file.fileName();
         }
         QVERIFY2(checked.size() == 3, qPrintable(checked.join(u' '))); // WAL mode: all three are there while it runs

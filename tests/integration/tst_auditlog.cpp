@@ -28,11 +28,17 @@ private Q_SLOTS:
                                    QStringLiteral("{\"mode\":\"forced_open\"}"), QStringLiteral("gateway timeouts"),
                                    QStringLiteral("4bf92f3577b34da6a3ce929d0e0e4736")});
         QVERIFY2(first.ok(), qPrintable(first.ok() ? QString() : first.error().internalMessage));
-        auto second = audit.append({QStringLiteral("bob"), QStringLiteral("compensation.approve"),
-                                    QStringLiteral("compensation:1"), {}, {}, QStringLiteral("checked"), {}});
+        auto second = audit.append({QStringLiteral("bob"),
+                                    QStringLiteral("compensation.approve"),
+                                    QStringLiteral("compensation:1"),
+                                    {},
+                                    {},
+                                    QStringLiteral("checked"),
+                                    {}});
         QVERIFY(second.ok());
         QVERIFY(second.value() > first.value());
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE actor = ? AND reason = ?"),
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE actor = ? AND reason = ?"),
                            {QStringLiteral("alice"), QStringLiteral("gateway timeouts")}),
                  qint64(1));
     }
@@ -41,7 +47,8 @@ private Q_SLOTS:
     {
         sql::SqlAuditWriter audit(*m_db.database);
         const qint64 before = countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM audit_log"));
-        auto refused = audit.append({QStringLiteral("alice"), QStringLiteral("x.y"), QStringLiteral("t"), {}, {}, {}, {}});
+        auto refused = audit.append(
+            {QStringLiteral("alice"), QStringLiteral("x.y"), QStringLiteral("t"), {}, {}, {}, {}});
         QVERIFY(!refused.ok());
         QCOMPARE(refused.error().code, core::ErrorCode::InvalidInput);
         QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM audit_log")), before);

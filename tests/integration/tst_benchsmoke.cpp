@@ -82,16 +82,15 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
     QStringList phases;
     for (const QStringList &row : rows)
         phases << row.value(0);
-    QCOMPARE(phases, (QStringList{QStringLiteral("create orders (preparation)"),
-                                  QStringLiteral("(c) confirms (token + confirm)"),
-                                  QStringLiteral("(a) unique callbacks"),
-                                  QStringLiteral("(a') unique callbacks, slow stream client"),
-                                  QStringLiteral("(b) duplicate callbacks"), QStringLiteral("limit: GET /healthz"),
-                                  QStringLiteral("diagnostic: agent's callback SQL, direct, 8 threads"),
-                                  QStringLiteral("diagnostic: agent's callback SQL, direct, 8 threads"),
-                                  QStringLiteral("floor: paid transaction by hand, 8 threads"),
-                                  QStringLiteral("floor: paid transaction by hand, 8 threads"),
-                                  QStringLiteral("limit: Redis PING")}));
+    QCOMPARE(phases,
+             (QStringList{
+                 QStringLiteral("create orders (preparation)"), QStringLiteral("(c) confirms (token + confirm)"),
+                 QStringLiteral("(a) unique callbacks"), QStringLiteral("(a') unique callbacks, slow stream client"),
+                 QStringLiteral("(b) duplicate callbacks"), QStringLiteral("limit: GET /healthz"),
+                 QStringLiteral("diagnostic: agent's callback SQL, direct, 8 threads"),
+                 QStringLiteral("diagnostic: agent's callback SQL, direct, 8 threads"),
+                 QStringLiteral("floor: paid transaction by hand, 8 threads"),
+                 QStringLiteral("floor: paid transaction by hand, 8 threads"), QStringLiteral("limit: Redis PING")}));
     // Not measured over the agent: the limits, the diagnostic and the floor.
     auto besideTheAgent = [](const QString &phase) {
         return phase.startsWith(u"limit:") || phase.startsWith(u"diagnostic:") || phase.startsWith(u"floor:");
@@ -107,7 +106,7 @@ void TestBenchSmoke::everyPhaseRunsWithoutErrors()
         QCOMPARE(row[7], QStringLiteral("0"));
         // HTTP phases count their requests, and every one was answered; SQL and Redis send none.
         const bool overHttp = !row[0].startsWith(u"diagnostic:") && !row[0].startsWith(u"floor:")
-            && row[0] != u"limit: Redis PING";
+                              && row[0] != u"limit: Redis PING";
         if (overHttp) {
             QVERIFY2(row[8].toLongLong() >= row[1].toLongLong(), qPrintable(row.join(u" | ")));
             QCOMPARE(row[9], QStringLiteral("0"));

@@ -10,7 +10,6 @@
 #include <QJsonDocument>
 #include <QTest>
 
-
 using namespace payonce;
 using namespace payonce::testsupport;
 
@@ -54,19 +53,20 @@ private Q_SLOTS:
         QVERIFY2(confirmed.status == 200, confirmed.body.constData());
         const QString paymentNo = confirmed.json().value(QStringLiteral("payment_no")).toString();
         // Slow re-deliveries (the WeChat schedule × 0.01: 150 ms, 150 ms, 300 ms, 1.8 s, …).
-        QCOMPARE(httpCall(sim->port(), "POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.01}", {}).status,
-                 200);
+        QCOMPARE(
+            httpCall(sim->port(), "POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.01}", {}).status,
+            200);
         QCOMPARE(httpCall(sim->port(), "POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8(), {})
+                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8(),
+                          {})
                      .status,
                  200);
 
-        auto count = [&](const char *sql) {
-            return countRows(*db.database, QString::fromLatin1(sql), {orderNo});
-        };
+        auto count = [&](const char *sql) { return countRows(*db.database, QString::fromLatin1(sql), {orderNo}); };
         // The delivery made its log row durable and is parked before the transaction.
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'"),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'"), qint64(1),
+            30000);
         // The row commits a moment before the hook's log line is written and read back.
         QTRY_VERIFY2_WITH_TIMEOUT(agent->output().contains(u"paused after the log row"), qPrintable(agent->output()),
                                   10000);
@@ -79,10 +79,11 @@ private Q_SLOTS:
         // row and answers SUCCESS at once) brings the order to PAID — once.
         auto restarted = AgentProcess::start(options, &error);
         QVERIFY2(restarted, qPrintable(error));
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'"), qint64(1),
-                                  60000);
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'"),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'"),
+                                  qint64(1), 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'"), qint64(1),
+            30000);
         QCOMPARE(count("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), qint64(1));
         QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), qint64(1));
         QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), qint64(1));

@@ -62,16 +62,21 @@ private Q_SLOTS:
         QVERIFY(!paymentNo.isEmpty());
 
         // Every delivery arrives as 5 simultaneous copies (a replaying proxy, two agents).
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
-                                  QStringLiteral("{\"channel\":\"%1\",\"duplicate\":5}").arg(channel).toUtf8()).status,
+        QCOMPARE(m_agent
+                     ->simCall("POST", QStringLiteral("/sim/faults"),
+                               QStringLiteral("{\"channel\":\"%1\",\"duplicate\":5}").arg(channel).toUtf8())
+                     .status,
                  200);
         const HttpAnswer paid = m_agent->simCall(
             "POST", QStringLiteral("/sim/pay"),
             QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
         QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
-                                  QStringLiteral("{\"channel\":\"%1\"}").arg(channel).toUtf8()).status, 200);
+        QCOMPARE(m_agent
+                     ->simCall("POST", QStringLiteral("/sim/faults"),
+                               QStringLiteral("{\"channel\":\"%1\"}").arg(channel).toUtf8())
+                     .status,
+                 200);
         // One acknowledged copy ends the platform's retries; the other copies of that
         // delivery may still be inside the agent, so wait until all five are recorded.
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -113,8 +118,10 @@ private Q_SLOTS:
                                 "\"nonce\":\"123456789012\"}}";
         const HttpAnswer answer = m_agent->call(
             "POST", QStringLiteral("/api/v1/callbacks/wechat"), body,
-            {{"Wechatpay-Signature", "Zm9yZ2Vk"}, {"Wechatpay-Serial", "PAYONCE_SIM_0001"},
-             {"Wechatpay-Nonce", "n"}, {"Wechatpay-Timestamp", QByteArray::number(QDateTime::currentSecsSinceEpoch())}});
+            {{"Wechatpay-Signature", "Zm9yZ2Vk"},
+             {"Wechatpay-Serial", "PAYONCE_SIM_0001"},
+             {"Wechatpay-Nonce", "n"},
+             {"Wechatpay-Timestamp", QByteArray::number(QDateTime::currentSecsSinceEpoch())}});
         QVERIFY2(answer.status == 401 && answer.json().value(QStringLiteral("code")).toString() == u"FAIL"
                      && answer.header("X-Payonce-Layer") == "rejected",
                  qPrintable(describe(answer)));
@@ -132,16 +139,19 @@ private Q_SLOTS:
         const QString paymentNo = confirmOrder(orderNo, QStringLiteral("wechat"));
         QVERIFY(!paymentNo.isEmpty());
         const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                                            "{\"callbacks\":\"accept_only\",\"reason\":\"database failover drill\"}", kDesk);
+                                            "{\"callbacks\":\"accept_only\",\"reason\":\"database failover drill\"}",
+                                            kDesk);
         QVERIFY2(on.status == 200 && on.json().value(QStringLiteral("callbacks")).toString() == u"accept_only",
                  qPrintable(describe(on)));
         // The mode is shared through the database and each agent re-reads it at most once a
         // second (CallbackPipelineOptions::modeCacheMs): the documented propagation bound.
         QTest::qWait(1500);
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
-                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent
+                ->simCall("POST", QStringLiteral("/sim/pay"),
+                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                .status,
+            200);
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", orderNo),
                  qint64(1));
@@ -153,8 +163,8 @@ private Q_SLOTS:
         const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
                                              "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
         QVERIFY2(off.status == 200, qPrintable(describe(off)));
-        QTRY_COMPARE_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo),
+                                  qint64(1), 30000);
         QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", orderNo), qint64(1));
         QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND actor = 'desk' AND reason IN "
                        "('database failover drill', 'failover done')"),
@@ -171,21 +181,26 @@ private Q_SLOTS:
         const QString latePayment = confirmOrder(late, QStringLiteral("alipay"));
         QVERIFY(!warmPayment.isEmpty() && !latePayment.isEmpty());
         // A delivery in normal mode: the agent has just read the mode.
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
-                                  QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(warmPayment).toUtf8())
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent
+                ->simCall("POST", QStringLiteral("/sim/pay"),
+                          QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(warmPayment).toUtf8())
+                .status,
+            200);
         QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", warm),
                                   qint64(1), 30000);
         const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
                                             "{\"callbacks\":\"accept_only\",\"reason\":\"failover now\"}", kDesk);
         QVERIFY2(on.status == 200, qPrintable(describe(on)));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
-                                  QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(latePayment).toUtf8())
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent
+                ->simCall("POST", QStringLiteral("/sim/pay"),
+                          QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(latePayment).toUtf8())
+                .status,
+            200);
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(latePayment) == u"acknowledged", 30000);
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", late), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", late),
+                 qint64(1));
         QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", late), qint64(0));
         const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
                                              "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
@@ -207,7 +222,7 @@ private:
         QString error;
         // The storm's orders share their channel's SKU; every other order has one of its own.
         const QString sku = orderNo == QStringLiteral("ORD-CB-") + channel ? QStringLiteral("SKU-CB-") + channel
-                                                                            : QStringLiteral("SKU-") + orderNo;
+                                                                           : QStringLiteral("SKU-") + orderNo;
         if (!m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), sku, &error)) {
             qWarning("%s", qPrintable(error));
             return {};

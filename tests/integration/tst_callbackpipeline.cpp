@@ -164,8 +164,12 @@ public:
     {
         return QStringLiteral("appendDelivery %1, appendDeliveries %2, decideDelivery %3, insertAccepted %4, "
                               "attachDelivery %5, raiseFinding %6, inTransaction %7")
-            .arg(appendDeliveryCalls.load()).arg(appendDeliveriesCalls.load()).arg(decideDeliveryCalls.load())
-            .arg(insertAcceptedCalls.load()).arg(attachDeliveryCalls.load()).arg(raiseFindingCalls.load())
+            .arg(appendDeliveryCalls.load())
+            .arg(appendDeliveriesCalls.load())
+            .arg(decideDeliveryCalls.load())
+            .arg(insertAcceptedCalls.load())
+            .arg(attachDeliveryCalls.load())
+            .arg(raiseFindingCalls.load())
             .arg(transactions.load());
     }
 
@@ -245,7 +249,8 @@ private:
     /// A PENDING order for one SKU with `stock` in store, a coupon and points owed.
     QString newOrder(const QString &stem, qint64 stock, qint64 qty = 2)
     {
-        const QString orderNo = QStringLiteral("%1-%2-%3").arg(stem).arg(++m_serial).arg(QDateTime::currentMSecsSinceEpoch());
+        const QString orderNo =
+            QStringLiteral("%1-%2-%3").arg(stem).arg(++m_serial).arg(QDateTime::currentMSecsSinceEpoch());
         const QString skuId = QStringLiteral("SKU-") + orderNo;
         auto made = db().write([&](sql::Session &session) -> Result<void> {
             auto done = session.exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, ?, ?)"),
@@ -272,7 +277,8 @@ private:
     qint64 stockOf(const QString &orderNo)
     {
         auto read = db().read([&](sql::Session &session) -> Result<qint64> {
-            auto q = session.exec(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {QString(QStringLiteral("SKU-") + orderNo)});
+            auto q = session.exec(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+                                  {QString(QStringLiteral("SKU-") + orderNo)});
             if (!q)
                 return q.error();
             return q.value().next() ? q.value().value(0).toLongLong() : qint64(-1);
@@ -309,10 +315,12 @@ private:
     /// One processed log row for `payNo`, and `deliveries` delivery rows.
     void verifyLogRowAndDeliveries(const QString &payNo, qint64 deliveries)
     {
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
-                       {payNo}),
-                 qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}), deliveries);
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                  {payNo}),
+            qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}),
+                 deliveries);
     }
 
     std::unique_ptr<redis::EmbeddedKeyStore> keyStore()
@@ -369,7 +377,8 @@ private Q_SLOTS:
         // Proof that the test can fail: the stale read of the classic race, a lock that
         // waits (so every stale reader gets its turn) and no key anywhere.
         QTest::newRow("state_machine+unique_index+side_effect disabled")
-            << QStringList{QStringLiteral("state_machine"), QStringLiteral("unique_index"), QStringLiteral("side_effect")}
+            << QStringList{QStringLiteral("state_machine"), QStringLiteral("unique_index"),
+                           QStringLiteral("side_effect")}
             << 5000 << true;
     }
 
@@ -439,14 +448,23 @@ private Q_SLOTS:
         for (const auto &[label, n] : failures)
             printed += QStringLiteral("  retried after %1: %2\n").arg(label).arg(n);
         qInfo().noquote() << "tally of 50 identical notifications on" << dialectName(dialectUnderTest()) << "with"
-                          << (disabled.isEmpty() ? QStringLiteral("all layers") : disabled.join(QLatin1Char(',')) + QStringLiteral(" disabled"))
-                          << ":\n" << printed;
+                          << (disabled.isEmpty() ? QStringLiteral("all layers")
+                                                 : disabled.join(QLatin1Char(',')) + QStringLiteral(" disabled"))
+                          << ":\n"
+                          << printed;
         QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(QLatin1Char('\n'))));
 
         const Effects e = effectsOf(orderNo);
-        const qint64 extra = (e.stockLog - 1) + (e.coupons - 1) + (e.points - 1) + (stock - qty - stockOfOrder(orderNo, stock));
-        qInfo().noquote() << QStringLiteral("  effects: stock_log %1, coupons %2, points %3, outbox %4, stock %5 (from %6)")
-                                 .arg(e.stockLog).arg(e.coupons).arg(e.points).arg(e.outbox).arg(stockOf(orderNo)).arg(stock);
+        const qint64 extra = (e.stockLog - 1) + (e.coupons - 1) + (e.points - 1)
+                             + (stock - qty - stockOfOrder(orderNo, stock));
+        qInfo().noquote() << QStringLiteral(
+                                 "  effects: stock_log %1, coupons %2, points %3, outbox %4, stock %5 (from %6)")
+                                 .arg(e.stockLog)
+                                 .arg(e.coupons)
+                                 .arg(e.points)
+                                 .arg(e.outbox)
+                                 .arg(stockOf(orderNo))
+                                 .arg(stock);
         if (mustDetectDuplicates) {
             QVERIFY2(extra > 0, "with state_machine, unique_index and side_effect disabled the storm must pay twice");
             return;
@@ -462,9 +480,10 @@ private Q_SLOTS:
         }
         QCOMPARE(byNamedLayer, 49);
         if (!disabled.contains(QStringLiteral("unique_index"))) {
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
-                           {payNo}),
-                     qint64(1));
+            QCOMPARE(
+                count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                      {payNo}),
+                qint64(1));
         }
         // Every delivery verified and recorded; the body kept by each except the copies the
         // seen set answered (the processed delivery's body is the one kept).
@@ -472,10 +491,11 @@ private Q_SLOTS:
                                       "AND (raw_body IS NOT NULL) = (error_code <> 'seen_processed')"),
                        {payNo}),
                  count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND raw_body IS NOT NULL "
-                                      "AND error_code = 'processed'"),
-                       {payNo}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND raw_body IS NOT NULL "
+                                 "AND error_code = 'processed'"),
+                  {payNo}),
+            qint64(1));
     }
 
     // The seen set answers copies of a processed payment; their delivery rows ride group
@@ -511,17 +531,19 @@ private Q_SLOTS:
         const quint64 rows = pipeline.decidedDeliveries().rowsWritten();
         const quint64 commits = pipeline.decidedDeliveries().batchesWritten();
         qInfo().noquote() << threads * perThread << "copies on" << dialectName(dialectUnderTest()) << ":" << rows
-                          << "decided rows in" << commits << "commits\n" << printed;
+                          << "decided rows in" << commits << "commits\n"
+                          << printed;
         const int answeredSeen = tally[QStringLiteral("success@unique_index(seen_processed)")];
         QCOMPARE(answeredSeen, threads * perThread - 1);
         QCOMPARE(tally[QStringLiteral("bad_signature@rejected(bad_signature)")], 1);
         // Every answer has its own row: the seen copies decided at the unique index and
         // the first delivery's under the pay_no; the forged one's row names none (an
         // unverified body names nothing) but went through the same writer.
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'unique_index' "
-                                      "AND http_status = 200 AND error_code = 'seen_processed'"),
-                       {payNo}),
-                 qint64(answeredSeen));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'unique_index' "
+                                 "AND http_status = 200 AND error_code = 'seen_processed'"),
+                  {payNo}),
+            qint64(answeredSeen));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}),
                  qint64(answeredSeen + 1));
         QCOMPARE(rows, quint64(answeredSeen + 1)); // the seen copies and the forged one
@@ -578,7 +600,8 @@ private Q_SLOTS:
             if (steppedIds && i > 0)
                 QCOMPARE(written.value().at(i) - written.value().at(i - 1), qint64(2));
         }
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no LIKE ? AND raw_body IS NOT NULL"),
+        QCOMPARE(count(QStringLiteral(
+                           "SELECT COUNT(*) FROM callback_deliveries WHERE pay_no LIKE ? AND raw_body IS NOT NULL"),
                        {QStringLiteral("BATCH-%1-%").arg(stamp)}),
                  qint64(52));
     }
@@ -643,8 +666,8 @@ private Q_SLOTS:
         QVERIFY2(first.success(), qPrintable(labelOf(first)));
         QVERIFY2(secondOut.success(), qPrintable(labelOf(secondOut)));
         const QStringList events = log.of(QStringLiteral("first"));
-        qInfo().noquote() << "first delivery's events:" << events.join(QStringLiteral(" -> ")) << "; second:"
-                          << labelOf(secondOut) << "; coupons:" << effectsOf(orderNo).coupons;
+        qInfo().noquote() << "first delivery's events:" << events.join(QStringLiteral(" -> "))
+                          << "; second:" << labelOf(secondOut) << "; coupons:" << effectsOf(orderNo).coupons;
         QCOMPARE(effectsOf(orderNo).coupons, qint64(coupons));
         const qsizetype commit = events.indexOf(QStringLiteral("commit"));
         const qsizetype unlock = events.indexOf(QStringLiteral("unlock"));
@@ -670,7 +693,8 @@ private Q_SLOTS:
             o.oneCommit = oneCommit;
             CallbackPipeline pipeline(m_verifier, counted, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
             const QString orderNo = newOrder(QStringLiteral("ONE"), 10, 1);
-            const QString payNo = QStringLiteral("4310%1").arg(oneCommit ? 1 : 2) + QString::number(QDateTime::currentMSecsSinceEpoch());
+            const QString payNo = QStringLiteral("4310%1").arg(oneCommit ? 1 : 2)
+                                  + QString::number(QDateTime::currentMSecsSinceEpoch());
             const CallbackOutcome out = pipeline.handle(deliveryOf(payNo, orderNo));
             QCOMPARE(labelOf(out), QStringLiteral("success@none(processed)"));
             verifyPaidOnce(orderNo, 9);
@@ -696,7 +720,8 @@ private Q_SLOTS:
                 QCOMPARE(pipeline.oneCommitSettled(), qint64(0));
             }
         }
-        qInfo().noquote() << "a new delivery on" << dialectName(dialectUnderTest()) << ":" << printed.join(QStringLiteral("; "));
+        qInfo().noquote() << "a new delivery on" << dialectName(dialectUnderTest()) << ":"
+                          << printed.join(QStringLiteral("; "));
     }
 
     // A copy made its log row durable (accepted) while this delivery held the pay lock — or
@@ -766,10 +791,11 @@ private Q_SLOTS:
         verifyPaidOnce(orderNo, 9);
         if (QTest::currentTestFailed())
             return;
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'unique_index' "
-                                      "AND error_code = 'log_row_exists' AND http_status = 200"),
-                       {payNo}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'unique_index' "
+                                 "AND error_code = 'log_row_exists' AND http_status = 200"),
+                  {payNo}),
+            qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE subject = ?"),
                        {QString(QStringLiteral("wechat:") + payNo)}),
                  qint64(0));
@@ -825,7 +851,8 @@ private Q_SLOTS:
         std::this_thread::sleep_for(800ms); // past A's lease
         QString byB;
         if (oneCommit) {
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {payNo}), qint64(0));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {payNo}),
+                     qint64(0));
             byB = labelOf(agentB.handle(deliveryOf(payNo, orderNo)));
         } else {
             byB = QStringLiteral("worker finished %1").arg(workerB.runOnce(1000).finished);
@@ -874,7 +901,8 @@ private Q_SLOTS:
         CallbackPipeline pipeline(m_verifier, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock, o);
         const CallbackOutcome out = pipeline.handle(deliveryOf(payNo, orderNo));
         QCOMPARE(out.note, QStringLiteral("aborted_by_hook"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"), {payNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
+                       {payNo}),
                  qint64(1));
         QCOMPARE(effectsOf(orderNo).paid, qint64(0));
 
@@ -886,8 +914,10 @@ private Q_SLOTS:
         CallbackWorker worker(after, *m_store, *m_modes, m_clock, 0);
         const CallbackWorker::Report report = worker.runOnce(1000);
         QVERIFY(report.finished >= 1);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"), {payNo}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                  {payNo}),
+            qint64(1));
         verifyPaidOnce(orderNo, 97);
         if (QTest::currentTestFailed())
             return;
@@ -913,7 +943,8 @@ private Q_SLOTS:
                  QStringLiteral("success@none(processed)"));
         const CallbackOutcome twice = pipeline.handle(deliveryOf(QStringLiteral("P2-") + stamp, paid));
         QCOMPARE(labelOf(twice), QStringLiteral("success@state_machine(double_payment)"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND order_no = ?"), {paid}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND order_no = ?"),
+                       {paid}),
                  qint64(1));
         // Published once it committed, with what an operator needs to act on it.
         const QList<StreamEvent> raised = published.ofKind(streamevent::FindingRaised);
@@ -933,14 +964,17 @@ private Q_SLOTS:
         // A payment for a CLOSED order.
         const QString closed = newOrder(QStringLiteral("CLOSED"), 100, 1);
         QVERIFY(db().write([&](sql::Session &s) -> Result<void> {
-                        auto done = s.exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {closed});
+                        auto done = s.exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"),
+                                           {closed});
                         if (!done)
                             return done.error();
                         return {};
-                    }).ok());
+                    })
+                    .ok());
         QCOMPARE(labelOf(pipeline.handle(deliveryOf(QStringLiteral("P3-") + stamp, closed))),
                  QStringLiteral("success@state_machine(double_payment)"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND order_no = ?"), {closed}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND order_no = ?"),
+                       {closed}),
                  qint64(1));
         QCOMPARE(effectsOf(closed).coupons, qint64(0));
 
@@ -953,8 +987,9 @@ private Q_SLOTS:
         QCOMPARE(s.stockLog, qint64(0));
         QCOMPARE(stockOf(short_), qint64(1));
         QCOMPARE(s.coupons, qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'oversold' AND order_no = ?"), {short_}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'oversold' AND order_no = ?"), {short_}),
+            qint64(1));
 
         // Amount mismatch: 400 FAIL, a finding, nothing else written.
         const QString wrong = newOrder(QStringLiteral("MISMATCH"), 100, 1);
@@ -962,28 +997,35 @@ private Q_SLOTS:
         const CallbackOutcome mismatch = pipeline.handle(deliveryOf(wrongPay, wrong, kAmount - 1));
         QCOMPARE(mismatch.code, CallbackOutcomeCode::ContentMismatch);
         QCOMPARE(mismatch.layer, Layer::Rejected);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND order_no = ?"), {wrong}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND order_no = ?"),
+                       {wrong}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {wrongPay}), qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PENDING' AND version = 0"),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {wrongPay}),
+                 qint64(0));
+        QCOMPARE(count(QStringLiteral(
+                           "SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PENDING' AND version = 0"),
                        {wrong}),
                  qint64(1));
         const Effects m = effectsOf(wrong);
         QCOMPARE(m.stockLog + m.coupons + m.points + m.outbox, qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'rejected' "
-                                      "AND http_status = 400"),
-                       {wrongPay}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'rejected' "
+                                 "AND http_status = 400"),
+                  {wrongPay}),
+            qint64(1));
 
         // Unverified: metadata only, no body, nothing in pay_callback_log or the business tables.
         const qint64 before = count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0"));
         const QString forgedOrder = newOrder(QStringLiteral("FORGED"), 100, 1);
-        const CallbackOutcome forged = pipeline.handle(deliveryOf(QStringLiteral("P6-") + stamp, forgedOrder, kAmount, true));
+        const CallbackOutcome forged = pipeline.handle(
+            deliveryOf(QStringLiteral("P6-") + stamp, forgedOrder, kAmount, true));
         QCOMPARE(forged.code, CallbackOutcomeCode::BadSignature);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0 AND raw_body IS NULL "
-                                      "AND layer = 'rejected' AND http_status = 401")),
-                 before + 1);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {forgedOrder}), qint64(0));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0 AND raw_body IS NULL "
+                                 "AND layer = 'rejected' AND http_status = 401")),
+            before + 1);
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {forgedOrder}),
+                 qint64(0));
         QCOMPARE(effectsOf(forgedOrder).paid, qint64(0));
     }
 
@@ -999,21 +1041,24 @@ private Q_SLOTS:
         const QString stamp = QString::number(QDateTime::currentMSecsSinceEpoch());
         const QString orderNo = newOrder(QStringLiteral("NEWER"), 100, 1);
         QVERIFY(db().write([&](sql::Session &s) -> Result<void> {
-                        auto done = s.exec(QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ?, paid_channel = "
-                                                          "'wechat', fence = ? WHERE order_no = ?"),
-                                           {QString(QStringLiteral("OTHER-") + stamp), qint64(1) << 62, orderNo});
+                        auto done = s.exec(
+                            QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ?, paid_channel = "
+                                           "'wechat', fence = ? WHERE order_no = ?"),
+                            {QString(QStringLiteral("OTHER-") + stamp), qint64(1) << 62, orderNo});
                         if (!done)
                             return done.error();
                         return {};
-                    }).ok());
+                    })
+                    .ok());
         const CallbackOutcome out = pipeline.handle(deliveryOf(QStringLiteral("LATE-") + stamp, orderNo));
         QCOMPARE(labelOf(out), QStringLiteral("success@state_machine(double_payment)")); // stale_fence before the fix
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
                        {QString(QStringLiteral("wechat:LATE-") + stamp)}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
-                       {QString(QStringLiteral("LATE-") + stamp)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                  {QString(QStringLiteral("LATE-") + stamp)}),
+            qint64(1));
         QCOMPARE(pipeline.staleFenceRefused(), qint64(0));
     }
 
@@ -1028,15 +1073,18 @@ private Q_SLOTS:
         (void)worker.runOnce(1000);
         QCOMPARE(m_modes->acceptedWaiting().value(), qint64(0));
 
-        QVERIFY(m_modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("alice"), QStringLiteral("incident 42"),
-                                 m_clock.nowMs()).ok());
+        QVERIFY(m_modes
+                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("alice"), QStringLiteral("incident 42"),
+                              m_clock.nowMs())
+                    .ok());
         QCOMPARE(m_modes->mode().value().mode, CallbackMode::AcceptOnly);
         QCOMPARE(m_modes->mode().value().actor, QStringLiteral("alice"));
         QStringList orders;
         const QString stamp = QString::number(QDateTime::currentMSecsSinceEpoch());
         for (int i = 0; i < 5; ++i) {
             orders.append(newOrder(QStringLiteral("ACCEPT"), 100, 1));
-            const CallbackOutcome out = pipeline.handle(deliveryOf(QStringLiteral("PA%1-%2").arg(i).arg(stamp), orders.last()));
+            const CallbackOutcome out = pipeline.handle(
+                deliveryOf(QStringLiteral("PA%1-%2").arg(i).arg(stamp), orders.last()));
             QCOMPARE(labelOf(out), QStringLiteral("success@none(accept_only)"));
         }
         QCOMPARE(m_modes->acceptedWaiting().value(), qint64(5));
@@ -1046,7 +1094,8 @@ private Q_SLOTS:
         for (const QString &orderNo : orders)
             QCOMPARE(effectsOf(orderNo).paid, qint64(0));
 
-        QVERIFY(m_modes->setMode(CallbackMode::Normal, QStringLiteral("alice"), QStringLiteral("over"), m_clock.nowMs()).ok());
+        QVERIFY(m_modes->setMode(CallbackMode::Normal, QStringLiteral("alice"), QStringLiteral("over"), m_clock.nowMs())
+                    .ok());
         const CallbackWorker::Report drained = worker.runOnce(1000);
         QCOMPARE(drained.finished, 5);
         QCOMPARE(m_modes->acceptedWaiting().value(), qint64(0));

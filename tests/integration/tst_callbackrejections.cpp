@@ -73,7 +73,8 @@ Signed signNow(const QString &caseName, const QString &orderNo, const QString &p
                  {kFixtures + QStringLiteral("/sign-now.py"), caseName, QStringLiteral("--order-no"), orderNo,
                   QStringLiteral("--pay-no"), payNo, QStringLiteral("--amount-fen"), QStringLiteral("9900")});
     if (!python.waitForFinished(30000) || python.exitStatus() != QProcess::NormalExit || python.exitCode() != 0) {
-        out.error = QStringLiteral("sign-now.py %1 failed: %2").arg(caseName, QString::fromUtf8(python.readAllStandardError()));
+        out.error =
+            QStringLiteral("sign-now.py %1 failed: %2").arg(caseName, QString::fromUtf8(python.readAllStandardError()));
         return out;
     }
     const QJsonObject made = QJsonDocument::fromJson(python.readAllStandardOutput()).object();
@@ -107,8 +108,8 @@ private Q_SLOTS:
         QVERIFY(m_keys.isValid());
         const QString merchantKey = m_keys.filePath(QStringLiteral("merchant.pem"));
         QProcess openssl;
-        openssl.start(QStringLiteral("openssl"), {QStringLiteral("genrsa"), QStringLiteral("-out"), merchantKey,
-                                                  QStringLiteral("2048")});
+        openssl.start(QStringLiteral("openssl"),
+                      {QStringLiteral("genrsa"), QStringLiteral("-out"), merchantKey, QStringLiteral("2048")});
         QVERIFY(openssl.waitForFinished(60000));
         QVERIFY2(openssl.exitCode() == 0, openssl.readAllStandardError().constData());
 
@@ -121,9 +122,9 @@ private Q_SLOTS:
         QJsonArray platformKeys;
         const QJsonObject serials = cases.value(QStringLiteral("platform_keys")).toObject();
         for (auto it = serials.begin(); it != serials.end(); ++it)
-            platformKeys.append(QJsonObject{{QStringLiteral("serial"), it.key()},
-                                            {QStringLiteral("public_key"),
-                                             QString(kFixtures + QLatin1Char('/') + it.value().toString())}});
+            platformKeys.append(QJsonObject{
+                {QStringLiteral("serial"), it.key()},
+                {QStringLiteral("public_key"), QString(kFixtures + QLatin1Char('/') + it.value().toString())}});
         QCOMPARE(platformKeys.size(), 2);
 
         AgentProcess::Options options;
@@ -157,8 +158,8 @@ private Q_SLOTS:
                  qPrintable(error));
         QVERIFY2(m_agent->createOrder(kAlipayOrder, 43, QStringLiteral("99.00"), QStringLiteral("SKU-REJ-ALI"), &error),
                  qPrintable(error));
-        QVERIFY2(m_agent->createOrder(kAlipayEmptyOrder, 44, QStringLiteral("99.00"), QStringLiteral("SKU-REJ-ALI-EMPTY"),
-                                      &error),
+        QVERIFY2(m_agent->createOrder(kAlipayEmptyOrder, 44, QStringLiteral("99.00"),
+                                      QStringLiteral("SKU-REJ-ALI-EMPTY"), &error),
                  qPrintable(error));
         QCOMPARE(orderStatus(kWeChatOrder), QStringLiteral("PENDING"));
         QCOMPARE(orderStatus(kAlipayOrder), QStringLiteral("PENDING"));
@@ -171,12 +172,12 @@ private Q_SLOTS:
 
     void badInputIsRefused_data()
     {
-        QTest::addColumn<QString>("caseName");   // sign-now.py's case, or "wechat_10mb_body"
+        QTest::addColumn<QString>("caseName"); // sign-now.py's case, or "wechat_10mb_body"
         QTest::addColumn<int>("status");
-        QTest::addColumn<QString>("errorCode");  // callback_deliveries.error_code; empty: no row
-        QTest::addColumn<int>("verified");       // callback_deliveries.verified
-        QTest::addColumn<bool>("finding");       // an amount_mismatch finding for this pay_no
-        QTest::addColumn<bool>("pays");          // the valid rows: 200 and the order PAID
+        QTest::addColumn<QString>("errorCode"); // callback_deliveries.error_code; empty: no row
+        QTest::addColumn<int>("verified");      // callback_deliveries.verified
+        QTest::addColumn<bool>("finding");      // an amount_mismatch finding for this pay_no
+        QTest::addColumn<bool>("pays");         // the valid rows: 200 and the order PAID
         // A defect of the agent against docs/openapi.yaml, kept visible: the check named here is
         // expected to fail (QEXPECT_FAIL) with this reason, file:line.
         QTest::addColumn<QString>("defectCheck");
@@ -191,19 +192,20 @@ private Q_SLOTS:
         // Authenticity (401): signature, serial, the ±300 s window, decryption.
         row("wechat_forged_signature", 401, "bad_signature", 0);
         row("wechat_unknown_serial", 401, "bad_signature", 0);
-        row("wechat_stale_timestamp", 401, "bad_signature", 0);        // signed now - 360 s (a minute past the window: no timing margin)
-        row("wechat_future_timestamp", 401, "bad_signature", 0);       // signed now + 360 s
-        row("wechat_tampered_ciphertext", 401, "bad_signature", 0);    // GCM refuses it
+        row("wechat_stale_timestamp", 401, "bad_signature",
+            0); // signed now - 360 s (a minute past the window: no timing margin)
+        row("wechat_future_timestamp", 401, "bad_signature", 0);    // signed now + 360 s
+        row("wechat_tampered_ciphertext", 401, "bad_signature", 0); // GCM refuses it
         row("wechat_wrong_associated_data", 401, "bad_signature", 0);
         // Malformed input (400).
-        row("wechat_truncated_body", 400, "invalid_input", 0);         // cut after signing
+        row("wechat_truncated_body", 400, "invalid_input", 0); // cut after signing
         row("wechat_invalid_json", 400, "invalid_input", 0);
         // A 10 MB body never reaches the route: the connection guard answers 413
         // payload_too_large from the Content-Length (docs/openapi.yaml: a body over 64 KiB), layer
         // rejected, so no delivery is recorded (the guard's own payloadTooLarge count
         // moves; /metrics, which will show it, is not served yet).
         row("wechat_10mb_body", 413, "", 0);
-        row("wechat_pay_no_bad_chars", 400, "invalid_input", 0);       // "42000/../../etc"
+        row("wechat_pay_no_bad_chars", 400, "invalid_input", 0); // "42000/../../etc"
         // Verified, but not ours or not what the order says: 400 and a finding.
         row("wechat_wrong_mchid", 400, "amount_mismatch", 1, true);
         row("wechat_amount_mismatch", 400, "amount_mismatch", 1, true);
@@ -233,9 +235,7 @@ private Q_SLOTS:
         QFETCH(QString, defectCheck);
         QFETCH(QString, defectReason);
         const QByteArray defectComment = defectReason.toUtf8();
-        auto expectDefect = [&](const char *check) {
-            return defectCheck == QLatin1String(check);
-        };
+        auto expectDefect = [&](const char *check) { return defectCheck == QLatin1String(check); };
 
         const bool alipay = caseName.startsWith(u"alipay_");
         const QString orderNo = caseName == u"alipay_valid_empty_parameters" ? kAlipayEmptyOrder
@@ -258,11 +258,11 @@ private Q_SLOTS:
 
         const Snapshot before = snapshot(orderNo);
         const qint64 lastDelivery = count("SELECT COALESCE(MAX(id), 0) FROM callback_deliveries");
-        const qint64 findingsBefore = count("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND pay_no = ?",
-                                            {payNo});
+        const qint64 findingsBefore = count(
+            "SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND pay_no = ?", {payNo});
 
-        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/callbacks/") + (alipay ? u"alipay" : u"wechat"),
-                                                made.body, made.headers);
+        const HttpAnswer answer = m_agent->call(
+            "POST", QStringLiteral("/api/v1/callbacks/") + (alipay ? u"alipay" : u"wechat"), made.body, made.headers);
         const QString got = describe(answer);
 
         // Status and body as the contract says.
@@ -321,7 +321,8 @@ private Q_SLOTS:
             QCOMPARE(after.points, before.points + 1);
             QCOMPARE(after.outbox, before.outbox + 1);
             QCOMPARE(after.callbackLog, before.callbackLog + 1);
-            QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?", {orderNo, payNo}), qint64(1));
+            QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?", {orderNo, payNo}),
+                     qint64(1));
         } else {
             // No business row written, anywhere.
             QCOMPARE(after.status, before.status);

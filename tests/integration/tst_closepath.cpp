@@ -56,7 +56,8 @@ private:
 
     QString statusOf(const QString &orderNo)
     {
-        return firstValueText(*m_db.database, QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo});
+        return firstValueText(*m_db.database, QStringLiteral("SELECT status FROM orders WHERE order_no = ?"),
+                              {orderNo});
     }
 
     /// In one transaction, so the closer's timer never sees half of it: the order's payment
@@ -70,9 +71,10 @@ private:
                 if (!record)
                     return record.error();
             }
-            auto order = session.exec(QStringLiteral("UPDATE orders SET status = 'PENDING', updated_at = updated_at - ? "
-                                                     "WHERE order_no = ?"),
-                                      {kTimeoutMs + 60000, orderNo});
+            auto order = session.exec(
+                QStringLiteral("UPDATE orders SET status = 'PENDING', updated_at = updated_at - ? "
+                               "WHERE order_no = ?"),
+                {kTimeoutMs + 60000, orderNo});
             if (!order)
                 return order.error();
             return {};
@@ -110,8 +112,9 @@ private:
 
     HttpAnswer payAtSimulator(const QString &paymentNo)
     {
-        return m_agent->simCall("POST", QStringLiteral("/sim/pay"),
-                                QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
+        return m_agent->simCall(
+            "POST", QStringLiteral("/sim/pay"),
+            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
     }
 
     /// Paid at the simulator, its notification kept by the relay (its last capture): the pay_no.
@@ -137,9 +140,10 @@ private:
 
     qint64 closeAudits(const QString &orderNo)
     {
-        return count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'order.close' AND actor = 'system:closer' "
-                                    "AND target = ?"),
-                     {QString(QStringLiteral("order:") + orderNo)});
+        return count(
+            QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'order.close' AND actor = 'system:closer' "
+                           "AND target = ?"),
+            {QString(QStringLiteral("order:") + orderNo)});
     }
 
 private Q_SLOTS:
@@ -153,8 +157,8 @@ private Q_SLOTS:
         options.extraConfig = QJsonObject{
             {QStringLiteral("public_base_url"), m_relay.baseUrl()},
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), kTimeoutMs},
-                                                  {QStringLiteral("interval_ms"), 200}}}};
+            {QStringLiteral("close"),
+             QJsonObject{{QStringLiteral("pending_timeout_ms"), kTimeoutMs}, {QStringLiteral("interval_ms"), 200}}}};
         m_agent = AgentProcess::start(options, &error);
         QVERIFY2(m_agent, qPrintable(error));
         // The platform's next try comes minutes later: the relay's copy is the late notification.
@@ -174,7 +178,8 @@ private Q_SLOTS:
         QVERIFY(expire(expired, QString()));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(expired), QStringLiteral("CLOSED"), 20000);
         QCOMPARE(closeAudits(expired), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NOT NULL"), {expired}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NOT NULL"),
+                       {expired}),
                  qint64(1));
         const HttpAnswer order = m_agent->call("GET", QStringLiteral("/api/v1/orders/") + expired, {}, kDesk);
         QCOMPARE(order.json().value(QStringLiteral("status")).toString(), QStringLiteral("CLOSED"));
@@ -193,7 +198,8 @@ private Q_SLOTS:
         QVERIFY(expire(orderNo, QStringLiteral("failed")));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(orderNo), QStringLiteral("CLOSED"), 20000);
         QVERIFY2(simTradeState(paymentNo).contains("CLOSED"), simTradeState(paymentNo).constData());
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'closed'"), {orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'closed'"),
+                       {orderNo}),
                  qint64(1));
         QCOMPARE(closeAudits(orderNo), qint64(1));
         // The user's QR code is dead: the platform refuses the payment.
@@ -212,8 +218,9 @@ private Q_SLOTS:
         // confirm's timeout state above): the closer's close meets a paid trade.
         QVERIFY(expire(orderNo, QStringLiteral("failed")));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(orderNo), QStringLiteral("PAID"), 20000);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?"), {orderNo, payNo}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?"), {orderNo, payNo}),
+            qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
         QCOMPARE(closeAudits(orderNo), qint64(0));
@@ -221,7 +228,8 @@ private Q_SLOTS:
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(m_relay.captured.last()), 30000)), 200);
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE order_no = ? AND kind = 'double_payment'"), {orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE order_no = ? AND kind = 'double_payment'"),
+                       {orderNo}),
                  qint64(0));
     }
 

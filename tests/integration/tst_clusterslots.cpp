@@ -35,8 +35,18 @@ private Q_SLOTS:
         auto cluster = RedisClusterTopology::start(options, &error);
         QVERIFY2(cluster, qPrintable(error));
 
-        QList<QByteArray> keys{"foo", "somekey", "foo{hash_tag}", "{user1000}.following", "foo{}{bar}",
-                               "foo{{bar}}zap", "foo{bar}{zap}", "{}", "{", "}", "a{b", "lock:pay:{ORD-1}:4200000001"};
+        QList<QByteArray> keys{"foo",
+                               "somekey",
+                               "foo{hash_tag}",
+                               "{user1000}.following",
+                               "foo{}{bar}",
+                               "foo{{bar}}zap",
+                               "foo{bar}{zap}",
+                               "{}",
+                               "{",
+                               "}",
+                               "a{b",
+                               "lock:pay:{ORD-1}:4200000001"};
         QRandomGenerator random(20261206);
         static constexpr char kBytes[] = "ab{}:-_0123456789XYZ";
         while (keys.size() < 2000) {

@@ -115,8 +115,9 @@ private Q_SLOTS:
         sql::SqlOrders orders(*m_db.database);
         CountingGateway gateway;
         SystemClock clock;
-        ConfirmPipeline pipeline(idempotency, &store.idempotency(), store.tokens(), store.locks(), payments,
-                                 [&](Channel) -> PaymentGateway * { return &gateway; }, clock);
+        ConfirmPipeline pipeline(
+            idempotency, &store.idempotency(), store.tokens(), store.locks(), payments,
+            [&](Channel) -> PaymentGateway * { return &gateway; }, clock);
         TokenIssuer issuer(payments, store.tokens());
 
         const QString orderNo = QStringLiteral("ORD-STORM");
@@ -142,24 +143,26 @@ private Q_SLOTS:
             ConfirmRequest request{kUser, QStringLiteral("key-%1").arg(i), shared, orderNo, Channel::WeChat};
             switch (i % 5) {
             case 0: request.idempotencyKey = QStringLiteral("key-same"); break; // same key, same token
-            case 1: break;                                                     // new key, same token
-            case 2: request.token = tokenOf(); break;                          // new key, new token
-            case 3: request.token = tokenOf(); request.channel = Channel::Alipay; break;
-            case 4: request.token = stale; break;                              // new key, stale token
+            case 1: break;                                                      // new key, same token
+            case 2: request.token = tokenOf(); break;                           // new key, new token
+            case 3:
+                request.token = tokenOf();
+                request.channel = Channel::Alipay;
+                break;
+            case 4: request.token = stale; break; // new key, stale token
             }
             const PaymentOutcome out = pipeline.confirm(request);
-            const QString label = (out.replayed ? QStringLiteral("replay:") : QString())
-                                  + paymentOutcomeName(out.code) + QLatin1Char('@') + layerName(out.layer);
+            const QString label = (out.replayed ? QStringLiteral("replay:") : QString()) + paymentOutcomeName(out.code)
+                                  + QLatin1Char('@') + layerName(out.layer);
             std::lock_guard guard(mutex);
             ++tally[label];
-            const bool allowed = out.replayed
-                                 || (out.code == PaymentOutcomeCode::Created && out.layer == Layer::None)
-                                 || (out.code == PaymentOutcomeCode::RequestInProgress
-                                     && (out.layer == Layer::IdempotencyKey || out.layer == Layer::Lock))
-                                 || (out.code == PaymentOutcomeCode::DuplicateRequest && out.layer == Layer::Token)
-                                 || (out.code == PaymentOutcomeCode::DuplicatePayment && out.layer == Layer::UniqueIndex)
-                                 || (out.code == PaymentOutcomeCode::OrderStateConflict
-                                     && out.layer == Layer::StateMachine);
+            const bool allowed =
+                out.replayed || (out.code == PaymentOutcomeCode::Created && out.layer == Layer::None)
+                || (out.code == PaymentOutcomeCode::RequestInProgress
+                    && (out.layer == Layer::IdempotencyKey || out.layer == Layer::Lock))
+                || (out.code == PaymentOutcomeCode::DuplicateRequest && out.layer == Layer::Token)
+                || (out.code == PaymentOutcomeCode::DuplicatePayment && out.layer == Layer::UniqueIndex)
+                || (out.code == PaymentOutcomeCode::OrderStateConflict && out.layer == Layer::StateMachine);
             if (!allowed)
                 unexpected.append(label + QLatin1Char(' ') + QString::fromUtf8(out.body));
         });
@@ -179,10 +182,11 @@ private Q_SLOTS:
         QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
                            {orderNo}),
                  qint64(1));
-        QCOMPARE(countRows(*m_db.database,
-                           QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'pending'"),
-                           {orderNo}),
-                 qint64(1));
+        QCOMPARE(
+            countRows(*m_db.database,
+                      QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'pending'"),
+                      {orderNo}),
+            qint64(1));
         QCOMPARE(countRows(*m_db.database,
                            QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAYING' "
                                           "AND version = 1"),
@@ -208,8 +212,9 @@ private Q_SLOTS:
         sql::SqlPaymentStore payments(*m_db.database);
         SlowGateway gateway;
         SystemClock clock;
-        ConfirmPipeline pipeline(idempotency, nullptr, store.tokens(), store.locks(), payments,
-                                 [&](Channel) -> PaymentGateway * { return &gateway; }, clock);
+        ConfirmPipeline pipeline(
+            idempotency, nullptr, store.tokens(), store.locks(), payments,
+            [&](Channel) -> PaymentGateway * { return &gateway; }, clock);
         TokenIssuer issuer(payments, store.tokens());
 
         const QString orderNo = QStringLiteral("ORD-SLOW");
@@ -219,8 +224,10 @@ private Q_SLOTS:
         order.amountFen = 9900;
         order.items = {{QStringLiteral("SKU1"), 1}};
         QVERIFY(sql::SqlOrders(*m_db.database).create(order).ok());
-        const QString token =
-            QJsonDocument::fromJson(issuer.issueToken(kUser, orderNo).body).object().value(QStringLiteral("token")).toString();
+        const QString token = QJsonDocument::fromJson(issuer.issueToken(kUser, orderNo).body)
+                                  .object()
+                                  .value(QStringLiteral("token"))
+                                  .toString();
         QVERIFY(!token.isEmpty());
         const ConfirmRequest request{kUser, QStringLiteral("key-slow"), token, orderNo, Channel::WeChat};
 

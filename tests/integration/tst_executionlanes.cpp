@@ -104,8 +104,8 @@ private:
 
     /// `n` orders confirmed on WeChat and paid at the simulator; their notifications, as the
     /// relay kept them (in the order they came).
-    QList<CapturedRequest> paidNotifications(AgentProcess &agent, NotificationRelay &relay, const QString &prefix, int n,
-                                             QStringList *orderNos)
+    QList<CapturedRequest> paidNotifications(AgentProcess &agent, NotificationRelay &relay, const QString &prefix,
+                                             int n, QStringList *orderNos)
     {
         const qsizetype before = relay.captured.size();
         std::atomic<int> failures{0};
@@ -117,11 +117,13 @@ private:
             QString paymentNo;
             if (agent.postOrder(names.at(i), kUser, QStringLiteral("12.00"), kSku, &error))
                 paymentNo = agent.confirmPayment(names.at(i), kUser, QStringLiteral("wechat"), &error);
-            const bool paid = !paymentNo.isEmpty()
-                && agent.simCall("POST", QStringLiteral("/sim/pay"),
-                                 QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+            const bool paid =
+                !paymentNo.isEmpty()
+                && agent.simCall(
+                            "POST", QStringLiteral("/sim/pay"),
+                            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
                            .status
-                    == 200;
+                       == 200;
             if (!paid) {
                 failures.fetch_add(1);
                 qWarning().noquote() << names.at(i) << error;
@@ -158,7 +160,8 @@ private Q_SLOTS:
         auto agent = startAgent(relay, QJsonObject{});
         QVERIFY(agent);
         QStringList paidOrderNos;
-        const QList<CapturedRequest> notifications = paidNotifications(*agent, relay, QStringLiteral("SLOW"), 200, &paidOrderNos);
+        const QList<CapturedRequest> notifications = paidNotifications(*agent, relay, QStringLiteral("SLOW"), 200,
+                                                                       &paidOrderNos);
         QCOMPARE(notifications.size(), 200);
 
         // 16 orders with their payment tokens, to confirm while the gateway is slow.
@@ -172,7 +175,8 @@ private Q_SLOTS:
             tokens << agent->issueToken(kUser, orderNo);
             QVERIFY(!tokens.last().isEmpty());
         }
-        QCOMPARE(agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"latency_ms\":8000}").status,
+        QCOMPARE(agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"latency_ms\":8000}")
+                     .status,
                  200);
 
         std::vector<int> confirmStatus(16, 0);
@@ -183,9 +187,10 @@ private Q_SLOTS:
             confirms.emplace_back([&, i] {
                 QElapsedTimer timer;
                 timer.start();
-                const HttpAnswer answer =
-                    httpCall(port, "POST", QStringLiteral("/api/v1/payments/confirm"), confirmBody(tokens.at(i), confirmOrders.at(i)),
-                             {{"X-User-Id", QByteArray::number(kUser)}, {"Idempotency-Key", confirmOrders.at(i).toUtf8()}});
+                const HttpAnswer answer = httpCall(
+                    port, "POST", QStringLiteral("/api/v1/payments/confirm"),
+                    confirmBody(tokens.at(i), confirmOrders.at(i)),
+                    {{"X-User-Id", QByteArray::number(kUser)}, {"Idempotency-Key", confirmOrders.at(i).toUtf8()}});
                 confirmStatus[std::size_t(i)] = answer.status;
                 confirmMs[std::size_t(i)] = timer.elapsed();
             });
@@ -208,10 +213,12 @@ private Q_SLOTS:
         QCOMPARE(agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
 
         const qint64 slowest = *std::max_element(callbackMs.begin(), callbackMs.end());
-        qInfo("200 paid callbacks during 16 confirms on an 8 s gateway: p50 %lld ms, p99 %lld ms, max %lld ms, all in %lld ms; "
+        qInfo("200 paid callbacks during 16 confirms on an 8 s gateway: p50 %lld ms, p99 %lld ms, max %lld ms, all in "
+              "%lld ms; "
               "confirms %lld..%lld ms",
               percentile(callbackMs, 0.50), percentile(callbackMs, 0.99), slowest, callbacksTookMs,
-              *std::min_element(confirmMs.begin(), confirmMs.end()), *std::max_element(confirmMs.begin(), confirmMs.end()));
+              *std::min_element(confirmMs.begin(), confirmMs.end()),
+              *std::max_element(confirmMs.begin(), confirmMs.end()));
         QCOMPARE(int(std::count(callbackStatus.begin(), callbackStatus.end(), 200)), 200);
         QVERIFY2(slowest < 1000, qPrintable(QStringLiteral("a callback waited %1 ms").arg(slowest)));
         QCOMPARE(paidOrders(QStringLiteral("SLOW")), qint64(200));
@@ -223,11 +230,12 @@ private Q_SLOTS:
     void fullCallbackQueueAnswersFailThenDrains()
     {
         NotificationRelay relay;
-        auto agent = startAgent(relay, QJsonObject{{QStringLiteral("callback_threads"), 1},
-                                                   {QStringLiteral("callback_queue"), 2}});
+        auto agent = startAgent(
+            relay, QJsonObject{{QStringLiteral("callback_threads"), 1}, {QStringLiteral("callback_queue"), 2}});
         QVERIFY(agent);
         QStringList orderNos;
-        const QList<CapturedRequest> notifications = paidNotifications(*agent, relay, QStringLiteral("FULL"), 100, &orderNos);
+        const QList<CapturedRequest> notifications = paidNotifications(*agent, relay, QStringLiteral("FULL"), 100,
+                                                                       &orderNos);
         QCOMPARE(notifications.size(), 100);
         const int port = agent->port();
         const auto rejectedNow = [&] {
@@ -268,9 +276,10 @@ private Q_SLOTS:
             again << i;
         }
         const double rejected = rejectedNow() - rejectedBefore;
-        qInfo("100 notifications at once on 1 callback thread with a queue of 2: %d answered SUCCESS, %lld answered 503 "
-              "FAIL; payonce_http_lane_rejected_total{lane=\"callbacks\"} moved by %.0f",
-              paidFirst, qint64(again.size()), rejected);
+        qInfo(
+            "100 notifications at once on 1 callback thread with a queue of 2: %d answered SUCCESS, %lld answered 503 "
+            "FAIL; payonce_http_lane_rejected_total{lane=\"callbacks\"} moved by %.0f",
+            paidFirst, qint64(again.size()), rejected);
         QVERIFY2(!again.isEmpty(), "the queue never filled");
         QCOMPARE(rejected, double(again.size()));
 
@@ -280,10 +289,12 @@ private Q_SLOTS:
         QCOMPARE(paidOrders(QStringLiteral("FULL")), qint64(100));
         for (const QString &orderNo : std::as_const(orderNos)) {
             QCOMPARE(countRows(*m_db.database,
-                               QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'"),
+                               QStringLiteral(
+                                   "SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'"),
                                {orderNo}),
                      qint64(1));
-            QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
+            QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"),
+                               {orderNo}),
                      qint64(1));
         }
         QCOMPARE(agent->stop(), 0);

@@ -52,7 +52,8 @@ private Q_SLOTS:
         int errors = 0;
         runConcurrently(16, [&](int i) {
             for (int round = 0; round < 5; ++round) {
-                auto epoch = epochs.newEpoch(QStringLiteral("run-id-race-%1").arg(i % 2), QStringLiteral("no_fence_state"));
+                auto epoch = epochs.newEpoch(QStringLiteral("run-id-race-%1").arg(i % 2),
+                                             QStringLiteral("no_fence_state"));
                 std::lock_guard guard(mutex);
                 if (epoch && epoch.value() > before)
                     seen.insert(epoch.value());

@@ -81,7 +81,8 @@ private:
     Order payingOrder()
     {
         Order o;
-        const QString serial = QString::number(++m_serial) + u'X' + QString::number(QDateTime::currentMSecsSinceEpoch());
+        const QString serial = QString::number(++m_serial) + u'X'
+                               + QString::number(QDateTime::currentMSecsSinceEpoch());
         o.orderNo = QStringLiteral("ORD-FENCE-") + serial;
         o.paymentNo = QStringLiteral("PNFENCE") + serial;
         o.payNo = QStringLiteral("4200FENCE") + serial;
@@ -99,8 +100,9 @@ private:
             qWarning() << "order not made:" << created.error().internalMessage;
         exec(QStringLiteral("UPDATE orders SET status = 'PAYING' WHERE order_no = ?"), {o.orderNo});
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
-        exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
-                            "code_url, created_at, updated_at) VALUES (?, ?, 'wechat', 'pending', 1, ?, 'weixin://x', ?, ?)"),
+        exec(QStringLiteral(
+                 "INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
+                 "code_url, created_at, updated_at) VALUES (?, ?, 'wechat', 'pending', 1, ?, 'weixin://x', ?, ?)"),
              {o.paymentNo, o.orderNo, kAmount, now, now});
         return o;
     }
@@ -126,13 +128,15 @@ private:
             QVERIFY(lock.value());
             const qint64 token = qint64(lock.value()->fencingToken());
             const qint64 before = fenceOf(orderNo);
-            auto written = db().write([&](sql::Session &session) {
-                return sql::SqlOrders(db()).recordFence(session, orderNo, token);
-            });
+            auto written = db().write(
+                [&](sql::Session &session) { return sql::SqlOrders(db()).recordFence(session, orderNo, token); });
             QVERIFY2(written.ok(), written.ok() ? "" : qPrintable(written.error().internalMessage));
             QVERIFY2(written.value() == TransitionOutcome::Transitioned,
                      qPrintable(QStringLiteral("token %1:%2 refused, the order already carries %3:%4")
-                                    .arg(token >> 32).arg(token & 0xFFFFFFFF).arg(before >> 32).arg(before & 0xFFFFFFFF)));
+                                    .arg(token >> 32)
+                                    .arg(token & 0xFFFFFFFF)
+                                    .arg(before >> 32)
+                                    .arg(before & 0xFFFFFFFF)));
             QVERIFY(lock.value()->release().ok());
         }
     }
@@ -142,15 +146,23 @@ private:
     void verifyPaidOnce(const Order &order)
     {
         QCOMPARE(statusOf(order.orderNo), QStringLiteral("PAID"));
-        QCOMPARE(m_stack.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {order.orderNo}), order.payNo);
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {order.orderNo}), qint64(1));
-        QCOMPARE(m_stack.text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {order.skuId}), QStringLiteral("8"));
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {order.orderNo}), qint64(1));
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {order.orderNo}), qint64(1));
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {order.orderNo}), qint64(1));
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {order.payNo}), qint64(1));
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
-                               {order.payNo}),
+        QCOMPARE(m_stack.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {order.orderNo}),
+                 order.payNo);
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {order.orderNo}),
+                 qint64(1));
+        QCOMPARE(m_stack.text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {order.skuId}),
+                 QStringLiteral("8"));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {order.orderNo}),
+                 qint64(1));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {order.orderNo}),
+                 qint64(1));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {order.orderNo}),
+                 qint64(1));
+        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {order.payNo}),
+                 qint64(1));
+        QCOMPARE(m_stack.count(
+                     QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                     {order.payNo}),
                  qint64(1));
     }
 
@@ -190,8 +202,7 @@ private:
     {
         const qint64 before = fenceOf(order.orderNo);
         CallbackPipeline pipeline(*m_stack.verifier, *m_stack.callbackStore, *m_stack.modes, keys.locks(),
-                                  &keys.seenProcessed(), m_stack.clock,
-                                  pipelineOptions());
+                                  &keys.seenProcessed(), m_stack.clock, pipelineOptions());
         const CallbackOutcome out = pipeline.handle(jsonDelivery(order.payNo, order.paymentNo, kAmount));
         QVERIFY2(out.success(), qPrintable(describe(out)));
         QCOMPARE(statusOf(order.orderNo), QStringLiteral("PAID"));
@@ -302,20 +313,22 @@ private Q_SLOTS:
         QVERIFY2(redis.keys, qPrintable(redis.error));
         redis::RedisKeyStore &keys = *redis.keys;
         const Order order = payingOrder();
-        exec(QStringLiteral("UPDATE orders SET fence = ? WHERE order_no = ?"), {qint64(0x7FFFFFFF) << 32, order.orderNo});
+        exec(QStringLiteral("UPDATE orders SET fence = ? WHERE order_no = ?"),
+             {qint64(0x7FFFFFFF) << 32, order.orderNo});
 
         CallbackPipeline pipeline(*m_stack.verifier, *m_stack.callbackStore, *m_stack.modes, keys.locks(),
-                                  &keys.seenProcessed(), m_stack.clock,
-                                  pipelineOptions());
+                                  &keys.seenProcessed(), m_stack.clock, pipelineOptions());
         const CallbackOutcome first = pipeline.handle(jsonDelivery(order.payNo, order.paymentNo, kAmount));
         QCOMPARE(first.note, QStringLiteral("stale_fence"));
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
-                           {order.payNo}),
+        QCOMPARE(m_stack.count(
+                     QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
+                     {order.payNo}),
                  qint64(1));
 
         CallbackWorker worker(pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
-        const QString findings = QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'stuck_accepted' AND pay_no = ? "
-                                                "AND status = 'open'");
+        const QString findings = QStringLiteral(
+            "SELECT COUNT(*) FROM findings WHERE kind = 'stuck_accepted' AND pay_no = ? "
+            "AND status = 'open'");
         for (int attempt = 1; attempt <= CallbackWorker::StaleFenceTriesBeforeFinding; ++attempt) {
             const qint64 refusedBefore = pipeline.staleFenceRefused();
             const CallbackWorker::Report report = worker.runOnce();
@@ -326,14 +339,17 @@ private Q_SLOTS:
                      qint64(attempt < CallbackWorker::StaleFenceTriesBeforeFinding ? 0 : 1));
         }
         QCOMPARE(statusOf(order.orderNo), QStringLiteral("PAYING"));
-        QCOMPARE(m_stack.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
-                           {order.payNo}),
+        QCOMPARE(m_stack.count(
+                     QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted'"),
+                     {order.payNo}),
                  qint64(1));
         const QString evidence = m_stack.text(
-            QStringLiteral("SELECT evidence FROM findings WHERE kind = 'stuck_accepted' AND pay_no = ?"), {order.payNo});
+            QStringLiteral("SELECT evidence FROM findings WHERE kind = 'stuck_accepted' AND pay_no = ?"),
+            {order.payNo});
         const QJsonObject parsed = QJsonDocument::fromJson(evidence.toUtf8()).object();
         QCOMPARE(parsed.value(QStringLiteral("reason")).toString(), QStringLiteral("stale_fence"));
-        QCOMPARE(parsed.value(QStringLiteral("stale_fence_tries")).toInt(), CallbackWorker::StaleFenceTriesBeforeFinding);
+        QCOMPARE(parsed.value(QStringLiteral("stale_fence_tries")).toInt(),
+                 CallbackWorker::StaleFenceTriesBeforeFinding);
     }
 
     void paidCallbackAfterTheFenceKeysWereDeleted()

@@ -114,9 +114,8 @@ void TestGatewaySim::initTestCase()
     m_sim.setProcessChannelMode(QProcess::ForwardedErrorChannel);
     m_sim.start(QStringLiteral(PAYONCE_SIM_PATH),
                 {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(m_port),
-                 QStringLiteral("--merchant-public-key"), fixture("merchant_pub.pem"),
-                 QStringLiteral("--mchid"), kMchid, QStringLiteral("--appid"), kAppid,
-                 QStringLiteral("--alipay-app-id"), kAlipayAppId,
+                 QStringLiteral("--merchant-public-key"), fixture("merchant_pub.pem"), QStringLiteral("--mchid"),
+                 kMchid, QStringLiteral("--appid"), kAppid, QStringLiteral("--alipay-app-id"), kAlipayAppId,
                  QStringLiteral("--platform-key-out"), keyOut, QStringLiteral("--exit-with-parent")});
     QVERIFY2(m_sim.waitForStarted(10000), qPrintable(m_sim.errorString()));
     QElapsedTimer waited;
@@ -124,13 +123,15 @@ void TestGatewaySim::initTestCase()
     // The key file is written (atomically) only once the server listens.
     while (!QFile::exists(keyOut) && waited.elapsed() < 30000 && m_sim.state() == QProcess::Running)
         QTest::qWait(50);
-    QVERIFY2(QFile::exists(keyOut), qPrintable(QStringLiteral("payonce-sim not ready: ") + QString::fromLocal8Bit(m_sim.readAllStandardOutput())));
+    QVERIFY2(QFile::exists(keyOut), qPrintable(QStringLiteral("payonce-sim not ready: ")
+                                               + QString::fromLocal8Bit(m_sim.readAllStandardOutput())));
     QFile key(keyOut);
     QVERIFY(key.open(QIODevice::ReadOnly));
     m_platformPem = key.readAll();
     QVERIFY(m_platformPem.startsWith("-----BEGIN PUBLIC KEY-----"));
     // The control endpoint serves the same key.
-    QCOMPARE(control("GET", QStringLiteral("/sim/platform-key")).value(u"public_key_pem").toString().toLatin1(), m_platformPem);
+    QCOMPARE(control("GET", QStringLiteral("/sim/platform-key")).value(u"public_key_pem").toString().toLatin1(),
+             m_platformPem);
 }
 
 void TestGatewaySim::init()
@@ -153,7 +154,8 @@ void TestGatewaySim::cleanupTestCase()
     QCOMPARE(m_sim.exitCode(), 0);
 }
 
-std::unique_ptr<core::PaymentGateway> TestGatewaySim::makeGateway(core::Channel channel, int timeoutMs, const QString &merchantKey)
+std::unique_ptr<core::PaymentGateway> TestGatewaySim::makeGateway(core::Channel channel, int timeoutMs,
+                                                                  const QString &merchantKey)
 {
     GatewayFactoryOptions options;
     options.timeoutMs = timeoutMs;
@@ -215,13 +217,20 @@ void TestGatewaySim::setFaults(core::Channel channel, const QJsonObject &faults)
 
 int TestGatewaySim::stat(const char *group, core::Channel channel)
 {
-    return control("GET", QStringLiteral("/sim/stats")).value(QLatin1String(group)).toObject().value(core::channelName(channel)).toInt(-1);
+    return control("GET", QStringLiteral("/sim/stats"))
+        .value(QLatin1String(group))
+        .toObject()
+        .value(core::channelName(channel))
+        .toInt(-1);
 }
 
 core::GatewayOrderRequest TestGatewaySim::orderRequest(core::Channel channel)
 {
     core::GatewayOrderRequest request;
-    request.paymentNo = QStringLiteral("P%1%2_%3").arg(channel == core::Channel::WeChat ? u'W' : u'A').arg(++m_counter).arg(QDateTime::currentMSecsSinceEpoch());
+    request.paymentNo = QStringLiteral("P%1%2_%3")
+                            .arg(channel == core::Channel::WeChat ? u'W' : u'A')
+                            .arg(++m_counter)
+                            .arg(QDateTime::currentMSecsSinceEpoch());
     request.orderNo = QStringLiteral("ORD%1").arg(m_counter);
     request.amountFen = 9900 + m_counter;
     request.description = QStringLiteral("payonce test order");
@@ -298,8 +307,9 @@ void TestGatewaySim::queryNotPaidThenPaid()
     QVERIFY2(before.ok(), qPrintable(before ? QString() : before.error().internalMessage));
     QCOMPARE(before->state, core::GatewayTradeState::NotPaid);
 
-    const QJsonObject paid = control("POST", QStringLiteral("/sim/pay"),
-                                     {{QStringLiteral("channel"), core::channelName(channel)}, {QStringLiteral("out_trade_no"), request.paymentNo}});
+    const QJsonObject paid = control(
+        "POST", QStringLiteral("/sim/pay"),
+        {{QStringLiteral("channel"), core::channelName(channel)}, {QStringLiteral("out_trade_no"), request.paymentNo}});
     const QString payNo = paid.value(u"pay_no").toString();
     QVERIFY2(!payNo.isEmpty(), QJsonDocument(paid).toJson().constData());
 
@@ -330,7 +340,7 @@ void TestGatewaySim::closeIsIdempotent()
     auto state = gateway->query(request.paymentNo);
     QVERIFY(state.ok());
     QCOMPARE(state->state, core::GatewayTradeState::Closed);
-    QVERIFY(gateway->close(request.paymentNo).ok()); // again
+    QVERIFY(gateway->close(request.paymentNo).ok());                 // again
     QVERIFY(gateway->close(QStringLiteral("NEVER_CREATED_1")).ok()); // never existed
     auto unknown = gateway->query(QStringLiteral("NEVER_CREATED_1"));
     QVERIFY(unknown.ok());
@@ -432,7 +442,8 @@ void TestGatewaySim::factoryRefusesBadKeys()
     auto refused = makeWeChatPayGateway(wechat);
     QVERIFY(!refused.ok());
     QCOMPARE(refused.error().code, core::ErrorCode::Misconfigured);
-    QVERIFY2(refused.error().internalMessage.contains(u"merchant_private_key"), qPrintable(refused.error().internalMessage));
+    QVERIFY2(refused.error().internalMessage.contains(u"merchant_private_key"),
+             qPrintable(refused.error().internalMessage));
 
     wechat.merchantPrivateKeyPath = fixture("merchant_key.pem");
     wechat.platformKeys.clear(); // nothing to verify answers with
@@ -489,8 +500,8 @@ void TestGatewaySim::refundHappyPath()
     // A fully refunded trade: WeChat REFUND, Alipay TRADE_CLOSED.
     auto state = gateway->query(trade.paymentNo);
     QVERIFY(state.ok());
-    QCOMPARE(state->state, channel == core::Channel::WeChat ? core::GatewayTradeState::Refunded
-                                                            : core::GatewayTradeState::Closed);
+    QCOMPARE(state->state,
+             channel == core::Channel::WeChat ? core::GatewayTradeState::Refunded : core::GatewayTradeState::Closed);
 }
 
 void TestGatewaySim::sameRefundNoRefundsOnce()
@@ -655,7 +666,11 @@ void TestGatewaySim::refundFailFault()
     auto gateway = makeGateway(channel);
     const auto trade = paidTrade(*gateway);
     setFaults(channel, {{QStringLiteral("refund_fail"), true}});
-    QVERIFY(control("GET", QStringLiteral("/sim/faults")).value(core::channelName(channel)).toObject().value(u"refund_fail").toBool());
+    QVERIFY(control("GET", QStringLiteral("/sim/faults"))
+                .value(core::channelName(channel))
+                .toObject()
+                .value(u"refund_fail")
+                .toBool());
     const auto request = refundRequest(trade, trade.amountFen);
     auto failed = gateway->refund(request);
     if (channel == core::Channel::WeChat) {

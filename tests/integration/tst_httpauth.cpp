@@ -67,10 +67,13 @@ void TestHttpAuth::authenticator()
     QFETCH(QByteArray, authorization);
     QFETCH(QString, name);
     const http::Authenticator auth({
-        {QStringLiteral("vera"), QStringLiteral("viewer"), payonce::config::Secret(QString::fromLatin1(http::sha256Hex("viewer-token")))},
+        {QStringLiteral("vera"), QStringLiteral("viewer"),
+         payonce::config::Secret(QString::fromLatin1(http::sha256Hex("viewer-token")))},
         // Upper-case hex in the config works too.
-        {QStringLiteral("otto"), QStringLiteral("operator"), payonce::config::Secret(QString::fromLatin1(http::sha256Hex("operator-token").toUpper()))},
-        {QStringLiteral("bad"), QStringLiteral("root"), payonce::config::Secret(QString::fromLatin1(http::sha256Hex("root-token")))},
+        {QStringLiteral("otto"), QStringLiteral("operator"),
+         payonce::config::Secret(QString::fromLatin1(http::sha256Hex("operator-token").toUpper()))},
+        {QStringLiteral("bad"), QStringLiteral("root"),
+         payonce::config::Secret(QString::fromLatin1(http::sha256Hex("root-token")))},
     });
     QCOMPARE(auth.tokenCount(), 2);
     const auto principal = auth.authenticate(authorization);
@@ -91,7 +94,7 @@ void TestHttpAuth::limiter()
     QCOMPARE(limiter.recordFailure(a, 20'000), 3);
     int retryAfter = 0;
     QVERIFY(limiter.isBlocked(a, 20'000, &retryAfter));
-    QCOMPARE(retryAfter, 40); // the failure at 0 leaves the window at 60 s
+    QCOMPARE(retryAfter, 40);               // the failure at 0 leaves the window at 60 s
     QVERIFY(!limiter.isBlocked(b, 20'000)); // per address
     QVERIFY(!limiter.isBlocked(a, 60'001)); // the oldest left the window
     QCOMPARE(limiter.failuresTotal(), quint64(3));
@@ -106,13 +109,15 @@ void TestHttpAuth::clientAddress_data()
     QTest::newRow("untrusted peer ignores the header") << "203.0.113.7" << QByteArrayList{"10.9.9.9"} << "203.0.113.7";
     QTest::newRow("trusted peer, no header") << "127.0.0.1" << none << "127.0.0.1";
     QTest::newRow("trusted peer, one hop") << "127.0.0.1" << QByteArrayList{"198.51.100.4"} << "198.51.100.4";
-    QTest::newRow("forged left part skipped") << "127.0.0.1" << QByteArrayList{"1.2.3.4, 198.51.100.4"} << "198.51.100.4";
+    QTest::newRow("forged left part skipped")
+        << "127.0.0.1" << QByteArrayList{"1.2.3.4, 198.51.100.4"} << "198.51.100.4";
     QTest::newRow("trusted hops skipped") << "127.0.0.1" << QByteArrayList{"198.51.100.4, 10.1.2.3"} << "198.51.100.4";
-    QTest::newRow("several headers, in order") << "127.0.0.1" << QByteArrayList{"1.2.3.4", "198.51.100.4"}
-                                               << "198.51.100.4";
-    QTest::newRow("only trusted hops: the leftmost") << "127.0.0.1" << QByteArrayList{"10.0.0.5, 10.1.2.3"} << "10.0.0.5";
-    QTest::newRow("garbage stops at the last trusted") << "127.0.0.1" << QByteArrayList{"198.51.100.4, unknown, 10.1.2.3"}
-                                                       << "10.1.2.3";
+    QTest::newRow("several headers, in order")
+        << "127.0.0.1" << QByteArrayList{"1.2.3.4", "198.51.100.4"} << "198.51.100.4";
+    QTest::newRow("only trusted hops: the leftmost")
+        << "127.0.0.1" << QByteArrayList{"10.0.0.5, 10.1.2.3"} << "10.0.0.5";
+    QTest::newRow("garbage stops at the last trusted")
+        << "127.0.0.1" << QByteArrayList{"198.51.100.4, unknown, 10.1.2.3"} << "10.1.2.3";
     QTest::newRow("ipv4-mapped peer") << "::ffff:127.0.0.1" << QByteArrayList{"198.51.100.4"} << "198.51.100.4";
     QTest::newRow("ipv6 hop") << "::1" << QByteArrayList{"2001:db8::7"} << "2001:db8::7";
 }
@@ -123,8 +128,8 @@ void TestHttpAuth::clientAddress()
     QFETCH(QByteArrayList, forwardedFor);
     QFETCH(QString, client);
     QString bad;
-    const auto proxies = http::TrustedProxies::parse({QStringLiteral("127.0.0.1/32"), QStringLiteral("10.0.0.0/8"),
-                                                      QStringLiteral("::1")}, &bad);
+    const auto proxies = http::TrustedProxies::parse(
+        {QStringLiteral("127.0.0.1/32"), QStringLiteral("10.0.0.0/8"), QStringLiteral("::1")}, &bad);
     QVERIFY2(proxies, qPrintable(bad));
     QCOMPARE(proxies->clientAddress(QHostAddress(peer), forwardedFor), QHostAddress(client));
     // Without trusted proxies nobody's header is believed.
@@ -135,8 +140,8 @@ void TestHttpAuth::clientAddress()
 void TestHttpAuth::trustedProxiesParse()
 {
     QString bad;
-    QVERIFY(http::TrustedProxies::parse({QStringLiteral("192.168.0.0/16"), QStringLiteral(" ::1/128 "),
-                                         QStringLiteral("10.0.0.1")}, &bad));
+    QVERIFY(http::TrustedProxies::parse(
+        {QStringLiteral("192.168.0.0/16"), QStringLiteral(" ::1/128 "), QStringLiteral("10.0.0.1")}, &bad));
     for (const char *text : {"", "localhost", "10.0.0.0/33", "10.0.0.0/", "nginx/8", "1.2.3.4/8/8"}) {
         bad.clear();
         QVERIFY2(!http::TrustedProxies::parse({QStringLiteral("127.0.0.1"), QLatin1String(text)}, &bad), text);
@@ -152,20 +157,21 @@ void TestHttpAuth::overHttp_data()
     QTest::addColumn<QByteArray>("layer");
     const QByteArray viewerRoute = "GET /viewer-only HTTP/1.1\r\nHost: t\r\n";
     const QByteArray operatorRoute = "POST /operator-only HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n";
-    QTest::newRow("no token 401") << viewerRoute + "\r\n" << 401 << QByteArray("\"code\":\"unauthenticated\"") << QByteArray();
-    QTest::newRow("unknown token 401") << viewerRoute + "Authorization: Bearer wrong\r\n\r\n" << 401
-                                       << QByteArray("\"code\":\"unauthenticated\"") << QByteArray();
-    QTest::newRow("viewer on viewer route") << viewerRoute + "Authorization: Bearer viewer-token\r\n\r\n" << 200
-                                            << QByteArray("\"actor\":\"vera\"") << QByteArray();
-    QTest::newRow("operator on viewer route") << viewerRoute + "Authorization: Bearer operator-token\r\n\r\n" << 200
-                                              << QByteArray("\"actor\":\"otto\"") << QByteArray();
-    QTest::newRow("viewer on operator route 403")
-        << operatorRoute + "Authorization: Bearer viewer-token\r\n\r\n{}" << 403 << QByteArray("operator")
-        << QByteArray("rejected");
-    QTest::newRow("no token on operator route, layer kept") << operatorRoute + "\r\n{}" << 401
-                                                            << QByteArray("unauthenticated") << QByteArray("rejected");
-    QTest::newRow("operator allowed, handler's layer") << operatorRoute + "Authorization: Bearer operator-token\r\n\r\n{}"
-                                                       << 200 << QByteArray("\"actor\":\"otto\"") << QByteArray("none");
+    QTest::newRow("no token 401") << viewerRoute + "\r\n"
+                                  << 401 << QByteArray("\"code\":\"unauthenticated\"") << QByteArray();
+    QTest::newRow("unknown token 401") << viewerRoute + "Authorization: Bearer wrong\r\n\r\n"
+                                       << 401 << QByteArray("\"code\":\"unauthenticated\"") << QByteArray();
+    QTest::newRow("viewer on viewer route") << viewerRoute + "Authorization: Bearer viewer-token\r\n\r\n"
+                                            << 200 << QByteArray("\"actor\":\"vera\"") << QByteArray();
+    QTest::newRow("operator on viewer route") << viewerRoute + "Authorization: Bearer operator-token\r\n\r\n"
+                                              << 200 << QByteArray("\"actor\":\"otto\"") << QByteArray();
+    QTest::newRow("viewer on operator route 403") << operatorRoute + "Authorization: Bearer viewer-token\r\n\r\n{}"
+                                                  << 403 << QByteArray("operator") << QByteArray("rejected");
+    QTest::newRow("no token on operator route, layer kept")
+        << operatorRoute + "\r\n{}" << 401 << QByteArray("unauthenticated") << QByteArray("rejected");
+    QTest::newRow("operator allowed, handler's layer")
+        << operatorRoute + "Authorization: Bearer operator-token\r\n\r\n{}" << 200 << QByteArray("\"actor\":\"otto\"")
+        << QByteArray("none");
 }
 
 void TestHttpAuth::overHttp()
@@ -205,8 +211,8 @@ void TestHttpAuth::failedAuthenticationsRateLimited()
     QVERIFY2(retryAfter >= 1 && retryAfter <= 60, httpHeaderOf(limited, "retry-after").constData());
     // A valid token from that address is answered: the limiter never locks a token's owner
     // out because someone else (behind the same proxy, or the same NAT) guessed.
-    QCOMPARE(httpStatusOf(httpExchange(server->port(),
-                                       "GET /viewer-only HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer viewer-token\r\n\r\n")),
+    QCOMPARE(httpStatusOf(httpExchange(
+                 server->port(), "GET /viewer-only HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer viewer-token\r\n\r\n")),
              200);
     QCOMPARE(httpStatusOf(httpExchange(server->port(), wrong)), 429);
     // Routes without a token are not limited.

@@ -40,7 +40,7 @@ QByteArray get(const QByteArray &target, const QByteArray &extraHeaders = {})
 QByteArray post(const QByteArray &target, const QByteArray &body, const QByteArray &extraHeaders = {})
 {
     return "POST " + target + " HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: "
-        + QByteArray::number(body.size()) + "\r\n" + extraHeaders + "\r\n" + body;
+           + QByteArray::number(body.size()) + "\r\n" + extraHeaders + "\r\n" + body;
 }
 
 std::unique_ptr<HttpTestServer> startServer(const QStringList &arguments = {})
@@ -104,9 +104,9 @@ void TestHttpGuard::basics_data()
     QTest::newRow("content-length over 64 KiB 413")
         << QByteArray("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 65537\r\n\r\n") << 413
         << QByteArray("\"code\":\"payload_too_large\"");
-    QTest::newRow("chunked 411")
-        << QByteArray("POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
-        << 411 << QByteArray("\"code\":\"length_required\"");
+    QTest::newRow("chunked 411") << QByteArray(
+        "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+                                 << 411 << QByteArray("\"code\":\"length_required\"");
     QTest::newRow("malformed request line 400") << QByteArray("HELLO\r\n\r\n") << 400 << QByteArray("invalid_request");
     QTest::newRow("body of exactly 64 KiB accepted")
         << post("/echo", "{\"a\":\"" + QByteArray(65536 - 8, 'x') + "\"}") << 200 << QByteArray("\"echo\"");
@@ -131,7 +131,8 @@ void TestHttpGuard::basics()
 
 void TestHttpGuard::disconnectStormUnderValgrind()
 {
-    const QString log = QDir::tempPath() + QStringLiteral("/payonce-httpguard-valgrind-%1.log").arg(QCoreApplication::applicationPid());
+    const QString log = QDir::tempPath()
+                        + QStringLiteral("/payonce-httpguard-valgrind-%1.log").arg(QCoreApplication::applicationPid());
     QString error;
     auto server = HttpTestServer::start({{QStringLiteral("--workers"), QStringLiteral("64")}, true, log}, &error);
     QVERIFY2(server, qPrintable(error));
@@ -174,8 +175,8 @@ void TestHttpGuard::disconnectStormUnderValgrind()
 
 void TestHttpGuard::idleConnectionsClosed()
 {
-    auto server = startServer({QStringLiteral("--idle-ms"), QStringLiteral("2000"), QStringLiteral("--header-ms"),
-                               QStringLiteral("2000")});
+    auto server = startServer(
+        {QStringLiteral("--idle-ms"), QStringLiteral("2000"), QStringLiteral("--header-ms"), QStringLiteral("2000")});
     QVERIFY(server);
     const IdleCloseMeasurement m = measureIdleCloses(server->port(), 500);
     QCOMPARE(m.answered, 500);
@@ -325,8 +326,9 @@ void TestHttpGuard::upgradeHeaderDoesNotSwitchTheGuardOff()
         }
         response += socket.readAll();
         const qint64 rssAfter = procStatusKb(server->pid(), "VmRSS");
-        qInfo("after the upgrade request: %lld KiB of a 50 MB body sent when answered %d; server VmRSS %lld -> %lld KiB",
-              sentWhenAnswered / 1024, httpStatusOf(response), rssBefore, rssAfter);
+        qInfo(
+            "after the upgrade request: %lld KiB of a 50 MB body sent when answered %d; server VmRSS %lld -> %lld KiB",
+            sentWhenAnswered / 1024, httpStatusOf(response), rssBefore, rssAfter);
         QVERIFY2(httpStatusOf(response) == 413, response.left(300).constData());
         QVERIFY(httpBodyOf(response).contains("\"code\":\"payload_too_large\""));
         QVERIFY2(rssAfter - rssBefore < 16 * 1024, "resident memory grew by 16 MB or more: the body was read");
@@ -335,8 +337,8 @@ void TestHttpGuard::upgradeHeaderDoesNotSwitchTheGuardOff()
     {
         QTcpSocket socket;
         QCOMPARE(answeredUpgradeRequest(socket, server->port(), upgradeHeaders), 200);
-        const QByteArray chunked =
-            exchangeOn(socket, "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+        const QByteArray chunked = exchangeOn(
+            socket, "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
         QVERIFY2(httpStatusOf(chunked) == 411, chunked.left(300).constData());
     }
     // Silent after it: closed by the idle timeout (2 s here).

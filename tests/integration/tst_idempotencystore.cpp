@@ -43,7 +43,8 @@ private Q_SLOTS:
         const QString key = QStringLiteral("died-holding-it");
         const qint64 start = 1'000'000;
         QCOMPARE(m_store->begin(10086, key, kFingerprint, start).value().verdict, IdempotencyVerdict::Started);
-        QCOMPARE(m_store->begin(10086, key, kFingerprint, start + 59'000).value().verdict, IdempotencyVerdict::InFlight);
+        QCOMPARE(m_store->begin(10086, key, kFingerprint, start + 59'000).value().verdict,
+                 IdempotencyVerdict::InFlight);
         QCOMPARE(m_store->begin(10086, key, QByteArray("other-body"), start + 120'000).value().verdict,
                  IdempotencyVerdict::Mismatch);
         std::atomic<int> started{0}, inFlight{0}, other{0};
@@ -78,7 +79,8 @@ private Q_SLOTS:
         QVERIFY2(!m_store->release(10087, key, old.owner).value(), "the old owner deleted the taker's record");
         QVERIFY2(!m_store->complete(10087, key, old.owner, late, start + 62'000).value(),
                  "the old owner completed the taker's record");
-        QVERIFY2(!m_store->heartbeat(10087, key, old.owner, start + 62'000).value(), "the old owner's heartbeat counted");
+        QVERIFY2(!m_store->heartbeat(10087, key, old.owner, start + 62'000).value(),
+                 "the old owner's heartbeat counted");
         auto record = m_store->find(10087, key);
         QVERIFY(record.ok() && record.value());
         QCOMPARE(record.value()->status, core::IdempotencyStatus::InFlight);
@@ -98,7 +100,8 @@ private Q_SLOTS:
         QCOMPARE(running.verdict, IdempotencyVerdict::Started);
         for (qint64 at = start + 15'000; at <= start + 300'000; at += 15'000) {
             QVERIFY(m_store->heartbeat(10088, key, running.owner, at).value());
-            QCOMPARE(m_store->begin(10088, key, kFingerprint, at + 1'000).value().verdict, IdempotencyVerdict::InFlight);
+            QCOMPARE(m_store->begin(10088, key, kFingerprint, at + 1'000).value().verdict,
+                     IdempotencyVerdict::InFlight);
         }
         QCOMPARE(m_store->begin(10088, key, kFingerprint, start + 300'000 + 60'001).value().verdict,
                  IdempotencyVerdict::Started);
@@ -129,10 +132,11 @@ private Q_SLOTS:
             QVERIFY2(other == 0, qPrintable(firstError));
             QCOMPARE(started.load(), 1);
             QCOMPARE(inFlight.load(), kThreads - 1);
-            QCOMPARE(countRows(*m_db.database,
-                               QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE user_id = ? AND idem_key = ?"),
-                               {10086, key}),
-                     qint64(1));
+            QCOMPARE(
+                countRows(*m_db.database,
+                          QStringLiteral("SELECT COUNT(*) FROM idempotency_keys WHERE user_id = ? AND idem_key = ?"),
+                          {10086, key}),
+                qint64(1));
         }
     }
 

@@ -126,7 +126,8 @@ private Q_SLOTS:
             auto locked = store.locks().acquire(key, 10s, order);
             QVERIFY2(locked.ok() && locked.value(), locked.ok() ? "held" : qPrintable(describe(locked.error())));
             const quint64 token = locked.value()->fencingToken();
-            QVERIFY2(token > last, qPrintable(QStringLiteral("round %1: token %2 after %3").arg(round).arg(token).arg(last)));
+            QVERIFY2(token > last,
+                     qPrintable(QStringLiteral("round %1: token %2 after %3").arg(round).arg(token).arg(last)));
             last = token;
             QVERIFY(locked.value()->release().ok());
             auto next = store.fencing().next(order);
@@ -192,7 +193,8 @@ private Q_SLOTS:
             const int slot = slotServedBy(master);
             QVERIFY(slot >= 0);
             const QString key = tagged(slot, QStringLiteral("lock:pay:") + uniqueKey("stuck"));
-            QCOMPARE(m_cluster->cli(master, {QStringLiteral("SET"), key, QStringLiteral("owner-gone")}), QByteArray("OK"));
+            QCOMPARE(m_cluster->cli(master, {QStringLiteral("SET"), key, QStringLiteral("owner-gone")}),
+                     QByteArray("OK"));
             stuckOn.insert(key, master);
         }
         auto held = m_second->locks().acquire(QStringLiteral("lock:pay:") + uniqueKey("live"), 30s, uniqueKey("order"));
@@ -337,7 +339,8 @@ private Q_SLOTS:
         QVERIFY(!m_store->topology().master.contains(QStringLiteral("127.0.0.1:%1").arg(victim)));
         qInfo("tokens for one order: %llu (epoch %llu), after the failover %llu (epoch %llu)", tokenBefore,
               epochOf(tokenBefore), tokenAfter, epochOf(tokenAfter));
-        PAYONCE_VERIFY_PRINTING(m_cluster->restartKilled(victim, kFailoverMs, &error), error + u'\n' + m_cluster->logTail());
+        PAYONCE_VERIFY_PRINTING(m_cluster->restartKilled(victim, kFailoverMs, &error),
+                                error + u'\n' + m_cluster->logTail());
     }
 
 private:

@@ -7,9 +7,9 @@
 
 #include <QElapsedTimer>
 #include <QFile>
-#include <QScopeGuard>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTest>
 
 #include <atomic>
@@ -100,7 +100,9 @@ public:
     /// Wakes waitUntilHeldOr() when a flag it watches changed.
     void poke()
     {
-        { std::lock_guard lock(m_mutex); } // no lost wake-up between the check and the wait
+        {
+            std::lock_guard lock(m_mutex);
+        } // no lost wake-up between the check and the wait
         m_changed.notify_all();
     }
 
@@ -173,9 +175,9 @@ private Q_SLOTS:
         QVERIFY(after.value());
         const quint64 tokenAfter = after.value()->fencingToken();
         QVERIFY2((tokenAfter & 0xFFFFFFFFULL) == 1, "the server came back empty: the counter restarts");
-        QVERIFY2(tokenAfter > high.value(),
-                 qPrintable(QStringLiteral("token %1 after %2: fencing went backwards")
-                                .arg(tokenAfter).arg(high.value())));
+        QVERIFY2(
+            tokenAfter > high.value(),
+            qPrintable(QStringLiteral("token %1 after %2: fencing went backwards").arg(tokenAfter).arg(high.value())));
         QVERIFY(tokenAfter > tokenBefore);
         QVERIFY((tokenAfter >> 32) > (tokenBefore >> 32));
         QVERIFY(after.value()->release().ok());
@@ -231,7 +233,8 @@ private Q_SLOTS:
         QVERIFY2(onB.value() > onA.value(),
                  qPrintable(QStringLiteral("a token from the dead instance A (%1) outranks the new "
                                            "instance B's (%2): fencing went backwards for good")
-                                .arg(onA.value(), 0, 16).arg(onB.value(), 0, 16)));
+                                .arg(onA.value(), 0, 16)
+                                .arg(onB.value(), 0, 16)));
     }
 
     void failbackToAnOlderInstanceNeverReusesItsEpoch()
@@ -280,11 +283,12 @@ private Q_SLOTS:
         take(agent1, 2);
 
         for (size_t i = 1; i < tokens.size(); ++i)
-            QVERIFY2(tokens[i] > tokens[i - 1],
-                     qPrintable(QStringLiteral("token %1 is %2:%3 after %4:%5")
-                                    .arg(i)
-                                    .arg(tokens[i] >> 32).arg(tokens[i] & 0xFFFFFFFF)
-                                    .arg(tokens[i - 1] >> 32).arg(tokens[i - 1] & 0xFFFFFFFF)));
+            QVERIFY2(tokens[i] > tokens[i - 1], qPrintable(QStringLiteral("token %1 is %2:%3 after %4:%5")
+                                                               .arg(i)
+                                                               .arg(tokens[i] >> 32)
+                                                               .arg(tokens[i] & 0xFFFFFFFF)
+                                                               .arg(tokens[i - 1] >> 32)
+                                                               .arg(tokens[i - 1] & 0xFFFFFFFF)));
     }
 
     // An entry another agent wrote before the seen set kept what the payment was ("1"):
@@ -324,8 +328,10 @@ private Q_SLOTS:
             QVERIFY(lock.value());
             const quint64 token = lock.value()->fencingToken();
             QVERIFY2(token > last, qPrintable(QStringLiteral("token %1:%2 after %3:%4: the counter restarted")
-                                                  .arg(token >> 32).arg(token & 0xFFFFFFFF)
-                                                  .arg(last >> 32).arg(last & 0xFFFFFFFF)));
+                                                  .arg(token >> 32)
+                                                  .arg(token & 0xFFFFFFFF)
+                                                  .arg(last >> 32)
+                                                  .arg(last & 0xFFFFFFFF)));
             last = token;
             QVERIFY(lock.value()->release().ok());
             auto next = agent->fencing().next(order);
@@ -363,17 +369,20 @@ private Q_SLOTS:
         QCOMPARE(m_server->cli(QStringList{QStringLiteral("HSET"), QStringLiteral("fence:state")} + change),
                  QByteArrayLiteral("0"));
         if (reconnect)
-            QVERIFY(!m_server->cli({QStringLiteral("CLIENT"), QStringLiteral("KILL"), QStringLiteral("TYPE"),
-                                    QStringLiteral("normal")})
+            QVERIFY(!m_server
+                         ->cli({QStringLiteral("CLIENT"), QStringLiteral("KILL"), QStringLiteral("TYPE"),
+                                QStringLiteral("normal")})
                          .isEmpty());
         QVERIFY(waitUntilReachable(*m_store, 15000));
         auto lock = m_store->locks().acquire(uniqueKey("lock:order"), 10s, order);
         QVERIFY2(lock.ok(), lock.ok() ? "" : qPrintable(describe(lock.error())));
         QVERIFY(lock.value());
         const quint64 token = lock.value()->fencingToken();
-        QVERIFY2((token >> 32) > (last >> 32),
-                 qPrintable(QStringLiteral("token %1:%2 after %3:%4: no new epoch")
-                                .arg(token >> 32).arg(token & 0xFFFFFFFF).arg(last >> 32).arg(last & 0xFFFFFFFF)));
+        QVERIFY2((token >> 32) > (last >> 32), qPrintable(QStringLiteral("token %1:%2 after %3:%4: no new epoch")
+                                                              .arg(token >> 32)
+                                                              .arg(token & 0xFFFFFFFF)
+                                                              .arg(last >> 32)
+                                                              .arg(last & 0xFFFFFFFF)));
         QCOMPARE(token & 0xFFFFFFFF, quint64(1));
         QVERIFY(lock.value()->release().ok());
         auto next = m_second->fencing().next(order); // the other agent continues in the new epoch
@@ -432,8 +441,8 @@ private Q_SLOTS:
         m_store->setLockWonHookForTest({});
         QVERIFY2(paused.ok(), paused.ok() ? "" : qPrintable(describe(paused.error())));
         QVERIFY(paused.value());
-        QVERIFY2(successor, successorError.isEmpty() ? "the paused holder's lock did not expire"
-                                                     : qPrintable(successorError));
+        QVERIFY2(successor,
+                 successorError.isEmpty() ? "the paused holder's lock did not expire" : qPrintable(successorError));
         QVERIFY2(paused.value()->lost(), "the paused holder must know its lease ran out");
         QVERIFY2(successor->fencingToken() > paused.value()->fencingToken(),
                  qPrintable(QStringLiteral("successor's token %1, paused holder's %2: the late "
@@ -576,15 +585,38 @@ private Q_SLOTS:
                     timer.start();
                     bool ok = false;
                     switch ((t + i) % 6) {
-                    case 0: { auto r = m_store->tokens().issue(uniqueKey("attempt"), 10s); ok = record(r, timer.elapsed()); break; }
-                    case 1: { auto r = m_store->tokens().consume(uniqueKey("attempt"), QStringLiteral("x")); ok = record(r, timer.elapsed()); break; }
-                    case 2: { auto r = m_store->locks().acquire(uniqueKey("lock:order"), 10s, uniqueKey("order"));
-                              ok = record(r, timer.elapsed());
-                              if (ok && r.value()) (void)r.value()->release();
-                              break; }
-                    case 3: { auto r = m_store->fencing().next(uniqueKey("order")); ok = record(r, timer.elapsed()); break; }
-                    case 4: { auto r = m_store->idempotency().get(uniqueKey("user"), QStringLiteral("k")); ok = record(r, timer.elapsed()); break; }
-                    default: { auto r = m_store->seenProcessed().seen(QStringLiteral("wechat"), uniqueKey("pay")); ok = record(r, timer.elapsed()); break; }
+                    case 0: {
+                        auto r = m_store->tokens().issue(uniqueKey("attempt"), 10s);
+                        ok = record(r, timer.elapsed());
+                        break;
+                    }
+                    case 1: {
+                        auto r = m_store->tokens().consume(uniqueKey("attempt"), QStringLiteral("x"));
+                        ok = record(r, timer.elapsed());
+                        break;
+                    }
+                    case 2: {
+                        auto r = m_store->locks().acquire(uniqueKey("lock:order"), 10s, uniqueKey("order"));
+                        ok = record(r, timer.elapsed());
+                        if (ok && r.value())
+                            (void)r.value()->release();
+                        break;
+                    }
+                    case 3: {
+                        auto r = m_store->fencing().next(uniqueKey("order"));
+                        ok = record(r, timer.elapsed());
+                        break;
+                    }
+                    case 4: {
+                        auto r = m_store->idempotency().get(uniqueKey("user"), QStringLiteral("k"));
+                        ok = record(r, timer.elapsed());
+                        break;
+                    }
+                    default: {
+                        auto r = m_store->seenProcessed().seen(QStringLiteral("wechat"), uniqueKey("pay"));
+                        ok = record(r, timer.elapsed());
+                        break;
+                    }
                     }
                     if (ok && serverBack.load() && !counted) {
                         counted = true;
@@ -654,8 +686,11 @@ private Q_SLOTS:
             slowest = std::max(slowest, took);
             QVERIFY(!token.ok());
             QCOMPARE(token.error().code, core::ErrorCode::Unavailable);
-            QVERIFY2(took < boundMs, qPrintable(QStringLiteral("call %1 took %2 ms, bound: command timeout + 1 s = %3 ms")
-                                                    .arg(i + 1).arg(took).arg(boundMs)));
+            QVERIFY2(took < boundMs,
+                     qPrintable(QStringLiteral("call %1 took %2 ms, bound: command timeout + 1 s = %3 ms")
+                                    .arg(i + 1)
+                                    .arg(took)
+                                    .arg(boundMs)));
         }
         QVERIFY(m_store->degraded());
         qInfo("hung server: calls failed after at most %lld ms (command timeout %lld ms)",
@@ -783,7 +818,8 @@ private Q_SLOTS:
               static_cast<long long>(std::chrono::milliseconds(ttl / 3).count()));
         QVERIFY2(noticedAfter < boundMs,
                  qPrintable(QStringLiteral("noticed after %1 ms, must be within ttl/3 + 2 s (%2 ms)")
-                                .arg(noticedAfter).arg(boundMs)));
+                                .arg(noticedAfter)
+                                .arg(boundMs)));
         auto released = holder.value()->release();
         QVERIFY(released.ok());
         QVERIFY(!released.value());

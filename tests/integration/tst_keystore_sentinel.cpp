@@ -74,7 +74,8 @@ private:
                 const QByteArray request = client->readAll();
                 if (request.contains("get-master-addr-by-name")) {
                     const QByteArray port = QByteArray::number(m_masterPort);
-                    client->write("*2\r\n$9\r\n127.0.0.1\r\n$" + QByteArray::number(port.size()) + "\r\n" + port + "\r\n");
+                    client->write("*2\r\n$9\r\n127.0.0.1\r\n$" + QByteArray::number(port.size()) + "\r\n" + port
+                                  + "\r\n");
                 } else if (request.contains("SUBSCRIBE")) {
                     client->write("*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n");
                 } else {
@@ -170,8 +171,9 @@ private Q_SLOTS:
         QVERIFY2(issued.error().internalMessage.contains(QLatin1String("answers ROLE as slave")),
                  qPrintable(issued.error().internalMessage));
         QVERIFY(store.degraded());
-        QCOMPARE(m_topology->cli(m_topology->masterPort(), {QStringLiteral("EXISTS"), QStringLiteral("token:") + scope}),
-                 QByteArray("0"));
+        QCOMPARE(
+            m_topology->cli(m_topology->masterPort(), {QStringLiteral("EXISTS"), QStringLiteral("token:") + scope}),
+            QByteArray("0"));
     }
 
     // A second topology with a password on the data nodes (requirepass, masterauth) and

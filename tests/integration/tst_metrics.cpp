@@ -27,7 +27,7 @@ QString layerKey(const char *layer)
     return QStringLiteral("payonce_duplicates_total{layer=\"%1\"}").arg(QLatin1String(layer));
 }
 
-const char *const kLayers[] = {"none",         "idempotency_key", "token",      "lock",
+const char *const kLayers[] = {"none",         "idempotency_key", "token",       "lock",
                                "unique_index", "state_machine",   "side_effect", "rejected"};
 
 /// Runs promtool with `arguments`, `input` on stdin: exit code and everything it printed.
@@ -73,10 +73,14 @@ private Q_SLOTS:
         const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
         QCOMPARE(answer.status, 200);
         QVERIFY2(answer.header("Content-Type").startsWith("text/plain; version=0.0.4"), answer.header("Content-Type"));
-        const char *const families[] = {"payonce_duplicates_total counter", "payonce_requests_total counter",
-                                        "payonce_request_duration_seconds histogram", "payonce_breaker_state gauge",
-                                        "payonce_outbox_pending gauge", "payonce_outbox_dead_total counter",
-                                        "payonce_compensations gauge", "payonce_stale_fence_refused_total counter",
+        const char *const families[] = {"payonce_duplicates_total counter",
+                                        "payonce_requests_total counter",
+                                        "payonce_request_duration_seconds histogram",
+                                        "payonce_breaker_state gauge",
+                                        "payonce_outbox_pending gauge",
+                                        "payonce_outbox_dead_total counter",
+                                        "payonce_compensations gauge",
+                                        "payonce_stale_fence_refused_total counter",
                                         "payonce_callback_unfenced_settlements_total counter",
                                         "payonce_callback_grouped_delivery_rows_total counter",
                                         "payonce_callback_grouped_delivery_commits_total counter",
@@ -84,10 +88,13 @@ private Q_SLOTS:
                                         "payonce_callback_one_commit_total counter",
                                         "payonce_callback_verified_copies_reused_total counter",
                                         "payonce_retention_pruned_total counter",
-                                        "payonce_redis_degraded gauge", "payonce_breaker_forced gauge",
-                                        "payonce_redis_topology gauge", "payonce_redis_fence_epoch gauge",
+                                        "payonce_redis_degraded gauge",
+                                        "payonce_breaker_forced gauge",
+                                        "payonce_redis_topology gauge",
+                                        "payonce_redis_fence_epoch gauge",
                                         "payonce_redis_master_switches_total counter",
-                                        "payonce_findings_open gauge", "payonce_auth_failures_total counter",
+                                        "payonce_findings_open gauge",
+                                        "payonce_auth_failures_total counter",
                                         "payonce_auth_refused_total counter",
                                         "payonce_outbox_oldest_pending_seconds gauge",
                                         "payonce_callbacks_accepted gauge",
@@ -139,11 +146,11 @@ private Q_SLOTS:
         expected[layerKey("token")] = 1;
         for (const char *layer : kLayers)
             QCOMPARE(after.at(layerKey(layer)) - before.at(layerKey(layer)), expected[layerKey(layer)]);
-        const QString confirmOk =
-            QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/payments/confirm\",outcome=\"2xx\"}");
+        const QString confirmOk = QStringLiteral(
+            "payonce_requests_total{endpoint=\"/api/v1/payments/confirm\",outcome=\"2xx\"}");
         QVERIFY(after.at(confirmOk) - before.at(confirmOk) >= 2);
-        const QString confirmCount =
-            QStringLiteral("payonce_request_duration_seconds_count{endpoint=\"/api/v1/payments/confirm\"}");
+        const QString confirmCount = QStringLiteral(
+            "payonce_request_duration_seconds_count{endpoint=\"/api/v1/payments/confirm\"}");
         QCOMPARE(after.at(confirmCount) - before.at(confirmCount), 3.0);
     }
 
@@ -160,12 +167,15 @@ private Q_SLOTS:
         QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
         const Samples before = scrape();
 
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
-                 200);
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
-                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
+            200);
+        QCOMPARE(
+            m_agent
+                ->simCall("POST", QStringLiteral("/sim/pay"),
+                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                .status,
+            200);
         QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
@@ -179,10 +189,10 @@ private Q_SLOTS:
         for (const char *layer : kLayers) {
             if (qstrcmp(layer, "side_effect") == 0)
                 continue; // not a delivery's answer: an effect's own key, counted besides
-            const qint64 recorded =
-                countRows(*m_db.database,
-                          QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
-                          {QVariant(orderNo), QVariant(QString::fromLatin1(layer))});
+            const qint64 recorded = countRows(
+                *m_db.database,
+                QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
+                {QVariant(orderNo), QVariant(QString::fromLatin1(layer))});
             QVERIFY2(after.at(layerKey(layer)) - before.at(layerKey(layer)) == double(recorded),
                      qPrintable(QStringLiteral("%1: metric moved by %2, %3 deliveries recorded")
                                     .arg(QLatin1String(layer))
@@ -192,8 +202,8 @@ private Q_SLOTS:
         QCOMPARE(after.at(layerKey("side_effect")), before.at(layerKey("side_effect")));
         QVERIFY(deliveries - 1 >= 4);
         QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1));
-        const QString callbacksOk =
-            QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/callbacks/wechat\",outcome=\"2xx\"}");
+        const QString callbacksOk = QStringLiteral(
+            "payonce_requests_total{endpoint=\"/api/v1/callbacks/wechat\",outcome=\"2xx\"}");
         QVERIFY(after.at(callbacksOk) - before.at(callbacksOk) >= 1);
     }
 
@@ -209,23 +219,25 @@ private Q_SLOTS:
         const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
         QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
         const auto setMode = [&](const char *mode) {
-            const HttpAnswer set = m_agent->call(
-                "PUT", QStringLiteral("/api/v1/mode"),
-                QByteArray("{\"callbacks\":\"") + mode + "\",\"reason\":\"metrics test\"}",
-                {{"Authorization", "Bearer desk-token"}});
+            const HttpAnswer set = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
+                                                 QByteArray("{\"callbacks\":\"") + mode
+                                                     + "\",\"reason\":\"metrics test\"}",
+                                                 {{"Authorization", "Bearer desk-token"}});
             QVERIFY2(set.status == 200, set.body.constData());
         };
         setMode("accept_only");
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
-                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent
+                ->simCall("POST", QStringLiteral("/sim/pay"),
+                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                .status,
+            200);
         QTRY_COMPARE_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", orderNo), qint64(1),
-            30000);
+            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", orderNo),
+            qint64(1), 30000);
         QTest::qWait(1100); // the row waits a second
-        const qint64 accepted = countRows(*m_db.database,
-                                          QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'"));
+        const qint64 accepted = countRows(
+            *m_db.database, QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'"));
         const Samples waiting = scrape();
         QCOMPARE(waiting.at(QStringLiteral("payonce_callbacks_accepted")), double(accepted));
         QVERIFY2(waiting.at(QStringLiteral("payonce_callbacks_accepted_oldest_seconds")) >= 1.0,
@@ -318,7 +330,8 @@ private Q_SLOTS:
 
     void promtoolAcceptsTheAlertingRules()
     {
-        const QString rules = QStringLiteral(PAYONCE_SOURCE_DIR) + QStringLiteral("/resources/prometheus/payonce-alerts.yml");
+        const QString rules = QStringLiteral(PAYONCE_SOURCE_DIR)
+                              + QStringLiteral("/resources/prometheus/payonce-alerts.yml");
         const auto [code, output] = promtool({QStringLiteral("check"), QStringLiteral("rules"), rules});
         QVERIFY2(code == 0, output.constData());
         QVERIFY2(output.contains("SUCCESS"), output.constData());

@@ -50,10 +50,10 @@ private Q_SLOTS:
         QCOMPARE(runner.currentVersion().value(), bundled.last().version);
 
         // Every table docs/design.md names exists (a COUNT on each succeeds).
-        for (const char *table : {"orders", "order_items", "skus", "idempotency_keys", "payment_records",
-                                  "pay_callback_log", "callback_deliveries", "stock_log", "user_coupon", "point_log",
-                                  "outbox", "findings", "compensations", "audit_log", "settings", "qa_runs",
-                                  "fence_epochs", "refunds"}) {
+        for (const char *table :
+             {"orders", "order_items", "skus", "idempotency_keys", "payment_records", "pay_callback_log",
+              "callback_deliveries", "stock_log", "user_coupon", "point_log", "outbox", "findings", "compensations",
+              "audit_log", "settings", "qa_runs", "fence_epochs", "refunds"}) {
             QString error;
             const qint64 n = countRows(*m_database, QStringLiteral("SELECT COUNT(*) FROM ") + QLatin1String(table), {},
                                        &error);
@@ -71,9 +71,10 @@ private Q_SLOTS:
         QVERIFY2(migrated.ok(), qPrintable(migrated.ok() ? QString() : migrated.error().internalMessage));
         auto insert = [&](const QString &kind, const QString &subject) {
             return m_database->write([&](sql::Session &session) -> core::Result<void> {
-                auto done = session.exec(QStringLiteral("INSERT INTO findings (kind, subject, evidence, status, first_seen_at, "
-                                                        "last_seen_at) VALUES (?, ?, '{}', 'open', 1, 1)"),
-                                         {kind, subject});
+                auto done = session.exec(
+                    QStringLiteral("INSERT INTO findings (kind, subject, evidence, status, first_seen_at, "
+                                   "last_seen_at) VALUES (?, ?, '{}', 'open', 1, 1)"),
+                    {kind, subject});
                 if (!done)
                     return done.error();
                 return {};
@@ -122,11 +123,13 @@ private Q_SLOTS:
         QVERIFY(bundled.size() > 4 && bundled.at(3).version == 4);
         QVERIFY(m_database->connect().ok());
         auto old = m_database->write([&](sql::Session &s) -> core::Result<void> {
-            const QString table = sqlite
-                ? QStringLiteral("CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, "
-                                 "checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)")
-                : QStringLiteral("CREATE TABLE schema_migrations (version BIGINT NOT NULL PRIMARY KEY, name VARCHAR(128) "
-                                 "NOT NULL, checksum VARCHAR(64) NOT NULL, applied_at BIGINT NOT NULL)");
+            const QString table =
+                sqlite ? QStringLiteral(
+                    "CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, "
+                    "checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)")
+                       : QStringLiteral(
+                           "CREATE TABLE schema_migrations (version BIGINT NOT NULL PRIMARY KEY, name VARCHAR(128) "
+                           "NOT NULL, checksum VARCHAR(64) NOT NULL, applied_at BIGINT NOT NULL)");
             if (auto made = s.exec(table); !made)
                 return made.error();
             for (int i = 0; i < 3; ++i) {
@@ -134,10 +137,10 @@ private Q_SLOTS:
                     if (auto done = s.exec(statement); !done)
                         return done.error();
                 }
-                if (auto stamped = s.exec(QStringLiteral("INSERT INTO schema_migrations (version, name, checksum, "
-                                                         "applied_at) VALUES (?, ?, ?, 1)"),
-                                          {bundled.at(i).version, bundled.at(i).name,
-                                           QString::fromLatin1(bundled.at(i).checksum)});
+                if (auto stamped = s.exec(
+                        QStringLiteral("INSERT INTO schema_migrations (version, name, checksum, "
+                                       "applied_at) VALUES (?, ?, ?, 1)"),
+                        {bundled.at(i).version, bundled.at(i).name, QString::fromLatin1(bundled.at(i).checksum)});
                     !stamped)
                     return stamped.error();
             }
@@ -151,13 +154,17 @@ private Q_SLOTS:
                   "INSERT INTO compensations (id, kind, order_no, status, proposed_by, proposal_reason, created_at, "
                   "updated_at) VALUES (8, 'restore_stock', 'ORD-OLD-2', 'executed', 'a', 'r', 1, 1)",
                   "INSERT INTO refunds (refund_no, compensation_id, order_no, channel, pay_no, payment_no, amount_fen, "
-                  "total_fen, own_payment, status, attempts, created_at, updated_at) VALUES ('RF000000000000000007', 7, "
+                  "total_fen, own_payment, status, attempts, created_at, updated_at) VALUES ('RF000000000000000007', "
+                  "7, "
                   "'ORD-OLD-1', 'wechat', 'P1', 'PN1', 100, 100, 1, 'succeeded', 1, 1, 1)",
-                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-OLD-1', 'SKU-1', 2, 1, 1)",
+                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-OLD-1', 'SKU-1', 2, "
+                  "1, 1)",
                   "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) "
                   "VALUES ('refund:RF000000000000000007', 'SKU-1', -2, 1, 2)",
-                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-OLD-2', 'SKU-2', 1, 1, 1)",
-                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('reversal:8', 'SKU-2', -1, 1, 2)"}) {
+                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-OLD-2', 'SKU-2', 1, "
+                  "1, 1)",
+                  "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('reversal:8', 'SKU-2', -1, "
+                  "1, 2)"}) {
                 if (auto done = s.exec(QString::fromLatin1(sql)); !done)
                     return done.error();
             }
@@ -171,19 +178,23 @@ private Q_SLOTS:
         auto rows = [&](const char *sql) { return countRows(*m_database, QString::fromLatin1(sql)); };
         QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE 'refund:%' OR order_no LIKE 'reversal:%'"),
                  qint64(0));
-        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE order_no = 'ORD-OLD-1' AND entry_key = 'refund:RF000000000000000007' "
+        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE order_no = 'ORD-OLD-1' AND entry_key = "
+                      "'refund:RF000000000000000007' "
                       "AND reason = 'refund' AND qty = -2"),
                  qint64(1));
         QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE order_no = 'ORD-OLD-2' AND entry_key = 'reversal:8' "
                       "AND reason = 'restore_stock' AND qty = -1"),
                  qint64(1));
-        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE entry_key = 'take' AND reason = 'paid' AND qty > 0"), qint64(2));
-        QCOMPARE(firstValueText(*m_database, QStringLiteral("SELECT SUM(qty) FROM stock_log WHERE order_no = 'ORD-OLD-1'")),
-                 QStringLiteral("0"));
+        QCOMPARE(rows("SELECT COUNT(*) FROM stock_log WHERE entry_key = 'take' AND reason = 'paid' AND qty > 0"),
+                 qint64(2));
+        QCOMPARE(
+            firstValueText(*m_database, QStringLiteral("SELECT SUM(qty) FROM stock_log WHERE order_no = 'ORD-OLD-1'")),
+            QStringLiteral("0"));
         // The new key holds: the same give-back again is refused by the unique index.
         auto again = m_database->write([](sql::Session &s) -> core::Result<void> {
-            auto done = s.exec(QStringLiteral("INSERT INTO stock_log (order_no, sku_id, entry_key, reason, qty, fence, "
-                                              "created_at) VALUES ('ORD-OLD-2', 'SKU-2', 'reversal:8', 'restore_stock', -1, 1, 3)"));
+            auto done = s.exec(
+                QStringLiteral("INSERT INTO stock_log (order_no, sku_id, entry_key, reason, qty, fence, "
+                               "created_at) VALUES ('ORD-OLD-2', 'SKU-2', 'reversal:8', 'restore_stock', -1, 1, 3)"));
             if (!done)
                 return done.error();
             return {};

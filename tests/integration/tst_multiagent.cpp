@@ -33,13 +33,13 @@ using namespace payonce::testsupport;
 namespace {
 
 constexpr int kAgents = 3;
-constexpr int kStormOrders = 1000;  // 3 agents, 1 000 orders, 5 copies each
-constexpr int kChaosOrders = 200;   // mid-storm chaos needs a storm, not a long one
-constexpr int kSettleMs = 90000;    // lock lease (10 s) + worker age (5 s) + outbox, with room
+constexpr int kStormOrders = 1000;     // 3 agents, 1 000 orders, 5 copies each
+constexpr int kChaosOrders = 200;      // mid-storm chaos needs a storm, not a long one
+constexpr int kSettleMs = 90000;       // lock lease (10 s) + worker age (5 s) + outbox, with room
 constexpr qint64 kLockLeaseMs = 10000; // the callback pipeline's pay-lock TTL (its default)
 using Headers = QList<QPair<QByteArray, QByteArray>>;
-const QString kConfirmsAnswered =
-    QStringLiteral("payonce_requests_total{endpoint=\"/api/v1/payments/confirm\",outcome=\"2xx\"}");
+const QString kConfirmsAnswered = QStringLiteral(
+    "payonce_requests_total{endpoint=\"/api/v1/payments/confirm\",outcome=\"2xx\"}");
 
 qint64 epochOf(qint64 fence)
 {
@@ -77,22 +77,23 @@ private Q_SLOTS:
         QVERIFY2(clean.holds(), qPrintable(clean.describe()));
 
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        QVERIFY(
+            execSql(m_cluster->database(),
+                    QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
+                                   "VALUES (?, 5003, 'reward-injected', 100, 0, ?)"),
+                    {QStringLiteral("INV-0003"), now})
+                .ok());
         QVERIFY(execSql(m_cluster->database(),
-                        QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
-                                       "VALUES (?, 5003, 'reward-injected', 100, 0, ?)"),
-                        {QStringLiteral("INV-0003"), now})
-                    .ok());
-        QVERIFY(execSql(m_cluster->database(),
-                        QStringLiteral("INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, "
-                                       "updated_at) VALUES (?, 5007, 'INJECTED', 'active', 0, ?, ?)"),
+                        QStringLiteral(
+                            "INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, "
+                            "updated_at) VALUES (?, 5007, 'INJECTED', 'active', 0, ?, ?)"),
                         {QStringLiteral("INV-0007"), now, now})
                     .ok());
         const PaidOnceReport broken = checkPaidOnce(m_cluster->database(), prefix, 10);
         qInfo("%s", qPrintable(broken.describe()));
         QVERIFY(!broken.holds());
-        QCOMPARE(broken.violations,
-                 QStringList({QStringLiteral("INV-0003: 2 point_log rows, owed exactly 1"),
-                              QStringLiteral("INV-0007: 2 user_coupon rows, owed exactly 1")}));
+        QCOMPARE(broken.violations, QStringList({QStringLiteral("INV-0003: 2 point_log rows, owed exactly 1"),
+                                                 QStringLiteral("INV-0007: 2 user_coupon rows, owed exactly 1")}));
         // A settled order the database never stored is lost too.
         QVERIFY(!checkPaidOnce(m_cluster->database(), prefix, 11).holds());
     }
@@ -133,8 +134,9 @@ private Q_SLOTS:
         CallbackStorm storm(notifications, m_cluster->agentPorts() << m_cluster->nginx()->port(), options);
         const CallbackStorm::Report delivered = storm.runProcessingEvents();
         qInfo("storm: %s", qPrintable(delivered.describe()));
-        QVERIFY2(delivered.acknowledged == kChaosOrders && delivered.answersByStatus.value(200) == delivered.posts,
-                 qPrintable(delivered.describe() + u'\n' + QString::fromUtf8(m_cluster->nginx()->logText().right(2000))));
+        QVERIFY2(
+            delivered.acknowledged == kChaosOrders && delivered.answersByStatus.value(200) == delivered.posts,
+            qPrintable(delivered.describe() + u'\n' + QString::fromUtf8(m_cluster->nginx()->logText().right(2000))));
         const PaidOnceReport report = settledReport(prefix, kChaosOrders);
         QVERIFY2(report.holds(), qPrintable(report.describe()));
         QCOMPARE(report.deliveries, delivered.posts);
@@ -201,7 +203,7 @@ private Q_SLOTS:
         const bool allPaidWhileFrozen = QTest::qWaitFor(
             [&] {
                 return frozenFor.elapsed() > kLockLeaseMs + 2000
-                    && checkPaidOnce(m_cluster->database(), prefix, kOrders).paid == kOrders;
+                       && checkPaidOnce(m_cluster->database(), prefix, kOrders).paid == kOrders;
             },
             int(kLockLeaseMs) + 30000);
         const qint64 paidWhileFrozen = checkPaidOnce(m_cluster->database(), prefix, kOrders).paid;
@@ -214,7 +216,8 @@ private Q_SLOTS:
         const CallbackStorm::Report delivered = storm.waitProcessingEvents();
         qInfo("storm: %s", qPrintable(delivered.describe()));
         QVERIFY2(delivered.acknowledged == kOrders, qPrintable(delivered.describe()));
-        QTRY_COMPARE_WITH_TIMEOUT(checkPaidOnce(m_cluster->database(), prefix, kOrders).paid, qint64(kOrders), kSettleMs);
+        QTRY_COMPARE_WITH_TIMEOUT(checkPaidOnce(m_cluster->database(), prefix, kOrders).paid, qint64(kOrders),
+                                  kSettleMs);
 
         // What agent-3 logged of the payments it held, for the messages below.
         const auto heldPaymentsLog = [&frozen, &heldPayNos] {
@@ -222,14 +225,16 @@ private Q_SLOTS:
             QStringList lines;
             for (const QString &line : frozen.output().split(u'\n')) {
                 if (line.contains(u"test hook") || line.contains(u"stale fencing")
-                    || std::any_of(payNos.cbegin(), payNos.cend(), [&line](const QString &p) { return line.contains(p); }))
+                    || std::any_of(payNos.cbegin(), payNos.cend(),
+                                   [&line](const QString &p) { return line.contains(p); }))
                     lines << line;
             }
             return lines.join(u'\n');
         };
         // The refusals' log lines, read from agent-3's output pipe as they come: one for
         // each lock it held before the freeze.
-        static const QRegularExpression refused(QStringLiteral("stale fencing token refused for \\S+ pay_no \"?([^\"\\s]+)"));
+        static const QRegularExpression refused(
+            QStringLiteral("stale fencing token refused for \\S+ pay_no \"?([^\"\\s]+)"));
         const auto refusedPayNos = [&frozen] {
             QStringList payNos;
             const QString output = frozen.output();
@@ -263,7 +268,8 @@ private Q_SLOTS:
         const QStringList refusals = refusedPayNos();
         for (const QString &payNo : refusals) {
             QVERIFY2(writeTokens.contains(payNo),
-                     qPrintable(payNo + QStringLiteral(" refused, not a holder writing after the pause\n") + heldPaymentsLog()));
+                     qPrintable(payNo + QStringLiteral(" refused, not a holder writing after the pause\n")
+                                + heldPaymentsLog()));
             const qint64 paidUnder = countRows(m_cluster->database(),
                                                QStringLiteral("SELECT o.fence FROM orders o JOIN pay_callback_log l "
                                                               "ON l.order_no = o.order_no WHERE l.pay_no = ?"),
@@ -338,8 +344,8 @@ private Q_SLOTS:
         const QHash<int, qint64> successes = storm.successesSoFar();
         QStringList lost;
         for (int index : acknowledged) {
-            if (countRows(m_cluster->database(), QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"),
-                          {payNos.at(index)})
+            if (countRows(m_cluster->database(),
+                          QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ?"), {payNos.at(index)})
                 != 1)
                 lost << payNos.at(index);
         }
@@ -353,7 +359,8 @@ private Q_SLOTS:
                                           QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"),
                                           {payNos.at(it.key())});
             if (rows < it.value())
-                rowsMissing << QStringLiteral("%1 (%2 SUCCESS, %3 rows)").arg(payNos.at(it.key())).arg(it.value()).arg(rows);
+                rowsMissing
+                    << QStringLiteral("%1 (%2 SUCCESS, %3 rows)").arg(payNos.at(it.key())).arg(it.value()).arg(rows);
         }
         qInfo("agent-1 killed after %lld POSTs: %lld notifications acknowledged, %lld of them without a durable row; "
               "%lld SUCCESS answers, %lld notifications with fewer delivery rows than SUCCESS answers",
@@ -361,7 +368,8 @@ private Q_SLOTS:
               qint64(rowsMissing.size()));
         QVERIFY2(acknowledged.size() > 0, "nothing was acknowledged before the kill");
         QVERIFY2(successAnswers > acknowledged.size(), "no duplicate copy was answered before the kill");
-        QVERIFY2(lost.isEmpty(), qPrintable(QStringLiteral("acknowledged, then lost with the agent: ") + lost.join(u' ')));
+        QVERIFY2(lost.isEmpty(),
+                 qPrintable(QStringLiteral("acknowledged, then lost with the agent: ") + lost.join(u' ')));
         QVERIFY2(rowsMissing.isEmpty(),
                  qPrintable(QStringLiteral("answered SUCCESS, then lost with the agent: ") + rowsMissing.join(u' ')));
 
@@ -410,8 +418,10 @@ private Q_SLOTS:
 
         // The new Redis has a new run_id, so a new epoch; tokens kept growing per order.
         const qint64 epochAfter = count("SELECT MAX(epoch) FROM fence_epochs");
-        QVERIFY2(epochAfter > epochBefore, qPrintable(QStringLiteral("epoch %1 then %2").arg(epochBefore).arg(epochAfter)));
-        const qint64 fencedAbove = count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND fence > ?", after, fenceBefore);
+        QVERIFY2(epochAfter > epochBefore,
+                 qPrintable(QStringLiteral("epoch %1 then %2").arg(epochBefore).arg(epochAfter)));
+        const qint64 fencedAbove = count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND fence > ?", after,
+                                         fenceBefore);
         QVERIFY2(fencedAbove == 20, qPrintable(QStringLiteral("%1 of 20 orders fenced above %2; the others: %3")
                                                    .arg(fencedAbove)
                                                    .arg(fenceBefore)
@@ -420,11 +430,12 @@ private Q_SLOTS:
                  qint64(20));
         // Each fenced effect carries the token of the write that made it: its order's.
         for (const char *table : {"stock_log", "user_coupon", "point_log"}) {
-            QCOMPARE(count(qPrintable(QStringLiteral("SELECT COUNT(*) FROM %1 e JOIN orders o ON o.order_no = e.order_no "
-                                                     "WHERE o.order_no LIKE ? AND e.fence <> 0 AND e.fence <> o.fence")
-                                          .arg(QLatin1String(table))),
-                           QStringLiteral("REDIS")),
-                     qint64(0));
+            QCOMPARE(
+                count(qPrintable(QStringLiteral("SELECT COUNT(*) FROM %1 e JOIN orders o ON o.order_no = e.order_no "
+                                                "WHERE o.order_no LIKE ? AND e.fence <> 0 AND e.fence <> o.fence")
+                                     .arg(QLatin1String(table))),
+                      QStringLiteral("REDIS")),
+                qint64(0));
         }
         qInfo("fence epochs %lld -> %lld; highest fence before the kill %lld, after the restart %lld", epochBefore,
               epochAfter, fenceBefore, count("SELECT MAX(fence) FROM orders WHERE order_no LIKE ?", after));
@@ -463,8 +474,8 @@ private Q_SLOTS:
             QString failures;
             std::mutex mutex;
             runConcurrently(24, [&](int) {
-                const HttpAnswer answer = m_cluster->agent(i).call("GET", QStringLiteral("/api/v1/orders/DBDOWN-0000"), {},
-                                                                   {{"Authorization", "Bearer view-token"}});
+                const HttpAnswer answer = m_cluster->agent(i).call("GET", QStringLiteral("/api/v1/orders/DBDOWN-0000"),
+                                                                   {}, {{"Authorization", "Bearer view-token"}});
                 if (answer.status == 200) {
                     ++answered;
                 } else {
@@ -496,12 +507,13 @@ private Q_SLOTS:
         const QList<double> confirmsBefore = perAgentMetric(kConfirmsAnswered);
 
         constexpr int kBurstOrders = 100;
-        const QJsonObject burst = runScenario(QJsonObject{{QStringLiteral("kind"), QStringLiteral("concurrent_burst")},
-                                                          {QStringLiteral("orders"), kBurstOrders},
-                                                          {QStringLiteral("duplicates"), 5},
-                                                          {QStringLiteral("concurrency"), 8},
-                                                          {QStringLiteral("targets"), targets},
-                                                          {QStringLiteral("reason"), QStringLiteral("burst across 3 agents")}});
+        const QJsonObject burst = runScenario(
+            QJsonObject{{QStringLiteral("kind"), QStringLiteral("concurrent_burst")},
+                        {QStringLiteral("orders"), kBurstOrders},
+                        {QStringLiteral("duplicates"), 5},
+                        {QStringLiteral("concurrency"), 8},
+                        {QStringLiteral("targets"), targets},
+                        {QStringLiteral("reason"), QStringLiteral("burst across 3 agents")}});
         QCOMPARE(burst.value(QStringLiteral("status")).toString(), QStringLiteral("passed"));
         const QString burstPrefix = burst.value(QStringLiteral("scenario_id")).toString() + u'-';
         const PaidOnceReport burstCheck = crossCheck(burst, kBurstOrders);
@@ -514,9 +526,8 @@ private Q_SLOTS:
         const QList<qint64> burstDeliveries = deliveriesPerAgent(burstPrefix, false);
         const QList<qint64> burstFirsts = deliveriesPerAgent(burstPrefix, true);
         for (int i = 0; i < kAgents; ++i) {
-            QVERIFY2(burstDeliveries.at(i) >= kBurstOrders * 2, qPrintable(QStringLiteral("agent-%1: %2 deliveries")
-                                                                               .arg(i + 1)
-                                                                               .arg(burstDeliveries.at(i))));
+            QVERIFY2(burstDeliveries.at(i) >= kBurstOrders * 2,
+                     qPrintable(QStringLiteral("agent-%1: %2 deliveries").arg(i + 1).arg(burstDeliveries.at(i))));
             QVERIFY2(burstFirsts.at(i) > 0, qPrintable(QStringLiteral("agent-%1 processed none first").arg(i + 1)));
         }
 
@@ -543,7 +554,8 @@ private Q_SLOTS:
         // The runner's confirms (users clicking) reached every agent too.
         const QList<double> confirmsAfter = perAgentMetric(kConfirmsAnswered);
         for (int i = 0; i < kAgents; ++i) {
-            qInfo("agent-%d: burst %lld deliveries (%lld processed first), storm %lld deliveries, %g confirms answered 2xx",
+            qInfo("agent-%d: burst %lld deliveries (%lld processed first), storm %lld deliveries, %g confirms answered "
+                  "2xx",
                   i + 1, burstDeliveries.at(i), burstFirsts.at(i), mixedDeliveries.at(i),
                   confirmsAfter.at(i) - confirmsBefore.at(i));
             QVERIFY(confirmsAfter.at(i) - confirmsBefore.at(i) >= (kBurstOrders + kMixedOrders) / kAgents);
@@ -574,9 +586,11 @@ private:
             QTest::qWait(250); // the agents' output pipes read meanwhile
         }
         qInfo("%s %s in %lld ms: %s", qPrintable(params.value(QStringLiteral("kind")).toString()), qPrintable(id),
-              waited.elapsed(), QJsonDocument(run.value(QStringLiteral("report")).toObject()).toJson(QJsonDocument::Compact).constData());
+              waited.elapsed(),
+              QJsonDocument(run.value(QStringLiteral("report")).toObject()).toJson(QJsonDocument::Compact).constData());
         if (run.value(QStringLiteral("status")).toString() != u"passed")
-            qWarning("%s\n%s", QJsonDocument(run).toJson().constData(), qPrintable(m_cluster->agent(0).output().right(3000)));
+            qWarning("%s\n%s", QJsonDocument(run).toJson().constData(),
+                     qPrintable(m_cluster->agent(0).output().right(3000)));
         run.insert(QStringLiteral("scenario_id"), id);
         return run;
     }
@@ -657,20 +671,23 @@ private:
     QString ordersFencedAtOrBelow(const QString &prefix, qint64 fence)
     {
         const bool postgres = m_cluster->database().dialect() == sql::Dialect::PostgreSql;
-        const QString row = postgres
-            ? QStringLiteral("o.order_no || ' fence ' || o.fence || ' stock_log fence ' || COALESCE((SELECT MAX(s.fence) "
-                             "FROM stock_log s WHERE s.order_no = o.order_no), -1) || ' deliveries ' || COALESCE((SELECT "
-                             "string_agg(d.layer || '@' || COALESCE(d.agent_id, '?'), ',') FROM callback_deliveries d "
-                             "WHERE d.order_no = o.order_no), '')")
-            : QStringLiteral("CONCAT(o.order_no, ' fence ', o.fence, ' stock_log fence ', COALESCE((SELECT MAX(s.fence) "
-                             "FROM stock_log s WHERE s.order_no = o.order_no), -1), ' deliveries ', COALESCE((SELECT "
-                             "GROUP_CONCAT(CONCAT(d.layer, '@', COALESCE(d.agent_id, '?')) SEPARATOR ',') FROM "
-                             "callback_deliveries d WHERE d.order_no = o.order_no), ''))");
+        const QString row =
+            postgres ? QStringLiteral(
+                "o.order_no || ' fence ' || o.fence || ' stock_log fence ' || COALESCE((SELECT MAX(s.fence) "
+                "FROM stock_log s WHERE s.order_no = o.order_no), -1) || ' deliveries ' || COALESCE((SELECT "
+                "string_agg(d.layer || '@' || COALESCE(d.agent_id, '?'), ',') FROM callback_deliveries d "
+                "WHERE d.order_no = o.order_no), '')")
+                     : QStringLiteral(
+                         "CONCAT(o.order_no, ' fence ', o.fence, ' stock_log fence ', COALESCE((SELECT MAX(s.fence) "
+                         "FROM stock_log s WHERE s.order_no = o.order_no), -1), ' deliveries ', COALESCE((SELECT "
+                         "GROUP_CONCAT(CONCAT(d.layer, '@', COALESCE(d.agent_id, '?')) SEPARATOR ',') FROM "
+                         "callback_deliveries d WHERE d.order_no = o.order_no), ''))");
         const QString all = postgres ? QStringLiteral("string_agg(%1, '; ')").arg(row)
                                      : QStringLiteral("GROUP_CONCAT(%1 SEPARATOR '; ')").arg(row);
-        return firstValueText(m_cluster->database(),
-                              QStringLiteral("SELECT %1 FROM orders o WHERE o.order_no LIKE ? AND o.fence <= ?").arg(all),
-                              QVariantList{QVariant(prefix + u'%'), QVariant(fence)});
+        return firstValueText(
+            m_cluster->database(),
+            QStringLiteral("SELECT %1 FROM orders o WHERE o.order_no LIKE ? AND o.fence <= ?").arg(all),
+            QVariantList{QVariant(prefix + u'%'), QVariant(fence)});
     }
 
     /// Polls `done` (the event loop running in between) until it holds or the time is up.
@@ -713,7 +730,8 @@ private:
 
     bool waitSettled(const QString &prefix, qint64 orders)
     {
-        return pollUntil([&] { return checkPaidOnce(m_cluster->database(), prefix, orders).settled(); }, kSettleMs, 200);
+        return pollUntil([&] { return checkPaidOnce(m_cluster->database(), prefix, orders).settled(); }, kSettleMs,
+                         200);
     }
 
     /// Waits until nothing is in motion for the run, then reads and prints its report.
@@ -733,13 +751,15 @@ private:
         for (int i = 1; i <= kAgents; ++i) {
             const QString agent = QStringLiteral("agent-%1").arg(i);
             qInfo("%s: %lld deliveries, %lld processed first", qPrintable(agent),
-                  countRows(m_cluster->database(),
-                            QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND agent_id = ?"),
-                            {QVariant(prefix + u'%'), agent}),
-                  countRows(m_cluster->database(),
-                            QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND agent_id = ? "
-                                           "AND error_code = 'processed'"),
-                            {QVariant(prefix + u'%'), agent}));
+                  countRows(
+                      m_cluster->database(),
+                      QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND agent_id = ?"),
+                      {QVariant(prefix + u'%'), agent}),
+                  countRows(
+                      m_cluster->database(),
+                      QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND agent_id = ? "
+                                     "AND error_code = 'processed'"),
+                      {QVariant(prefix + u'%'), agent}));
         }
     }
 

@@ -49,31 +49,44 @@ void TestNginx::proxiesToTheAgent()
         QProcess openssl;
         openssl.setProcessChannelMode(QProcess::MergedChannels);
         openssl.start(QStringLiteral("openssl"),
-                      {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"),
-                       QStringLiteral("-nodes"), QStringLiteral("-days"), QStringLiteral("1"), QStringLiteral("-subj"),
-                       QStringLiteral("/CN=127.0.0.1"), QStringLiteral("-addext"),
-                       QStringLiteral("subjectAltName=IP:127.0.0.1,DNS:localhost"), QStringLiteral("-keyout"),
-                       dir + QStringLiteral("/key.pem"), QStringLiteral("-out"), dir + QStringLiteral("/cert.pem")});
+                      {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"),
+                       QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-days"),
+                       QStringLiteral("1"), QStringLiteral("-subj"), QStringLiteral("/CN=127.0.0.1"),
+                       QStringLiteral("-addext"), QStringLiteral("subjectAltName=IP:127.0.0.1,DNS:localhost"),
+                       QStringLiteral("-keyout"), dir + QStringLiteral("/key.pem"), QStringLiteral("-out"),
+                       dir + QStringLiteral("/cert.pem")});
         QVERIFY(openssl.waitForFinished(60000));
         QVERIFY2(openssl.exitCode() == 0, openssl.readAll().constData());
 
         const int nginxPort = freeLoopbackPort();
         const QByteArray d = dir.toUtf8();
-        QVERIFY(writeFile(dir + QStringLiteral("/payonce-upstreams.conf"),
-                          "server 127.0.0.1:" + QByteArray::number(agent->port()) + " max_fails=3 fail_timeout=10s;\n"));
+        QVERIFY(
+            writeFile(dir + QStringLiteral("/payonce-upstreams.conf"),
+                      "server 127.0.0.1:" + QByteArray::number(agent->port()) + " max_fails=3 fail_timeout=10s;\n"));
         QVERIFY(writeFile(dir + QStringLiteral("/payonce-site.conf"),
-                          "listen 127.0.0.1:" + QByteArray::number(nginxPort) + " ssl;\nserver_name localhost;\n"
-                          "ssl_certificate " + d + "/cert.pem;\nssl_certificate_key " + d + "/key.pem;\n"));
-        QVERIFY(writeFile(dir + QStringLiteral("/nginx.conf"),
-                          "user root root;\nworker_processes 1;\nerror_log " + d + "/error.log info;\n"
-                          "events { worker_connections 256; }\n"
-                          "http {\n"
-                          "  access_log " + d + "/access.log;\n"
-                          "  client_body_temp_path " + d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n"
-                          "  fastcgi_temp_path " + d + "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n"
-                          "  scgi_temp_path " + d + "/scgi;\n"
-                          "  include " PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf;\n"
-                          "}\n"));
+                          "listen 127.0.0.1:" + QByteArray::number(nginxPort)
+                              + " ssl;\nserver_name localhost;\n"
+                                "ssl_certificate "
+                              + d + "/cert.pem;\nssl_certificate_key " + d + "/key.pem;\n"));
+        QVERIFY(writeFile(dir + QStringLiteral("/nginx.conf"), "user root root;\nworker_processes 1;\nerror_log " + d
+                                                                   + "/error.log info;\n"
+                                                                     "events { worker_connections 256; }\n"
+                                                                     "http {\n"
+                                                                     "  access_log "
+                                                                   + d
+                                                                   + "/access.log;\n"
+                                                                     "  client_body_temp_path "
+                                                                   + d + "/client_body;\n  proxy_temp_path " + d
+                                                                   + "/proxy;\n"
+                                                                     "  fastcgi_temp_path "
+                                                                   + d + "/fastcgi;\n  uwsgi_temp_path " + d
+                                                                   + "/uwsgi;\n"
+                                                                     "  scgi_temp_path "
+                                                                   + d
+                                                                   + "/scgi;\n"
+                                                                     "  include " PAYONCE_SOURCE_DIR
+                                                                     "/resources/nginx/payonce.conf;\n"
+                                                                     "}\n"));
 
         const QString pidFile = dir + QStringLiteral("/nginx.pid");
         QProcess nginx;
@@ -106,7 +119,8 @@ void TestNginx::proxiesToTheAgent()
         health.setSslConfiguration(tls);
         std::unique_ptr<QNetworkReply> healthReply(network.get(health));
         QTRY_VERIFY_WITH_TIMEOUT(healthReply->isFinished(), 15000);
-        QVERIFY2(healthReply->error() == QNetworkReply::NoError, qPrintable(healthReply->errorString() + QString::fromUtf8(logText())));
+        QVERIFY2(healthReply->error() == QNetworkReply::NoError,
+                 qPrintable(healthReply->errorString() + QString::fromUtf8(logText())));
         QCOMPARE(healthReply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
         QCOMPARE(healthReply->readAll(), QByteArray("{\"status\":\"up\"}"));
         QVERIFY(healthReply->hasRawHeader("X-Trace-Id")); // from the agent

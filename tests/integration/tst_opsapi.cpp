@@ -114,9 +114,9 @@ private Q_SLOTS:
         QCOMPARE(body.value(QStringLiteral("event_type")).toString(), QStringLiteral("order.paid"));
         QCOMPARE(body.value(QStringLiteral("aggregate_id")).toString(), kPaid);
 
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'delivered'",
-                                        {QString::fromUtf8(key)}),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'delivered'", {QString::fromUtf8(key)}),
+            qint64(1), 30000);
         const HttpAnswer delivered = get(QStringLiteral("/api/v1/outbox?status=delivered"), "view-token");
         QVERIFY2(delivered.status == 200, qPrintable(describe(delivered)));
         const auto rows = where(arrayOf(delivered), QStringLiteral("event_id"), QString::fromUtf8(key));
@@ -152,7 +152,8 @@ private Q_SLOTS:
         const QJsonObject finding = mismatches.first();
         QCOMPARE(finding.value(QStringLiteral("order_no")).toString(), kPaid);
         QCOMPARE(finding.value(QStringLiteral("status")).toString(), QStringLiteral("open"));
-        const QJsonObject points = finding.value(QStringLiteral("evidence")).toObject().value(QStringLiteral("points")).toObject();
+        const QJsonObject points =
+            finding.value(QStringLiteral("evidence")).toObject().value(QStringLiteral("points")).toObject();
         QCOMPARE(points.value(QStringLiteral("expected")).toInteger(), 100);
         QCOMPARE(points.value(QStringLiteral("found")).toInteger(), 200);
         m_findingId = finding.value(QStringLiteral("id")).toInteger();
@@ -233,20 +234,26 @@ private Q_SLOTS:
                                        reason(QStringLiteral("extra coupon")));
         QVERIFY2(freeze.status == 200, qPrintable(describe(freeze)));
         QCOMPARE(freeze.json().value(QStringLiteral("status")).toString(), QStringLiteral("executed"));
-        const QJsonArray frozen =
-            freeze.json().value(QStringLiteral("result")).toObject().value(QStringLiteral("frozen_coupon_ids")).toArray();
+        const QJsonArray frozen = freeze.json()
+                                      .value(QStringLiteral("result"))
+                                      .toObject()
+                                      .value(QStringLiteral("frozen_coupon_ids"))
+                                      .toArray();
         QCOMPARE(frozen.size(), 1);
         QCOMPARE(frozen.at(0).toInteger(), m_extraCouponId);
-        const HttpAnswer reverse = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_reverseId), "lead-token",
-                                        reason(QStringLiteral("extra points")));
+        const HttpAnswer reverse = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_reverseId),
+                                        "lead-token", reason(QStringLiteral("extra points")));
         QVERIFY2(reverse.status == 200, qPrintable(describe(reverse)));
         QCOMPARE(reverse.json().value(QStringLiteral("status")).toString(), QStringLiteral("executed"));
-        QCOMPARE(reverse.json().value(QStringLiteral("result")).toObject().value(QStringLiteral("points_delta")).toInteger(),
-                 -100);
+        QCOMPARE(
+            reverse.json().value(QStringLiteral("result")).toObject().value(QStringLiteral("points_delta")).toInteger(),
+            -100);
 
         for (int round = 0; round < 2; ++round) {
-            QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'", {kPaid}), qint64(1));
-            QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'", {kPaid}), qint64(1));
+            QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'", {kPaid}),
+                     qint64(1));
+            QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'", {kPaid}),
+                     qint64(1));
             QCOMPARE(count("SELECT SUM(delta) FROM point_log WHERE order_no = ?", {kPaid}), qint64(100));
             QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND delta < 0", {kPaid}), qint64(1));
             if (round == 1)
@@ -268,7 +275,8 @@ private Q_SLOTS:
         const HttpAnswer run = post(QStringLiteral("/api/v1/reconciliation/run"), "desk-token",
                                     reason(QStringLiteral("after the repair")));
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
-        QCOMPARE(where(run.json().value(QStringLiteral("findings")).toArray(), QStringLiteral("order_no"), kPaid).size(), 0);
+        QCOMPARE(
+            where(run.json().value(QStringLiteral("findings")).toArray(), QStringLiteral("order_no"), kPaid).size(), 0);
         const HttpAnswer resolved = get(QStringLiteral("/api/v1/findings?status=resolved&kind=effect_mismatch"),
                                         "view-token");
         QVERIFY2(resolved.status == 200, qPrintable(describe(resolved)));
@@ -286,9 +294,17 @@ private Q_SLOTS:
         QVERIFY2(runs.status == 200, qPrintable(describe(runs)));
         const QJsonArray runRows = arrayOf(runs);
         QCOMPARE(runRows.size(), 2);
-        QCOMPARE(runRows.at(0).toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("after the repair"));
-        QCOMPARE(runRows.at(1).toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("coupon complaint"));
-        QCOMPARE(runRows.at(1).toObject().value(QStringLiteral("after")).toObject().value(QStringLiteral("ids")).toArray().size(),
+        QCOMPARE(runRows.at(0).toObject().value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("after the repair"));
+        QCOMPARE(runRows.at(1).toObject().value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("coupon complaint"));
+        QCOMPARE(runRows.at(1)
+                     .toObject()
+                     .value(QStringLiteral("after"))
+                     .toObject()
+                     .value(QStringLiteral("ids"))
+                     .toArray()
+                     .size(),
                  1);
 
         const QJsonArray proposals = auditRows(QStringLiteral("action=compensation.propose"));
@@ -304,8 +320,10 @@ private Q_SLOTS:
         // One compensation's whole story, newest first: executed, approved, proposed.
         const QJsonArray story = auditRows(QStringLiteral("target=compensation:%1").arg(m_reverseId));
         QCOMPARE(story.size(), 3);
-        QCOMPARE(story.at(0).toObject().value(QStringLiteral("action")).toString(), QStringLiteral("compensation.execute"));
-        QCOMPARE(story.at(2).toObject().value(QStringLiteral("action")).toString(), QStringLiteral("compensation.propose"));
+        QCOMPARE(story.at(0).toObject().value(QStringLiteral("action")).toString(),
+                 QStringLiteral("compensation.execute"));
+        QCOMPARE(story.at(2).toObject().value(QStringLiteral("action")).toString(),
+                 QStringLiteral("compensation.propose"));
         QCOMPARE(story.at(1).toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("extra points"));
 
         const QJsonArray all = auditRows(QStringLiteral("since=2000-01-01T00:00:00Z&limit=1000"));
@@ -326,8 +344,8 @@ private Q_SLOTS:
         m_receiver->setStatus(500);
         QVERIFY(payThroughSim(kDead, QStringLiteral("SKU-OPS-2")));
         const QString eventId = QStringLiteral("order.paid:") + kDead;
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}), qint64(1), 30000);
         QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 1);
         const auto dead = where(arrayOf(get(QStringLiteral("/api/v1/outbox?status=dead"), "view-token")),
                                 QStringLiteral("event_id"), eventId);
@@ -339,10 +357,15 @@ private Q_SLOTS:
 
         const HttpAnswer noReason = post(redrive, "desk-token", "{}");
         QVERIFY2(noReason.status == 400 && noReason.errorCode() == u"invalid_request", qPrintable(describe(noReason)));
-        QVERIFY2(noReason.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString().contains(
-                     u"reason"),
+        QVERIFY2(noReason.json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .contains(u"reason"),
                  qPrintable(describe(noReason)));
-        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'dead' AND redriven = 0", {id}), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'dead' AND redriven = 0", {id}),
+                 qint64(1));
         QCOMPARE(post(redrive, "view-token", reason(QStringLiteral("viewer"))).status, 403);
 
         m_receiver->setStatus(200);
@@ -383,8 +406,8 @@ private Q_SLOTS:
 
         QVERIFY(payThroughSim(kHeld, QStringLiteral("SKU-OPS-3")));
         const QString eventId = QStringLiteral("order.paid:") + kHeld;
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}), qint64(1), 30000);
         QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 0);
         const auto dead = where(arrayOf(get(QStringLiteral("/api/v1/outbox?status=dead"), "view-token")),
                                 QStringLiteral("event_id"), eventId);
@@ -410,8 +433,8 @@ private Q_SLOTS:
     void refundProposalNamesPaymentAndAmount()
     {
         // A proposal is checked when it is made: it must name the order's processed payment.
-        const QString payNo = firstValueText(*m_db.database, QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"),
-                                             {kPaid});
+        const QString payNo = firstValueText(*m_db.database,
+                                             QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {kPaid});
         QVERIFY(!payNo.isEmpty() && !payNo.startsWith(u'<'));
         const HttpAnswer proposed = post(QStringLiteral("/api/v1/compensations"), "desk-token",
                                          json({{QStringLiteral("kind"), QStringLiteral("refund")},
@@ -423,9 +446,9 @@ private Q_SLOTS:
         QCOMPARE(proposed.json().value(QStringLiteral("pay_no")).toString(), payNo);
         QCOMPARE(proposed.json().value(QStringLiteral("amount")).toString(), QStringLiteral("5.50"));
         const qint64 id = proposed.json().value(QStringLiteral("id")).toInteger();
-        QCOMPARE(count("SELECT COUNT(*) FROM compensations WHERE id = ? AND amount_fen = 550 AND pay_no = ?",
-                       {id, payNo}),
-                 qint64(1));
+        QCOMPARE(
+            count("SELECT COUNT(*) FROM compensations WHERE id = ? AND amount_fen = 550 AND pay_no = ?", {id, payNo}),
+            qint64(1));
         const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/compensations?status=proposed"), "view-token")),
                                   QStringLiteral("id"), QJsonValue(id));
         QCOMPARE(listed.size(), 1);
@@ -447,8 +470,8 @@ private Q_SLOTS:
         const QByteArray ok = reason(QStringLiteral("because"));
         auto row = [](const char *name, const char *method, const char *path, const char *token, const QByteArray &body,
                       int status, const char *code) {
-            QTest::newRow(name) << QByteArray(method) << QString::fromLatin1(path) << QByteArray(token) << body << status
-                                << QString::fromLatin1(code);
+            QTest::newRow(name) << QByteArray(method) << QString::fromLatin1(path) << QByteArray(token) << body
+                                << status << QString::fromLatin1(code);
         };
         row("outbox bad status", "GET", "/api/v1/outbox?status=stuck", "view-token", {}, 400, "invalid_request");
         row("outbox limit 0", "GET", "/api/v1/outbox?limit=0", "view-token", {}, 400, "invalid_request");
@@ -516,7 +539,8 @@ private Q_SLOTS:
             404, "order_not_found");
         row("propose not json", "POST", "/api/v1/compensations", "desk-token", "{kind:", 400, "invalid_request");
         row("approve bad id", "POST", "/api/v1/compensations/abc/approve", "lead-token", ok, 400, "invalid_request");
-        row("approve unknown id", "POST", "/api/v1/compensations/987654321/approve", "lead-token", ok, 404, "not_found");
+        row("approve unknown id", "POST", "/api/v1/compensations/987654321/approve", "lead-token", ok, 404,
+            "not_found");
         row("approve by operator", "POST", "/api/v1/compensations/1/approve", "desk-token", ok, 403, "forbidden");
         row("reject no reason", "POST", "/api/v1/compensations/1/reject", "lead-token", "{}", 400, "invalid_request");
         row("run by viewer", "POST", "/api/v1/reconciliation/run", "view-token", ok, 403, "forbidden");
@@ -536,12 +560,20 @@ private Q_SLOTS:
         const QList<qint64> before = writtenState();
         const HttpAnswer answer = m_agent->call(method, path, body, bearer(token.constData()));
         QVERIFY2(answer.status == status && answer.errorCode() == code, qPrintable(describe(answer)));
-        QVERIFY(!answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString().isEmpty());
+        QVERIFY(!answer.json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .isEmpty());
         QCOMPARE(writtenState(), before);
     }
 
 private:
-    HttpAnswer get(const QString &path, const char *token) const { return m_agent->call("GET", path, {}, bearer(token)); }
+    HttpAnswer get(const QString &path, const char *token) const
+    {
+        return m_agent->call("GET", path, {}, bearer(token));
+    }
     HttpAnswer post(const QString &path, const char *token, const QByteArray &body) const
     {
         return m_agent->call("POST", path, body, bearer(token));

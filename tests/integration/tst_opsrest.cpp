@@ -14,7 +14,6 @@
 #include <QJsonDocument>
 #include <QTest>
 
-
 using namespace payonce;
 using namespace payonce::testsupport;
 
@@ -101,13 +100,12 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("method");
         QTest::addColumn<QString>("path");
         QTest::addColumn<QByteArray>("body");
-        QTest::addColumn<QByteArray>("lowToken");  // one role below what it needs; empty: viewer suffices
+        QTest::addColumn<QByteArray>("lowToken"); // one role below what it needs; empty: viewer suffices
         QTest::addColumn<QByteArray>("needToken");
         const QByteArray bad = "{}"; // no reason: 400 once authorized
         auto row = [](const char *name, const QByteArray &method, const QString &path, const QByteArray &body,
-                      const QByteArray &low, const QByteArray &need) {
-            QTest::newRow(name) << method << path << body << low << need;
-        };
+                      const QByteArray &low,
+                      const QByteArray &need) { QTest::newRow(name) << method << path << body << low << need; };
         row("outbox list", "GET", QStringLiteral("/api/v1/outbox"), {}, {}, "view-token");
         row("outbox redrive", "POST", QStringLiteral("/api/v1/outbox/1/redrive"), bad, "view-token", "desk-token");
         row("findings", "GET", QStringLiteral("/api/v1/findings"), {}, {}, "view-token");
@@ -117,7 +115,8 @@ private Q_SLOTS:
             "lead-token");
         row("compensation reject", "POST", QStringLiteral("/api/v1/compensations/1/reject"), bad, "desk-token",
             "lead-token");
-        row("reconciliation run", "POST", QStringLiteral("/api/v1/reconciliation/run"), bad, "view-token", "desk-token");
+        row("reconciliation run", "POST", QStringLiteral("/api/v1/reconciliation/run"), bad, "view-token",
+            "desk-token");
         row("close expired", "POST", QStringLiteral("/api/v1/orders/close-expired"), bad, "view-token", "desk-token");
         row("audit", "GET", QStringLiteral("/api/v1/audit"), {}, {}, "view-token");
         row("breakers", "GET", QStringLiteral("/api/v1/breakers"), {}, {}, "view-token");
@@ -127,7 +126,8 @@ private Q_SLOTS:
         row("callbacks", "GET", QStringLiteral("/api/v1/callbacks?pay_no=X1"), {}, {}, "view-token");
         row("callback replay", "POST", QStringLiteral("/api/v1/callbacks/wechat/X1/replay"), bad, "view-token",
             "desk-token");
-        row("idempotency keys", "GET", QStringLiteral("/api/v1/idempotency-keys?user_id=1&key=k"), {}, {}, "view-token");
+        row("idempotency keys", "GET", QStringLiteral("/api/v1/idempotency-keys?user_id=1&key=k"), {}, {},
+            "view-token");
         row("idempotency unlock", "POST", QStringLiteral("/api/v1/idempotency-keys/1/k/unlock"), bad, "view-token",
             "desk-token");
         row("locks", "GET", QStringLiteral("/api/v1/locks"), {}, {}, "view-token");
@@ -162,7 +162,8 @@ private Q_SLOTS:
     {
         const QString payNo = payNoOf(QStringLiteral("ORD-REST-1"));
         QVERIFY(!payNo.isEmpty());
-        for (const QString &query : QStringList{QString(QStringLiteral("pay_no=") + payNo), QStringLiteral("order_no=ORD-REST-1")}) {
+        for (const QString &query :
+             QStringList{QString(QStringLiteral("pay_no=") + payNo), QStringLiteral("order_no=ORD-REST-1")}) {
             const HttpAnswer answer = get(QStringLiteral("/api/v1/callbacks?") + query, "view-token");
             QVERIFY2(answer.status == 200, qPrintable(describe(answer)));
             const QJsonArray deliveries = answer.json().value(QStringLiteral("deliveries")).toArray();
@@ -198,8 +199,10 @@ private Q_SLOTS:
         const auto before = snapshot();
         const HttpAnswer replayed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("dispute 7")));
         QVERIFY2(replayed.status == 404 && replayed.errorCode() == u"not_found", qPrintable(describe(replayed)));
-        const QString message = replayed.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
-        QVERIFY2(message.contains(u"past retention") && message.contains(u"retention.deliveries_days"), qPrintable(message));
+        const QString message =
+            replayed.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(u"past retention") && message.contains(u"retention.deliveries_days"),
+                 qPrintable(message));
         QCOMPARE(snapshot(), before);
     }
 
@@ -222,11 +225,12 @@ private Q_SLOTS:
         QCOMPARE(after, before.mid(0, before.size() - 1));
         for (const char *table : {"stock_log", "user_coupon", "point_log", "outbox"})
             QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM %1 WHERE %2 = ?")
-                               .arg(QLatin1String(table),
-                                    table == QByteArray("outbox") ? QStringLiteral("aggregate_id") : QStringLiteral("order_no")),
+                               .arg(QLatin1String(table), table == QByteArray("outbox") ? QStringLiteral("aggregate_id")
+                                                                                        : QStringLiteral("order_no")),
                            {QStringLiteral("ORD-REST-1")}),
                      qint64(1));
-        const QJsonArray audit = auditRows(QStringLiteral("callback.replay"), QStringLiteral("callback:wechat:") + payNo);
+        const QJsonArray audit = auditRows(QStringLiteral("callback.replay"),
+                                           QStringLiteral("callback:wechat:") + payNo);
         QCOMPARE(audit.size(), 1);
         QCOMPARE(audit.first().toObject().value(QStringLiteral("actor")).toString(), QStringLiteral("desk"));
         QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("ticket 42"));
@@ -239,10 +243,10 @@ private Q_SLOTS:
                       reason(QStringLiteral("x")))
                      .status,
                  400);
-        QCOMPARE(post(replayPath(payNo, false) + QStringLiteral("?dry_run=maybe"), "desk-token",
-                      reason(QStringLiteral("x")))
-                     .status,
-                 400);
+        QCOMPARE(
+            post(replayPath(payNo, false) + QStringLiteral("?dry_run=maybe"), "desk-token", reason(QStringLiteral("x")))
+                .status,
+            400);
         QCOMPARE(snapshot(), unchanged);
     }
 
@@ -250,8 +254,8 @@ private Q_SLOTS:
     void dryRunPredictsTheReplay_data()
     {
         QTest::addColumn<QString>("orderNo");
-        QTest::addColumn<QString>("setUp");     // "processed", "accepted", "amount_mismatch", "never_seen"
-        QTest::addColumn<QString>("outcome");   // expected; empty: 404
+        QTest::addColumn<QString>("setUp");   // "processed", "accepted", "amount_mismatch", "never_seen"
+        QTest::addColumn<QString>("outcome"); // expected; empty: 404
         QTest::addColumn<QString>("layer");
         QTest::addColumn<QString>("note");
         QTest::newRow("processed") << QStringLiteral("ORD-REST-1") << QStringLiteral("processed")
@@ -279,9 +283,9 @@ private Q_SLOTS:
             // The pipeline reuses its read of the shared mode for up to a second (modeCacheMs).
             QTest::qWait(1100);
             QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-2"), false));
-            QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
-                                            {orderNo}),
-                                      qint64(1), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(
+                count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {orderNo}),
+                qint64(1), 30000);
             payNo = payNoFromLog(orderNo);
             QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(0));
         } else if (setUp == u"amount_mismatch") {
@@ -323,8 +327,9 @@ private Q_SLOTS:
         if (setUp == u"accepted") {
             // Finished once: PAID, every effect once, the row processed.
             QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1));
-            QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'", {orderNo}),
-                     qint64(1));
+            QCOMPARE(
+                count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'", {orderNo}),
+                qint64(1));
             for (const char *sql : {"SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
                                     "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
                                     "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
@@ -336,7 +341,8 @@ private Q_SLOTS:
                      qint64(1));
             exec("UPDATE orders SET amount_fen = amount_fen - 1 WHERE order_no = ?", {orderNo});
         }
-        const QJsonArray audit = auditRows(QStringLiteral("callback.replay"), QStringLiteral("callback:wechat:") + payNo);
+        const QJsonArray audit = auditRows(QStringLiteral("callback.replay"),
+                                           QStringLiteral("callback:wechat:") + payNo);
         QVERIFY(!audit.isEmpty());
         QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("do it"));
     }
@@ -345,8 +351,8 @@ private Q_SLOTS:
     // a completed or fresh in_flight record and releases one stuck past its timeout.
     void idempotencyInspectorAndUnlock()
     {
-        const HttpAnswer completed =
-            get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=ORD-REST-1").arg(kUser), "view-token");
+        const HttpAnswer completed = get(
+            QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=ORD-REST-1").arg(kUser), "view-token");
         QVERIFY2(completed.status == 200, qPrintable(describe(completed)));
         QCOMPARE(completed.json().value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
         QCOMPARE(completed.json().value(QStringLiteral("fingerprint")).toString().size(), 64);
@@ -356,13 +362,15 @@ private Q_SLOTS:
                  QStringLiteral("ORD-REST-1"));
         const QString unlockCompleted = QStringLiteral("/api/v1/idempotency-keys/%1/ORD-REST-1/unlock").arg(kUser);
         const auto before = snapshot();
-        QCOMPARE(post(unlockCompleted, "desk-token", reason(QStringLiteral("stuck?"))).errorCode(), QStringLiteral("conflict"));
+        QCOMPARE(post(unlockCompleted, "desk-token", reason(QStringLiteral("stuck?"))).errorCode(),
+                 QStringLiteral("conflict"));
         QCOMPARE(post(QStringLiteral("/api/v1/idempotency-keys/%1/no-such-key/unlock").arg(kUser), "desk-token",
                       reason(QStringLiteral("stuck?")))
                      .status,
                  404);
-        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=no-such-key").arg(kUser), "view-token").status,
-                 404);
+        QCOMPARE(
+            get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=no-such-key").arg(kUser), "view-token").status,
+            404);
         QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=x&key=k"), "view-token").status, 400);
         QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=1"), "view-token").status, 400);
         QCOMPARE(post(unlockCompleted, "desk-token", "{}").status, 400);
@@ -380,8 +388,8 @@ private Q_SLOTS:
         afterRefusals[5] = before[5];
         QCOMPARE(afterRefusals, before); // no refusal wrote anything (no audit row either)
 
-        const HttpAnswer inFlight =
-            get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=stuck-1").arg(kUser), "view-token");
+        const HttpAnswer inFlight = get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=stuck-1").arg(kUser),
+                                        "view-token");
         QCOMPARE(inFlight.json().value(QStringLiteral("status")).toString(), QStringLiteral("in_flight"));
         QVERIFY(inFlight.json().value(QStringLiteral("response")).isNull());
         QVERIFY(!inFlight.json().value(QStringLiteral("locked_at")).toString().isEmpty());
@@ -398,7 +406,8 @@ private Q_SLOTS:
         const QJsonArray audit = auditRows(QStringLiteral("idempotency.unlock"), QString());
         QCOMPARE(audit.size(), 1);
         QCOMPARE(audit.first().toObject().value(QStringLiteral("actor")).toString(), QStringLiteral("desk"));
-        QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("agent died, INC-7"));
+        QCOMPARE(audit.first().toObject().value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("agent died, INC-7"));
     }
 
     // An unlock and its audit row commit together: with the row refused by the database,
@@ -489,7 +498,8 @@ private Q_SLOTS:
                                 "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
                                 "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"})
             QCOMPARE(count(sql, {orderNo}), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'callback.replay' AND reason = 'INC-9'"), qint64(1));
+        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'callback.replay' AND reason = 'INC-9'"),
+                 qint64(1));
         setMode("normal");
     }
 
@@ -508,9 +518,11 @@ private Q_SLOTS:
         auto agent = AgentProcess::start(options, &error);
         QVERIFY2(agent, qPrintable(error));
         const QString orderNo = QStringLiteral("ORD-LOCK-1");
-        QVERIFY2(!agent->orderPaidAtSim(orderNo, kUser, QStringLiteral("3.00"), QStringLiteral("SKU-LOCK"), &error).isEmpty(),
+        QVERIFY2(!agent->orderPaidAtSim(orderNo, kUser, QStringLiteral("3.00"), QStringLiteral("SKU-LOCK"), &error)
+                      .isEmpty(),
                  qPrintable(error));
-        QTRY_VERIFY2_WITH_TIMEOUT(agent->output().contains(u"paused holding the lock"), qPrintable(agent->output()), 30000);
+        QTRY_VERIFY2_WITH_TIMEOUT(agent->output().contains(u"paused holding the lock"), qPrintable(agent->output()),
+                                  30000);
 
         auto heldLock = [&]() -> QJsonObject {
             const HttpAnswer answer = agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token"));
@@ -536,7 +548,8 @@ private Q_SLOTS:
         bool tokenListed = false;
         for (const QJsonValue &fence : answer.json().value(QStringLiteral("fencing_tokens")).toArray()) {
             if (fence.toObject().value(QStringLiteral("order_no")).toString() == orderNo)
-                tokenListed = fence.toObject().value(QStringLiteral("token")) == lock.value(QStringLiteral("fencing_token"));
+                tokenListed = fence.toObject().value(QStringLiteral("token"))
+                              == lock.value(QStringLiteral("fencing_token"));
         }
         QVERIFY(tokenListed);
         QCOMPARE(answer.json().value(QStringLiteral("stale_fence_refused")).toInteger(), qint64(0));
@@ -569,7 +582,8 @@ private Q_SLOTS:
             QVERIFY(row.value(QStringLiteral("ttl_left_ms")).toInteger() > 0);
         }
         QVERIFY2(stored, scanned.body.constData());
-        const HttpAnswer badLimit = agent->call("GET", QStringLiteral("/api/v1/locks/keys?limit=0"), {}, bearer("view-token"));
+        const HttpAnswer badLimit = agent->call("GET", QStringLiteral("/api/v1/locks/keys?limit=0"), {},
+                                                bearer("view-token"));
         QCOMPARE(badLimit.status, 400);
         QCOMPARE(badLimit.errorCode(), QStringLiteral("invalid_request"));
         QCOMPARE(count(*db.database, "SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
@@ -579,14 +593,18 @@ private Q_SLOTS:
     }
 
 private:
-    HttpAnswer get(const QString &path, const QByteArray &token) const { return m_agent->call("GET", path, {}, bearer(token)); }
+    HttpAnswer get(const QString &path, const QByteArray &token) const
+    {
+        return m_agent->call("GET", path, {}, bearer(token));
+    }
     HttpAnswer post(const QString &path, const QByteArray &token, const QByteArray &body) const
     {
         return m_agent->call("POST", path, body, bearer(token));
     }
     static QString replayPath(const QString &payNo, bool dryRun)
     {
-        return QStringLiteral("/api/v1/callbacks/wechat/%1/replay%2").arg(payNo, dryRun ? QStringLiteral("?dry_run=true") : QString());
+        return QStringLiteral("/api/v1/callbacks/wechat/%1/replay%2")
+            .arg(payNo, dryRun ? QStringLiteral("?dry_run=true") : QString());
     }
 
     /// An order of one unit of `sku` paid at the simulator; with waitPaid, true once PAID.
@@ -597,12 +615,13 @@ private:
             qWarning("%s", qPrintable(error));
             return false;
         }
-        return !waitPaid || QTest::qWaitFor(
-                                [&] {
-                                    return count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'",
-                                                 {orderNo}) == 1;
-                                },
-                                30000);
+        return !waitPaid
+               || QTest::qWaitFor(
+                   [&] {
+                       return count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo})
+                              == 1;
+                   },
+                   30000);
     }
 
     QJsonArray auditRows(const QString &action, const QString &target) const

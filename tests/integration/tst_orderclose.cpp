@@ -91,8 +91,9 @@ private:
         exec(QStringLiteral("UPDATE orders SET updated_at = ? WHERE order_no = ?"), {since, p.orderNo});
         if (!recordStatus.isEmpty()) {
             p.paymentNo = QStringLiteral("PNCLOSE") + serial + u'X' + now;
-            exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
-                                "created_at, updated_at) VALUES (?, ?, 'wechat', ?, 1, ?, ?, ?)"),
+            exec(QStringLiteral(
+                     "INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
+                     "created_at, updated_at) VALUES (?, ?, 'wechat', ?, 1, ?, ?, ?)"),
                  {p.paymentNo, p.orderNo, recordStatus, kAmount, since, since});
             if (trade.payNo.isEmpty())
                 trade.payNo = p.payNo;
@@ -113,7 +114,8 @@ private:
         return OrderCloser(*m_closeStore, OrderCloserOptions{kTimeoutMs, pageSize}, ports);
     }
 
-    static std::optional<OrderCloser::OrderOutcome> outcomeFor(const OrderCloser::Report &report, const QString &orderNo)
+    static std::optional<OrderCloser::OrderOutcome> outcomeFor(const OrderCloser::Report &report,
+                                                               const QString &orderNo)
     {
         for (const auto &o : report.orders) {
             if (o.orderNo == orderNo)
@@ -124,16 +126,18 @@ private:
 
     qint64 closeAudits(const QString &orderNo)
     {
-        return count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'order.close' AND actor = 'system:closer' "
-                                    "AND target = ?"),
-                     {QString(QStringLiteral("order:") + orderNo)});
+        return count(
+            QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'order.close' AND actor = 'system:closer' "
+                           "AND target = ?"),
+            {QString(QStringLiteral("order:") + orderNo)});
     }
 
     /// CLOSED by the closer: closed_at set, one transition (version + 1), records closed, one audit row.
     void verifyClosedOnce(const Pending &p, qint64 versionBefore)
     {
         QCOMPARE(statusOf(p.orderNo), QStringLiteral("CLOSED"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NOT NULL"), {p.orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NOT NULL"),
+                       {p.orderNo}),
                  qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT version FROM orders WHERE order_no = ?"), {p.orderNo}).toLongLong(),
                  versionBefore + 1);
@@ -157,12 +161,14 @@ private:
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {p.orderNo}), qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {p.orderNo}), qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {p.skuId}), QStringLiteral("8"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
-                       {p.payNo}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                  {p.payNo}),
+            qint64(1));
         QCOMPARE(closeAudits(p.orderNo), qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NULL"), {p.orderNo}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NULL"), {p.orderNo}),
+            qint64(1));
     }
 
 private Q_SLOTS:
@@ -231,10 +237,12 @@ private Q_SLOTS:
         QVERIFY(outcome);
         QCOMPARE(outcome->action, QStringLiteral("settled"));
         const QStringList calls = m_platform.calls();
-        QVERIFY(calls.indexOf(QStringLiteral("query ") + p.paymentNo) > calls.indexOf(QStringLiteral("close ") + p.paymentNo));
+        QVERIFY(calls.indexOf(QStringLiteral("query ") + p.paymentNo)
+                > calls.indexOf(QStringLiteral("close ") + p.paymentNo));
 
         verifyPaidOnce(p);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'order.close_found_paid' AND target = ?"),
+        QCOMPARE(count(QStringLiteral(
+                           "SELECT COUNT(*) FROM audit_log WHERE action = 'order.close_found_paid' AND target = ?"),
                        {QString(QStringLiteral("order:") + p.orderNo)}),
                  qint64(1));
 
@@ -257,13 +265,15 @@ private Q_SLOTS:
         // Another channel, which this closer has no gateway for.
         const Pending noGateway = pendingOrder(kTimeoutMs + 5000, QString());
         const QString alipayNo = QStringLiteral("PNALI") + QString::number(++m_serial);
-        QVERIFY(exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
-                                    "created_at, updated_at) VALUES (?, ?, 'alipay', 'failed', 1, ?, 1, 1)"),
-                     {alipayNo, noGateway.orderNo, kAmount}));
+        QVERIFY(exec(
+            QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
+                           "created_at, updated_at) VALUES (?, ?, 'alipay', 'failed', 1, ?, 1, 1)"),
+            {alipayNo, noGateway.orderNo, kAmount}));
         // Paid and durable, but not processed yet (the worker's): not to be closed.
         const Pending waiting = pendingOrder(kTimeoutMs + 5000, QString());
         auto accepted = m_stack.callbackStore->insertAccepted(
-            AcceptedCallback{Channel::WeChat, waiting.payNo, waiting.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), waiting.paymentNo});
+            AcceptedCallback{Channel::WeChat, waiting.payNo, waiting.orderNo, kAmount, std::nullopt,
+                             m_stack.clock.nowMs(), waiting.paymentNo});
         QVERIFY(accepted.ok());
 
         OrderCloser c = closer();
@@ -283,11 +293,15 @@ private Q_SLOTS:
 
         // Accept-only mode: nothing is closed, the platform is not even asked.
         m_platform.set(timesOut.paymentNo, {GatewayTradeState::NotPaid, timesOut.payNo, false, false, false});
-        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("drill"), m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("drill"),
+                              m_stack.clock.nowMs())
                     .ok());
         const qsizetype callsBefore = m_platform.calls().size();
         auto acceptOnly = c.runOnce(m_stack.clock.nowMs());
-        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"), m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
+                              m_stack.clock.nowMs())
                     .ok());
         QVERIFY(acceptOnly.ok());
         QVERIFY(acceptOnly.value().acceptOnly);

@@ -125,21 +125,25 @@ public:
     {
         m_context.moveToThread(&m_thread);
         m_thread.start();
-        QMetaObject::invokeMethod(&m_context, [this] {
-            m_server = new QTcpServer(&m_context);
-            m_server->listen(QHostAddress::LocalHost);
-            m_port = m_server->serverPort();
-            QObject::connect(m_server, &QTcpServer::newConnection, &m_context, [this] {
-                while (QTcpSocket *socket = m_server->nextPendingConnection()) {
-                    QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket] { onData(socket); });
-                    QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-                }
-            });
-        }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            &m_context,
+            [this] {
+                m_server = new QTcpServer(&m_context);
+                m_server->listen(QHostAddress::LocalHost);
+                m_port = m_server->serverPort();
+                QObject::connect(m_server, &QTcpServer::newConnection, &m_context, [this] {
+                    while (QTcpSocket *socket = m_server->nextPendingConnection()) {
+                        QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket] { onData(socket); });
+                        QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+                    }
+                });
+            },
+            Qt::BlockingQueuedConnection);
     }
     ~WebhookReceiver()
     {
-        QMetaObject::invokeMethod(&m_context, [this] { delete m_server; }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            &m_context, [this] { delete m_server; }, Qt::BlockingQueuedConnection);
         m_thread.quit();
         m_thread.wait();
     }
@@ -227,7 +231,8 @@ private Q_SLOTS:
         QCOMPARE(c->size(), 0);
 
         // B's rows are not A's to report.
-        auto stale = m_store->complete(QStringLiteral("A"), {OutboxOutcome{b->at(0).id, OutboxOutcome::Kind::Delivered, 1, 0, {}}}, now);
+        auto stale = m_store->complete(QStringLiteral("A"),
+                                       {OutboxOutcome{b->at(0).id, OutboxOutcome::Kind::Delivered, 1, 0, {}}}, now);
         QVERIFY(stale.ok());
         QCOMPARE(stale.value(), 0);
 
@@ -301,8 +306,8 @@ private Q_SLOTS:
         core::OutboxHandlerRegistry registry;
         if (overHttp) {
             receiver = std::make_unique<WebhookReceiver>(log);
-            registry.add(kEventType, std::make_shared<webhook::WebhookHandler>(
-                                         webhook::WebhookOptions{{receiver->url()}, 200}));
+            registry.add(kEventType,
+                         std::make_shared<webhook::WebhookHandler>(webhook::WebhookOptions{{receiver->url()}, 200}));
         } else {
             registry.add(kEventType, std::make_shared<FlakyRecordingHandler>(log));
         }
@@ -328,7 +333,8 @@ private Q_SLOTS:
                 staleReports.fetch_add(r->staleReports);
                 if (r->claimed == 0) {
                     if (countRows(*m_db.database,
-                                  QStringLiteral("SELECT COUNT(*) FROM outbox WHERE status = 'pending'")) == 0)
+                                  QStringLiteral("SELECT COUNT(*) FROM outbox WHERE status = 'pending'"))
+                        == 0)
                         return;
                     std::this_thread::sleep_for(std::chrono::milliseconds(5));
                 }
@@ -354,12 +360,18 @@ private Q_SLOTS:
                     ++deliveredRows;
                     if (r.successes != 1 || r.calls != attempts || attempts > kMaxAttempts)
                         mismatch = QStringLiteral("%1 delivered: attempts %2, calls %3, successes %4")
-                                       .arg(id).arg(attempts).arg(r.calls).arg(r.successes);
+                                       .arg(id)
+                                       .arg(attempts)
+                                       .arg(r.calls)
+                                       .arg(r.successes);
                 } else if (status == QStringLiteral("dead")) {
                     ++deadRows;
                     if (attempts != kMaxAttempts || r.calls != kMaxAttempts || r.successes != 0)
                         mismatch = QStringLiteral("%1 dead: attempts %2, calls %3, successes %4")
-                                       .arg(id).arg(attempts).arg(r.calls).arg(r.successes);
+                                       .arg(id)
+                                       .arg(attempts)
+                                       .arg(r.calls)
+                                       .arg(r.successes);
                 } else {
                     mismatch = QStringLiteral("%1 is still %2").arg(id, status);
                 }
@@ -372,8 +384,8 @@ private Q_SLOTS:
 
         qInfo("%s, %s: %d rows inserted in %lld ms; dispatched in %lld ms (%d rounds, %d deliveries): "
               "%d delivered, %d dead",
-              qPrintable(dialectName(dialectUnderTest())), QTest::currentDataTag(), rows, insertMs, dispatchMs, rounds.load(), calls,
-              deliveredRows, deadRows);
+              qPrintable(dialectName(dialectUnderTest())), QTest::currentDataTag(), rows, insertMs, dispatchMs,
+              rounds.load(), calls, deliveredRows, deadRows);
 
         QCOMPARE(log.overlaps(), 0);
         QCOMPARE(errors.load(), 0);
@@ -394,12 +406,14 @@ private Q_SLOTS:
 private:
     bool clearOutbox()
     {
-        return m_db.database->write([](sql::Session &session) -> core::Result<void> {
-            auto r = session.exec(QStringLiteral("DELETE FROM outbox"));
-            if (!r)
-                return r.error();
-            return {};
-        }).ok();
+        return m_db.database
+            ->write([](sql::Session &session) -> core::Result<void> {
+                auto r = session.exec(QStringLiteral("DELETE FROM outbox"));
+                if (!r)
+                    return r.error();
+                return {};
+            })
+            .ok();
     }
 
     /// Multi-row INSERTs of 500 rows, all in one transaction.

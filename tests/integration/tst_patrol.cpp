@@ -48,7 +48,8 @@ private Q_SLOTS:
                                 "VALUES (?, ?, 1000, 'PAID', 2, 1, ?, 'wechat', ?, ?, 1, 1, 1)"),
                  {order, kUser, QString(QStringLiteral("PAY-") + order), kTemplate, kPoints});
             exec(QStringLiteral("INSERT INTO order_items (order_no, sku_id, qty) VALUES (?, 'SKU-A', 2)"), {order});
-            exec(QStringLiteral("INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES (?, 'SKU-A', 2, 1, 1)"),
+            exec(QStringLiteral(
+                     "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES (?, 'SKU-A', 2, 1, 1)"),
                  {order});
             exec(QStringLiteral("INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, "
                                 "updated_at) VALUES (?, ?, ?, 'active', 1, 1, 1)"),
@@ -135,8 +136,9 @@ private Q_SLOTS:
                                       "first_seen_at = 2000 AND last_seen_at = 3000 AND status = 'open'"),
                        {m_findingId}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'missing_outbox' AND seen_count = 3")),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'missing_outbox' AND seen_count = 3")),
+            qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations")), qint64(2));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'compensation.propose'")),
                  qint64(2));
@@ -151,8 +153,15 @@ private Q_SLOTS:
         QCOMPARE(core::errorCodeName(refused.error().code), QStringLiteral("four_eyes"));
 
         // An operator's own proposal, likewise; another approver rejects it.
-        auto mine = m_compensations->propose({core::CompensationKind::RestoreStock, kOrder, std::nullopt, {},
-                                              QStringLiteral("alice"), QStringLiteral("stock looked off"), {}, {}, {}},
+        auto mine = m_compensations->propose({core::CompensationKind::RestoreStock,
+                                              kOrder,
+                                              std::nullopt,
+                                              {},
+                                              QStringLiteral("alice"),
+                                              QStringLiteral("stock looked off"),
+                                              {},
+                                              {},
+                                              {}},
                                              3200);
         QVERIFY2(mine.ok(), qPrintable(mine.ok() ? QString() : mine.error().internalMessage));
         QVERIFY(mine.value().created);
@@ -185,7 +194,8 @@ private Q_SLOTS:
         QAtomicInt decided;
         QAtomicInt failed;
         runConcurrently(8, [&](int) {
-            auto done = m_compensations->approve(m_freezeId, QStringLiteral("bob"), QStringLiteral("extra coupon"), 4000);
+            auto done = m_compensations->approve(m_freezeId, QStringLiteral("bob"), QStringLiteral("extra coupon"),
+                                                 4000);
             if (!done.ok()) {
                 failed.fetchAndAddRelaxed(1);
                 qWarning("approve failed: %s", qPrintable(done.error().internalMessage));
@@ -257,8 +267,9 @@ private Q_SLOTS:
                                       "resolved_at = 5000"),
                        {m_findingId}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'missing_outbox' AND status = 'open'")),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'missing_outbox' AND status = 'open'")),
+            qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations")), qint64(3));
         // Each step of the patrol's two compensations: propose, approve, execute.
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE target IN (?, ?)"),
@@ -276,10 +287,18 @@ private Q_SLOTS:
              {closed, kUser});
         exec(QStringLiteral("INSERT INTO order_items (order_no, sku_id, qty) VALUES (?, 'SKU-B', 3)"), {closed});
         exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES ('SKU-B', 10, 1)"));
-        exec(QStringLiteral("INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES (?, 'SKU-B', 3, 2, 1)"),
+        exec(QStringLiteral(
+                 "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES (?, 'SKU-B', 3, 2, 1)"),
              {closed});
-        auto proposed = m_compensations->propose({core::CompensationKind::RestoreStock, closed, std::nullopt, {},
-                                                  QStringLiteral("alice"), QStringLiteral("closed order kept stock"), {}, {}, {}},
+        auto proposed = m_compensations->propose({core::CompensationKind::RestoreStock,
+                                                  closed,
+                                                  std::nullopt,
+                                                  {},
+                                                  QStringLiteral("alice"),
+                                                  QStringLiteral("closed order kept stock"),
+                                                  {},
+                                                  {},
+                                                  {}},
                                                  6000);
         QVERIFY2(proposed.ok(), qPrintable(proposed.ok() ? QString() : proposed.error().internalMessage));
         const qint64 id = proposed.value().compensation.id;
@@ -289,10 +308,11 @@ private Q_SLOTS:
             QCOMPARE(done.value().decidedNow, i == 0);
         }
         QCOMPARE(scalar(QStringLiteral("SELECT stock FROM skus WHERE sku_id = 'SKU-B'")), qint64(13));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = 'SKU-B' AND qty = -3 "
-                                      "AND entry_key = ? AND reason = 'restore_stock'"),
-                       {closed, QStringLiteral("reversal:%1").arg(id)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = 'SKU-B' AND qty = -3 "
+                                 "AND entry_key = ? AND reason = 'restore_stock'"),
+                  {closed, QStringLiteral("reversal:%1").arg(id)}),
+            qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND qty = 3"), {closed}),
                  qint64(1));
     }

@@ -57,10 +57,7 @@ private:
         return n;
     }
 
-    QString text(const QString &sql, const QVariantList &binds)
-    {
-        return firstValueText(*m_db.database, sql, binds);
-    }
+    QString text(const QString &sql, const QVariantList &binds) { return firstValueText(*m_db.database, sql, binds); }
 
     bool exec(const QString &sql, const QVariantList &binds)
     {
@@ -144,13 +141,16 @@ private:
 
     void verifyPaidOnce(const QString &orderNo, const QString &payNo)
     {
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+                 QStringLiteral("PAID"));
         QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), payNo);
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {QString(QStringLiteral("SKU-") + orderNo)}),
+        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+                      {QString(QStringLiteral("SKU-") + orderNo)}),
                  QStringLiteral("99"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}), qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT status FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("processed"));
     }
@@ -231,7 +231,8 @@ private Q_SLOTS:
                 QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
                 {QString(QStringLiteral("order:") + orderNo)});
             const qint64 callbackProcessed = count(
-                QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND error_code = 'processed'"),
+                QStringLiteral(
+                    "SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND error_code = 'processed'"),
                 {orderNo});
             QCOMPARE(patrolFinished + callbackProcessed, qint64(1));
             byPatrol += int(patrolFinished);
@@ -256,9 +257,10 @@ private Q_SLOTS:
         const QString payNo = text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
         QVERIFY(!payNo.isEmpty());
         verifyPaidOnce(orderNo, payNo);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
-                       {QString(QStringLiteral("order:") + orderNo)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
+                  {QString(QStringLiteral("order:") + orderNo)}),
+            qint64(1));
         // The late callback afterwards: acknowledged, nothing written twice.
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
         verifyPaidOnce(orderNo, payNo);
@@ -276,12 +278,14 @@ private Q_SLOTS:
         QVERIFY(makeStuck(orderNo));
         const HttpAnswer run = runPatrol();
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}), QStringLiteral("PENDING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+                 QStringLiteral("PENDING"));
         const HttpAnswer trade = m_agent->simCall("GET", QStringLiteral("/sim/trades/") + paymentNo);
         QVERIFY2(trade.body.contains("CLOSED"), qPrintable(describe(trade)));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
-                       {QString(QStringLiteral("order:") + orderNo)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
+                  {QString(QStringLiteral("order:") + orderNo)}),
+            qint64(1));
 
         // The user pays again: a new confirm creates a new trade under a new payment_no.
         const QString again = confirm(orderNo, QStringLiteral("wechat"), orderNo + QStringLiteral("-again"));

@@ -23,10 +23,10 @@
 #include "sql/sqlorders.h"
 #include "sql/sqlpatrolstore.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QElapsedTimer>
 #include <QRandomGenerator>
 #include <QTest>
 
@@ -100,9 +100,11 @@ private:
         if (!created.ok())
             qWarning() << "order not made:" << created.error().internalMessage;
         const qint64 since = QDateTime::currentMSecsSinceEpoch() - ageMs;
-        exec(QStringLiteral("UPDATE orders SET status = 'PAYING', updated_at = ? WHERE order_no = ?"), {since, s.orderNo});
-        exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
-                            "code_url, created_at, updated_at) VALUES (?, ?, 'wechat', 'pending', 1, ?, 'weixin://x', ?, ?)"),
+        exec(QStringLiteral("UPDATE orders SET status = 'PAYING', updated_at = ? WHERE order_no = ?"),
+             {since, s.orderNo});
+        exec(QStringLiteral(
+                 "INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
+                 "code_url, created_at, updated_at) VALUES (?, ?, 'wechat', 'pending', 1, ?, 'weixin://x', ?, ?)"),
              {s.paymentNo, s.orderNo, kAmount, since, since});
         if (trade.state == GatewayTradeState::Paid && trade.payNo.isEmpty())
             trade.payNo = s.payNo;
@@ -122,7 +124,8 @@ private:
         return Patrol(*m_stack.patrolStore, *m_stack.compensations, options, settlement);
     }
 
-    std::optional<StoredFinding> findingFor(const QList<StoredFinding> &found, const QString &kind, const QString &subject)
+    std::optional<StoredFinding> findingFor(const QList<StoredFinding> &found, const QString &kind,
+                                            const QString &subject)
     {
         for (const StoredFinding &f : found) {
             if (f.kind == kind && f.subject == subject)
@@ -134,16 +137,18 @@ private:
     /// Every effect of a paid order exactly once, and the stock taken once.
     void verifyPaidOnce(const Stuck &s)
     {
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}),
+                 QStringLiteral("PAID"));
         QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {s.orderNo}), s.payNo);
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}), qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {s.orderNo}), qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {s.orderNo}), qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {s.orderNo}), qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {s.skuId}), QStringLiteral("8"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
-                       {s.payNo}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                  {s.payNo}),
+            qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT status FROM payment_records WHERE payment_no = ?"), {s.paymentNo}),
                  QStringLiteral("paid"));
     }
@@ -162,7 +167,8 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
+                                        QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("finished"));
         QCOMPARE(finding->payNo, s.payNo);
@@ -172,10 +178,11 @@ private Q_SLOTS:
         QVERIFY(!m_platform.calls().contains(QStringLiteral("query ") + young.paymentNo));
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {young.orderNo}),
                  QStringLiteral("PAYING"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ? "
-                                      "AND actor = 'system:patrol'"),
-                       {QString(QStringLiteral("order:") + s.orderNo)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ? "
+                                 "AND actor = 'system:patrol'"),
+                  {QString(QStringLiteral("order:") + s.orderNo)}),
+            qint64(1));
 
         // The platform's callback, late: acknowledged, nothing written twice.
         const CallbackOutcome late = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
@@ -255,15 +262,17 @@ private Q_SLOTS:
         for (const auto &[label, n] : tally)
             printed += QStringLiteral("  %1: %2\n").arg(label).arg(n);
         qInfo().noquote() << "2 patrols and" << kCallbackThreads << "callback threads over" << kOrders
-                          << "stuck orders on" << dialectName(dialectUnderTest()) << ":\n" << printed;
+                          << "stuck orders on" << dialectName(dialectUnderTest()) << ":\n"
+                          << printed;
         QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(u'\n')));
         for (const Stuck &s : orders) {
             // Exactly one actor made PAYING → PAID, and it says so.
             QCOMPARE(processedBy[s.orderNo], 1);
             verifyPaidOnce(s);
         }
-        const qint64 finishedByPatrol = count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' "
-                                                             "AND target LIKE 'order:ORD-STUCK-%'"));
+        const qint64 finishedByPatrol = count(
+            QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' "
+                           "AND target LIKE 'order:ORD-STUCK-%'"));
         qInfo("  finished by a patrol (audit rows, all cases so far): %lld", finishedByPatrol);
     }
 
@@ -273,16 +282,20 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
+                                        QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("reverted"));
         // Closed before the revert: nothing can be paid for it afterwards.
         const QStringList calls = m_platform.calls();
-        QVERIFY(calls.indexOf(QStringLiteral("close ") + s.paymentNo) > calls.indexOf(QStringLiteral("query ") + s.paymentNo));
+        QVERIFY(calls.indexOf(QStringLiteral("close ") + s.paymentNo)
+                > calls.indexOf(QStringLiteral("query ") + s.paymentNo));
         QCOMPARE(int(m_platform.trade(s.paymentNo).state), int(GatewayTradeState::Closed));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PENDING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}),
+                 QStringLiteral("PENDING"));
         // The attempt failed under a fresh payment_no, so the next confirm creates a new trade.
-        const QString renumbered = text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo});
+        const QString renumbered = text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"),
+                                        {s.orderNo});
         QVERIFY(renumbered.startsWith(QStringLiteral("PN")));
         QVERIFY(renumbered != s.paymentNo);
         const QJsonArray renumberings = finding->evidence.value(QStringLiteral("renumbered")).toArray();
@@ -292,9 +305,10 @@ private Q_SLOTS:
                  QStringLiteral("failed"));
         QVERIFY(text(QStringLiteral("SELECT last_error FROM payment_records WHERE order_no = ?"), {s.orderNo})
                     .contains(QStringLiteral("closed at the platform by the patrol")));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
-                       {QString(QStringLiteral("order:") + s.orderNo)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
+                  {QString(QStringLiteral("order:") + s.orderNo)}),
+            qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}), qint64(0));
         exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {s.orderNo});
     }
@@ -309,7 +323,8 @@ private Q_SLOTS:
         Patrol p = patrol();
         const qint64 auditBefore = count(QStringLiteral("SELECT COUNT(*) FROM audit_log"));
         {
-            auto refused = refuseAuditRows(db(), {QStringLiteral("patrol.finish_paying"), QStringLiteral("patrol.revert_paying")});
+            auto refused = refuseAuditRows(
+                db(), {QStringLiteral("patrol.finish_paying"), QStringLiteral("patrol.revert_paying")});
             QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
             auto run = p.runOnce(m_stack.clock.nowMs());
             auto allowed = allowAuditRows(db());
@@ -321,8 +336,10 @@ private Q_SLOTS:
                      QStringLiteral("PAYING"));
             QCOMPARE(text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo}),
                      s.paymentNo);
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}), qint64(0));
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {s.orderNo}), qint64(0));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {s.orderNo}),
+                     qint64(0));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {s.orderNo}),
+                     qint64(0));
         }
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log")), auditBefore);
 
@@ -331,7 +348,8 @@ private Q_SLOTS:
         verifyPaidOnce(paid);
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {unpaid.orderNo}),
                  QStringLiteral("PENDING"));
-        for (const auto &[action, s] : {std::pair{"patrol.finish_paying", paid}, std::pair{"patrol.revert_paying", unpaid}})
+        for (const auto &[action, s] :
+             {std::pair{"patrol.finish_paying", paid}, std::pair{"patrol.revert_paying", unpaid}})
             QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = ? AND target = ?"),
                            {QString::fromLatin1(action), QString(QStringLiteral("order:") + s.orderNo)}),
                      qint64(1));
@@ -345,7 +363,8 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
+                                        QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("finished"));
         verifyPaidOnce(s);
@@ -357,19 +376,23 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
+                                        QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("left"));
         QVERIFY2(finding->evidence.value(QStringLiteral("why")).toString().contains(QStringLiteral("query failed")),
                  qPrintable(finding->evidence.value(QStringLiteral("why")).toString()));
         QVERIFY(!m_platform.calls().contains(QStringLiteral("close ") + s.paymentNo));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
-        QCOMPARE(text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo}), s.paymentNo);
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}),
+                 QStringLiteral("PAYING"));
+        QCOMPARE(text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ?"), {s.orderNo}),
+                 s.paymentNo);
 
         // Still stuck on the next run: the same finding, seen twice.
         auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
-        const auto seenAgain = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        const auto seenAgain = findingFor(again.value(), QStringLiteral("stuck_paying"),
+                                          QStringLiteral("order:") + s.orderNo);
         QVERIFY(seenAgain);
         QCOMPARE(seenAgain->id, finding->id);
         QCOMPARE(seenAgain->seenCount, qint64(2));
@@ -379,25 +402,30 @@ private Q_SLOTS:
     void acceptOnlyModeActsOnNothing()
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
-                                 m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
+                              m_stack.clock.nowMs())
                     .ok());
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
-        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
-                                 m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
+                              m_stack.clock.nowMs())
                     .ok());
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
+                                        QStringLiteral("order:") + s.orderNo);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("left"));
         QVERIFY(!m_platform.calls().contains(QStringLiteral("query ") + s.paymentNo));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}),
+                 QStringLiteral("PAYING"));
 
         // Back to normal: the next run settles it.
         auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
-        const auto settled = findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+        const auto settled = findingFor(again.value(), QStringLiteral("stuck_paying"),
+                                        QStringLiteral("order:") + s.orderNo);
         QVERIFY(settled);
         QCOMPARE(evidenceAction(*settled), QStringLiteral("finished"));
         verifyPaidOnce(s);
@@ -421,7 +449,8 @@ private Q_SLOTS:
                             "VALUES ('wechat', ?, ?, ?, 'processed', 1)"),
              {closed.payNo, closed.orderNo, kAmount});
         const Stuck odd = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
-        exec(QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ? WHERE order_no = ?"), {odd.payNo, odd.orderNo});
+        exec(QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ? WHERE order_no = ?"),
+             {odd.payNo, odd.orderNo});
         exec(QStringLiteral("INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, created_at) "
                             "VALUES ('wechat', ?, ?, 1, 'processed', 1)"),
              {odd.payNo, odd.orderNo});
@@ -430,7 +459,8 @@ private Q_SLOTS:
         for (int run = 1; run <= 2; ++run) {
             auto found = p.runOnce(m_stack.clock.nowMs());
             QVERIFY2(found.ok(), qPrintable(found.ok() ? QString() : found.error().internalMessage));
-            const auto doubled = findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + second);
+            const auto doubled = findingFor(found.value(), QStringLiteral("double_payment"),
+                                            QStringLiteral("wechat:") + second);
             QVERIFY(doubled);
             QCOMPARE(doubled->evidence.value(QStringLiteral("paid_pay_no")).toString(), s.payNo);
             // Raised by the callback path first, then seen again by every run.
@@ -439,9 +469,11 @@ private Q_SLOTS:
                                                QStringLiteral("wechat:") + closed.payNo);
             QVERIFY(afterClose);
             QCOMPARE(afterClose->evidence.value(QStringLiteral("order_status")).toString(), QStringLiteral("CLOSED"));
-            const auto mismatch = findingFor(found.value(), QStringLiteral("amount_mismatch"), QStringLiteral("wechat:") + odd.payNo);
+            const auto mismatch = findingFor(found.value(), QStringLiteral("amount_mismatch"),
+                                             QStringLiteral("wechat:") + odd.payNo);
             QVERIFY(mismatch);
-            QVERIFY(!findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + odd.payNo));
+            QVERIFY(
+                !findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + odd.payNo));
             QVERIFY(!findingFor(found.value(), QStringLiteral("double_payment"), QStringLiteral("wechat:") + s.payNo));
 
             // One refund proposal per extra payment, for that payment and its amount, however many runs.
@@ -450,10 +482,13 @@ private Q_SLOTS:
                                           "AND proposed_by = 'system:patrol' AND finding_id = ?"),
                            {s.orderNo, second, kAmount, doubled->id}),
                      qint64(1));
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE kind = 'refund' AND order_no = ? AND pay_no = ?"),
-                           {closed.orderNo, closed.payNo}),
-                     qint64(1));
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {odd.orderNo}), qint64(0));
+            QCOMPARE(
+                count(QStringLiteral(
+                          "SELECT COUNT(*) FROM compensations WHERE kind = 'refund' AND order_no = ? AND pay_no = ?"),
+                      {closed.orderNo, closed.payNo}),
+                qint64(1));
+            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {odd.orderNo}),
+                     qint64(0));
         }
         exec(QStringLiteral("UPDATE orders SET status = 'CLOSED' WHERE order_no = ?"), {odd.orderNo});
     }
@@ -477,7 +512,8 @@ private Q_SLOTS:
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
         (void)lock->release();
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}), QStringLiteral("PAYING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {s.orderNo}),
+                 QStringLiteral("PAYING"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE pay_no = ? AND status = 'accepted' "
                                       "AND delivery_id IS NULL"),
                        {s.payNo}),
@@ -516,11 +552,11 @@ private Q_SLOTS:
         if (QTest::currentTestFailed())
             return;
         CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
-        worker.setGateways([this](Channel channel) -> PaymentGateway * {
-            return channel == Channel::WeChat ? &m_platform : nullptr;
-        });
+        worker.setGateways(
+            [this](Channel channel) -> PaymentGateway * { return channel == Channel::WeChat ? &m_platform : nullptr; });
         const CallbackWorker::Report report = worker.runOnce(1000);
-        QVERIFY2(report.finished >= 1, qPrintable(QStringLiteral("finished %1 failed %2").arg(report.finished).arg(report.failed)));
+        QVERIFY2(report.finished >= 1,
+                 qPrintable(QStringLiteral("finished %1 failed %2").arg(report.finished).arg(report.failed)));
         QVERIFY(m_platform.calls().contains(QStringLiteral("query ") + s.paymentNo));
         verifyPaidOnce(s);
     }
@@ -536,18 +572,22 @@ private Q_SLOTS:
         const QString secondPaymentNo = s.paymentNo + QStringLiteral("B");
         const QString secondPayNo = QStringLiteral("SECOND") + s.payNo;
         exec(QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
-                            "code_url, created_at, updated_at) VALUES (?, ?, 'alipay', 'pending', 1, ?, 'https://qr.alipay/y', 1, 1)"),
+                            "code_url, created_at, updated_at) VALUES (?, ?, 'alipay', 'pending', 1, ?, "
+                            "'https://qr.alipay/y', 1, 1)"),
              {secondPaymentNo, s.orderNo, kAmount});
         m_platform.set(secondPaymentNo, {GatewayTradeState::Paid, secondPayNo, false, false});
-        auto inserted = m_stack.callbackStore->insertAccepted(
-            AcceptedCallback{Channel::Alipay, secondPayNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), {}});
+        auto inserted = m_stack.callbackStore->insertAccepted(AcceptedCallback{
+            Channel::Alipay, secondPayNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), {}});
         QVERIFY(inserted.ok());
 
         CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
         worker.setGateways([this](Channel) -> PaymentGateway * { return &m_platform; });
         const CallbackWorker::Report report = worker.runOnce(1000);
         QVERIFY2(report.byQuery >= 1 && report.finished >= 1,
-                 qPrintable(QStringLiteral("by query %1 finished %2 failed %3").arg(report.byQuery).arg(report.finished).arg(report.failed)));
+                 qPrintable(QStringLiteral("by query %1 finished %2 failed %3")
+                                .arg(report.byQuery)
+                                .arg(report.finished)
+                                .arg(report.failed)));
         QVERIFY(m_platform.calls().contains(QStringLiteral("query ") + secondPaymentNo));
         QCOMPARE(text(QStringLiteral("SELECT outcome FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
                       {secondPayNo}),
@@ -563,12 +603,14 @@ private Q_SLOTS:
     void theWorkerDoesNotCountABusyLockAsFinished()
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
-                                       m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
+                              m_stack.clock.nowMs())
                     .ok());
         const CallbackOutcome accepted = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
-        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
-                                       m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
+                              m_stack.clock.nowMs())
                     .ok());
         QCOMPARE(accepted.note, QStringLiteral("accept_only"));
         CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
@@ -582,7 +624,8 @@ private Q_SLOTS:
                        {s.payNo}),
                  qint64(1));
         const CallbackWorker::Report next = worker.runOnce(1000);
-        QVERIFY2(next.finished >= 1, qPrintable(QStringLiteral("finished %1 failed %2").arg(next.finished).arg(next.failed)));
+        QVERIFY2(next.finished >= 1,
+                 qPrintable(QStringLiteral("finished %1 failed %2").arg(next.finished).arg(next.failed)));
         verifyPaidOnce(s);
     }
 
@@ -596,12 +639,14 @@ private Q_SLOTS:
         if (dialectUnderTest() == Dialect::Sqlite)
             QSKIP("SQLite: one writer per database; an open write transaction blocks every writer");
         const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_stack.modes->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
-                                       m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
+                              m_stack.clock.nowMs())
                     .ok());
         const CallbackOutcome first = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
-        QVERIFY(m_stack.modes->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
-                                       m_stack.clock.nowMs())
+        QVERIFY(m_stack.modes
+                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
+                              m_stack.clock.nowMs())
                     .ok());
         QCOMPARE(first.note, QStringLiteral("accept_only"));
 
@@ -645,15 +690,17 @@ private Q_SLOTS:
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::NotPaid, {}, false, false});
         const QString payNo = QStringLiteral("ACC") + s.payNo;
-        auto inserted = m_stack.callbackStore->insertAccepted(
-            AcceptedCallback{Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), s.paymentNo});
+        auto inserted = m_stack.callbackStore->insertAccepted(AcceptedCallback{
+            Channel::WeChat, payNo, s.orderNo, kAmount, std::nullopt, m_stack.clock.nowMs(), s.paymentNo});
         QVERIFY(inserted.ok());
         exec(QStringLiteral("UPDATE pay_callback_log SET created_at = ? WHERE pay_no = ?"),
              {m_stack.clock.nowMs() - kStuckAfterMs - 5000, payNo});
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
-        QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage + u' ' + run.error().publicMessage));
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo);
+        QVERIFY2(run.ok(),
+                 qPrintable(run.ok() ? QString() : run.error().internalMessage + u' ' + run.error().publicMessage));
+        const auto finding = findingFor(run.value(), QStringLiteral("stuck_accepted"),
+                                        QStringLiteral("wechat:") + payNo);
         QVERIFY(finding);
         QCOMPARE(finding->orderNo, s.orderNo);
         QCOMPARE(finding->evidence.value(QStringLiteral("has_delivery")).toBool(), false);
@@ -663,7 +710,8 @@ private Q_SLOTS:
         auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
         QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_accepted"), QStringLiteral("wechat:") + payNo));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE subject = ?"), {QString(QStringLiteral("wechat:") + payNo)}),
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE subject = ?"),
+                      {QString(QStringLiteral("wechat:") + payNo)}),
                  QStringLiteral("resolved"));
     }
 };

@@ -100,8 +100,8 @@ private Q_SLOTS:
             bool allowed = false;
             if (answer.status == 200 && code.isEmpty()) {
                 const bool replayed = answer.header("Idempotent-Replayed") == "true";
-                allowed = (layer == "none" && !duplicateFlag && !replayed)
-                          || (layer == "idempotency_key" && replayed) || (layer == "unique_index" && duplicateFlag);
+                allowed = (layer == "none" && !duplicateFlag && !replayed) || (layer == "idempotency_key" && replayed)
+                          || (layer == "unique_index" && duplicateFlag);
             } else if (answer.status == 409) {
                 allowed = (code == u"request_in_progress" && (layer == "idempotency_key" || layer == "lock"))
                           || (code == u"duplicate_request" && layer == "token")
@@ -110,8 +110,9 @@ private Q_SLOTS:
                 allowed = code == u"idempotency_key_reused" && layer == "idempotency_key";
             }
             std::lock_guard guard(mutex);
-            ++tally[QStringLiteral("%1 %2@%3").arg(answer.status).arg(code.isEmpty() ? QStringLiteral("ok") : code,
-                                                                     QString::fromLatin1(layer))];
+            ++tally[QStringLiteral("%1 %2@%3")
+                        .arg(answer.status)
+                        .arg(code.isEmpty() ? QStringLiteral("ok") : code, QString::fromLatin1(layer))];
             if (!allowed)
                 unexpected.append(describe(answer));
             if (answer.status == 200 && layer == "none")
@@ -167,8 +168,9 @@ private Q_SLOTS:
                  qPrintable(error));
         const QString token = m_agent->issueToken(8, orderNo);
         // The platform answers slowly, so the first confirm is still running.
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
-                                  "{\"channel\":\"wechat\",\"latency_ms\":1500}").status, 200);
+        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"latency_ms\":1500}")
+                     .status,
+                 200);
         const int requestsBefore = simRequests();
         HttpAnswer first;
         QThread *slow = QThread::create([&] {
@@ -185,7 +187,8 @@ private Q_SLOTS:
         delete slow;
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
         QVERIFY2(second.status == 409 && second.errorCode() == u"request_in_progress"
-                     && second.header("X-Payonce-Layer") == "idempotency_key" && !second.header("Retry-After").isEmpty(),
+                     && second.header("X-Payonce-Layer") == "idempotency_key"
+                     && !second.header("Retry-After").isEmpty(),
                  qPrintable(describe(second)));
         QVERIFY2(first.status == 200, qPrintable(describe(first)));
     }
@@ -237,9 +240,9 @@ private Q_SLOTS:
         Headers headers;
         if (!userId.isNull())
             headers.append({"X-User-Id", userId});
-        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/payments/token"),
-                                                QJsonDocument(QJsonObject{{QStringLiteral("order_no"), orderNo}}).toJson(),
-                                                headers);
+        const HttpAnswer answer = m_agent->call(
+            "POST", QStringLiteral("/api/v1/payments/token"),
+            QJsonDocument(QJsonObject{{QStringLiteral("order_no"), orderNo}}).toJson(), headers);
         QVERIFY2(answer.status == status && answer.errorCode() == code, qPrintable(describe(answer)));
         QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
                            {orderNo}),
@@ -264,7 +267,8 @@ private Q_SLOTS:
         // User 5 owns a fresh order and holds its valid token.
         const QString owned = QStringLiteral("ORD-WHO-%1").arg(unknownOrder ? 2 : 1);
         QString error;
-        QVERIFY2(m_agent->createOrder(owned, 5, QStringLiteral("1.00"), QStringLiteral("SKU-W"), &error), qPrintable(error));
+        QVERIFY2(m_agent->createOrder(owned, 5, QStringLiteral("1.00"), QStringLiteral("SKU-W"), &error),
+                 qPrintable(error));
         const QString token = m_agent->issueToken(5, owned);
         QVERIFY(!token.isEmpty());
         // Someone else presents it for that order — or user 5 for an order that does not exist.
@@ -272,8 +276,10 @@ private Q_SLOTS:
         const qint64 userId = unknownOrder ? 5 : 99;
         const qint64 keys = countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys"));
         const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
-                                                confirmBody(token, orderNo), confirmHeaders(userId, "who-" + owned.toUtf8()));
-        QVERIFY2(answer.status == status && answer.errorCode() == code && answer.header("X-Payonce-Layer") == "rejected",
+                                                confirmBody(token, orderNo),
+                                                confirmHeaders(userId, "who-" + owned.toUtf8()));
+        QVERIFY2(answer.status == status && answer.errorCode() == code
+                     && answer.header("X-Payonce-Layer") == "rejected",
                  qPrintable(describe(answer)));
         QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys")), keys);
         QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
@@ -281,7 +287,8 @@ private Q_SLOTS:
                  qint64(0));
         // The refused request did not spend the owner's token.
         const HttpAnswer owners = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
-                                                confirmBody(token, owned), confirmHeaders(5, "owner-" + owned.toUtf8()));
+                                                confirmBody(token, owned),
+                                                confirmHeaders(5, "owner-" + owned.toUtf8()));
         QVERIFY2(owners.status == 200, qPrintable(describe(owners)));
     }
 
@@ -294,25 +301,32 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(m_agent->createOrder(orderNo, 11, QStringLiteral("5.00"), QStringLiteral("SKU-G"), &error),
                  qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
-                                  "{\"channel\":\"alipay\",\"error_rate\":1,\"error_status\":500}").status, 200);
-        const HttpAnswer failed = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
-                                                confirmBody(m_agent->issueToken(11, orderNo), orderNo, QStringLiteral("alipay")),
-                                                confirmHeaders(11, "gw-1"));
+        QCOMPARE(m_agent
+                     ->simCall("POST", QStringLiteral("/sim/faults"),
+                               "{\"channel\":\"alipay\",\"error_rate\":1,\"error_status\":500}")
+                     .status,
+                 200);
+        const HttpAnswer failed = m_agent->call(
+            "POST", QStringLiteral("/api/v1/payments/confirm"),
+            confirmBody(m_agent->issueToken(11, orderNo), orderNo, QStringLiteral("alipay")),
+            confirmHeaders(11, "gw-1"));
         QVERIFY2(failed.status == 503 && failed.errorCode() == u"gateway_unavailable", qPrintable(describe(failed)));
         QCOMPARE(countRows(*m_db.database,
-                           QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PENDING'"), {orderNo}),
-                 qint64(1));
-        QCOMPARE(countRows(*m_db.database,
-                           QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'failed'"),
+                           QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PENDING'"),
                            {orderNo}),
                  qint64(1));
+        QCOMPARE(
+            countRows(*m_db.database,
+                      QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'failed'"),
+                      {orderNo}),
+            qint64(1));
 
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"alipay\"}").status, 200);
         const int before = simOrdersCreated(QStringLiteral("alipay"));
-        const HttpAnswer retried = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
-                                                 confirmBody(m_agent->issueToken(11, orderNo), orderNo, QStringLiteral("alipay")),
-                                                 confirmHeaders(11, "gw-2"));
+        const HttpAnswer retried = m_agent->call(
+            "POST", QStringLiteral("/api/v1/payments/confirm"),
+            confirmBody(m_agent->issueToken(11, orderNo), orderNo, QStringLiteral("alipay")),
+            confirmHeaders(11, "gw-2"));
         QVERIFY2(retried.status == 200 && !retried.json().value(QStringLiteral("code_url")).toString().isEmpty(),
                  qPrintable(describe(retried)));
         QCOMPARE(simOrdersCreated(QStringLiteral("alipay")) - before, 1);
@@ -331,10 +345,11 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(m_agent->createOrder(orderNo, 12, QStringLiteral("5.00"), QStringLiteral("SKU-B"), &error),
                  qPrintable(error));
-        const HttpAnswer forced = m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
-                                                "{\"mode\":\"forced_open\",\"reason\":\"platform incident drill\",\"expires_in\":3}",
-                                                kDesk);
-        QVERIFY2(forced.status == 200 && forced.json().value(QStringLiteral("state")).toString() == u"open", qPrintable(describe(forced)));
+        const HttpAnswer forced = m_agent->call(
+            "POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
+            "{\"mode\":\"forced_open\",\"reason\":\"platform incident drill\",\"expires_in\":3}", kDesk);
+        QVERIFY2(forced.status == 200 && forced.json().value(QStringLiteral("state")).toString() == u"open",
+                 qPrintable(describe(forced)));
         const HttpAnswer viewer = m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
                                                 "{\"mode\":\"auto\",\"reason\":\"x\"}",
                                                 {{"Authorization", "Bearer view-token"}});
@@ -390,27 +405,30 @@ private Q_SLOTS:
             }
             return QString();
         };
-        const HttpAnswer forced = m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.alipay"),
-                                                "{\"mode\":\"forced_open\",\"reason\":\"alipay outage\",\"expires_in\":600}",
-                                                kDesk);
+        const HttpAnswer forced = m_agent->call(
+            "POST", QStringLiteral("/api/v1/breakers/gateway.alipay"),
+            "{\"mode\":\"forced_open\",\"reason\":\"alipay outage\",\"expires_in\":600}", kDesk);
         QVERIFY2(forced.status == 200, qPrintable(describe(forced)));
         // Each agent re-reads the modes about every second.
         QTRY_COMPARE_WITH_TIMEOUT(modeSeenBy(*second), QStringLiteral("forced_open"), 10000);
 
         const int requestsBefore = [&] {
-            const QJsonObject requests = second->simCall("GET", QStringLiteral("/sim/stats")).json()
-                                             .value(QStringLiteral("requests")).toObject();
+            const QJsonObject requests = second->simCall("GET", QStringLiteral("/sim/stats"))
+                                             .json()
+                                             .value(QStringLiteral("requests"))
+                                             .toObject();
             int total = 0;
             for (const QJsonValue &value : requests)
                 total += value.toInt();
             return total;
         }();
-        const HttpAnswer refused = second->call("POST", QStringLiteral("/api/v1/payments/confirm"),
-                                                confirmBody(second->issueToken(13, orderNo), orderNo, QStringLiteral("alipay")),
-                                                confirmHeaders(13, "two-agents-1"));
+        const HttpAnswer refused = second->call(
+            "POST", QStringLiteral("/api/v1/payments/confirm"),
+            confirmBody(second->issueToken(13, orderNo), orderNo, QStringLiteral("alipay")),
+            confirmHeaders(13, "two-agents-1"));
         QVERIFY2(refused.status == 503 && refused.errorCode() == u"gateway_unavailable", qPrintable(describe(refused)));
-        const QJsonObject requestsAfter = second->simCall("GET", QStringLiteral("/sim/stats")).json()
-                                              .value(QStringLiteral("requests")).toObject();
+        const QJsonObject requestsAfter =
+            second->simCall("GET", QStringLiteral("/sim/stats")).json().value(QStringLiteral("requests")).toObject();
         int totalAfter = 0;
         for (const QJsonValue &value : requestsAfter)
             totalAfter += value.toInt();
@@ -432,8 +450,8 @@ private:
     }
     int simRequests() const
     {
-        const QJsonObject requests = m_agent->simCall("GET", QStringLiteral("/sim/stats")).json()
-                                         .value(QStringLiteral("requests")).toObject();
+        const QJsonObject requests =
+            m_agent->simCall("GET", QStringLiteral("/sim/stats")).json().value(QStringLiteral("requests")).toObject();
         int total = 0;
         for (const QJsonValue &value : requests)
             total += value.toInt();

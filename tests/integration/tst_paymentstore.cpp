@@ -55,9 +55,14 @@ private Q_SLOTS:
             runConcurrently(kThreads, [&](int i) {
                 bool mine = false;
                 auto done = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-                    auto r = tx.insertRecordIfAbsent(PaymentRecord{QStringLiteral("PN-%1-%2").arg(round).arg(i), orderNo,
-                                                                   Channel::WeChat, PaymentRecordStatus::Creating, 1,
-                                                                   9900, {}, {}});
+                    auto r = tx.insertRecordIfAbsent(PaymentRecord{QStringLiteral("PN-%1-%2").arg(round).arg(i),
+                                                                   orderNo,
+                                                                   Channel::WeChat,
+                                                                   PaymentRecordStatus::Creating,
+                                                                   1,
+                                                                   9900,
+                                                                   {},
+                                                                   {}});
                     if (!r.ok())
                         return r.error();
                     mine = r.value();
@@ -71,8 +76,8 @@ private Q_SLOTS:
             QCOMPARE(errors.load(), 0);
             QCOMPARE(inserted.load(), 1);
             QCOMPARE(present.load(), kThreads - 1);
-            QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
-                               {orderNo}),
+            QCOMPARE(countRows(*m_db.database,
+                               QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"), {orderNo}),
                      qint64(1));
         }
     }
@@ -85,14 +90,15 @@ private Q_SLOTS:
             const QString paymentNo = QStringLiteral("PNREUSE%1").arg(round);
             QVERIFY(orders.create(orderNamed(orderNo)).ok());
             auto setup = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-                auto r = tx.insertRecordIfAbsent(PaymentRecord{paymentNo, orderNo, Channel::Alipay,
-                                                               PaymentRecordStatus::Creating, 1, 9900, {}, {}});
+                auto r = tx.insertRecordIfAbsent(
+                    PaymentRecord{paymentNo, orderNo, Channel::Alipay, PaymentRecordStatus::Creating, 1, 9900, {}, {}});
                 if (!r.ok())
                     return r.error();
                 auto f = tx.markRecordFailed(paymentNo, QStringLiteral("timeout"));
                 if (!f.ok())
                     return f.error();
-                return f.value() ? core::Result<void>() : core::Error::make(core::ErrorCode::Internal, QStringLiteral("x"));
+                return f.value() ? core::Result<void>()
+                                 : core::Error::make(core::ErrorCode::Internal, QStringLiteral("x"));
             });
             QVERIFY(setup.ok());
             std::atomic<int> won{0}, lost{0}, errors{0};
@@ -129,8 +135,8 @@ private Q_SLOTS:
         const QString orderNo = QStringLiteral("ORD-RENUM");
         QVERIFY(orders.create(orderNamed(orderNo)).ok());
         auto setup = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-            auto r = tx.insertRecordIfAbsent(PaymentRecord{QStringLiteral("PNRENUM0"), orderNo, Channel::WeChat,
-                                                           PaymentRecordStatus::Creating, 2, 9900, {}, {}});
+            auto r = tx.insertRecordIfAbsent(PaymentRecord{
+                QStringLiteral("PNRENUM0"), orderNo, Channel::WeChat, PaymentRecordStatus::Creating, 2, 9900, {}, {}});
             if (!r.ok())
                 return r.error();
             return {};
@@ -153,9 +159,11 @@ private Q_SLOTS:
         });
         QCOMPARE(errors.load(), 0);
         QCOMPARE(won.load(), 1);
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
+                           {orderNo}),
                  qint64(1));
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE payment_no = 'PNRENUM0'")),
+        QCOMPARE(countRows(*m_db.database,
+                           QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE payment_no = 'PNRENUM0'")),
                  qint64(0));
         // Not creating any more: nothing changes.
         bool again = true;
@@ -186,8 +194,14 @@ private Q_SLOTS:
         core::TransitionOutcome forward{}, stale{};
         std::optional<PaymentRecord> record;
         auto done = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-            inserted = tx.insertRecordIfAbsent({QStringLiteral("PNRT1"), orderNo, Channel::WeChat,
-                                                PaymentRecordStatus::Creating, 1, 9900, {}, {}})
+            inserted = tx.insertRecordIfAbsent({QStringLiteral("PNRT1"),
+                                                orderNo,
+                                                Channel::WeChat,
+                                                PaymentRecordStatus::Creating,
+                                                1,
+                                                9900,
+                                                {},
+                                                {}})
                            .value();
             forward = tx.transition(orderNo, core::OrderStatus::Pending, core::OrderStatus::Paying, 5).value();
             stale = tx.transition(orderNo, core::OrderStatus::Paying, core::OrderStatus::Pending, 4).value();
@@ -229,7 +243,8 @@ private Q_SLOTS:
         QCOMPARE(all.value(QStringLiteral("gateway.alipay")).reason, QStringLiteral("drill"));
         QVERIFY(!all.value(QStringLiteral("gateway.alipay")).expiresAtMs);
         QCOMPARE(countRows(*m_db.database,
-                           QStringLiteral("SELECT COUNT(*) FROM settings WHERE name = 'breaker.gateway.alipay' AND version = 2")),
+                           QStringLiteral(
+                               "SELECT COUNT(*) FROM settings WHERE name = 'breaker.gateway.alipay' AND version = 2")),
                  qint64(1));
     }
 

@@ -101,9 +101,8 @@ private Q_SLOTS:
         QVERIFY2(endedAt > killedAt - kLeaseMs && endedAt <= killedAt + kLeaseMs,
                  qPrintable(run.value(u"finished_at").toString()));
         // The list says the same; the run's disable_layers no longer apply.
-        const QJsonArray listed = QJsonDocument::fromJson(
-                                      other->call("GET", QStringLiteral("/api/v1/qa/scenarios"), {}, kView).body)
-                                      .array();
+        const QJsonArray listed =
+            QJsonDocument::fromJson(other->call("GET", QStringLiteral("/api/v1/qa/scenarios"), {}, kView).body).array();
         QVERIFY(!listed.isEmpty());
         QCOMPARE(listed.first().toObject().value(u"scenario_id").toString(), id);
         QCOMPARE(listed.first().toObject().value(u"status").toString(), QStringLiteral("abandoned"));
@@ -113,11 +112,13 @@ private Q_SLOTS:
         QVERIFY(live.value().isEmpty());
         // The other agent writes it down within a third of its lease.
         QTRY_COMPARE_WITH_TIMEOUT(status(id), QStringLiteral("abandoned"), kLeaseMs);
-        QCOMPARE(countRows(*m_db.database,
-                           QStringLiteral("SELECT COUNT(*) FROM qa_runs WHERE scenario_id = ? AND finished_at = lease_until"),
-                           {id}),
+        QCOMPARE(countRows(
+                     *m_db.database,
+                     QStringLiteral("SELECT COUNT(*) FROM qa_runs WHERE scenario_id = ? AND finished_at = lease_until"),
+                     {id}),
                  qint64(1));
-        QTRY_VERIFY_WITH_TIMEOUT(other->output().contains(id + QStringLiteral(" abandoned: its agent qa-lease-a")), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(other->output().contains(id + QStringLiteral(" abandoned: its agent qa-lease-a")),
+                                 5000);
         // And it runs scenarios of its own meanwhile.
         const HttpAnswer next = other->call("POST", QStringLiteral("/api/v1/qa/scenarios"),
                                             R"({"kind":"concurrent_burst","orders":2,"duplicates":2})", kDesk);
@@ -145,7 +146,10 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(status(id), QStringLiteral("abandoned"), kLeaseMs);
         QTest::qWait(kLeaseMs / 2);
         QCOMPARE(status(id), QStringLiteral("abandoned"));
-        QCOMPARE(frozen->call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, kView).json().value(u"status").toString(),
+        QCOMPARE(frozen->call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, kView)
+                     .json()
+                     .value(u"status")
+                     .toString(),
                  QStringLiteral("abandoned"));
         // The agent is free for the next run.
         const HttpAnswer next = frozen->call("POST", QStringLiteral("/api/v1/qa/scenarios"),
@@ -163,10 +167,10 @@ private:
         AgentProcess::Options options;
         options.db = m_db.server->url();
         options.simNotifyTimeScale = "0.001";
-        options.extraConfig = QJsonObject{
-            {QStringLiteral("instance_id"), instanceId},
-            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("lease_ms"), kLeaseMs}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+        options.extraConfig = QJsonObject{{QStringLiteral("instance_id"), instanceId},
+                                          {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true},
+                                                                             {QStringLiteral("lease_ms"), kLeaseMs}}},
+                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
         auto agent = AgentProcess::start(options, &error);
         if (!agent)
             qWarning("%s", qPrintable(error));
@@ -226,7 +230,8 @@ private:
 
     qint64 leaseUntil(const QString &id)
     {
-        return firstValueText(*m_db.database, QStringLiteral("SELECT lease_until FROM qa_runs WHERE scenario_id = ?"), {id})
+        return firstValueText(*m_db.database, QStringLiteral("SELECT lease_until FROM qa_runs WHERE scenario_id = ?"),
+                              {id})
             .toLongLong();
     }
 

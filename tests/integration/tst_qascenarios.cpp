@@ -52,7 +52,8 @@ public:
         QStringList phases;
         for (const StreamEvent &event : progress) {
             if (event.subject == scenarioId)
-                phases << QJsonDocument::fromJson(event.value.toUtf8()).object().value(QStringLiteral("phase")).toString();
+                phases
+                    << QJsonDocument::fromJson(event.value.toUtf8()).object().value(QStringLiteral("phase")).toString();
         }
         return phases;
     }
@@ -92,19 +93,31 @@ private Q_SLOTS:
         QTest::newRow("no kind") << QByteArray(R"({"orders":5})") << QStringLiteral("kind");
         QTest::newRow("unknown kind") << QByteArray(R"({"kind":"storm"})") << QStringLiteral("kind");
         QTest::newRow("orders 0") << QByteArray(R"({"kind":"mixed","orders":0})") << QStringLiteral("orders");
-        QTest::newRow("orders over the limit") << QByteArray(R"({"kind":"mixed","orders":10001})") << QStringLiteral("orders");
-        QTest::newRow("orders fractional") << QByteArray(R"({"kind":"mixed","orders":2.5})") << QStringLiteral("orders");
+        QTest::newRow("orders over the limit")
+            << QByteArray(R"({"kind":"mixed","orders":10001})") << QStringLiteral("orders");
+        QTest::newRow("orders fractional")
+            << QByteArray(R"({"kind":"mixed","orders":2.5})") << QStringLiteral("orders");
         QTest::newRow("orders string") << QByteArray(R"({"kind":"mixed","orders":"5"})") << QStringLiteral("orders");
-        QTest::newRow("duplicates 0") << QByteArray(R"({"kind":"mixed","duplicates":0})") << QStringLiteral("duplicates");
-        QTest::newRow("duplicates 101") << QByteArray(R"({"kind":"mixed","duplicates":101})") << QStringLiteral("duplicates");
-        QTest::newRow("concurrency 65") << QByteArray(R"({"kind":"mixed","concurrency":65})") << QStringLiteral("concurrency");
-        QTest::newRow("time_scale 0") << QByteArray(R"({"kind":"mixed","time_scale":0})") << QStringLiteral("time_scale");
-        QTest::newRow("time_scale text") << QByteArray(R"({"kind":"mixed","time_scale":"fast"})") << QStringLiteral("time_scale");
-        QTest::newRow("targets not a list") << QByteArray("{\"kind\":\"mixed\",\"targets\":\"http://127.0.0.1:1\"}") << QStringLiteral("targets");
-        QTest::newRow("target https") << QByteArray("{\"kind\":\"mixed\",\"targets\":[\"https://127.0.0.1:1\"]}") << QStringLiteral("targets");
-        QTest::newRow("target with a path") << QByteArray("{\"kind\":\"mixed\",\"targets\":[\"http://127.0.0.1:1/api\"]}") << QStringLiteral("targets");
-        QTest::newRow("unknown layer") << QByteArray(R"({"kind":"mixed","disable_layers":["firewall"]})") << QStringLiteral("disable_layers");
-        QTest::newRow("layer not a string") << QByteArray(R"({"kind":"mixed","disable_layers":[1]})") << QStringLiteral("disable_layers");
+        QTest::newRow("duplicates 0") << QByteArray(R"({"kind":"mixed","duplicates":0})")
+                                      << QStringLiteral("duplicates");
+        QTest::newRow("duplicates 101") << QByteArray(R"({"kind":"mixed","duplicates":101})")
+                                        << QStringLiteral("duplicates");
+        QTest::newRow("concurrency 65") << QByteArray(R"({"kind":"mixed","concurrency":65})")
+                                        << QStringLiteral("concurrency");
+        QTest::newRow("time_scale 0") << QByteArray(R"({"kind":"mixed","time_scale":0})")
+                                      << QStringLiteral("time_scale");
+        QTest::newRow("time_scale text") << QByteArray(R"({"kind":"mixed","time_scale":"fast"})")
+                                         << QStringLiteral("time_scale");
+        QTest::newRow("targets not a list")
+            << QByteArray("{\"kind\":\"mixed\",\"targets\":\"http://127.0.0.1:1\"}") << QStringLiteral("targets");
+        QTest::newRow("target https") << QByteArray("{\"kind\":\"mixed\",\"targets\":[\"https://127.0.0.1:1\"]}")
+                                      << QStringLiteral("targets");
+        QTest::newRow("target with a path")
+            << QByteArray("{\"kind\":\"mixed\",\"targets\":[\"http://127.0.0.1:1/api\"]}") << QStringLiteral("targets");
+        QTest::newRow("unknown layer") << QByteArray(R"({"kind":"mixed","disable_layers":["firewall"]})")
+                                       << QStringLiteral("disable_layers");
+        QTest::newRow("layer not a string")
+            << QByteArray(R"({"kind":"mixed","disable_layers":[1]})") << QStringLiteral("disable_layers");
         QTest::newRow("empty reason") << QByteArray(R"({"kind":"mixed","reason":" "})") << QStringLiteral("reason");
     }
     void badRequestsWriteNothing()
@@ -115,7 +128,8 @@ private Q_SLOTS:
         const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"), body, kDesk);
         QCOMPARE(answer.status, 400);
         QCOMPARE(answer.errorCode(), QStringLiteral("invalid_request"));
-        const QString message = answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        const QString message =
+            answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
         QVERIFY2(message.contains(field), qPrintable(message));
         QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
     }
@@ -142,7 +156,8 @@ private Q_SLOTS:
                                                 QJsonDocument(body).toJson(QJsonDocument::Compact), kDesk);
         QCOMPARE(answer.status, 400);
         QCOMPARE(answer.errorCode(), QStringLiteral("qa_target_not_allowed"));
-        const QString message = answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        const QString message =
+            answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
         QVERIFY2(message.contains(target) && message.contains(u"qa.peers"), qPrintable(message));
         QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
         QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
@@ -160,8 +175,8 @@ private Q_SLOTS:
         AgentProcess::Options options;
         options.db = QStringLiteral("sqlite:") + dir.filePath(QStringLiteral("forward.db"));
         options.extraConfig = QJsonObject{
-            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true},
-                                               {QStringLiteral("peers"), QJsonArray{recorderUrl}}}}};
+            {QStringLiteral("qa"),
+             QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("peers"), QJsonArray{recorderUrl}}}}};
         auto agent = AgentProcess::start(options, &error);
         QVERIFY2(agent, qPrintable(error));
         const QJsonObject body{{QStringLiteral("kind"), QStringLiteral("concurrent_burst")},
@@ -172,11 +187,12 @@ private Q_SLOTS:
         QVERIFY2(started.status == 202, started.body.constData());
         const QString id = started.json().value(QStringLiteral("scenario_id")).toString();
         QJsonObject run;
-        QTRY_VERIFY_WITH_TIMEOUT((run = agent->call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, kView).json())
-                                         .value(QStringLiteral("status"))
-                                         .toString()
-                                     != u"running",
-                                 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (run = agent->call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, kView).json())
+                    .value(QStringLiteral("status"))
+                    .toString()
+                != u"running",
+            60000);
         QCOMPARE(run.value(QStringLiteral("status")).toString(), QStringLiteral("error"));
         const QList<WebhookReceiver::Request> received = recorder.requests();
         QVERIFY2(!received.isEmpty(), "the run sent nothing to its target");
@@ -210,7 +226,8 @@ private Q_SLOTS:
         QString id;
         QJsonObject run;
         runToPassed(R"({"kind":"concurrent_burst","orders":24,"duplicates":5,"concurrency":8,)"
-                    R"("reason":"burst on every dialect"})", 24, &id, &run);
+                    R"("reason":"burst on every dialect"})",
+                    24, &id, &run);
         if (QTest::currentTestFailed())
             return;
         const QJsonObject report = run.value(QStringLiteral("report")).toObject();
@@ -251,12 +268,14 @@ private Q_SLOTS:
         QString id;
         QJsonObject run;
         runToPassed(R"({"kind":"retry_storm","orders":12,"duplicates":4,"concurrency":6,)"
-                    R"("time_scale":0.001})", 12, &id, &run);
+                    R"("time_scale":0.001})",
+                    12, &id, &run);
         if (QTest::currentTestFailed())
             return;
         const QJsonObject report = run.value(QStringLiteral("report")).toObject();
         // The first delivery and 4 re-sends of each notification reached the agent.
-        QCOMPARE(run.value(QStringLiteral("progress")).toObject().value(QStringLiteral("redeliveries")).toInteger(), 12 * 4);
+        QCOMPARE(run.value(QStringLiteral("progress")).toObject().value(QStringLiteral("redeliveries")).toInteger(),
+                 12 * 4);
         QVERIFY2(report.value(QStringLiteral("deliveries")).toInteger() >= 12 * 5,
                  QJsonDocument(report).toJson().constData());
     }
@@ -295,13 +314,15 @@ private Q_SLOTS:
         QString id;
         QJsonObject run;
         runToPassed(R"({"kind":"retry_storm","orders":10,"duplicates":3,"concurrency":5,)"
-                    R"("disable_layers":["lock"]})", 10, &id, &run);
+                    R"("disable_layers":["lock"]})",
+                    10, &id, &run);
         if (QTest::currentTestFailed())
             return;
         const QJsonObject report = run.value(QStringLiteral("report")).toObject();
         const QJsonObject byLayer = report.value(QStringLiteral("by_layer")).toObject();
         // What the lock would have caught, the unique index (log row, seen-processed) did.
-        QVERIFY2(byLayer.value(QStringLiteral("unique_index")).toInteger() > 0, QJsonDocument(report).toJson().constData());
+        QVERIFY2(byLayer.value(QStringLiteral("unique_index")).toInteger() > 0,
+                 QJsonDocument(report).toJson().constData());
         QCOMPARE(byLayer.value(QStringLiteral("lock")).toInteger(), 0);
     }
 
@@ -310,16 +331,21 @@ private Q_SLOTS:
         QString id;
         QJsonObject run;
         runToPassed(R"({"kind":"concurrent_burst","orders":12,"duplicates":5,"concurrency":6,)"
-                    R"("disable_layers":["lock","unique_index"]})", 12, &id, &run);
+                    R"("disable_layers":["lock","unique_index"]})",
+                    12, &id, &run);
         if (QTest::currentTestFailed())
             return;
         const QJsonObject report = run.value(QStringLiteral("report")).toObject();
         const QJsonObject byLayer = report.value(QStringLiteral("by_layer")).toObject();
-        QVERIFY2(byLayer.value(QStringLiteral("state_machine")).toInteger() > 0, QJsonDocument(report).toJson().constData());
+        QVERIFY2(byLayer.value(QStringLiteral("state_machine")).toInteger() > 0,
+                 QJsonDocument(report).toJson().constData());
         QCOMPARE(byLayer.value(QStringLiteral("unique_index")).toInteger(), 0);
         // unique_index off skips the callback-log insert — for this scenario only.
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))), qint64(0));
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?", QString(m_burstId + QStringLiteral("-%"))),
+        QCOMPARE(
+            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))),
+            qint64(0));
+        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?",
+                       QString(m_burstId + QStringLiteral("-%"))),
                  qint64(24));
     }
 
@@ -338,14 +364,16 @@ private Q_SLOTS:
         // … and the gateway-replay orders saw a 504 from the platform (the confirm failed,
         // 503), the replay of that confirm answered from L1, the successful confirm and its
         // replay from L1 — one payment record each all the same (checked by the report).
-        const QJsonObject confirms = run.value(QStringLiteral("report")).toObject().value(QStringLiteral("confirm_layers")).toObject();
+        const QJsonObject confirms =
+            run.value(QStringLiteral("report")).toObject().value(QStringLiteral("confirm_layers")).toObject();
         qInfo("confirm layers: %s", QJsonDocument(confirms).toJson(QJsonDocument::Compact).constData());
         QCOMPARE(confirms.value(QStringLiteral("none/503")).toInteger(), 4);
         QCOMPARE(confirms.value(QStringLiteral("idempotency_key/503")).toInteger(), 4);
         QCOMPARE(confirms.value(QStringLiteral("idempotency_key")).toInteger(), 4);
         QCOMPARE(confirms.value(QStringLiteral("none")).toInteger(), 16);
-        QCOMPARE(count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))),
-                 qint64(16));
+        QCOMPARE(
+            count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))),
+            qint64(16));
     }
 
     void routesAbsentWithoutQaEnabled()
@@ -423,14 +451,17 @@ private:
         QCOMPARE(report.value(QStringLiteral("lost")).toInteger(), 0);
         QCOMPARE(report.value(QStringLiteral("passed")).toBool(), true);
         QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND status = 'PAID'", like), qint64(orders));
-        QCOMPARE(count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ? AND status = 'paid'", like), qint64(orders));
+        QCOMPARE(count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ? AND status = 'paid'", like),
+                 qint64(orders));
         QCOMPARE(count("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE ?", like), qint64(orders));
         QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no LIKE ?", like), qint64(orders));
         QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no LIKE ?", like), qint64(orders));
-        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE aggregate_id LIKE ? AND status = 'delivered'", like), qint64(orders));
+        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE aggregate_id LIKE ? AND status = 'delivered'", like),
+                 qint64(orders));
         // The SKU's stock went down by exactly one per order.
         QCOMPARE(firstValueText(*m_db.database, QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
-                                {QVariant(id + QStringLiteral("-SKU"))}), QStringLiteral("0"));
+                                {QVariant(id + QStringLiteral("-SKU"))}),
+                 QStringLiteral("0"));
         // by_layer is every recorded delivery, exactly one of them processed per order.
         qint64 sum = 0;
         const QJsonObject byLayer = report.value(QStringLiteral("by_layer")).toObject();
@@ -441,7 +472,8 @@ private:
         // One delivery per order processed (layer none, 200); a none with 500 is a retryable
         // failure the platform re-sends, never a second processing.
         QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND layer = 'none' "
-                       "AND http_status = 200", like),
+                       "AND http_status = 200",
+                       like),
                  qint64(orders));
     }
 

@@ -117,8 +117,10 @@ private Q_SLOTS:
 
         // No token written is lower than an earlier one for the same order.
         const FenceHistory history = readFenceHistory(m_cluster->database(), kPrefix);
-        QVERIFY2(history.backwards.isEmpty(), qPrintable(QStringLiteral("fences that went down: ") + history.backwards));
-        QVERIFY2(history.changes >= kOrders, qPrintable(QStringLiteral("only %1 fence changes recorded").arg(history.changes)));
+        QVERIFY2(history.backwards.isEmpty(),
+                 qPrintable(QStringLiteral("fences that went down: ") + history.backwards));
+        QVERIFY2(history.changes >= kOrders,
+                 qPrintable(QStringLiteral("only %1 fence changes recorded").arg(history.changes)));
         // Each fenced effect carries its order's token (the write that made it).
         const QString otherTokens = effectsWithAnotherToken(m_cluster->database(), kPrefix);
         QVERIFY2(otherTokens.isEmpty(), qPrintable(QStringLiteral("effects with another token: ") + otherTokens));
@@ -126,7 +128,8 @@ private Q_SLOTS:
         // the failback (above), and the tokens written follow: every order of the third part,
         // paid through the failed-back master, carries an epoch above the promoted replica's.
         const qint64 thirdPartLowest = count("SELECT MIN(fence / 4294967296) FROM orders WHERE order_no LIKE ? "
-                                             "AND order_no >= 'SENT-0900'", kPrefix);
+                                             "AND order_no >= 'SENT-0900'",
+                                             kPrefix);
         QVERIFY2(double(thirdPartLowest) > epochPromoted,
                  qPrintable(QStringLiteral("epochs in force %1, %2, %3; the third part's orders from epoch %4")
                                 .arg(epochFirst)
@@ -144,12 +147,14 @@ private Q_SLOTS:
               unfenced);
 
         // Every agent followed the master there and back.
-        const QString master = QStringLiteral("payonce_redis_topology{mode=\"sentinel\",master=\"127.0.0.1:%1\"}").arg(back);
+        const QString master =
+            QStringLiteral("payonce_redis_topology{mode=\"sentinel\",master=\"127.0.0.1:%1\"}").arg(back);
         for (int i = 0; i < kAgents; ++i) {
             QVERIFY2(pollUntil([&] { return m_cluster->metric(i, master) == 1.0; }, 10000),
                      qPrintable(QStringLiteral("agent-%1 does not name %2 as its master").arg(i + 1).arg(back)));
             const double switches = m_cluster->metric(i, QStringLiteral("payonce_redis_master_switches_total"));
-            QVERIFY2(switches >= 2, qPrintable(QStringLiteral("agent-%1 saw %2 master switches").arg(i + 1).arg(switches)));
+            QVERIFY2(switches >= 2,
+                     qPrintable(QStringLiteral("agent-%1 saw %2 master switches").arg(i + 1).arg(switches)));
         }
     }
 

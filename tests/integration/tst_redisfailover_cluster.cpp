@@ -117,8 +117,10 @@ private Q_SLOTS:
         // No token written is lower than an earlier one for the same order, and each fenced
         // effect carries its order's token.
         const FenceHistory history = readFenceHistory(m_cluster->database(), kPrefix);
-        QVERIFY2(history.backwards.isEmpty(), qPrintable(QStringLiteral("fences that went down: ") + history.backwards));
-        QVERIFY2(history.changes >= kOrders, qPrintable(QStringLiteral("only %1 fence changes recorded").arg(history.changes)));
+        QVERIFY2(history.backwards.isEmpty(),
+                 qPrintable(QStringLiteral("fences that went down: ") + history.backwards));
+        QVERIFY2(history.changes >= kOrders,
+                 qPrintable(QStringLiteral("only %1 fence changes recorded").arg(history.changes)));
         const QString otherTokens = effectsWithAnotherToken(m_cluster->database(), kPrefix);
         QVERIFY2(otherTokens.isEmpty(), qPrintable(QStringLiteral("effects with another token: ") + otherTokens));
 
@@ -129,7 +131,8 @@ private Q_SLOTS:
         const qint64 fencedAfter = count(qPrintable(
             QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no IN (%1) AND fence <> 0").arg(inList)));
         const qint64 lowestAfter = count(qPrintable(
-            QStringLiteral("SELECT COALESCE(MIN(fence / 4294967296), 0) FROM orders WHERE order_no IN (%1) AND fence <> 0")
+            QStringLiteral(
+                "SELECT COALESCE(MIN(fence / 4294967296), 0) FROM orders WHERE order_no IN (%1) AND fence <> 0")
                 .arg(inList)));
         QVERIFY2(fencedAfter > 0, "no order of the killed master's slots was paid under a lock after the failover");
         QVERIFY2(lowestAfter > epochBeforeKill,
@@ -142,18 +145,20 @@ private Q_SLOTS:
                                                      .arg(epochBeforeKill)));
         QVERIFY2(otherRun > 0, "no epoch was installed for a promoted replica's state");
         const qint64 unfenced = count("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE ? AND fence = 0", kPrefix);
-        qInfo("%lld fence changes, none down; %lld epochs handed out (%lld for a promoted replica's state); the killed "
-              "master's %lld orders of part two: %lld paid under a lock, from epoch %lld (above %lld); %lld orders paid "
-              "with no lock while a master was unreachable",
-              history.changes, count("SELECT COUNT(*) FROM fence_epochs"), otherRun, qint64(victimsOrders.size()),
-              fencedAfter, lowestAfter, epochBeforeKill, unfenced);
+        qInfo(
+            "%lld fence changes, none down; %lld epochs handed out (%lld for a promoted replica's state); the killed "
+            "master's %lld orders of part two: %lld paid under a lock, from epoch %lld (above %lld); %lld orders paid "
+            "with no lock while a master was unreachable",
+            history.changes, count("SELECT COUNT(*) FROM fence_epochs"), otherRun, qint64(victimsOrders.size()),
+            fencedAfter, lowestAfter, epochBeforeKill, unfenced);
 
         // Every agent names the masters as they are now.
         for (int i = 0; i < kAgents; ++i) {
             QVERIFY2(pollUntil([&] { return m_cluster->metric(i, masterLabel(mastersAfter)) == 1.0; }, 10000),
                      qPrintable(QStringLiteral("agent-%1 does not name %2").arg(i + 1).arg(masterLabel(mastersAfter))));
             const double switches = m_cluster->metric(i, QStringLiteral("payonce_redis_master_switches_total"));
-            QVERIFY2(switches >= 1, qPrintable(QStringLiteral("agent-%1 saw %2 master changes").arg(i + 1).arg(switches)));
+            QVERIFY2(switches >= 1,
+                     qPrintable(QStringLiteral("agent-%1 saw %2 master changes").arg(i + 1).arg(switches)));
         }
     }
 
@@ -176,7 +181,7 @@ private Q_SLOTS:
             stuckOn.insert(key, master);
         }
         const HttpAnswer answer = m_cluster->agent(1).call("GET", QStringLiteral("/api/v1/locks/keys"), {},
-                                                                {{"Authorization", "Bearer view-token"}});
+                                                           {{"Authorization", "Bearer view-token"}});
         QCOMPARE(answer.status, 200);
         const QJsonObject scan = answer.json();
         QVERIFY2(scan.value(QStringLiteral("failures")).toArray().isEmpty(), answer.body.constData());
@@ -189,7 +194,8 @@ private Q_SLOTS:
             if (!stuckOn.contains(stored))
                 continue;
             ++found;
-            QCOMPARE(lock.value(QStringLiteral("node")).toString(), QStringLiteral("127.0.0.1:%1").arg(stuckOn.value(stored)));
+            QCOMPARE(lock.value(QStringLiteral("node")).toString(),
+                     QStringLiteral("127.0.0.1:%1").arg(stuckOn.value(stored)));
             QCOMPARE(lock.value(QStringLiteral("stuck")).toBool(), true);
             QCOMPARE(lock.value(QStringLiteral("stuck_reason")).toString(), QStringLiteral("no_expiry"));
             QCOMPARE(lock.value(QStringLiteral("ttl_left_ms")).toInteger(), qint64(-1));
@@ -199,8 +205,8 @@ private Q_SLOTS:
         QStringList nodes;
         for (const QJsonValue &node : scan.value(QStringLiteral("nodes")).toArray())
             nodes << node.toString();
-        qInfo("the inspector of agent-2 scanned %s: %d locks, the 3 stuck ones among them", qPrintable(nodes.join(u',')),
-              int(scan.value(QStringLiteral("locks")).toArray().size()));
+        qInfo("the inspector of agent-2 scanned %s: %d locks, the 3 stuck ones among them",
+              qPrintable(nodes.join(u',')), int(scan.value(QStringLiteral("locks")).toArray().size()));
     }
 
 private:

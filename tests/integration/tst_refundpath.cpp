@@ -99,10 +99,7 @@ private:
         return n;
     }
 
-    QString text(const QString &sql, const QVariantList &binds)
-    {
-        return firstValueText(*m_db.database, sql, binds);
-    }
+    QString text(const QString &sql, const QVariantList &binds) { return firstValueText(*m_db.database, sql, binds); }
 
     QString orderStatus(const QString &orderNo)
     {
@@ -116,7 +113,8 @@ private:
 
     qint64 audits(const QString &action, const QString &target)
     {
-        return count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = ? AND target = ?"), {action, target});
+        return count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = ? AND target = ?"),
+                     {action, target});
     }
 
     // ---- HTTP ----------------------------------------------------------------------
@@ -126,15 +124,9 @@ private:
         return m_agent->call("POST", path, body, bearer(token));
     }
 
-    HttpAnswer get(const QString &path, const char *token)
-    {
-        return m_agent->call("GET", path, {}, bearer(token));
-    }
+    HttpAnswer get(const QString &path, const char *token) { return m_agent->call("GET", path, {}, bearer(token)); }
 
-    QJsonObject simStats()
-    {
-        return m_agent->simCall("GET", QStringLiteral("/sim/stats")).json();
-    }
+    QJsonObject simStats() { return m_agent->simCall("GET", QStringLiteral("/sim/stats")).json(); }
 
     static qint64 stat(const QJsonObject &stats, const char *name, const QString &channel)
     {
@@ -236,19 +228,23 @@ private:
     /// The payment's effects, as paid: one active coupon, 100 points, one unit of stock taken.
     void verifyEffectsKept(const QString &orderNo)
     {
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                       {orderNo}),
                  qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {orderNo}), qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("100"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type LIKE 'refund:%'"),
-                       {orderNo}),
-                 qint64(0));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type LIKE 'refund:%'"),
+                  {orderNo}),
+            qint64(0));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key LIKE 'refund:%'"),
-                       {orderNo}),
-                 qint64(0));
-        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {QString(QStringLiteral("SKU-") + orderNo)}),
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key LIKE 'refund:%'"),
+                  {orderNo}),
+            qint64(0));
+        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+                      {QString(QStringLiteral("SKU-") + orderNo)}),
                  QStringLiteral("99"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
                        {QString(QStringLiteral("order.refunded:") + orderNo)}),
@@ -279,7 +275,8 @@ private:
 
     HttpAnswer approve(qint64 id, const char *token = "lead-token")
     {
-        return post(QStringLiteral("/api/v1/compensations/%1/approve").arg(id), token, reason(QStringLiteral("checked")));
+        return post(QStringLiteral("/api/v1/compensations/%1/approve").arg(id), token,
+                    reason(QStringLiteral("checked")));
     }
 
     /// Waits for the refund notification's first round (all copies answered) and prints
@@ -293,8 +290,9 @@ private:
         QMap<QString, int> tally;
         for (const QJsonValue &r : round.value(QStringLiteral("results")).toArray()) {
             const QJsonObject o = r.toObject();
-            tally[QStringLiteral("%1 %2").arg(o.value(QStringLiteral("status")).toInt()).arg(
-                o.value(QStringLiteral("outcome")).toString())] += 1;
+            tally[QStringLiteral("%1 %2")
+                      .arg(o.value(QStringLiteral("status")).toInt())
+                      .arg(o.value(QStringLiteral("outcome")).toString())] += 1;
         }
         QStringList parts;
         for (auto it = tally.cbegin(); it != tally.cend(); ++it)
@@ -312,7 +310,8 @@ private:
         QCOMPARE(out->value(QStringLiteral("state")).toString(), QStringLiteral("acknowledged"));
     }
 
-    static void printStats(const char *when, const QJsonObject &before, const QJsonObject &after, const QString &channel)
+    static void printStats(const char *when, const QJsonObject &before, const QJsonObject &after,
+                           const QString &channel)
     {
         qInfo("%s, sim stats on %s: refund_calls +%lld, refunds_created +%lld, refunded_fen +%lld", when,
               qPrintable(channel), stat(after, "refund_calls", channel) - stat(before, "refund_calls", channel),
@@ -366,8 +365,9 @@ private Q_SLOTS:
         QVERIFY2(garbled.status == 503 && garbled.errorCode() == u"gateway_unavailable", qPrintable(describe(garbled)));
         QVERIFY(setFaults({{QStringLiteral("channel"), extra}}));
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PENDING"));
-        const QString extraPaymentNo =
-            text(QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ? AND channel = ?"), {orderNo, extra});
+        const QString extraPaymentNo = text(
+            QStringLiteral("SELECT payment_no FROM payment_records WHERE order_no = ? AND channel = ?"),
+            {orderNo, extra});
         QVERIFY(!extraPaymentNo.isEmpty());
         QVERIFY2(!simTrade(extra, extraPaymentNo).isEmpty(), "the platform has no trade for the first confirm");
 
@@ -385,10 +385,12 @@ private Q_SLOTS:
         QVERIFY(!extraPayNo.isEmpty());
         QVERIFY(extraPayNo != keptPayNo);
         QTRY_COMPARE_WITH_TIMEOUT(
-            text(QStringLiteral("SELECT outcome FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"), {extraPayNo}),
+            text(QStringLiteral("SELECT outcome FROM pay_callback_log WHERE pay_no = ? AND status = 'processed'"),
+                 {extraPayNo}),
             QStringLiteral("double_payment"), kWaitMs);
         const QString subject = extra + QLatin1Char(':') + extraPayNo;
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"), {subject}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                       {subject}),
                  qint64(1));
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PAID"));
         verifyEffectsKept(orderNo);
@@ -402,19 +404,21 @@ private Q_SLOTS:
             bool found = false;
             for (const QJsonValue &f : patrol.json().value(QStringLiteral("findings")).toArray()) {
                 found = found
-                    || (f.toObject().value(QStringLiteral("kind")).toString() == u"double_payment"
-                        && f.toObject().value(QStringLiteral("subject")).toString() == subject);
+                        || (f.toObject().value(QStringLiteral("kind")).toString() == u"double_payment"
+                            && f.toObject().value(QStringLiteral("subject")).toString() == subject);
             }
             QVERIFY2(found, qPrintable(describe(patrol)));
         }
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"), {subject}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                       {subject}),
                  qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ? AND kind = 'refund' "
                                       "AND proposed_by = 'system:patrol'"),
                        {orderNo}),
                  qint64(1));
-        const qint64 patrolId = text(QStringLiteral("SELECT id FROM compensations WHERE order_no = ? AND kind = 'refund' "
-                                                    "AND proposed_by = 'system:patrol'"),
+        const qint64 patrolId = text(QStringLiteral(
+                                         "SELECT id FROM compensations WHERE order_no = ? AND kind = 'refund' "
+                                         "AND proposed_by = 'system:patrol'"),
                                      {orderNo})
                                     .toLongLong();
         QVERIFY(patrolId > 0);
@@ -448,8 +452,9 @@ private Q_SLOTS:
                      reason(QStringLiteral("the patrol's proposal covers it")))
                     .status
                 == 200);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'proposed'"), {leadId}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'proposed'"), {leadId}),
+            qint64(1));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(0));
         QCOMPARE(simTrade(extra, extraPaymentNo).value(QStringLiteral("refunds")).toArray().size(), 0);
 
@@ -474,8 +479,9 @@ private Q_SLOTS:
         const QString refundNo = refundNoOf(patrolId);
         for (const HttpAnswer &answer : answers) {
             QVERIFY2(answer.status == 200, qPrintable(describe(answer)));
-            QCOMPARE(answer.json().value(QStringLiteral("refund")).toObject().value(QStringLiteral("refund_no")).toString(),
-                     refundNo);
+            QCOMPARE(
+                answer.json().value(QStringLiteral("refund")).toObject().value(QStringLiteral("refund_no")).toString(),
+                refundNo);
         }
         qInfo("two concurrent approvals: %s | %s", qPrintable(describe(answers[0])), qPrintable(describe(answers[1])));
         // One call to the platform for both approvals: the second finds the refund being sent.
@@ -504,7 +510,12 @@ private Q_SLOTS:
         const QJsonObject extraTrade = simTrade(extra, extraPaymentNo);
         QCOMPARE(extraTrade.value(QStringLiteral("refunds")).toArray().size(), 1);
         QCOMPARE(extraTrade.value(QStringLiteral("refunded_fen")).toInteger(), kAmountFen);
-        QCOMPARE(extraTrade.value(QStringLiteral("refunds")).toArray().first().toObject().value(QStringLiteral("out_refund_no")).toString(),
+        QCOMPARE(extraTrade.value(QStringLiteral("refunds"))
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(QStringLiteral("out_refund_no"))
+                     .toString(),
                  refundNo);
         // The original payment stays: its trade untouched, the order PAID by it.
         const QJsonObject keptTrade = simTrade(kept, keptPaymentNo);
@@ -531,9 +542,11 @@ private Q_SLOTS:
                                       "AND actor = 'system:refunds' AND target = ?"),
                        {refundTarget}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'executed'"), {patrolId}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'executed'"),
+                       {patrolId}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND order_no = ?"), {orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND order_no = ?"),
+                       {orderNo}),
                  qint64(0));
         const HttpAnswer listed = get(QStringLiteral("/api/v1/refunds?order_no=") + orderNo, "view-token");
         QVERIFY2(listed.status == 200, qPrintable(describe(listed)));
@@ -605,9 +618,11 @@ private Q_SLOTS:
                                       "AND pay_no = ? AND amount_fen = ?"),
                        {refundNo, paid.payNo, kAmountFen}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'"), {orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'"),
+                       {orderNo}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                       {orderNo}),
                  qint64(0));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type = ?"),
                        {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
@@ -621,16 +636,19 @@ private Q_SLOTS:
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
                        {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
-                                      "AND reason = 'refund' AND qty = -1"),
-                       {orderNo, sku, QString(QStringLiteral("refund:") + refundNo)}),
-                 qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT SUM(qty) FROM stock_log WHERE order_no = ?"), {orderNo}), QStringLiteral("0"));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
+                                 "AND reason = 'refund' AND qty = -1"),
+                  {orderNo, sku, QString(QStringLiteral("refund:") + refundNo)}),
+            qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT SUM(qty) FROM stock_log WHERE order_no = ?"), {orderNo}),
+                 QStringLiteral("0"));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
                        {QString(QStringLiteral("order.refunded:") + orderNo)}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.refunded'"),
+        QCOMPARE(count(QStringLiteral(
+                           "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.refunded'"),
                        {orderNo}),
                  qint64(1));
         QCOMPARE(audits(QStringLiteral("refund.succeeded"), QStringLiteral("refund:") + refundNo), qint64(1));
@@ -671,8 +689,9 @@ private Q_SLOTS:
         const HttpAnswer approved = approve(id);
         QVERIFY2(approved.status == 200, qPrintable(describe(approved)));
         qInfo("approved under refund_fail: %s", qPrintable(describe(approved)));
-        QCOMPARE(approved.json().value(QStringLiteral("refund")).toObject().value(QStringLiteral("refund_no")).toString(),
-                 refundNo);
+        QCOMPARE(
+            approved.json().value(QStringLiteral("refund")).toObject().value(QStringLiteral("refund_no")).toString(),
+            refundNo);
 
         QTRY_COMPARE_WITH_TIMEOUT(refundStatus(refundNo), QStringLiteral("failed"), kWaitMs);
         if (channel == u"wechat") {
@@ -691,7 +710,8 @@ private Q_SLOTS:
         QCOMPARE(audits(QStringLiteral("refund.failed"), QStringLiteral("refund:") + refundNo), qint64(1));
         QCOMPARE(audits(QStringLiteral("refund.succeeded"), QStringLiteral("refund:") + refundNo), qint64(0));
         const HttpAnswer failedList = get(QStringLiteral("/api/v1/compensations?status=failed"), "view-token");
-        QVERIFY2(failedList.status == 200 && failedList.body.contains(refundNo.toUtf8()), qPrintable(describe(failedList)));
+        QVERIFY2(failedList.status == 200 && failedList.body.contains(refundNo.toUtf8()),
+                 qPrintable(describe(failedList)));
 
         // Nothing refunded at the platform, no effect undone.
         const QJsonObject after = simStats();
@@ -720,13 +740,16 @@ private Q_SLOTS:
         const QJsonObject before = simStats();
         const HttpAnswer refused = proposeAnswer(orderNo);
         qInfo("proposing a refund of an order with no payment: %s", qPrintable(describe(refused)));
-        QVERIFY2(refused.status == 409 && refused.errorCode() == u"order_not_refundable", qPrintable(describe(refused)));
+        QVERIFY2(refused.status == 409 && refused.errorCode() == u"order_not_refundable",
+                 qPrintable(describe(refused)));
         // Nothing written: no proposal, no refund, nothing audited.
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}), qint64(0));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'compensation.propose' AND after_state LIKE ?"),
-                       {QString(QStringLiteral("%") + orderNo + QStringLiteral("%"))}),
-                 qint64(0));
+        QCOMPARE(
+            count(QStringLiteral(
+                      "SELECT COUNT(*) FROM audit_log WHERE action = 'compensation.propose' AND after_state LIKE ?"),
+                  {QString(QStringLiteral("%") + orderNo + QStringLiteral("%"))}),
+            qint64(0));
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PENDING"));
         const QJsonObject after = simStats();
         for (const QString &channel : {QStringLiteral("wechat"), QStringLiteral("alipay")})
@@ -765,27 +788,34 @@ private Q_SLOTS:
              {{QStringLiteral("amount"), QStringLiteral("1.00")},
               {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU-NONE")},
                                                                {QStringLiteral("qty"), 1}}}}},
-             400, "refund_sku_not_in_order"},
+             400,
+             "refund_sku_not_in_order"},
             {"more than bought",
              {{QStringLiteral("amount"), QStringLiteral("1.00")},
-              {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), sku}, {QStringLiteral("qty"), 2}}}}},
-             400, "refund_items_exceed_order"},
+              {QStringLiteral("items"),
+               QJsonArray{QJsonObject{{QStringLiteral("sku_id"), sku}, {QStringLiteral("qty"), 2}}}}},
+             400,
+             "refund_items_exceed_order"},
             {"items, no amount", {{QStringLiteral("items"), oneUnit}}, 400, "refund_amount_required"},
             {"qty 0",
              {{QStringLiteral("amount"), QStringLiteral("1.00")},
-              {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), sku}, {QStringLiteral("qty"), 0}}}}},
-             400, "invalid_request"},
+              {QStringLiteral("items"),
+               QJsonArray{QJsonObject{{QStringLiteral("sku_id"), sku}, {QStringLiteral("qty"), 0}}}}},
+             400,
+             "invalid_request"},
         };
         for (const Bad &b : bad) {
             const HttpAnswer refused = proposeAnswer(orderNo, b.extra);
             qInfo("%s: %s", b.what, qPrintable(describe(refused)));
-            QVERIFY2(refused.status == b.status && refused.errorCode() == QLatin1String(b.code), qPrintable(describe(refused)));
+            QVERIFY2(refused.status == b.status && refused.errorCode() == QLatin1String(b.code),
+                     qPrintable(describe(refused)));
         }
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}), qint64(0));
 
         // The unit returned, 20.00 back: the order stays PAID.
         const QJsonObject before = simStats();
-        const qint64 id = propose(orderNo, {{QStringLiteral("amount"), QStringLiteral("20.00")}, {QStringLiteral("items"), oneUnit}});
+        const qint64 id = propose(
+            orderNo, {{QStringLiteral("amount"), QStringLiteral("20.00")}, {QStringLiteral("items"), oneUnit}});
         QVERIFY(id > 0);
         const QString refundNo = refundNoOf(id);
         const HttpAnswer approved = approve(id);
@@ -798,8 +828,10 @@ private Q_SLOTS:
         const QJsonObject trade = simTrade(channel, paid.paymentNo);
         QCOMPARE(trade.value(QStringLiteral("refunded_fen")).toInteger(), qint64(2000));
         // 100 points × 2000 / 6600 = 30.3: 30 back; the coupon stays; the unit is on the shelf.
-        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}), QStringLiteral("70"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo}),
+        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}),
+                 QStringLiteral("70"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                       {orderNo}),
                  qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
@@ -822,8 +854,10 @@ private Q_SLOTS:
         const QJsonObject finalTrade = simTrade(channel, paid.paymentNo);
         QCOMPARE(finalTrade.value(QStringLiteral("refunds")).toArray().size(), 2);
         QCOMPARE(finalTrade.value(QStringLiteral("refunded_fen")).toInteger(), kAmountFen);
-        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}), QStringLiteral("0"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo}),
+        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}),
+                 QStringLiteral("0"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                       {orderNo}),
                  qint64(0));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
         // The desk's list: both, newest first.
@@ -838,8 +872,10 @@ private Q_SLOTS:
 
     void aRefundNotificationWithABadSignatureChangesNothing()
     {
-        const QString serial =
-            m_agent->simCall("GET", QStringLiteral("/sim/platform-key")).json().value(QStringLiteral("serial")).toString();
+        const QString serial = m_agent->simCall("GET", QStringLiteral("/sim/platform-key"))
+                                   .json()
+                                   .value(QStringLiteral("serial"))
+                                   .toString();
         QVERIFY(!serial.isEmpty());
         // What a settled refund would change: refunds and their status, audit rows,
         // findings, outbox events, order statuses.
@@ -892,12 +928,13 @@ private Q_SLOTS:
 
         // The same for Alipay's refund route: a trade_status_sync with a refund's fields,
         // signed by nobody.
-        const QByteArray form =
-            "notify_type=trade_status_sync&notify_id=forged1&notify_time=2024-01-01+00%3A00%3A00"
-            "&app_id=2021000000000000&out_trade_no=" + QByteArray("PAYNOSUCHTRADE")
-            + "&trade_no=2024010100000001&out_biz_no=RF000000000000000001&refund_fee=66.00"
-              "&gmt_refund=2024-01-01+00%3A00%3A00&trade_status=TRADE_CLOSED&total_amount=66.00"
-              "&sign_type=RSA2&sign=" + QByteArray(256, 'x').toBase64().toPercentEncoding();
+        const QByteArray form = "notify_type=trade_status_sync&notify_id=forged1&notify_time=2024-01-01+00%3A00%3A00"
+                                "&app_id=2021000000000000&out_trade_no="
+                                + QByteArray("PAYNOSUCHTRADE")
+                                + "&trade_no=2024010100000001&out_biz_no=RF000000000000000001&refund_fee=66.00"
+                                  "&gmt_refund=2024-01-01+00%3A00%3A00&trade_status=TRADE_CLOSED&total_amount=66.00"
+                                  "&sign_type=RSA2&sign="
+                                + QByteArray(256, 'x').toBase64().toPercentEncoding();
         const HttpAnswer alipay = m_agent->call("POST", QStringLiteral("/api/v1/callbacks/alipay/refund"), form,
                                                 {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}});
         qInfo("forged Alipay refund notification: %s (layer %s)", qPrintable(describe(alipay)),

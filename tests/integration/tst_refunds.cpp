@@ -141,10 +141,7 @@ private:
         return n;
     }
 
-    QString text(const QString &sql, const QVariantList &binds)
-    {
-        return firstValueText(db(), sql, binds);
-    }
+    QString text(const QString &sql, const QVariantList &binds) { return firstValueText(db(), sql, binds); }
 
     void exec(const QString &sql, const QVariantList &binds = {})
     {
@@ -169,7 +166,8 @@ private:
     Paid paidOrder()
     {
         Paid p;
-        const QString serial = QString::number(++m_serial) + u'X' + QString::number(QDateTime::currentMSecsSinceEpoch());
+        const QString serial = QString::number(++m_serial) + u'X'
+                               + QString::number(QDateTime::currentMSecsSinceEpoch());
         p.orderNo = QStringLiteral("ORD-RF-") + serial;
         p.payNo = QStringLiteral("4200RF") + serial;
         p.paymentNo = QStringLiteral("PNRF") + serial;
@@ -216,10 +214,18 @@ private:
         return decided.value().compensation;
     }
 
-    std::optional<Compensation> approvedCompensation(CompensationKind kind, const QString &orderNo, QString *error = nullptr)
+    std::optional<Compensation> approvedCompensation(CompensationKind kind, const QString &orderNo,
+                                                     QString *error = nullptr)
     {
-        return approved({kind, orderNo, std::nullopt, {}, QStringLiteral("desk"), QStringLiteral("looks wrong"), {},
-                         std::nullopt, {}},
+        return approved({kind,
+                         orderNo,
+                         std::nullopt,
+                         {},
+                         QStringLiteral("desk"),
+                         QStringLiteral("looks wrong"),
+                         {},
+                         std::nullopt,
+                         {}},
                         error);
     }
 
@@ -228,8 +234,15 @@ private:
                                                std::optional<qint64> amountFen = std::nullopt, QString *error = nullptr,
                                                const RefundItems &items = {})
     {
-        const auto c = approved({CompensationKind::Refund, orderNo, std::nullopt, {}, QStringLiteral("desk"),
-                                 QStringLiteral("customer asked"), payNo, amountFen, items},
+        const auto c = approved({CompensationKind::Refund,
+                                 orderNo,
+                                 std::nullopt,
+                                 {},
+                                 QStringLiteral("desk"),
+                                 QStringLiteral("customer asked"),
+                                 payNo,
+                                 amountFen,
+                                 items},
                                 error);
         if (!c)
             return std::nullopt;
@@ -240,10 +253,18 @@ private:
     }
 
     /// A refund of the order's own payment proposed by the desk (not decided).
-    Result<ProposeOutcome> proposeRefund(const QString &orderNo, const RefundItems &items, std::optional<qint64> amountFen)
+    Result<ProposeOutcome> proposeRefund(const QString &orderNo, const RefundItems &items,
+                                         std::optional<qint64> amountFen)
     {
-        return m_compensations->propose({CompensationKind::Refund, orderNo, std::nullopt, {}, QStringLiteral("desk"),
-                                         QStringLiteral("customer returned goods"), {}, amountFen, items},
+        return m_compensations->propose({CompensationKind::Refund,
+                                         orderNo,
+                                         std::nullopt,
+                                         {},
+                                         QStringLiteral("desk"),
+                                         QStringLiteral("customer returned goods"),
+                                         {},
+                                         amountFen,
+                                         items},
                                         m_clock.nowMs());
     }
 
@@ -275,7 +296,10 @@ private:
         QCOMPARE(outcomes[int(RefundSettlement::AlreadySettled)], 19);
     }
 
-    QString stockOf(const QString &skuId) { return text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {skuId}); }
+    QString stockOf(const QString &skuId)
+    {
+        return text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {skuId});
+    }
 
     /// What the order holds of the SKU by its own ledger: every entry written for it, net.
     QString netStockOf(const QString &orderNo, const QString &skuId)
@@ -291,31 +315,39 @@ private:
 
     qint64 activeCoupons(const QString &orderNo)
     {
-        return count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {orderNo});
+        return count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                     {orderNo});
     }
 
     void verifyRefundedOnce(const Paid &p, const QString &refundNo)
     {
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDED"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {p.orderNo}),
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("REFUNDED"));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                       {p.orderNo}),
                  qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type = ? AND delta = ?"),
-                       {p.orderNo, QString(QStringLiteral("refund:") + refundNo), -kPoints}),
-                 qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {p.orderNo}), QStringLiteral("0"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
-                                      "AND reason = 'refund' AND qty = -2"),
-                       {p.orderNo, p.skuId, QString(QStringLiteral("refund:") + refundNo)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type = ? AND delta = ?"),
+                  {p.orderNo, QString(QStringLiteral("refund:") + refundNo), -kPoints}),
+            qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("0"));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
+                                 "AND reason = 'refund' AND qty = -2"),
+                  {p.orderNo, p.skuId, QString(QStringLiteral("refund:") + refundNo)}),
+            qint64(1));
         QCOMPARE(netStockOf(p.orderNo, p.skuId), QStringLiteral("0"));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {p.skuId}), QStringLiteral("10"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
                        {QString(QStringLiteral("order.refunded:") + p.orderNo)}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'refund.succeeded' AND target = ?"),
-                       {QString(QStringLiteral("refund:") + refundNo)}),
-                 qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refundNo}), QStringLiteral("succeeded"));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'refund.succeeded' AND target = ?"),
+                  {QString(QStringLiteral("refund:") + refundNo)}),
+            qint64(1));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refundNo}),
+                 QStringLiteral("succeeded"));
     }
 
 private Q_SLOTS:
@@ -343,7 +375,8 @@ private Q_SLOTS:
         QVERIFY(refund->ownPayment);
         QCOMPARE(refund->amountFen, kAmount);
         QCOMPARE(refund->paymentNo, p.paymentNo);
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("REFUNDING"));
 
         // Eight submissions at once (approvals sent twice, a follow-up): one call to the platform.
         std::atomic<int> submitFailures{0};
@@ -394,13 +427,15 @@ private Q_SLOTS:
         Patrol patrol(patrolStore, *m_compensations);
         QVERIFY(patrol.runOnce(m_clock.nowMs()).ok());
         const QString subject = QStringLiteral("wechat:") + extra;
-        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'double_payment' AND subject = ?"), {subject}),
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                      {subject}),
                  QStringLiteral("open"));
         // Part of it first (the platform answers success at once, as Alipay does), then the rest.
         const auto first = approvedRefund(p.orderNo, extra, 3000);
         QVERIFY(first);
         QVERIFY(!first->ownPayment);
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("PAID"));
         m_platform.queue(first->refundNo, FakeRefundPlatform::made(first->refundNo, GatewayRefundState::Success));
         auto sent = m_refunds->submit(first->refundNo);
         QVERIFY(sent.ok());
@@ -418,17 +453,21 @@ private Q_SLOTS:
                  RefundSettlement::Settled);
 
         // The order, its payment and its effects are untouched.
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("PAID"));
         QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {p.orderNo}), p.payNo);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {p.orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                       {p.orderNo}),
                  qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {p.skuId}), QStringLiteral("8"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {p.orderNo}), qint64(0));
-        QCOMPARE(text(QStringLiteral("SELECT SUM(amount_fen) FROM refunds WHERE pay_no = ? AND status = 'succeeded'"), {extra}),
+        QCOMPARE(text(QStringLiteral("SELECT SUM(amount_fen) FROM refunds WHERE pay_no = ? AND status = 'succeeded'"),
+                      {extra}),
                  QString::number(kAmount));
         // Given back in full: the next patrol run no longer finds it, and the finding resolves.
         QVERIFY(patrol.runOnce(m_clock.nowMs() + 1).ok());
-        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'double_payment' AND subject = ?"), {subject}),
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                      {subject}),
                  QStringLiteral("resolved"));
     }
 
@@ -460,14 +499,16 @@ private Q_SLOTS:
         QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
         QCOMPARE(stockOf(p.skuId), QStringLiteral("9"));
         QCOMPARE(netStockOf(p.orderNo, p.skuId), QStringLiteral("1"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
-                                      "AND reason = 'refund' AND qty = -1"),
-                       {p.orderNo, p.skuId, QString(QStringLiteral("refund:") + first->refundNo)}),
-                 qint64(1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
+                                 "AND reason = 'refund' AND qty = -1"),
+                  {p.orderNo, p.skuId, QString(QStringLiteral("refund:") + first->refundNo)}),
+            qint64(1));
         // 120 × 2000 / 8800 = 27.27…: 27 points back, rounded down.
         QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints - 27));
         QCOMPARE(activeCoupons(p.orderNo), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.refunded'"),
+        QCOMPARE(count(QStringLiteral(
+                           "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.refunded'"),
                        {p.orderNo}),
                  qint64(0));
         // What is left is what the order is owed: the patrol finds nothing, restore_stock gives nothing.
@@ -530,17 +571,19 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("qty");
         QTest::addColumn<QString>("orderStatus");
         QTest::addColumn<QString>("code");
-        QTest::newRow("amount 0") << qint64(-0) << QString() << qint64(0) << QStringLiteral("PAID") << QStringLiteral("invalid_amount");
+        QTest::newRow("amount 0") << qint64(-0) << QString() << qint64(0) << QStringLiteral("PAID")
+                                  << QStringLiteral("invalid_amount");
         QTest::newRow("negative amount") << qint64(-100) << QString() << qint64(0) << QStringLiteral("PAID")
                                          << QStringLiteral("invalid_amount");
         QTest::newRow("more than paid") << kAmount + 1 << QString() << qint64(0) << QStringLiteral("PAID")
                                         << QStringLiteral("refund_exceeds_payment");
-        QTest::newRow("unknown sku") << qint64(100) << QStringLiteral("SKU-NOT-BOUGHT") << qint64(1) << QStringLiteral("PAID")
-                                     << QStringLiteral("refund_sku_not_in_order");
-        QTest::newRow("more items than bought") << qint64(100) << QStringLiteral("*") << qint64(3) << QStringLiteral("PAID")
-                                                << QStringLiteral("refund_items_exceed_order");
-        QTest::newRow("items without an amount") << qint64(0) << QStringLiteral("*") << qint64(1) << QStringLiteral("PAID")
-                                                 << QStringLiteral("refund_amount_required");
+        QTest::newRow("unknown sku") << qint64(100) << QStringLiteral("SKU-NOT-BOUGHT") << qint64(1)
+                                     << QStringLiteral("PAID") << QStringLiteral("refund_sku_not_in_order");
+        QTest::newRow("more items than bought")
+            << qint64(100) << QStringLiteral("*") << qint64(3) << QStringLiteral("PAID")
+            << QStringLiteral("refund_items_exceed_order");
+        QTest::newRow("items without an amount") << qint64(0) << QStringLiteral("*") << qint64(1)
+                                                 << QStringLiteral("PAID") << QStringLiteral("refund_amount_required");
         QTest::newRow("order REFUNDING") << qint64(100) << QString() << qint64(0) << QStringLiteral("REFUNDING")
                                          << QStringLiteral("order_not_refundable");
         QTest::newRow("order REFUNDED") << qint64(100) << QString() << qint64(0) << QStringLiteral("REFUNDED")
@@ -582,8 +625,8 @@ private Q_SLOTS:
         auto a = proposeRefund(p.orderNo, {{p.skuId, 2}}, 1000);
         auto b = proposeRefund(p.orderNo, {{p.skuId, 1}}, 1000);
         QVERIFY(a.ok() && b.ok());
-        QVERIFY(m_compensations->approve(a.value().compensation.id, QStringLiteral("lead"), QStringLiteral("ok"),
-                                         m_clock.nowMs())
+        QVERIFY(m_compensations
+                    ->approve(a.value().compensation.id, QStringLiteral("lead"), QStringLiteral("ok"), m_clock.nowMs())
                     .ok());
         auto second = m_compensations->approve(b.value().compensation.id, QStringLiteral("lead"), QStringLiteral("ok"),
                                                m_clock.nowMs());
@@ -660,18 +703,20 @@ private Q_SLOTS:
                 outcomes << (decided.ok() ? QStringLiteral("executed") : decided.error().contractCode);
             });
             const qint64 rows = count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE pay_no = ?"), {p.payNo});
-            const qint64 recorded = text(QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0) FROM refunds WHERE pay_no = ?"),
-                                         {p.payNo})
-                                        .toLongLong();
+            const qint64 recorded =
+                text(QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0) FROM refunds WHERE pay_no = ?"), {p.payNo})
+                    .toLongLong();
             qInfo("round %d on %s: %lld refund rows, %lld fen recorded of %lld; %s", round,
-                  qPrintable(dialectName(dialectUnderTest())), rows, recorded, kAmount, qPrintable(outcomes.join(u' ')));
+                  qPrintable(dialectName(dialectUnderTest())), rows, recorded, kAmount,
+                  qPrintable(outcomes.join(u' ')));
             QCOMPARE(rows, kAmount / kPart);
             QCOMPARE(recorded, (kAmount / kPart) * kPart);
             QCOMPARE(outcomes.count(QStringLiteral("executed")), int(kAmount / kPart));
             QCOMPARE(outcomes.count(QStringLiteral("refund_exceeds_payment")), kApprovers - int(kAmount / kPart));
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ? AND status = 'executed'"),
-                           {p.orderNo}),
-                     kAmount / kPart);
+            QCOMPARE(
+                count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ? AND status = 'executed'"),
+                      {p.orderNo}),
+                kAmount / kPart);
             QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
         }
     }
@@ -685,7 +730,8 @@ private Q_SLOTS:
         auto settled = m_refunds->settle(notificationOf(*refund, RefundNotification::State::Closed));
         QVERIFY(settled.ok());
         QCOMPARE(settled.value(), RefundSettlement::Settled);
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("PAID"));
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refund->refundNo}),
                  QStringLiteral("failed"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND subject = ? "
@@ -695,13 +741,15 @@ private Q_SLOTS:
         QCOMPARE(text(QStringLiteral("SELECT status FROM compensations WHERE id = ?"), {refund->compensationId}),
                  QStringLiteral("failed"));
         // Nothing was undone.
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"), {p.orderNo}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                       {p.orderNo}),
                  qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {p.skuId}), QStringLiteral("8"));
         // A success arriving after the failure changes nothing.
         QCOMPARE(m_refunds->settle(notificationOf(*refund, RefundNotification::State::Success)).value(),
                  RefundSettlement::AlreadySettled);
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("PAID"));
 
         // A refusal by the platform fails it the same way.
         const Paid q = paidOrder();
@@ -711,7 +759,8 @@ private Q_SLOTS:
         auto sent = m_refunds->submit(refused->refundNo);
         QVERIFY(sent.ok());
         QCOMPARE(sent.value().status, RefundStatus::Failed);
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {q.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {q.orderNo}),
+                 QStringLiteral("PAID"));
     }
 
     void anUnknownOutcomeIsFollowedUpUnderTheSameNumber()
@@ -756,7 +805,8 @@ private Q_SLOTS:
         QCOMPARE(m_refunds->settle(n).value(), RefundSettlement::Unknown);
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refund->refundNo}),
                  QStringLiteral("processing"));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("REFUNDING"));
     }
 
     // ---- settlement regressions: each of these failed on the code before its fix ----
@@ -787,7 +837,8 @@ private Q_SLOTS:
         const auto refund = approvedRefund(p.orderNo);
         QVERIFY(refund);
         QVERIFY(m_refunds->submit(refund->refundNo).ok()); // processing: the order is REFUNDING
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("REFUNDING"));
         for (int i = 0; i < 2; ++i) {
             QString error;
             const auto restored = approvedCompensation(CompensationKind::RestoreStock, p.orderNo, &error);
@@ -814,8 +865,9 @@ private Q_SLOTS:
         // The refund is closed without paying out: the order is PAID with all it earned.
         QCOMPARE(m_refunds->settle(notificationOf(*refund, RefundNotification::State::Closed)).value(),
                  RefundSettlement::Settled);
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("PAID"));
-        QCOMPARE(activeCoupons(p.orderNo), qint64(1)); // 0 before the fix
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("PAID"));
+        QCOMPARE(activeCoupons(p.orderNo), qint64(1));           // 0 before the fix
         QCOMPARE(pointsOf(p.orderNo), QString::number(kPoints)); // 0 before the fix
         QCOMPARE(stockOf(p.skuId), QStringLiteral("8"));
     }
@@ -835,18 +887,21 @@ private Q_SLOTS:
         }
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refund->refundNo}),
                  QStringLiteral("processing")); // failed before the fix
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}), QStringLiteral("REFUNDING"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
+                 QStringLiteral("REFUNDING"));
         QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_abnormal' AND subject = ? "
                                       "AND order_no = ? AND status = 'open' AND seen_count = 2"),
                        {subject, p.orderNo}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND subject = ?"), {subject}),
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND subject = ?"),
+                       {subject}),
                  qint64(0));
         // Handled by hand at the platform: SUCCESS settles it, and the finding resolves.
         QCOMPARE(m_refunds->settle(notificationOf(*refund, RefundNotification::State::Success)).value(),
                  RefundSettlement::Settled);
         verifyRefundedOnce(p, refund->refundNo);
-        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'refund_abnormal' AND subject = ?"), {subject}),
+        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'refund_abnormal' AND subject = ?"),
+                      {subject}),
                  QStringLiteral("resolved"));
         // The same through the submission's own answer and the follow-up's query.
         const Paid q = paidOrder();
@@ -864,7 +919,8 @@ private Q_SLOTS:
         QVERIFY(m_refunds->followUp(m_clock.nowMs() + 120000).ok());
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {second->refundNo}),
                  QStringLiteral("failed"));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {q.orderNo}), QStringLiteral("PAID"));
+        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {q.orderNo}),
+                 QStringLiteral("PAID"));
     }
 
     void concurrentRefundsOfOnePaymentNeverExceedIt()
@@ -879,9 +935,15 @@ private Q_SLOTS:
                  {extra, p.orderNo, kAmount});
             QList<qint64> ids;
             for (int i = 0; i < 2; ++i) {
-                auto proposed = m_compensations->propose({CompensationKind::Refund, p.orderNo, std::nullopt, {},
-                                                          QStringLiteral("desk"), QStringLiteral("paid twice"), extra,
-                                                          kAmount * 6 / 10, {}},
+                auto proposed = m_compensations->propose({CompensationKind::Refund,
+                                                          p.orderNo,
+                                                          std::nullopt,
+                                                          {},
+                                                          QStringLiteral("desk"),
+                                                          QStringLiteral("paid twice"),
+                                                          extra,
+                                                          kAmount * 6 / 10,
+                                                          {}},
                                                          m_clock.nowMs());
                 QVERIFY(proposed.ok());
                 ids << proposed.value().compensation.id;
@@ -890,9 +952,9 @@ private Q_SLOTS:
                 (void)m_compensations->approve(ids.at(i), QStringLiteral("lead") + QString::number(i),
                                                QStringLiteral("checked"), m_clock.nowMs());
             });
-            const qint64 recorded = text(QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0) FROM refunds WHERE pay_no = ?"),
-                                         {extra})
-                                        .toLongLong();
+            const qint64 recorded =
+                text(QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0) FROM refunds WHERE pay_no = ?"), {extra})
+                    .toLongLong();
             QVERIFY2(recorded <= kAmount, qPrintable(QStringLiteral("round %1: %2 fen of refunds recorded against a "
                                                                     "payment of %3")
                                                          .arg(round)

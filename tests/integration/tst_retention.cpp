@@ -128,7 +128,8 @@ private Q_SLOTS:
         options.days[std::size_t(RetainedTable::Deliveries)] = 0;
         RetentionPruner pruner(store, options);
         QVERIFY(pruner.runOnce(m_now).complete);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = '4200FOREVER'")), qint64(1));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = '4200FOREVER'")),
+                 qint64(1));
     }
 
     // A batch walks its table's time index: it finds the old rows without reading the young
@@ -193,7 +194,7 @@ private:
         for (const char *table : {"callback_deliveries", "pay_callback_log", "outbox"}) {
             const sql::Dialect dialect = m_db.database->dialect();
             const QString statement = dialect == sql::Dialect::MariaDb ? QStringLiteral("ANALYZE TABLE %1")
-                                                                      : QStringLiteral("ANALYZE %1");
+                                                                       : QStringLiteral("ANALYZE %1");
             auto done = m_db.database->read([&](sql::Session &session) -> Result<void> {
                 auto ran = session.exec(statement.arg(QLatin1String(table)), {}, QStringLiteral("analyse"));
                 return ran.ok() ? Result<void>{} : Result<void>(ran.error());
@@ -230,8 +231,9 @@ private:
     }
     void qaRun(const QString &id, const QString &status, qint64 at)
     {
-        exec(QStringLiteral("INSERT INTO qa_runs (scenario_id, kind, params, status, started_by, started_at, finished_at) "
-                            "VALUES (?, 'retry_storm', '{}', ?, 'qa', ?, ?)"),
+        exec(QStringLiteral(
+                 "INSERT INTO qa_runs (scenario_id, kind, params, status, started_by, started_at, finished_at) "
+                 "VALUES (?, 'retry_storm', '{}', ?, 'qa', ?, ?)"),
              {id, status, at, status == u"running" ? QVariant(QMetaType(QMetaType::LongLong)) : QVariant(at)});
     }
 

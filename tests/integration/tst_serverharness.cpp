@@ -15,8 +15,8 @@
 #include <QSet>
 #include <QTcpServer>
 #include <QTcpSocket>
-#include <QThread>
 #include <QTest>
+#include <QThread>
 
 #include <csignal>
 
@@ -33,8 +33,7 @@ struct ClientResult {
     QString output;
 };
 
-ClientResult runClient(const QString &program, const QStringList &arguments,
-                       const QProcessEnvironment &extra = {})
+ClientResult runClient(const QString &program, const QStringList &arguments, const QProcessEnvironment &extra = {})
 {
     QProcess process;
     process.setProcessChannelMode(QProcess::MergedChannels);
@@ -58,19 +57,16 @@ ClientResult psql(const PostgresServer &server, const QString &password, const Q
     QProcessEnvironment env;
     env.insert(u"PGPASSWORD"_s, password);
     return runClient(PostgresServer::binDir() + u"/psql"_s,
-                     {u"-X"_s, u"-A"_s, u"-t"_s, u"-v"_s, u"ON_ERROR_STOP=1"_s, u"-h"_s,
-                      u"127.0.0.1"_s, u"-p"_s, QString::number(server.port()), u"-U"_s,
-                      server.user(), u"-d"_s, server.database(), u"-c"_s, sql},
+                     {u"-X"_s, u"-A"_s, u"-t"_s, u"-v"_s, u"ON_ERROR_STOP=1"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s,
+                      QString::number(server.port()), u"-U"_s, server.user(), u"-d"_s, server.database(), u"-c"_s, sql},
                      env);
 }
 
 ClientResult mariadb(const MariaDbServer &server, const QString &password, const QString &sql)
 {
-    return runClient(u"mariadb"_s,
-                     {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s, u"-P"_s,
-                      QString::number(server.port()), u"-u"_s, server.user(),
-                      u"--password="_s + password, u"-N"_s, u"-B"_s, u"-e"_s, sql,
-                      server.database()});
+    return runClient(u"mariadb"_s, {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s, u"-P"_s,
+                                    QString::number(server.port()), u"-u"_s, server.user(), u"--password="_s + password,
+                                    u"-N"_s, u"-B"_s, u"-e"_s, sql, server.database()});
 }
 
 /// A minimal RESP client: sends one command, returns the first reply line ("+OK",
@@ -204,8 +200,7 @@ void verifyNothingLeft(int port, const QString &folder)
 {
     QVERIFY2(portClosesSoon(port), qPrintable(u"port %1 still open"_s.arg(port)));
     QVERIFY2(!QFileInfo::exists(folder), qPrintable(folder + u" still exists"_s));
-    QVERIFY2(processesMentioning(folder).isEmpty(),
-             qPrintable(processesMentioning(folder).join(u'\n')));
+    QVERIFY2(processesMentioning(folder).isEmpty(), qPrintable(processesMentioning(folder).join(u'\n')));
     // The reaper polls once a second and exits when it finds the folder gone.
     QTRY_COMPARE_WITH_TIMEOUT(reapersFor(folder), 0, 5000);
 }
@@ -293,8 +288,7 @@ private Q_SLOTS:
         QTcpServer squatter; // startAgain must keep its port, so it cannot dodge this
         QVERIFY(squatter.listen(QHostAddress::LocalHost, static_cast<quint16>(port)));
         QVERIFY(!server->startAgain(&error));
-        QVERIFY2(error.contains(u"could not bind"_s) && error.contains(u"Address already in use"_s),
-                 qPrintable(error));
+        QVERIFY2(error.contains(u"could not bind"_s) && error.contains(u"Address already in use"_s), qPrintable(error));
         QVERIFY2(processesMentioning(server->folder()).isEmpty(),
                  qPrintable(processesMentioning(server->folder()).join(u'\n')));
         qInfo("the error reads:\n%s", qPrintable(error));
@@ -323,7 +317,8 @@ private Q_SLOTS:
         auto topology = RedisSentinelTopology::start(options, &error);
         QVERIFY2(sayWhy(topology != nullptr, error), qPrintable(error));
         qInfo("Sentinel topology ready in %lld ms (master, replica in sync, three Sentinels "
-              "that know it all)", timer.elapsed());
+              "that know it all)",
+              timer.elapsed());
         const QString folder = topology->folder();
         QCOMPARE(reapersFor(folder), 1);
         QCOMPARE(topology->masterName(), u"payonce"_s);
@@ -391,7 +386,8 @@ private Q_SLOTS:
         QCOMPARE(topology->cli(original, {u"SET"_s, u"after-failback"_s, u"1"_s}), QByteArray("OK"));
         qInfo("Sentinel failover %lld ms (SIGKILL to every Sentinel naming the replica, promoted), "
               "restart as a synced replica %lld ms, failback %lld ms (SENTINEL FAILOVER to every "
-              "Sentinel naming the original node)", failoverMs, restartMs, failbackMs);
+              "Sentinel naming the original node)",
+              failoverMs, restartMs, failbackMs);
         QVERIFY(!topology->logTail(5).isEmpty());
 
         pids = pidsInFolder(folder); // the restarted node has a new pid
@@ -436,8 +432,9 @@ private Q_SLOTS:
         }
         // Through any node: redis-cli -c follows the MOVED redirections.
         for (int i = 0; i < 50; ++i) {
-            QCOMPARE(cluster->cli(ports.at(i % ports.size()), {u"SET"_s, u"cluster-key-%1"_s.arg(i), QString::number(i)}),
-                     QByteArray("OK"));
+            QCOMPARE(
+                cluster->cli(ports.at(i % ports.size()), {u"SET"_s, u"cluster-key-%1"_s.arg(i), QString::number(i)}),
+                QByteArray("OK"));
         }
         // Replicated before the kill: the failover must not lose them.
         for (const int master : masters)
@@ -530,8 +527,7 @@ private Q_SLOTS:
         qInfo("PostgreSQL ready in %lld ms (initdb, start, CREATE DATABASE)", timer.elapsed());
         const int port = server->port();
         const QString folder = server->folder();
-        QCOMPARE(server->url(),
-                 u"postgresql://payonce:%1@127.0.0.1:%2/payonce"_s.arg(server->password()).arg(port));
+        QCOMPARE(server->url(), u"postgresql://payonce:%1@127.0.0.1:%2/payonce"_s.arg(server->password()).arg(port));
         QCOMPARE(server->urlWithPassword(u"x"_s), u"postgresql://payonce:x@127.0.0.1:%1/payonce"_s.arg(port));
 
         const ClientResult one = psql(*server, server->password(), u"SELECT 1"_s);
@@ -570,8 +566,7 @@ private Q_SLOTS:
         qInfo("MariaDB ready in %lld ms (install-db, start, CREATE USER)", timer.elapsed());
         const int port = server->port();
         const QString folder = server->folder();
-        QCOMPARE(server->url(),
-                 u"mariadb://payonce:%1@127.0.0.1:%2/payonce"_s.arg(server->password()).arg(port));
+        QCOMPARE(server->url(), u"mariadb://payonce:%1@127.0.0.1:%2/payonce"_s.arg(server->password()).arg(port));
 
         const ClientResult one = mariadb(*server, server->password(), u"SELECT 1"_s);
         QVERIFY2(one.exitCode == 0, qPrintable(one.output));
@@ -700,10 +695,8 @@ private Q_SLOTS:
         QElapsedTimer timer;
         timer.start();
         for (const Started &server : std::as_const(servers)) {
-            QTRY_VERIFY2_WITH_TIMEOUT(!loopbackPortAcceptsConnections(server.port)
-                                          && !QFileInfo::exists(server.folder),
-                                      qPrintable(server.kind + u" on port "_s
-                                                 + QString::number(server.port) + u" in "_s
+            QTRY_VERIFY2_WITH_TIMEOUT(!loopbackPortAcceptsConnections(server.port) && !QFileInfo::exists(server.folder),
+                                      qPrintable(server.kind + u" on port "_s + QString::number(server.port) + u" in "_s
                                                  + server.folder + u" is still there"_s),
                                       30'000);
         }
@@ -711,8 +704,7 @@ private Q_SLOTS:
         for (const Started &server : std::as_const(servers)) {
             // The reaper's own `rm -rf` may still be exiting.
             QTRY_VERIFY2_WITH_TIMEOUT(processesMentioning(server.folder).isEmpty(),
-                                      qPrintable(processesMentioning(server.folder).join(u'\n')),
-                                      5000);
+                                      qPrintable(processesMentioning(server.folder).join(u'\n')), 5000);
             QTRY_COMPARE_WITH_TIMEOUT(reapersFor(server.folder), 0, 5000);
         }
     }

@@ -58,7 +58,8 @@ public:
         {
             std::lock_guard lock(m_mutex);
             if (m_loop)
-                QMetaObject::invokeMethod(m_loop, [loop = m_loop] { loop->quit(); }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(
+                    m_loop, [loop = m_loop] { loop->quit(); }, Qt::QueuedConnection);
         }
         m_thread->wait();
         m_thread.reset();
@@ -73,7 +74,8 @@ private:
         options.workerThreads = 4;
         options.authFailuresPerWindow = 10'000; // the 401 rows must not trip the limiter
         const QList<config::AuthToken> tokens{
-            {QStringLiteral("vera"), QStringLiteral("viewer"), config::Secret(QString::fromLatin1(http::sha256Hex(kViewer)))},
+            {QStringLiteral("vera"), QStringLiteral("viewer"),
+             config::Secret(QString::fromLatin1(http::sha256Hex(kViewer)))},
             {QStringLiteral("otto"), QStringLiteral("operator"),
              config::Secret(QString::fromLatin1(http::sha256Hex(kOperator)))},
         };
@@ -132,8 +134,8 @@ QByteArray orderBody(const QString &orderNo, const QJsonObject &change = {})
         {QStringLiteral("order_no"), orderNo},
         {QStringLiteral("user_id"), 10086},
         {QStringLiteral("amount"), QStringLiteral("99.00")},
-        {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU1")},
-                                                         {QStringLiteral("qty"), 1}}}},
+        {QStringLiteral("items"),
+         QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU1")}, {QStringLiteral("qty"), 1}}}},
         {QStringLiteral("reward_coupon_template"), QStringLiteral("WELCOME10")},
         {QStringLiteral("reward_points"), 100},
     };
@@ -206,16 +208,17 @@ void TestSetupApi::initTestCase()
 {
     QString error;
     m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-    QVERIFY2(m_db, qPrintable(QStringLiteral("cannot get a %1 database: %2")
-                                  .arg(dialectName(dialectUnderTest()), error)));
+    QVERIFY2(m_db,
+             qPrintable(QStringLiteral("cannot get a %1 database: %2").arg(dialectName(dialectUnderTest()), error)));
     m_repository = std::make_unique<sql::SqlOrderRepository>(*m_db.database);
     m_service = std::make_unique<core::SetupService>(*m_repository);
     QVERIFY2(m_server.start(*m_service, &error), qPrintable(error));
 
     // The order that the order_exists row collides with, and a SKU.
     QCOMPARE(httpStatusOf(exchange(request("PUT", "/api/v1/skus/SKU1", kOperator, "{\"stock\":100}"))), 200);
-    QCOMPARE(httpStatusOf(exchange(request("POST", "/api/v1/orders", kOperator, orderBody(QStringLiteral("ORD-EXISTS"))))),
-             201);
+    QCOMPARE(
+        httpStatusOf(exchange(request("POST", "/api/v1/orders", kOperator, orderBody(QStringLiteral("ORD-EXISTS"))))),
+        201);
 }
 
 void TestSetupApi::cleanupTestCase()
@@ -265,8 +268,9 @@ void TestSetupApi::createAndReadOrder()
     QCOMPARE(createdBody.value(QStringLiteral("status")).toString(), QStringLiteral("PENDING"));
     QCOMPARE(createdBody.value(QStringLiteral("amount")).toString(), QStringLiteral("99.00"));
 
-    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND amount_fen = 9900 "
-                                                      "AND status = 'PENDING' AND reward_points = 100"),
+    QCOMPARE(countRows(*m_db.database,
+                       QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND amount_fen = 9900 "
+                                      "AND status = 'PENDING' AND reward_points = 100"),
                        {QStringLiteral("ORD001")}),
              1);
     QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM order_items WHERE order_no = ?"),
@@ -297,8 +301,9 @@ void TestSetupApi::createAndReadOrder()
     QCOMPARE(createdBody, expected);
 
     // Optional fields may be left out.
-    const QByteArray bare = orderBody(QStringLiteral("ORD002"), {{QStringLiteral("reward_coupon_template"), QJsonValue::Null},
-                                                                 {QStringLiteral("reward_points"), QJsonValue::Null}});
+    const QByteArray bare = orderBody(QStringLiteral("ORD002"),
+                                      {{QStringLiteral("reward_coupon_template"), QJsonValue::Null},
+                                       {QStringLiteral("reward_points"), QJsonValue::Null}});
     const QByteArray createdBare = exchange(request("POST", "/api/v1/orders", kOperator, bare));
     QCOMPARE(httpStatusOf(createdBare), 201);
     const QJsonObject bareBody = QJsonDocument::fromJson(httpBodyOf(createdBare)).object();
@@ -313,13 +318,16 @@ void TestSetupApi::orderDetailShowsPaymentsEffectsAndFindings()
     // What the callback path and the patrol write (other engineers' code), put in directly.
     auto written = m_db.database->write([](sql::Session &session) -> core::Result<void> {
         const QStringList statements{
-            QStringLiteral("UPDATE orders SET status = 'PAID', version = 2, pay_no = 'WXPAY0001' WHERE order_no = 'ORD-FX'"),
+            QStringLiteral(
+                "UPDATE orders SET status = 'PAID', version = 2, pay_no = 'WXPAY0001' WHERE order_no = 'ORD-FX'"),
             QStringLiteral("INSERT INTO payment_records (payment_no, order_no, channel, status, attempt, amount_fen, "
                            "code_url, created_at, updated_at) VALUES ('PN-FX', 'ORD-FX', 'wechat', 'paid', 2, 9900, "
                            "'weixin:pay?pr=abc', 1, 2)"),
-            QStringLiteral("INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-FX', 'SKU1', 1, 7, 3)"),
-            QStringLiteral("INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, updated_at) "
-                           "VALUES ('ORD-FX', 10086, 'WELCOME10', 'active', 7, 3, 3)"),
+            QStringLiteral(
+                "INSERT INTO stock_log (order_no, sku_id, qty, fence, created_at) VALUES ('ORD-FX', 'SKU1', 1, 7, 3)"),
+            QStringLiteral(
+                "INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, updated_at) "
+                "VALUES ('ORD-FX', 10086, 'WELCOME10', 'active', 7, 3, 3)"),
             QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
                            "VALUES ('ORD-FX', 10086, 'reward', 100, 7, 3)"),
             QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
@@ -360,9 +368,10 @@ void TestSetupApi::orderDetailShowsPaymentsEffectsAndFindings()
              (QJsonArray{QJsonObject{{QStringLiteral("template_id"), QStringLiteral("WELCOME10")},
                                      {QStringLiteral("status"), QStringLiteral("active")}}}));
     QCOMPARE(effects.value(QStringLiteral("points")).toArray(),
-             (QJsonArray{QJsonObject{{QStringLiteral("point_type"), QStringLiteral("reward")}, {QStringLiteral("delta"), 100}},
-                         QJsonObject{{QStringLiteral("point_type"), QStringLiteral("reward_reversal")},
-                                     {QStringLiteral("delta"), -100}}}));
+             (QJsonArray{
+                 QJsonObject{{QStringLiteral("point_type"), QStringLiteral("reward")}, {QStringLiteral("delta"), 100}},
+                 QJsonObject{{QStringLiteral("point_type"), QStringLiteral("reward_reversal")},
+                             {QStringLiteral("delta"), -100}}}));
 
     const QJsonArray findings = order.value(QStringLiteral("findings")).toArray();
     QCOMPARE(findings.size(), 1);
@@ -371,7 +380,8 @@ void TestSetupApi::orderDetailShowsPaymentsEffectsAndFindings()
     QCOMPARE(finding.value(QStringLiteral("status")).toString(), QStringLiteral("open"));
     QCOMPARE(finding.value(QStringLiteral("pay_no")).toString(), QStringLiteral("WXPAY0002"));
     QCOMPARE(finding.value(QStringLiteral("seen_count")).toInteger(), 2);
-    QCOMPARE(finding.value(QStringLiteral("evidence")).toObject().value(QStringLiteral("amount_fen")).toInteger(), 9900);
+    QCOMPARE(finding.value(QStringLiteral("evidence")).toObject().value(QStringLiteral("amount_fen")).toInteger(),
+             9900);
     QCOMPARE(finding.value(QStringLiteral("last_seen_at")).toString(), QStringLiteral("1970-01-01T00:00:01.000Z"));
 }
 
@@ -400,7 +410,8 @@ void TestSetupApi::concurrentCreatesOneWins()
     QCOMPARE(created.load(), 1);
     QCOMPARE(exists.load(), kThreads - 1);
     QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = 'ORD-RACE'")), 1);
-    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM order_items WHERE order_no = 'ORD-RACE'")), 2);
+    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM order_items WHERE order_no = 'ORD-RACE'")),
+             2);
 }
 
 void TestSetupApi::errors_data()
@@ -427,13 +438,15 @@ void TestSetupApi::errors_data()
     // A missing field: the message names it.
     for (const char *field : {"order_no", "user_id", "amount", "items"}) {
         const QString name = QString::fromLatin1(field);
-        QTest::addRow("missing %s", field) << postChange({{name, QJsonValue::Null}}) << 400 << invalid
-                                           << QStringLiteral("\"%1\"").arg(name);
+        QTest::addRow("missing %s", field)
+            << postChange({{name, QJsonValue::Null}}) << 400 << invalid << QStringLiteral("\"%1\"").arg(name);
     }
-    QTest::newRow("missing items[0].sku_id") << postChange({{QStringLiteral("items"), items({item(QJsonValue::Null, 1)})}})
-                                             << 400 << invalid << QStringLiteral("items[0].sku_id");
+    QTest::newRow("missing items[0].sku_id")
+        << postChange({{QStringLiteral("items"), items({item(QJsonValue::Null, 1)})}}) << 400 << invalid
+        << QStringLiteral("items[0].sku_id");
     QTest::newRow("missing items[1].qty")
-        << postChange({{QStringLiteral("items"), items({item(QStringLiteral("SKU1"), 1), item(QStringLiteral("SKU2"), QJsonValue::Null)})}})
+        << postChange({{QStringLiteral("items"),
+                        items({item(QStringLiteral("SKU1"), 1), item(QStringLiteral("SKU2"), QJsonValue::Null)})}})
         << 400 << invalid << QStringLiteral("items[1].qty");
     QTest::newRow("PUT sku without stock") << request("PUT", "/api/v1/skus/SKU-NEW", kOperator, "{\"stok\":1}") << 400
                                            << invalid << QStringLiteral("\"stock\"");
@@ -447,10 +460,10 @@ void TestSetupApi::errors_data()
         QTest::addRow("amount \"%s\"", amount) << postChange({{QStringLiteral("amount"), QString::fromLatin1(amount)}})
                                                << 400 << invalidAmount << QStringLiteral("amount");
     }
-    QTest::newRow("amount 99.0 as a JSON number") << postChange({{QStringLiteral("amount"), 99.0}}) << 400 << invalidAmount
-                                                  << QStringLiteral("amount");
-    QTest::newRow("amount 99 as a JSON number") << postChange({{QStringLiteral("amount"), 99}}) << 400 << invalidAmount
-                                                << QStringLiteral("amount");
+    QTest::newRow("amount 99.0 as a JSON number")
+        << postChange({{QStringLiteral("amount"), 99.0}}) << 400 << invalidAmount << QStringLiteral("amount");
+    QTest::newRow("amount 99 as a JSON number")
+        << postChange({{QStringLiteral("amount"), 99}}) << 400 << invalidAmount << QStringLiteral("amount");
 
     // order_no and sku_id: 1-64 of [A-Za-z0-9_-].
     for (const QString &orderNo : {QStringLiteral("ORD 1"), QStringLiteral("ORD.1"), QStringLiteral("ORD#1"),
@@ -458,19 +471,23 @@ void TestSetupApi::errors_data()
         QTest::addRow("order_no \"%s\"", qPrintable(orderNo.left(12)))
             << post(orderBody(orderNo)) << 400 << invalid << QStringLiteral("order_no");
     }
-    QTest::newRow("sku_id with a dot") << postChange({{QStringLiteral("items"), items({item(QStringLiteral("SKU.1"), 1)})}})
+    QTest::newRow("sku_id with a dot") << postChange(
+        {{QStringLiteral("items"), items({item(QStringLiteral("SKU.1"), 1)})}})
                                        << 400 << invalid << QStringLiteral("items[0].sku_id");
     QTest::newRow("sku_id of 65") << postChange({{QStringLiteral("items"), items({item(QString(65, u'S'), 1)})}}) << 400
                                   << invalid << QStringLiteral("items[0].sku_id");
-    QTest::newRow("PUT sku_id with a bad character") << request("PUT", "/api/v1/skus/SKU%2A1", kOperator, "{\"stock\":1}")
-                                                     << 400 << invalid << QStringLiteral("sku_id");
-    QTest::newRow("PUT sku_id of 65") << request("PUT", "/api/v1/skus/" + QByteArray(65, 'S'), kOperator, "{\"stock\":1}")
+    QTest::newRow("PUT sku_id with a bad character")
+        << request("PUT", "/api/v1/skus/SKU%2A1", kOperator, "{\"stock\":1}") << 400 << invalid
+        << QStringLiteral("sku_id");
+    QTest::newRow("PUT sku_id of 65") << request("PUT", "/api/v1/skus/" + QByteArray(65, 'S'), kOperator,
+                                                 "{\"stock\":1}")
                                       << 400 << invalid << QStringLiteral("sku_id");
     QTest::newRow("GET order_no of 65") << request("GET", "/api/v1/orders/" + QByteArray(65, 'O'), kViewer) << 400
                                         << invalid << QStringLiteral("order_no");
 
     // Other field rules.
-    QTest::newRow("user_id 0") << postChange({{QStringLiteral("user_id"), 0}}) << 400 << invalid << QStringLiteral("user_id");
+    QTest::newRow("user_id 0") << postChange({{QStringLiteral("user_id"), 0}}) << 400 << invalid
+                               << QStringLiteral("user_id");
     QTest::newRow("user_id negative") << postChange({{QStringLiteral("user_id"), -5}}) << 400 << invalid
                                       << QStringLiteral("user_id");
     QTest::newRow("user_id as a string") << postChange({{QStringLiteral("user_id"), QStringLiteral("10086")}}) << 400
@@ -479,35 +496,35 @@ void TestSetupApi::errors_data()
                                  << QStringLiteral("user_id");
     QTest::newRow("items empty") << postChange({{QStringLiteral("items"), QJsonArray()}}) << 400 << invalid
                                  << QStringLiteral("items");
-    QTest::newRow("items not an array") << postChange({{QStringLiteral("items"), QStringLiteral("SKU1")}}) << 400 << invalid
-                                        << QStringLiteral("items");
+    QTest::newRow("items not an array") << postChange({{QStringLiteral("items"), QStringLiteral("SKU1")}}) << 400
+                                        << invalid << QStringLiteral("items");
     QTest::newRow("qty 0") << postChange({{QStringLiteral("items"), items({item(QStringLiteral("SKU1"), 0)})}}) << 400
                            << invalid << QStringLiteral("items[0].qty");
-    QTest::newRow("qty 1.5") << postChange({{QStringLiteral("items"), items({item(QStringLiteral("SKU1"), 1.5)})}}) << 400
-                             << invalid << QStringLiteral("items[0].qty");
-    QTest::newRow("duplicate sku")
-        << postChange({{QStringLiteral("items"), items({item(QStringLiteral("SKU1"), 1), item(QStringLiteral("SKU1"), 2)})}})
-        << 400 << invalid << QStringLiteral("items[1].sku_id");
-    QTest::newRow("reward_points negative") << postChange({{QStringLiteral("reward_points"), -1}}) << 400 << invalid
-                                            << QStringLiteral("reward_points");
-    QTest::newRow("reward_coupon_template bad") << postChange({{QStringLiteral("reward_coupon_template"), QStringLiteral("A B")}})
-                                                << 400 << invalid << QStringLiteral("reward_coupon_template");
-    QTest::newRow("stock negative") << request("PUT", "/api/v1/skus/SKU-NEW", kOperator, "{\"stock\":-1}") << 400 << invalid
-                                    << QStringLiteral("stock");
+    QTest::newRow("qty 1.5") << postChange({{QStringLiteral("items"), items({item(QStringLiteral("SKU1"), 1.5)})}})
+                             << 400 << invalid << QStringLiteral("items[0].qty");
+    QTest::newRow("duplicate sku") << postChange(
+        {{QStringLiteral("items"), items({item(QStringLiteral("SKU1"), 1), item(QStringLiteral("SKU1"), 2)})}})
+                                   << 400 << invalid << QStringLiteral("items[1].sku_id");
+    QTest::newRow("reward_points negative")
+        << postChange({{QStringLiteral("reward_points"), -1}}) << 400 << invalid << QStringLiteral("reward_points");
+    QTest::newRow("reward_coupon_template bad")
+        << postChange({{QStringLiteral("reward_coupon_template"), QStringLiteral("A B")}}) << 400 << invalid
+        << QStringLiteral("reward_coupon_template");
+    QTest::newRow("stock negative") << request("PUT", "/api/v1/skus/SKU-NEW", kOperator, "{\"stock\":-1}") << 400
+                                    << invalid << QStringLiteral("stock");
     QTest::newRow("stock as a string") << request("PUT", "/api/v1/skus/SKU-NEW", kOperator, "{\"stock\":\"5\"}") << 400
                                        << invalid << QStringLiteral("stock");
-    QTest::newRow("stock malformed JSON") << request("PUT", "/api/v1/skus/SKU-NEW", kOperator, "{stock:5}") << 400 << invalid
-                                          << QStringLiteral("JSON");
+    QTest::newRow("stock malformed JSON")
+        << request("PUT", "/api/v1/skus/SKU-NEW", kOperator, "{stock:5}") << 400 << invalid << QStringLiteral("JSON");
 
     // Unknown things, existing things.
     QTest::newRow("unknown order 404") << request("GET", "/api/v1/orders/ORD-NOPE", kViewer) << 404
                                        << QStringLiteral("order_not_found") << QStringLiteral("ORD-NOPE");
     QTest::newRow("unknown sku 404") << request("GET", "/api/v1/skus/SKU-NOPE", kViewer) << 404
                                      << QStringLiteral("sku_not_found") << QStringLiteral("SKU-NOPE");
-    QTest::newRow("existing order_no 409")
-        << post(orderBody(QStringLiteral("ORD-EXISTS"),
-                          {{QStringLiteral("items"), items({item(QStringLiteral("SKU-OTHER"), 5)})}}))
-        << 409 << QStringLiteral("order_exists") << QStringLiteral("ORD-EXISTS");
+    QTest::newRow("existing order_no 409") << post(orderBody(
+        QStringLiteral("ORD-EXISTS"), {{QStringLiteral("items"), items({item(QStringLiteral("SKU-OTHER"), 5)})}}))
+                                           << 409 << QStringLiteral("order_exists") << QStringLiteral("ORD-EXISTS");
 
     // Roles.
     QTest::newRow("viewer on PUT sku 403") << request("PUT", "/api/v1/skus/SKU-NEW", kViewer, "{\"stock\":1}") << 403
@@ -520,8 +537,8 @@ void TestSetupApi::errors_data()
                                                 << QStringLiteral("unauthenticated") << QString();
     QTest::newRow("no token on GET order 401") << request("GET", "/api/v1/orders/ORD-EXISTS", kNoToken) << 401
                                                << QStringLiteral("unauthenticated") << QString();
-    QTest::newRow("no token on GET sku 401") << request("GET", "/api/v1/skus/SKU1", kNoToken) << 401
-                                             << QStringLiteral("unauthenticated") << QString();
+    QTest::newRow("no token on GET sku 401")
+        << request("GET", "/api/v1/skus/SKU1", kNoToken) << 401 << QStringLiteral("unauthenticated") << QString();
     QTest::newRow("unknown token on POST order 401") << post(orderBody(QStringLiteral("ORD-NEW")), "wrong-token") << 401
                                                      << QStringLiteral("unauthenticated") << QString();
 }
@@ -552,10 +569,12 @@ void TestSetupApi::errors()
 
     QCOMPARE(counts(), before);
     // Nothing of the refused request is anywhere.
-    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no IN ('ORD-NEW', 'ORD-BIG')")),
+    QCOMPARE(countRows(*m_db.database,
+                       QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no IN ('ORD-NEW', 'ORD-BIG')")),
              0);
     QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM skus WHERE sku_id = 'SKU-NEW'")), 0);
-    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM order_items WHERE sku_id = 'SKU-OTHER'")), 0);
+    QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM order_items WHERE sku_id = 'SKU-OTHER'")),
+             0);
 }
 
 QTEST_GUILESS_MAIN(TestSetupApi)

@@ -57,7 +57,8 @@ const char *const kWeChatCheck =
     "pub.verify(base64.b64decode(rd('signature')), message, padding.PKCS1v15(), hashes.SHA256())\n"
     "n = json.loads(body)\n"
     "r = n['resource']\n"
-    "plain = AESGCM(rd('apiv3')).decrypt(r['nonce'].encode(), base64.b64decode(r['ciphertext']), r['associated_data'].encode())\n"
+    "plain = AESGCM(rd('apiv3')).decrypt(r['nonce'].encode(), base64.b64decode(r['ciphertext']), "
+    "r['associated_data'].encode())\n"
     "print(json.dumps({'notification': n, 'transaction': json.loads(plain)}))\n";
 
 // Decodes an Alipay form and writes the sorted k=v string (without sign, sign_type and
@@ -65,7 +66,8 @@ const char *const kWeChatCheck =
 const char *const kAlipayPrepare =
     "import sys, json, base64, urllib.parse\n"
     "d = sys.argv[1]\n"
-    "pairs = urllib.parse.parse_qsl(open(d + '/form', 'rb').read().decode('utf-8'), keep_blank_values=True, strict_parsing=True)\n"
+    "pairs = urllib.parse.parse_qsl(open(d + '/form', 'rb').read().decode('utf-8'), keep_blank_values=True, "
+    "strict_parsing=True)\n"
     "fields = dict(pairs)\n"
     "content = '&'.join(k + '=' + v for k, v in sorted(pairs) if k not in ('sign', 'sign_type'))\n"
     "open(d + '/content', 'wb').write(content.encode('utf-8'))\n"
@@ -93,7 +95,10 @@ public:
         });
         m_clock.start();
     }
-    QString url(const char *path) const { return QStringLiteral("http://127.0.0.1:%1").arg(m_server.serverPort()) + QLatin1String(path); }
+    QString url(const char *path) const
+    {
+        return QStringLiteral("http://127.0.0.1:%1").arg(m_server.serverPort()) + QLatin1String(path);
+    }
 
     QList<Delivery> deliveries;
     int failFirst = 0;
@@ -156,7 +161,7 @@ private:
             else
                 body = "{\"code\":\"SUCCESS\",\"message\":\"OK\"}";
             const QByteArray answer = "HTTP/1.1 " + status + "\r\nContent-Type: text/plain\r\nContent-Length: "
-                + QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+                                      + QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
             QTimer::singleShot(holdMs, socket, [this, socket, answer] {
                 --inFlight;
                 socket->write(answer);
@@ -234,10 +239,10 @@ void TestSimNotify::initTestCase()
     m_sim.setProcessChannelMode(QProcess::ForwardedErrorChannel);
     m_sim.start(QStringLiteral(PAYONCE_SIM_PATH),
                 {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(m_port),
-                 QStringLiteral("--merchant-public-key"), fixture("merchant_pub.pem"),
-                 QStringLiteral("--mchid"), kMchid, QStringLiteral("--appid"), kAppid,
-                 QStringLiteral("--alipay-app-id"), kAlipayAppId, QStringLiteral("--alipay-seller-id"), kSellerId,
-                 QStringLiteral("--platform-key-out"), keyOut, QStringLiteral("--exit-with-parent")});
+                 QStringLiteral("--merchant-public-key"), fixture("merchant_pub.pem"), QStringLiteral("--mchid"),
+                 kMchid, QStringLiteral("--appid"), kAppid, QStringLiteral("--alipay-app-id"), kAlipayAppId,
+                 QStringLiteral("--alipay-seller-id"), kSellerId, QStringLiteral("--platform-key-out"), keyOut,
+                 QStringLiteral("--exit-with-parent")});
     QVERIFY2(m_sim.waitForStarted(10000), qPrintable(m_sim.errorString()));
     QElapsedTimer waited;
     waited.start();
@@ -335,8 +340,9 @@ QString TestSimNotify::createAndPay(core::Channel channel, const QString &notify
         qWarning("create: %s", qPrintable(created.error().internalMessage));
         return {};
     }
-    const QJsonObject paid = control("POST", QStringLiteral("/sim/pay"),
-                                     {{QStringLiteral("channel"), core::channelName(channel)}, {QStringLiteral("out_trade_no"), request.paymentNo}});
+    const QJsonObject paid = control(
+        "POST", QStringLiteral("/sim/pay"),
+        {{QStringLiteral("channel"), core::channelName(channel)}, {QStringLiteral("out_trade_no"), request.paymentNo}});
     if (paid.value(u"notify_url").toString() != notifyUrl)
         qWarning("the trade's notify_url is %s", qPrintable(paid.value(u"notify_url").toString()));
     if (payNo)
@@ -364,9 +370,11 @@ QString TestSimNotify::refund(core::Channel channel, const QString &outTradeNo, 
 
 QJsonObject TestSimNotify::refundNotification(const QString &outTradeNo, const QString &refundNo)
 {
-    const QJsonArray all = control("GET", QStringLiteral("/sim/notifications/") + outTradeNo).value(u"notifications").toArray();
+    const QJsonArray all =
+        control("GET", QStringLiteral("/sim/notifications/") + outTradeNo).value(u"notifications").toArray();
     for (const QJsonValue &n : all) {
-        if (n.toObject().value(u"kind").toString() == u"refund" && n.toObject().value(u"out_refund_no").toString() == refundNo)
+        if (n.toObject().value(u"kind").toString() == u"refund"
+            && n.toObject().value(u"out_refund_no").toString() == refundNo)
             return n.toObject();
     }
     return {};
@@ -376,10 +384,12 @@ QString TestSimNotify::writeWeChatDelivery(const Delivery &d, const QString &nam
 {
     const QString folder = m_dir.filePath(name);
     QDir().mkpath(folder);
-    const QList<QPair<const char *, QByteArray>> files{
-        {"platform.pem", m_platformPem}, {"apiv3", kApiv3Key}, {"body", d.body},
-        {"timestamp", d.headers.value("wechatpay-timestamp")}, {"nonce", d.headers.value("wechatpay-nonce")},
-        {"signature", d.headers.value("wechatpay-signature")}};
+    const QList<QPair<const char *, QByteArray>> files{{"platform.pem", m_platformPem},
+                                                       {"apiv3", kApiv3Key},
+                                                       {"body", d.body},
+                                                       {"timestamp", d.headers.value("wechatpay-timestamp")},
+                                                       {"nonce", d.headers.value("wechatpay-nonce")},
+                                                       {"signature", d.headers.value("wechatpay-signature")}};
     for (const auto &[file, bytes] : files) {
         QFile f(folder + u'/' + QLatin1String(file));
         if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
@@ -391,9 +401,10 @@ QString TestSimNotify::writeWeChatDelivery(const Delivery &d, const QString &nam
 bool TestSimNotify::alipaySignVerifies(const QString &folder)
 {
     QProcess openssl;
-    openssl.start(QStringLiteral("openssl"), {QStringLiteral("dgst"), QStringLiteral("-sha256"), QStringLiteral("-verify"),
-                                              m_dir.filePath(QStringLiteral("platform.pem")), QStringLiteral("-signature"),
-                                              folder + QStringLiteral("/sign.bin"), folder + QStringLiteral("/content")});
+    openssl.start(QStringLiteral("openssl"),
+                  {QStringLiteral("dgst"), QStringLiteral("-sha256"), QStringLiteral("-verify"),
+                   m_dir.filePath(QStringLiteral("platform.pem")), QStringLiteral("-signature"),
+                   folder + QStringLiteral("/sign.bin"), folder + QStringLiteral("/content")});
     return openssl.waitForFinished(30000) && openssl.exitStatus() == QProcess::NormalExit && openssl.exitCode() == 0;
 }
 
@@ -411,7 +422,11 @@ callbacks::PlatformNotificationVerifier TestSimNotify::simVerifier() const
 
 QJsonObject TestSimNotify::notification(const QString &outTradeNo)
 {
-    return control("GET", QStringLiteral("/sim/notifications/") + outTradeNo).value(u"notifications").toArray().first().toObject();
+    return control("GET", QStringLiteral("/sim/notifications/") + outTradeNo)
+        .value(u"notifications")
+        .toArray()
+        .first()
+        .toObject();
 }
 
 QJsonObject TestSimNotify::runPython(const char *script, const QString &folder, bool expectFailure)
@@ -500,7 +515,10 @@ void TestSimNotify::wechatNotificationVerifiesAndDecrypts()
 void TestSimNotify::failuresAreRedeliveredOnTheScaledSchedule()
 {
     // 15 s, 15 s, 30 s, 3 min scaled by 0.005: 75, 75, 150 ms, then 900 ms.
-    QCOMPARE(control("POST", QStringLiteral("/sim/notify-config"), {{QStringLiteral("time_scale"), 0.005}}).value(u"time_scale").toDouble(), 0.005);
+    QCOMPARE(control("POST", QStringLiteral("/sim/notify-config"), {{QStringLiteral("time_scale"), 0.005}})
+                 .value(u"time_scale")
+                 .toDouble(),
+             0.005);
     m_receiver.failFirst = 3;
     const QString outTradeNo = createAndPay(core::Channel::WeChat, m_receiver.url("/wechat"), 1234);
     QVERIFY(!outTradeNo.isEmpty());
@@ -510,8 +528,9 @@ void TestSimNotify::failuresAreRedeliveredOnTheScaledSchedule()
     const qint64 expected[] = {75, 75, 150};
     for (int i = 1; i < 4; ++i) {
         const qint64 gap = d.at(i).receivedMs - d.at(i - 1).receivedMs;
-        QVERIFY2(gap >= expected[i - 1] - 10 && gap < expected[i - 1] + 2000,
-                 qPrintable(QStringLiteral("gap %1: %2 ms, expected about %3 ms").arg(i).arg(gap).arg(expected[i - 1])));
+        QVERIFY2(
+            gap >= expected[i - 1] - 10 && gap < expected[i - 1] + 2000,
+            qPrintable(QStringLiteral("gap %1: %2 ms, expected about %3 ms").arg(i).arg(gap).arg(expected[i - 1])));
     }
     // Same notification every time (same body), freshly signed per attempt.
     QCOMPARE(d.at(3).body, d.at(0).body);
@@ -521,7 +540,17 @@ void TestSimNotify::failuresAreRedeliveredOnTheScaledSchedule()
     QCOMPARE(state.value(u"deliveries").toInt(), 4);
     QCOMPARE(state.value(u"state").toString(), QStringLiteral("acknowledged"));
     QCOMPARE(state.value(u"history").toArray().size(), 4);
-    QCOMPARE(state.value(u"history").toArray().first().toObject().value(u"results").toArray().first().toObject().value(u"status").toInt(), 500);
+    QCOMPARE(state.value(u"history")
+                 .toArray()
+                 .first()
+                 .toObject()
+                 .value(u"results")
+                 .toArray()
+                 .first()
+                 .toObject()
+                 .value(u"status")
+                 .toInt(),
+             500);
     // Nothing more after the acknowledgement (the 5th attempt would be 900 ms later).
     QTest::qWait(1500);
     QCOMPARE(m_receiver.deliveries.size(), 4);
@@ -579,8 +608,9 @@ void TestSimNotify::alipayFormVerifiesWithOpenssl()
 
 void TestSimNotify::duplicateFaultSendsConcurrentCopies()
 {
-    const QJsonObject faults = control("POST", QStringLiteral("/sim/faults"),
-                                       {{QStringLiteral("channel"), QStringLiteral("wechat")}, {QStringLiteral("duplicate"), 6}});
+    const QJsonObject faults = control(
+        "POST", QStringLiteral("/sim/faults"),
+        {{QStringLiteral("channel"), QStringLiteral("wechat")}, {QStringLiteral("duplicate"), 6}});
     QCOMPARE(faults.value(u"wechat").toObject().value(u"duplicate").toInt(), 6);
     m_receiver.holdMs = 700; // every copy must be in flight before the first is answered
     const QString outTradeNo = createAndPay(core::Channel::WeChat, m_receiver.url("/wechat"), 500);
@@ -589,7 +619,8 @@ void TestSimNotify::duplicateFaultSendsConcurrentCopies()
     QCOMPARE(m_receiver.maxInFlight, 6);
     for (const Delivery &d : std::as_const(m_receiver.deliveries)) {
         QCOMPARE(d.body, m_receiver.deliveries.first().body);
-        QCOMPARE(d.headers.value("wechatpay-signature"), m_receiver.deliveries.first().headers.value("wechatpay-signature"));
+        QCOMPARE(d.headers.value("wechatpay-signature"),
+                 m_receiver.deliveries.first().headers.value("wechatpay-signature"));
     }
     QTRY_COMPARE_WITH_TIMEOUT(notification(outTradeNo).value(u"deliveries").toInt(), 6, 5000);
     const QJsonObject state = notification(outTradeNo);
@@ -630,7 +661,8 @@ void TestSimNotify::refusedConnectionGivesUpToo()
     // nothing listens on.
     control("POST", QStringLiteral("/sim/notify-config"), {{QStringLiteral("time_scale"), 0.00005}});
     const int closedPort = testsupport::freeLoopbackPort();
-    const QString outTradeNo = createAndPay(core::Channel::Alipay, QStringLiteral("http://127.0.0.1:%1/alipay").arg(closedPort), 100);
+    const QString outTradeNo = createAndPay(core::Channel::Alipay,
+                                            QStringLiteral("http://127.0.0.1:%1/alipay").arg(closedPort), 100);
     QVERIFY(!outTradeNo.isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(notification(outTradeNo).value(u"gave_up").toBool(), 30000);
     const QJsonObject state = notification(outTradeNo);
@@ -655,7 +687,8 @@ void TestSimNotify::callbackTargetsAndRedeliver()
     QCOMPARE(notification(outTradeNo).value(u"targets").toArray().size(), 2);
 
     // A gateway replay: the same bytes once more, to every target, after the acknowledgement.
-    const QJsonObject replayed = control("POST", QStringLiteral("/sim/notifications/") + outTradeNo + QStringLiteral("/redeliver"));
+    const QJsonObject replayed = control("POST", QStringLiteral("/sim/notifications/") + outTradeNo
+                                                     + QStringLiteral("/redeliver"));
     QCOMPARE(replayed.value(u"notifications").toArray().size(), 1);
     QTRY_COMPARE_WITH_TIMEOUT(m_receiver.deliveries.size(), 4, 10000);
     const QList<Delivery> atWeChat = m_receiver.at("/wechat");
@@ -698,7 +731,8 @@ void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
     QVERIFY(!outTradeNo.isEmpty());
     QTRY_COMPARE_WITH_TIMEOUT(m_receiver.at("/wechat").size(), 1, 10000);
     if (refundFails)
-        control("POST", QStringLiteral("/sim/faults"), {{QStringLiteral("channel"), QStringLiteral("wechat")}, {QStringLiteral("refund_fail"), true}});
+        control("POST", QStringLiteral("/sim/faults"),
+                {{QStringLiteral("channel"), QStringLiteral("wechat")}, {QStringLiteral("refund_fail"), true}});
     const QString refundNo = refund(core::Channel::WeChat, outTradeNo, 2500, 9900, m_receiver.url("/wechat-refund"));
     QVERIFY(!refundNo.isEmpty());
     QTRY_COMPARE_WITH_TIMEOUT(m_receiver.at("/wechat-refund").size(), 1, 10000);
@@ -707,9 +741,11 @@ void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
 
     const QString folder = writeWeChatDelivery(d, QStringLiteral("wechat-refund-%1").arg(refundFails));
     const QJsonObject checked = runPython(kWeChatCheck, folder);
-    QVERIFY2(!checked.isEmpty(), "the refund notification's signature or resource did not verify with python3-cryptography");
+    QVERIFY2(!checked.isEmpty(),
+             "the refund notification's signature or resource did not verify with python3-cryptography");
     const QJsonObject n = checked.value(u"notification").toObject();
-    QCOMPARE(n.value(u"event_type").toString(), refundFails ? QStringLiteral("REFUND.CLOSED") : QStringLiteral("REFUND.SUCCESS"));
+    QCOMPARE(n.value(u"event_type").toString(),
+             refundFails ? QStringLiteral("REFUND.CLOSED") : QStringLiteral("REFUND.SUCCESS"));
     const QJsonObject resource = n.value(u"resource").toObject();
     QCOMPARE(resource.value(u"original_type").toString(), QStringLiteral("refund"));
     QCOMPARE(resource.value(u"associated_data").toString(), QStringLiteral("refund"));
@@ -736,13 +772,15 @@ void TestSimNotify::wechatRefundNotificationVerifiesAndDecrypts()
     QCOMPARE(verified->refundId, r.value(u"refund_id").toString());
     QCOMPARE(verified->payNo, payNo);
     QCOMPARE(verified->amountFen, std::optional<qint64>(2500));
-    QCOMPARE(verified->state, refundFails ? core::RefundNotification::State::Closed : core::RefundNotification::State::Success);
+    QCOMPARE(verified->state,
+             refundFails ? core::RefundNotification::State::Closed : core::RefundNotification::State::Success);
     // ... and the payment verifier does not take it for a payment.
     QVERIFY(!simVerifier().verify(raw, true, QDateTime::currentMSecsSinceEpoch()).ok());
 
     QTRY_VERIFY_WITH_TIMEOUT(refundNotification(outTradeNo, refundNo).value(u"acknowledged").toBool(), 5000);
     const QJsonObject state = refundNotification(outTradeNo, refundNo);
-    QCOMPARE(state.value(u"refund_state").toString(), refundFails ? QStringLiteral("CLOSED") : QStringLiteral("SUCCESS"));
+    QCOMPARE(state.value(u"refund_state").toString(),
+             refundFails ? QStringLiteral("CLOSED") : QStringLiteral("SUCCESS"));
     QCOMPARE(state.value(u"attempts").toInt(), 1);
     QCOMPARE(state.value(u"max_attempts").toInt(), 16);
 }

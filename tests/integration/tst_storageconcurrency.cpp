@@ -79,7 +79,8 @@ private Q_SLOTS:
             const QString payNo = QStringLiteral("PAY-INSERT-%1").arg(round);
             Tally tally;
             runConcurrently(kThreads, [&](int) {
-                auto outcome = log.insertAccepted({QStringLiteral("wechat"), payNo, QStringLiteral("ORD-X"), 9900, {}, {}});
+                auto outcome = log.insertAccepted(
+                    {QStringLiteral("wechat"), payNo, QStringLiteral("ORD-X"), 9900, {}, {}});
                 if (!outcome)
                     tally.error(outcome.error());
                 else if (outcome.value() == InsertOutcome::Inserted)
@@ -256,12 +257,12 @@ private Q_SLOTS:
         };
 
         // Phase 1: the interleaving a paused lock holder produces.
-        QCOMPARE(ask(a, 10), QStringLiteral("ok"));      // A holds the lock with 10
-        QCOMPARE(ask(b, 20), QStringLiteral("ok"));      // A's lease ran out; B got 20
-        QCOMPARE(ask(a, 11), QStringLiteral("stale"));   // A wakes up: refused
+        QCOMPARE(ask(a, 10), QStringLiteral("ok"));    // A holds the lock with 10
+        QCOMPARE(ask(b, 20), QStringLiteral("ok"));    // A's lease ran out; B got 20
+        QCOMPARE(ask(a, 11), QStringLiteral("stale")); // A wakes up: refused
         QCOMPARE(ask(a, 10), QStringLiteral("stale"));
         QCOMPARE(ask(b, 21), QStringLiteral("ok"));
-        QCOMPARE(ask(a, 30), QStringLiteral("ok"));      // A's next lease
+        QCOMPARE(ask(a, 30), QStringLiteral("ok")); // A's next lease
         QCOMPARE(ask(b, 25), QStringLiteral("stale"));
         QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT fence FROM orders WHERE order_no = ?"), {orderNo}),
                  qint64(30));
@@ -311,8 +312,8 @@ private Q_SLOTS:
         const QList<qint64> &tokens = accepted.value();
         QCOMPARE(tokens.size(), 4 + (answers - refused));
         for (qsizetype i = 1; i < tokens.size(); ++i)
-            QVERIFY2(tokens[i] > tokens[i - 1], qPrintable(QStringLiteral("accepted %1 after %2")
-                                                               .arg(tokens[i]).arg(tokens[i - 1])));
+            QVERIFY2(tokens[i] > tokens[i - 1],
+                     qPrintable(QStringLiteral("accepted %1 after %2").arg(tokens[i]).arg(tokens[i - 1])));
         qInfo("phase 2: %d writes, %d refused as stale", answers, refused);
     }
 
@@ -341,9 +342,13 @@ int runFenceWriter(const QString &url, const QString &orderNo)
             if (!written || written.value() != TransitionOutcome::Transitioned)
                 return written;
             // Same transaction: the log row exists only if the fenced write committed.
-            auto logged = audit.append({QStringLiteral("test"), QStringLiteral("test.fenced_write"),
-                                        QStringLiteral("order:") + orderNo, {}, QString::number(token),
-                                        QStringLiteral("fencing test"), {}});
+            auto logged = audit.append({QStringLiteral("test"),
+                                        QStringLiteral("test.fenced_write"),
+                                        QStringLiteral("order:") + orderNo,
+                                        {},
+                                        QString::number(token),
+                                        QStringLiteral("fencing test"),
+                                        {}});
             if (!logged)
                 return logged.error();
             return written;

@@ -29,7 +29,8 @@ namespace {
 
 constexpr int kIntervalMs = 5;
 constexpr int kTicks = 10000;
-constexpr qint64 kRssGrowthBoundKiB = 16 * 1024; // the slow client may cost the agent at most this (measured: about 1 MiB)
+constexpr qint64 kRssGrowthBoundKiB = 16
+                                      * 1024; // the slow client may cost the agent at most this (measured: about 1 MiB)
 
 using Samples = std::map<QString, double>;
 
@@ -56,7 +57,8 @@ QByteArray upgradeRequest(int port, const QByteArray &target, const QByteArray &
 {
     quint32 key[4];
     QRandomGenerator::global()->fillRange(key);
-    QByteArray out = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
+    QByteArray out =
+        "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
         + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
         + QByteArray(reinterpret_cast<const char *>(key), sizeof key).toBase64() + "\r\n";
     if (!authorization.isEmpty())
@@ -136,8 +138,9 @@ private Q_SLOTS:
         AgentProcess::Options options;
         options.db = m_db.server->url();
         // No patrol timer: the findings and compensations the stream shows are the tests' own.
-        options.extraConfig = QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kIntervalMs}}},
-                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+        options.extraConfig = QJsonObject{
+            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kIntervalMs}}},
+            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
         m_agent = AgentProcess::start(options, &error);
         QVERIFY2(m_agent, qPrintable(error));
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
@@ -157,18 +160,18 @@ private Q_SLOTS:
         QTest::newRow("no token") << QByteArray("/api/v1/stream") << QByteArray() << QByteArray("HTTP/1.1 401");
         QTest::newRow("unknown token") << QByteArray("/api/v1/stream") << QByteArray("Bearer nobody-token")
                                        << QByteArray("HTTP/1.1 401");
-        QTest::newRow("unknown query token") << QByteArray("/api/v1/stream?access_token=nobody-token") << QByteArray()
-                                             << QByteArray("HTTP/1.1 401");
+        QTest::newRow("unknown query token")
+            << QByteArray("/api/v1/stream?access_token=nobody-token") << QByteArray() << QByteArray("HTTP/1.1 401");
         QTest::newRow("other path") << QByteArray("/api/v1/streams") << QByteArray("Bearer view-token")
                                     << QByteArray("HTTP/1.1 404");
         // The token goes in the header only: a query's token would land in every log that
         // writes request lines (proxies, the browser's history), so a valid one is refused too.
-        QTest::newRow("viewer in the query") << QByteArray("/api/v1/stream?access_token=view-token") << QByteArray()
-                                             << QByteArray("HTTP/1.1 401");
-        QTest::newRow("viewer in the header") << QByteArray("/api/v1/stream") << QByteArray("Bearer view-token")
-                                              << QByteArray("HTTP/1.1 101");
-        QTest::newRow("operator in the header") << QByteArray("/api/v1/stream") << QByteArray("Bearer desk-token")
-                                                << QByteArray("HTTP/1.1 101");
+        QTest::newRow("viewer in the query")
+            << QByteArray("/api/v1/stream?access_token=view-token") << QByteArray() << QByteArray("HTTP/1.1 401");
+        QTest::newRow("viewer in the header")
+            << QByteArray("/api/v1/stream") << QByteArray("Bearer view-token") << QByteArray("HTTP/1.1 101");
+        QTest::newRow("operator in the header")
+            << QByteArray("/api/v1/stream") << QByteArray("Bearer desk-token") << QByteArray("HTTP/1.1 101");
     }
     void upgradeNeedsAValidToken()
     {
@@ -238,12 +241,15 @@ private Q_SLOTS:
         const StreamMetrics before = client.latest();
         const qsizetype firstStormMessage = client.messages.size();
 
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
-                 200);
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/pay"),
-                                  QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
+            200);
+        QCOMPARE(
+            m_agent
+                ->simCall("POST", QStringLiteral("/sim/pay"),
+                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
+                .status,
+            200);
         QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
@@ -256,10 +262,10 @@ private Q_SLOTS:
         for (Layer layer : allLayers) {
             if (layer == Layer::SideEffect)
                 continue;
-            const qint64 recorded =
-                countRows(*m_db.database,
-                          QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
-                          {QVariant(orderNo), QVariant(layerName(layer))});
+            const qint64 recorded = countRows(
+                *m_db.database,
+                QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
+                {QVariant(orderNo), QVariant(layerName(layer))});
             const qint64 moved = after.duplicates.value(layer) - before.duplicates.value(layer);
             QVERIFY2(moved == recorded, qPrintable(QStringLiteral("%1: stream moved by %2, %3 deliveries recorded")
                                                        .arg(layerName(layer))
@@ -288,7 +294,9 @@ private Q_SLOTS:
     {
         StreamClient client(m_agent->port(), "view-token");
         const QString aggregate = QStringLiteral("ORD-STREAM-OUTBOX");
-        const auto deadInDatabase = [this] { return count("SELECT COUNT(*) FROM outbox WHERE status = ?", QStringLiteral("dead")); };
+        const auto deadInDatabase = [this] {
+            return count("SELECT COUNT(*) FROM outbox WHERE status = ?", QStringLiteral("dead"));
+        };
         const auto pendingInDatabase = [this] {
             return count("SELECT COUNT(*) FROM outbox WHERE status = ?", QStringLiteral("pending"));
         };
@@ -320,8 +328,9 @@ private Q_SLOTS:
         StreamClient client(m_agent->port(), "view-token");
         QTRY_VERIFY_WITH_TIMEOUT(client.messages.size() >= 2, 30000);
         const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
-        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
-                               "{\"mode\":\"forced_open\",\"reason\":\"stream test: platform incident\"}", desk)
+        QCOMPARE(m_agent
+                     ->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
+                            "{\"mode\":\"forced_open\",\"reason\":\"stream test: platform incident\"}", desk)
                      .status,
                  200);
         QTRY_VERIFY_WITH_TIMEOUT(!client.events().isEmpty(), 30000);
@@ -334,17 +343,20 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(client.latestMetrics()->breakerStates.value(QStringLiteral("gateway.wechat")),
                                   QStringLiteral("open"), 30000);
 
-        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
-                               "{\"mode\":\"auto\",\"reason\":\"incident over\"}", desk)
+        QCOMPARE(m_agent
+                     ->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
+                            "{\"mode\":\"auto\",\"reason\":\"incident over\"}", desk)
                      .status,
                  200);
-        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                               "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: database migration\"}", desk)
+        QCOMPARE(m_agent
+                     ->call("PUT", QStringLiteral("/api/v1/mode"),
+                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: database migration\"}", desk)
                      .status,
                  200);
-        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
+                .status,
+            200);
         QTRY_COMPARE_WITH_TIMEOUT(client.events().size(), qsizetype(4), 30000);
         const QList<StreamEvent> events = client.events();
         QCOMPARE(events.at(1).value, QStringLiteral("auto"));
@@ -363,14 +375,16 @@ private Q_SLOTS:
     {
         const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
-        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                               "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: snapshot\"}", desk)
+        QCOMPARE(m_agent
+                     ->call("PUT", QStringLiteral("/api/v1/mode"),
+                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: snapshot\"}", desk)
                      .status,
                  200);
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("accept_only"));
-        QCOMPARE(m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
+                .status,
+            200);
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
     }
 
@@ -385,9 +399,10 @@ private Q_SLOTS:
         const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
         const QList<QPair<QByteArray, QByteArray>> lead{{"Authorization", "Bearer lead-token"}};
         QString error;
-        QVERIFY2(!m_agent->orderPaidAtSim(orderNo, user, QStringLiteral("12.00"), QStringLiteral("SKU-STREAM-COMP"), &error)
-                      .isEmpty(),
-                 qPrintable(error));
+        QVERIFY2(
+            !m_agent->orderPaidAtSim(orderNo, user, QStringLiteral("12.00"), QStringLiteral("SKU-STREAM-COMP"), &error)
+                 .isEmpty(),
+            qPrintable(error));
         QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo),
                                   qint64(1), 30000);
         StreamClient client(m_agent->port(), "view-token");
@@ -403,11 +418,13 @@ private Q_SLOTS:
         QVERIFY2(proposed.status == 201, proposed.body.constData());
         const qint64 byHand = proposed.json().value(QStringLiteral("id")).toInteger();
         const QString byHandSubject = QStringLiteral("compensation:%1").arg(byHand);
-        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/compensations/%1/reject").arg(byHand),
-                               "{\"reason\":\"stream test: not needed\"}", lead)
+        QCOMPARE(m_agent
+                     ->call("POST", QStringLiteral("/api/v1/compensations/%1/reject").arg(byHand),
+                            "{\"reason\":\"stream test: not needed\"}", lead)
                      .status,
                  200);
-        QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::CompensationDecided, byHandSubject).size(), qsizetype(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::CompensationDecided, byHandSubject).size(), qsizetype(1),
+                                  30000);
         const StreamEvent handProposed = client.events(streamevent::CompensationProposed, byHandSubject).value(0);
         QCOMPARE(handProposed.value, QStringLiteral("restore_stock"));
         QCOMPARE(handProposed.actor, QStringLiteral("desk"));
@@ -425,10 +442,11 @@ private Q_SLOTS:
                                        "created_at, updated_at) VALUES (?, ?, 'WELCOME10-AGAIN', 'active', 1, 5, 5)"),
                         {orderNo, user})
                     .ok());
-        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: run\"}",
-                               desk)
-                     .status,
-                 200);
+        QCOMPARE(
+            m_agent
+                ->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: run\"}", desk)
+                .status,
+            200);
         QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::FindingRaised, subject).size(), qsizetype(1), 30000);
         const StreamEvent finding = client.events(streamevent::FindingRaised, subject).first();
         QCOMPARE(finding.value, QStringLiteral("effect_mismatch"));
@@ -449,8 +467,9 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(proposedByPatrol(), 30000);
         QCOMPARE(patrolProposed.value, QStringLiteral("freeze_coupon"));
         const qint64 byPatrol = patrolProposed.detail.value(QStringLiteral("id")).toInteger();
-        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/compensations/%1/approve").arg(byPatrol),
-                               "{\"reason\":\"stream test: freeze it\"}", lead)
+        QCOMPARE(m_agent
+                     ->call("POST", QStringLiteral("/api/v1/compensations/%1/approve").arg(byPatrol),
+                            "{\"reason\":\"stream test: freeze it\"}", lead)
                      .status,
                  200);
         const QString byPatrolSubject = QStringLiteral("compensation:%1").arg(byPatrol);
@@ -463,12 +482,16 @@ private Q_SLOTS:
             QCOMPARE(e.actor, QStringLiteral("lead"));
             QCOMPARE(e.reason, QStringLiteral("stream test: freeze it"));
         }
-        QVERIFY(decided.at(1).detail.value(QStringLiteral("result")).toObject().contains(QStringLiteral("frozen_coupon_ids")));
+        QVERIFY(decided.at(1)
+                    .detail.value(QStringLiteral("result"))
+                    .toObject()
+                    .contains(QStringLiteral("frozen_coupon_ids")));
 
         // The next run sees nothing new for this order (the extra coupon is frozen; had it
         // not been, the open finding would only be seen again).
-        QCOMPARE(m_agent->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: again\"}",
-                               desk)
+        QCOMPARE(m_agent
+                     ->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: again\"}",
+                            desk)
                      .status,
                  200);
         const qint64 seqAfterRun = client.lastSeq();
@@ -518,7 +541,9 @@ private Q_SLOTS:
         const QString dropped = QStringLiteral("payonce_stream_dropped_total");
         QVERIFY2(after.count(coalesced) && after.count(dropped), "the stream counters are in /metrics");
         const double moved = after.at(coalesced) - before.at(coalesced) + after.at(dropped) - before.at(dropped);
-        QVERIFY2(moved > 0, qPrintable(QStringLiteral("coalesced %1, dropped %2").arg(after.at(coalesced)).arg(after.at(dropped))));
+        QVERIFY2(
+            moved > 0,
+            qPrintable(QStringLiteral("coalesced %1, dropped %2").arg(after.at(coalesced)).arg(after.at(dropped))));
         qInfo("slow client: coalesced %g, dropped %g; agent RSS %lld -> max %lld KiB over %lld messages",
               after.at(coalesced), after.at(dropped), rssStart, rssMax, reader.lastSeq());
     }

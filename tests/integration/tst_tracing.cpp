@@ -58,7 +58,7 @@ bool anyLine(const QList<QJsonObject> &lines, const QString &category, const QSt
 {
     return std::any_of(lines.begin(), lines.end(), [&](const QJsonObject &line) {
         return line.value(QStringLiteral("category")).toString() == category
-            && line.value(QStringLiteral("msg")).toString().startsWith(messagePrefix);
+               && line.value(QStringLiteral("msg")).toString().startsWith(messagePrefix);
     });
 }
 
@@ -142,21 +142,24 @@ private Q_SLOTS:
         QCOMPARE(firstValueText(*m_db.database, QStringLiteral("SELECT trace_id FROM outbox WHERE event_id = ?"),
                                 {QString::fromUtf8(eventId)}),
                  traceId);
-        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND trace_id = ?",
-                       {orderNo, traceId}),
-                 count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}));
+        QCOMPARE(
+            count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND trace_id = ?", {orderNo, traceId}),
+            count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}));
         QVERIFY(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}) >= 1);
 
         // The agent's log lines of that trace: the confirm's and the callback's access lines
         // (event loop), the webhook delivery's line (a dispatcher thread).
-        QTRY_VERIFY_WITH_TIMEOUT(anyLine(linesOfTrace(m_agent->output(), traceId), QStringLiteral("payonce.agent.outbox"),
+        QTRY_VERIFY_WITH_TIMEOUT(anyLine(linesOfTrace(m_agent->output(), traceId),
+                                         QStringLiteral("payonce.agent.outbox"),
                                          QStringLiteral("webhook: event ") + QString::fromUtf8(eventId) + u' '),
                                  10000);
         const QList<QJsonObject> lines = linesOfTrace(m_agent->output(), traceId);
-        QVERIFY2(anyLine(lines, QStringLiteral("payonce.agent.access"), QStringLiteral("POST /api/v1/payments/confirm 200")),
-                 qPrintable(messages(lines)));
-        QVERIFY2(anyLine(lines, QStringLiteral("payonce.agent.access"), QStringLiteral("POST /api/v1/callbacks/wechat 200")),
-                 qPrintable(messages(lines)));
+        QVERIFY2(
+            anyLine(lines, QStringLiteral("payonce.agent.access"), QStringLiteral("POST /api/v1/payments/confirm 200")),
+            qPrintable(messages(lines)));
+        QVERIFY2(
+            anyLine(lines, QStringLiteral("payonce.agent.access"), QStringLiteral("POST /api/v1/callbacks/wechat 200")),
+            qPrintable(messages(lines)));
         // No line of this trace belongs to another request.
         for (const QJsonObject &line : lines) {
             const QString msg = line.value(QStringLiteral("msg")).toString();
@@ -173,12 +176,13 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(m_agent->createOrder(orderNo, kUser, QStringLiteral("3.00"), QStringLiteral("SKU-TRACE"), &error),
                  qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"),
-                                  "{\"channel\":\"alipay\",\"error_rate\":1.0,\"error_status\":500}")
+        QCOMPARE(m_agent
+                     ->simCall("POST", QStringLiteral("/sim/faults"),
+                               "{\"channel\":\"alipay\",\"error_rate\":1.0,\"error_status\":500}")
                      .status,
                  200);
-        const HttpAnswer confirmed = confirm(orderNo, QStringLiteral("alipay"), "00-" + traceId.toLatin1()
-                                                                                     + "-b7ad6b7169203331-00");
+        const HttpAnswer confirmed = confirm(orderNo, QStringLiteral("alipay"),
+                                             "00-" + traceId.toLatin1() + "-b7ad6b7169203331-00");
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"alipay\"}").status, 200);
         QVERIFY2(confirmed.status == 503, qPrintable(describe(confirmed)));
         QCOMPARE(QString::fromLatin1(confirmed.header("x-trace-id")), traceId);
@@ -186,8 +190,9 @@ private Q_SLOTS:
                                          QStringLiteral("confirm: gateway failed")),
                                  10000);
         const QList<QJsonObject> lines = linesOfTrace(m_agent->output(), traceId);
-        QVERIFY2(anyLine(lines, QStringLiteral("payonce.agent.access"), QStringLiteral("POST /api/v1/payments/confirm 503")),
-                 qPrintable(messages(lines)));
+        QVERIFY2(
+            anyLine(lines, QStringLiteral("payonce.agent.access"), QStringLiteral("POST /api/v1/payments/confirm 503")),
+            qPrintable(messages(lines)));
     }
 
     // Malformed traceparent headers are ignored: the request is served under a new trace,
@@ -213,8 +218,8 @@ private Q_SLOTS:
         QVERIFY2(QRegularExpression(QStringLiteral("^[0-9a-f]{32}$")).match(fresh).hasMatch(), qPrintable(fresh));
         QVERIFY(fresh != QStringLiteral("4bf92f3577b34da6a3ce929d0e0e4736"));
         QVERIFY(fresh != QStringLiteral("00000000000000000000000000000000"));
-        const auto atGateway =
-            TraceContext::parse(simTraceParent(confirmed.json().value(QStringLiteral("payment_no")).toString()));
+        const auto atGateway = TraceContext::parse(
+            simTraceParent(confirmed.json().value(QStringLiteral("payment_no")).toString()));
         QVERIFY(atGateway);
         QCOMPARE(atGateway->traceId, fresh);
     }
@@ -235,8 +240,10 @@ private:
     /// The traceparent the simulator received with the trade's create request.
     QByteArray simTraceParent(const QString &paymentNo) const
     {
-        const QJsonArray trades =
-            m_agent->simCall("GET", QStringLiteral("/sim/trades/") + paymentNo).json().value(QStringLiteral("trades")).toArray();
+        const QJsonArray trades = m_agent->simCall("GET", QStringLiteral("/sim/trades/") + paymentNo)
+                                      .json()
+                                      .value(QStringLiteral("trades"))
+                                      .toArray();
         return trades.isEmpty() ? QByteArray()
                                 : trades.first().toObject().value(QStringLiteral("traceparent")).toString().toLatin1();
     }

@@ -28,7 +28,8 @@ WebhookReceiver::WebhookReceiver(int status) : m_status(status)
 
 WebhookReceiver::~WebhookReceiver()
 {
-    QMetaObject::invokeMethod(m_context, [this] { delete m_server; }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        m_context, [this] { delete m_server; }, Qt::BlockingQueuedConnection);
     m_thread.quit();
     m_thread.wait();
     delete m_context;

@@ -42,7 +42,7 @@ private:
     void onData(QTcpSocket *socket);
 
     QThread m_thread;
-    QObject *m_context = nullptr; ///< lives in m_thread
+    QObject *m_context = nullptr;   ///< lives in m_thread
     QTcpServer *m_server = nullptr; ///< created, used and deleted in m_thread
     quint16 m_port = 0;
     QHash<QTcpSocket *, QByteArray> m_buffers; ///< m_thread only

@@ -148,8 +148,8 @@ core::Result<void> LedgerInvariants::readLedger(sql::Session &session)
                 return c.error();
             m_compensationOrder.insert(e.orderNo, c.value().next() ? c.value().value(0).toString() : QString());
         } else if (e.orderNo.startsWith(u"refund:") && !m_refundOrder.contains(e.orderNo)) {
-            auto r = session.exec(QStringLiteral("SELECT order_no FROM refunds WHERE refund_no = ?"), {e.orderNo.mid(7)},
-                                  QStringLiteral("sim: refund owner"));
+            auto r = session.exec(QStringLiteral("SELECT order_no FROM refunds WHERE refund_no = ?"),
+                                  {e.orderNo.mid(7)}, QStringLiteral("sim: refund owner"));
             if (!r)
                 return r.error();
             m_refundOrder.insert(e.orderNo, r.value().next() ? r.value().value(0).toString() : QString());
@@ -185,7 +185,8 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
             const qint64 stock = skus.value().value(1).toLongLong();
             const qint64 initial = m_initialStock.value(sku);
             if (stock < 0)
-                fail(QStringLiteral("stock-ledger"), QStringLiteral("sku %1 stock is negative (%2)").arg(sku).arg(stock));
+                fail(QStringLiteral("stock-ledger"),
+                     QStringLiteral("sku %1 stock is negative (%2)").arg(sku).arg(stock));
             if (initial - stock != m_ledgerBySku.value(sku))
                 fail(QStringLiteral("stock-ledger"),
                      QStringLiteral("sku %1: started at %2, now %3, so %4 left the shelf, but stock_log nets %5")
@@ -252,7 +253,8 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
             for (const QString &o : unknownItems)
                 m_items[o];
             while (q.value().next())
-                m_items[q.value().value(0).toString()][q.value().value(1).toString()] += q.value().value(2).toLongLong();
+                m_items[q.value().value(0).toString()][q.value().value(1).toString()] +=
+                    q.value().value(2).toLongLong();
         }
 
         QHash<QString, QMap<QString, int>> coupons; // order → "template/status" → count
@@ -271,10 +273,11 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                      [&](const QSqlQuery &q) { points[q.value(0).toString()] = q.value(1).toLongLong(); });
         if (r) {
             QVariantList b;
-            auto q = session.exec(QStringLiteral("SELECT aggregate_id, COUNT(*) FROM outbox WHERE event_type = 'order.paid'")
-                                      + whereIn(QStringLiteral("aggregate_id"), scope, b, QStringLiteral("AND"))
-                                      + QStringLiteral(" GROUP BY aggregate_id"),
-                                  b, QStringLiteral("sim: order.paid events"));
+            auto q = session.exec(
+                QStringLiteral("SELECT aggregate_id, COUNT(*) FROM outbox WHERE event_type = 'order.paid'")
+                    + whereIn(QStringLiteral("aggregate_id"), scope, b, QStringLiteral("AND"))
+                    + QStringLiteral(" GROUP BY aggregate_id"),
+                b, QStringLiteral("sim: order.paid events"));
             if (!q)
                 return q.error();
             while (q.value().next())
@@ -292,15 +295,15 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                 findings.insert(q.value(0).toString() + QLatin1Char('|') + q.value(1).toString());
             });
         if (r)
-            r = each(QStringLiteral("SELECT refund_no, order_no, pay_no, amount_fen, status, own_payment, partial_refund, "
-                                    "total_fen, refund_items FROM refunds"),
-                     [&](const QSqlQuery &q) {
-                         refunds[q.value(1).toString()].append({q.value(0).toString(), q.value(1).toString(),
-                                                                q.value(2).toString(), q.value(3).toLongLong(),
-                                                                q.value(4).toString(), q.value(5).toInt() == 1,
-                                                                q.value(6).toInt() == 1, q.value(7).toLongLong(),
-                                                                itemsOf(q.value(8).toString())});
-                     });
+            r = each(
+                QStringLiteral("SELECT refund_no, order_no, pay_no, amount_fen, status, own_payment, partial_refund, "
+                               "total_fen, refund_items FROM refunds"),
+                [&](const QSqlQuery &q) {
+                    refunds[q.value(1).toString()].append(
+                        {q.value(0).toString(), q.value(1).toString(), q.value(2).toString(), q.value(3).toLongLong(),
+                         q.value(4).toString(), q.value(5).toInt() == 1, q.value(6).toInt() == 1,
+                         q.value(7).toLongLong(), itemsOf(q.value(8).toString())});
+                });
         if (r)
             r = each(QStringLiteral("SELECT order_no FROM payment_records WHERE status = 'paid'"),
                      [&](const QSqlQuery &q) { paidRecords[q.value(0).toString()] += 1; });
@@ -369,10 +372,14 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                              .arg(taken)
                              .arg(have));
                 if (have > items.value(sku))
-                    fail(QStringLiteral("stock-per-order"),
-                         QStringLiteral("order %1 holds %2 of %3, its items say %4").arg(o).arg(have).arg(sku).arg(items.value(sku)));
+                    fail(QStringLiteral("stock-per-order"), QStringLiteral("order %1 holds %2 of %3, its items say %4")
+                                                                .arg(o)
+                                                                .arg(have)
+                                                                .arg(sku)
+                                                                .arg(items.value(sku)));
                 const qint64 owed = owes ? items.value(sku) - refundedItems.value(sku) : 0;
-                const bool oversold = have == 0 && findings.contains(QStringLiteral("oversold|") + o + QLatin1Char(':') + sku);
+                const bool oversold = have == 0
+                                      && findings.contains(QStringLiteral("oversold|") + o + QLatin1Char(':') + sku);
                 if (have != owed && !(owes && oversold))
                     fail(QStringLiteral("effects-owed"),
                          QStringLiteral("order %1 is %2: owes %3 of %4, the ledger holds %5 for it")
@@ -426,7 +433,8 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
             }
             if (wasPaid && !ownRowProcessed)
                 fail(QStringLiteral("effects-owed"),
-                     QStringLiteral("order %1 is %2 by %3, which has no processed callback log row").arg(o, row.status, row.payNo));
+                     QStringLiteral("order %1 is %2 by %3, which has no processed callback log row")
+                         .arg(o, row.status, row.payNo));
 
             // double-payment and refund-total
             QHash<QString, qint64> refundedByPay;
@@ -438,7 +446,8 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                 if (l.status != u"processed")
                     continue;
                 const bool paysOrder = wasPaid && l.payNo == row.payNo && l.channel == row.paidChannel;
-                if (!paysOrder && !findings.contains(QStringLiteral("double_payment|") + l.channel + QLatin1Char(':') + l.payNo)
+                if (!paysOrder
+                    && !findings.contains(QStringLiteral("double_payment|") + l.channel + QLatin1Char(':') + l.payNo)
                     && !refundedByPay.contains(l.payNo))
                     fail(QStringLiteral("double-payment"),
                          QStringLiteral("payment %1:%2 of %3 fen for order %4 (%5, paid by '%6') has no double_payment "
@@ -447,11 +456,12 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                              .arg(l.amountFen)
                              .arg(o, row.status, row.payNo));
                 if (refundedByPay.value(l.payNo) > l.amountFen)
-                    fail(QStringLiteral("refund-total"), QStringLiteral("payment %1 of %2 fen has %3 fen of refunds that "
-                                                                        "have not failed")
-                                                             .arg(l.payNo)
-                                                             .arg(l.amountFen)
-                                                             .arg(refundedByPay.value(l.payNo)));
+                    fail(QStringLiteral("refund-total"),
+                         QStringLiteral("payment %1 of %2 fen has %3 fen of refunds that "
+                                        "have not failed")
+                             .arg(l.payNo)
+                             .arg(l.amountFen)
+                             .arg(refundedByPay.value(l.payNo)));
             }
             // refund-books
             bool ownSucceeded = false;
@@ -465,13 +475,15 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                              .arg(rf.amountFen));
                 if (!paidOut && rf.status == u"succeeded")
                     fail(QStringLiteral("refund-books"),
-                         QStringLiteral("refund %1 of order %2 is succeeded in our books, the platform paid nothing back")
+                         QStringLiteral(
+                             "refund %1 of order %2 is succeeded in our books, the platform paid nothing back")
                              .arg(rf.refundNo, o));
                 if (rf.own && rf.status == u"succeeded")
                     ownSucceeded = true;
             }
             if (row.status == u"REFUNDED" && !ownSucceeded)
-                fail(QStringLiteral("refund-books"), QStringLiteral("order %1 is REFUNDED without a succeeded refund").arg(o));
+                fail(QStringLiteral("refund-books"),
+                     QStringLiteral("order %1 is REFUNDED without a succeeded refund").arg(o));
             // A REFUNDED order got its whole payment back, in one refund or in parts.
             if (row.status == u"REFUNDED") {
                 qint64 ownBack = 0, ownPaid = 0;
@@ -484,10 +496,11 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
                         ownPaid = l.amountFen;
                 }
                 if (ownBack != ownPaid)
-                    fail(QStringLiteral("refund-books"), QStringLiteral("order %1 is REFUNDED with %2 fen of its %3 given back")
-                                                             .arg(o)
-                                                             .arg(ownBack)
-                                                             .arg(ownPaid));
+                    fail(QStringLiteral("refund-books"),
+                         QStringLiteral("order %1 is REFUNDED with %2 fen of its %3 given back")
+                             .arg(o)
+                             .arg(ownBack)
+                             .arg(ownPaid));
             }
         }
 
@@ -528,8 +541,8 @@ std::optional<Violation> LedgerInvariants::check(sql::Database &database, const 
         return {};
     });
     if (!read)
-        return Violation{QStringLiteral("storage"), QStringLiteral("the invariants could not be read: %1")
-                                                        .arg(read.error().internalMessage)};
+        return Violation{QStringLiteral("storage"),
+                         QStringLiteral("the invariants could not be read: %1").arg(read.error().internalMessage)};
     return found;
 }
 
@@ -554,12 +567,12 @@ std::optional<Violation> LedgerInvariants::checkNothingAccepted(sql::Database &d
             const QString subject = q.value().value(0).toString() + QLatin1Char(':') + q.value().value(1).toString();
             if (stuck.contains(subject))
                 continue;
-            found = Violation{QStringLiteral("accepted-finished"),
-                              QStringLiteral("callback log row %1 of order %2 (delivery %3) is still accepted after "
-                                             "the worker and the patrol ran, with no open stuck_accepted finding")
-                                  .arg(subject, q.value().value(2).toString(),
-                                       q.value().value(3).isNull() ? QStringLiteral("none")
-                                                                   : q.value().value(3).toString())};
+            found = Violation{
+                QStringLiteral("accepted-finished"),
+                QStringLiteral("callback log row %1 of order %2 (delivery %3) is still accepted after "
+                               "the worker and the patrol ran, with no open stuck_accepted finding")
+                    .arg(subject, q.value().value(2).toString(),
+                         q.value().value(3).isNull() ? QStringLiteral("none") : q.value().value(3).toString())};
         }
         return {};
     });
@@ -572,16 +585,17 @@ std::optional<Violation> LedgerInvariants::checkPatrolQuiet(sql::Database &datab
 {
     std::optional<Violation> found;
     auto read = database.read([&](sql::Session &session) -> core::Result<void> {
-        auto q = session.exec(QStringLiteral("SELECT kind, subject, evidence FROM findings WHERE status = 'open' AND kind IN "
-                                             "('effect_mismatch', 'missing_outbox') ORDER BY id"),
-                              {}, QStringLiteral("sim: patrol findings"));
+        auto q = session.exec(
+            QStringLiteral("SELECT kind, subject, evidence FROM findings WHERE status = 'open' AND kind IN "
+                           "('effect_mismatch', 'missing_outbox') ORDER BY id"),
+            {}, QStringLiteral("sim: patrol findings"));
         if (!q)
             return q.error();
         if (q.value().next())
-            found = Violation{QStringLiteral("patrol-quiet"),
-                              QStringLiteral("the final patrol found %1 %2 (%3), which no invariant explained")
-                                  .arg(q.value().value(0).toString(), q.value().value(1).toString(),
-                                       q.value().value(2).toString())};
+            found = Violation{
+                QStringLiteral("patrol-quiet"),
+                QStringLiteral("the final patrol found %1 %2 (%3), which no invariant explained")
+                    .arg(q.value().value(0).toString(), q.value().value(1).toString(), q.value().value(2).toString())};
         return {};
     });
     if (!read)

@@ -76,11 +76,11 @@ private:
     QMap<QString, qint64> m_initialStock;
     const SimPlatform &m_platform;
     qint64 m_ledgerSeenId = 0;
-    QHash<QString, QMap<QString, qint64>> m_netByOrder; // order → sku → net taken
+    QHash<QString, QMap<QString, qint64>> m_netByOrder;   // order → sku → net taken
     QHash<QString, QMap<QString, qint64>> m_takenByOrder; // order → sku → Σ positive entries
     QMap<QString, qint64> m_ledgerBySku;
-    QHash<QString, QString> m_compensationOrder; // "reversal:<id>" → order
-    QHash<QString, QString> m_refundOrder;       // "refund:<refund_no>" → order
+    QHash<QString, QString> m_compensationOrder;   // "reversal:<id>" → order
+    QHash<QString, QString> m_refundOrder;         // "refund:<refund_no>" → order
     QHash<QString, QMap<QString, qint64>> m_items; // order → sku → qty
     QHash<QString, QString> m_lastStatus;
     QHash<QString, QString> m_lastPayNo;

@@ -53,19 +53,19 @@ int main(int argc, char **argv)
                                          QStringLiteral("n"), QStringLiteral("1000"));
     const QCommandLineOption ordersOption(QStringLiteral("orders"), QStringLiteral("orders at most per seed"),
                                           QStringLiteral("n"), QStringLiteral("300"));
-    const QCommandLineOption mutantOption(QStringLiteral("mutant"),
-                                          QStringLiteral("switch on a deliberately wrong behaviour: %1")
-                                              .arg(mutantNames().join(QStringLiteral(", "))),
-                                          QStringLiteral("name"));
+    const QCommandLineOption mutantOption(
+        QStringLiteral("mutant"),
+        QStringLiteral("switch on a deliberately wrong behaviour: %1").arg(mutantNames().join(QStringLiteral(", "))),
+        QStringLiteral("name"));
     const QCommandLineOption expectOption(QStringLiteral("expect"),
                                           QStringLiteral("succeed only if every seed breaks one of these invariants "
                                                          "(comma-separated)"),
                                           QStringLiteral("invariants"));
     const QCommandLineOption traceOption(QStringLiteral("trace"), QStringLiteral("write the operation trace here"),
                                          QStringLiteral("file"));
-    const QCommandLineOption minutesOption(QStringLiteral("minutes"),
-                                           QStringLiteral("with --seed random: fresh seeds until this much time has passed"),
-                                           QStringLiteral("m"));
+    const QCommandLineOption minutesOption(
+        QStringLiteral("minutes"), QStringLiteral("with --seed random: fresh seeds until this much time has passed"),
+        QStringLiteral("m"));
     parser.addOptions({dialectOption, seedOption, seedsOption, stepsOption, ordersOption, mutantOption, expectOption,
                        traceOption, minutesOption});
     parser.process(app);
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 #endif
     bool ok = true;
     const int steps = parser.value(stepsOption).toInt(&ok);
-    const int maxOrders = parser.value(ordersOption).toInt(&ok) ;
+    const int maxOrders = parser.value(ordersOption).toInt(&ok);
     if (!ok || steps <= 0 || maxOrders <= 0) {
         out(QStringLiteral("--steps and --orders take positive whole numbers"));
         return 2;
@@ -140,7 +140,10 @@ int main(int argc, char **argv)
                 break;
             seed = seeds.at(index);
         }
-        out(QStringLiteral("seed %1 dialect %2 steps %3 mutant %4").arg(seed).arg(dialectText).arg(steps)
+        out(QStringLiteral("seed %1 dialect %2 steps %3 mutant %4")
+                .arg(seed)
+                .arg(dialectText)
+                .arg(steps)
                 .arg(mutant.isEmpty() ? QStringLiteral("none") : mutant));
         QString error;
         auto server = testsupport::TestDatabase::start(dialect, &error);
@@ -178,7 +181,9 @@ int main(int argc, char **argv)
             ++violations;
             if (expected.contains(result.violation->invariant))
                 ++expectedSeen;
-            out(QStringLiteral("VIOLATION seed %1 dialect %2 step %3: %4").arg(seed).arg(dialectText)
+            out(QStringLiteral("VIOLATION seed %1 dialect %2 step %3: %4")
+                    .arg(seed)
+                    .arg(dialectText)
                     .arg(result.violationStep > steps ? QStringLiteral("end (quiescence)")
                                                       : QString::number(result.violationStep))
                     .arg(result.violation->invariant));
@@ -208,7 +213,11 @@ int main(int argc, char **argv)
             out(QStringLiteral("mutant %1 caught by %2 on every seed").arg(mutant, expect));
             return 0;
         }
-        out(QStringLiteral("mutant %1: %2 of %3 seed(s) broke %4").arg(mutant).arg(expectedSeen).arg(seedsRun).arg(expect));
+        out(QStringLiteral("mutant %1: %2 of %3 seed(s) broke %4")
+                .arg(mutant)
+                .arg(expectedSeen)
+                .arg(seedsRun)
+                .arg(expect));
         return 1;
     }
     return violations == 0 ? 0 : 1;

@@ -185,7 +185,8 @@ std::optional<Violation> SimDriver::step(int number)
     m_probe.pipelineEvents.clear();
     const bool canCreate = m_orders.size() < m_options.maxOrders;
     QString line;
-    switch (m_random.weighted({canCreate ? 9 : 0, 12, 10, 24, 3, 2, 2, 4, 2, 4, 5, 4, 5, 3, 2, 2, 2, 6, 2, 4, 1, 2, 2, 4})) {
+    switch (m_random.weighted(
+        {canCreate ? 9 : 0, 12, 10, 24, 3, 2, 2, 4, 2, 4, 5, 4, 5, 3, 2, 2, 2, 6, 2, 4, 1, 2, 2, 4})) {
     case 0: line = opCreateOrder(op); break;
     case 1: line = opConfirm(op); break;
     case 2: line = opUserPays(op); break;
@@ -264,8 +265,7 @@ QString SimDriver::opCreateOrder(Op &op)
     draft.rewardPoints = m_random.below(6) * 10;
     auto created = m_world->setup->createOrder(draft);
     op.touched << draft.orderNo;
-    if (created)
-    {
+    if (created) {
         QMap<QString, qint64> bought;
         for (const auto &item : draft.items)
             bought[item.skuId] += item.qty;
@@ -303,8 +303,8 @@ QString SimDriver::opConfirm(Op &op)
     request.channel = channel;
     const core::PaymentOutcome first = m_world->confirm->confirm(request);
     QString line = QStringLiteral("confirm %1 %2 gateway %3 -> %4 (%5)")
-                       .arg(orderNo, channelText(channel), answers.at(answer),
-                            core::paymentOutcomeName(first.code), layerName(first.layer));
+                       .arg(orderNo, channelText(channel), answers.at(answer), core::paymentOutcomeName(first.code),
+                            layerName(first.layer));
     if (m_random.chance(25)) {
         // The client retries the same request (a timeout on its side): L1 answers it.
         const core::PaymentOutcome again = m_world->confirm->confirm(request);
@@ -312,15 +312,16 @@ QString SimDriver::opConfirm(Op &op)
                     .arg(core::paymentOutcomeName(again.code), layerName(again.layer),
                          again.replayed ? QStringLiteral(", replayed") : QString());
         if (again.code != first.code && first.code != core::PaymentOutcomeCode::RequestInProgress && !m_opViolation)
-            m_opViolation = Violation{QStringLiteral("idempotency-replay"),
-                                      QStringLiteral("confirm of %1 answered %2, its retry with the same key %3")
-                                          .arg(orderNo, core::paymentOutcomeName(first.code),
-                                               core::paymentOutcomeName(again.code))};
+            m_opViolation = Violation{
+                QStringLiteral("idempotency-replay"),
+                QStringLiteral("confirm of %1 answered %2, its retry with the same key %3")
+                    .arg(orderNo, core::paymentOutcomeName(first.code), core::paymentOutcomeName(again.code))};
     } else if (m_random.chance(15)) {
         // A double click with a fresh key and the same token: L2 answers it.
         request.idempotencyKey += QStringLiteral("-click");
         const core::PaymentOutcome again = m_world->confirm->confirm(request);
-        line += QStringLiteral("; double click -> %1 (%2)").arg(core::paymentOutcomeName(again.code), layerName(again.layer));
+        line += QStringLiteral("; double click -> %1 (%2)")
+                    .arg(core::paymentOutcomeName(again.code), layerName(again.layer));
     }
     return line;
 }
@@ -334,7 +335,8 @@ QString SimDriver::opUserPays(Op &op)
     auto raw = m_platform.userPays(orderNo);
     if (!raw)
         return QStringLiteral("pay %1: no open trade").arg(orderNo);
-    const Sent sent{*raw, orderNo, QJsonDocument::fromJson(raw->body).object().value(QStringLiteral("pay_no")).toString()};
+    const Sent sent{*raw, orderNo,
+                    QJsonDocument::fromJson(raw->body).object().value(QStringLiteral("pay_no")).toString()};
     m_history.append(sent);
     if (m_random.chance(60))
         return QStringLiteral("pay %1 %2 %3; ").arg(orderNo, channelText(raw->channel), sent.payNo)
@@ -356,14 +358,16 @@ QString SimDriver::deliver(Op &op, const Sent &sent, const QString &label)
                                || m_random.chance(50);
     core::CallbackPipeline &pipeline = acceptedFirst ? *m_world->callbacksAcceptedFirst : *m_world->callbacks;
     const core::CallbackOutcome out = pipeline.handle(raw);
-    const QString line = QStringLiteral("%1 %2:%3 -> %4").arg(label, channelText(raw.channel), sent.payNo, outcomeText(out));
+    const QString line =
+        QStringLiteral("%1 %2:%3 -> %4").arg(label, channelText(raw.channel), sent.payNo, outcomeText(out));
     if (m_opViolation)
         return line;
     // durable-success: the platform hears SUCCESS only for what a log row backs.
     if (out.success() && !m_probe.crashed) {
         auto rows = m_world->database->read([&](sql::Session &session) -> core::Result<qint64> {
-            auto q = session.exec(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE channel = ? AND pay_no = ?"),
-                                  {channelText(raw.channel), sent.payNo});
+            auto q = session.exec(
+                QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE channel = ? AND pay_no = ?"),
+                {channelText(raw.channel), sent.payNo});
             if (!q)
                 return q.error();
             return q.value().next() ? q.value().value(0).toLongLong() : 0;
@@ -381,10 +385,10 @@ QString SimDriver::deliver(Op &op, const Sent &sent, const QString &label)
         else if (e == u"commit" || e == u"rollback")
             open = false;
         else if (e == u"unlock" && open && !m_opViolation)
-            m_opViolation = Violation{QStringLiteral("lock-order"),
-                                      QStringLiteral("%1:%2: the pay lock was released inside the open transaction (%3)")
-                                          .arg(channelText(raw.channel), sent.payNo,
-                                               m_probe.pipelineEvents.join(QLatin1Char(' ')))};
+            m_opViolation = Violation{
+                QStringLiteral("lock-order"),
+                QStringLiteral("%1:%2: the pay lock was released inside the open transaction (%3)")
+                    .arg(channelText(raw.channel), sent.payNo, m_probe.pipelineEvents.join(QLatin1Char(' ')))};
     }
     // mode-applied: once accept_only is set, nothing is settled by a delivery.
     if (m_acceptOnly && out.note == u"processed" && !m_opViolation)
@@ -417,15 +421,15 @@ QString SimDriver::opDeliver(Op &op, bool crash)
     if (m_random.chance(4)) {
         Sent forged = sent;
         const QJsonObject o = QJsonDocument::fromJson(sent.raw.body).object();
-        forged.raw = m_platform.notification(sent.raw.channel, sent.payNo, o.value(QStringLiteral("out_trade_no")).toString(),
+        forged.raw = m_platform.notification(sent.raw.channel, sent.payNo,
+                                             o.value(QStringLiteral("out_trade_no")).toString(),
                                              o.value(QStringLiteral("amount")).toInteger(), false);
         return deliver(op, forged, label + QStringLiteral(" forged"));
     }
     if (crash) {
-        static const QList<CallbackHookPoint> points{CallbackHookPoint::AfterContentChecks,
-                                                     CallbackHookPoint::AfterLogRowDurable,
-                                                     CallbackHookPoint::AfterLockBeforeBegin,
-                                                     CallbackHookPoint::AfterUnlock};
+        static const QList<CallbackHookPoint> points{
+            CallbackHookPoint::AfterContentChecks, CallbackHookPoint::AfterLogRowDurable,
+            CallbackHookPoint::AfterLockBeforeBegin, CallbackHookPoint::AfterUnlock};
         static const QStringList names{QStringLiteral("after-content-checks"), QStringLiteral("after-log-row"),
                                        QStringLiteral("after-lock"), QStringLiteral("after-unlock")};
         const int at = int(m_random.below(points.size()));
@@ -455,11 +459,13 @@ QString SimDriver::opStrayPayment(Op &op, bool forClosed)
                                     [&](const OrderModel &m) { return m.orderNo == orderNo; });
     const Channel channel = m_random.chance(50) ? Channel::WeChat : Channel::Alipay;
     const core::RawDelivery raw = m_platform.strayPayment(channel, orderNo, model->amountFen);
-    const Sent sent{raw, orderNo, QJsonDocument::fromJson(raw.body).object().value(QStringLiteral("pay_no")).toString()};
+    const Sent sent{raw, orderNo,
+                    QJsonDocument::fromJson(raw.body).object().value(QStringLiteral("pay_no")).toString()};
     m_history.append(sent);
     m_strays.append(sent);
-    return deliver(op, sent, forClosed ? QStringLiteral("pay closed order %1").arg(orderNo)
-                                       : QStringLiteral("pay twice %1").arg(orderNo));
+    return deliver(op, sent,
+                   forClosed ? QStringLiteral("pay closed order %1").arg(orderNo)
+                             : QStringLiteral("pay twice %1").arg(orderNo));
 }
 
 QString SimDriver::opAmountChanged(Op &op)
@@ -469,7 +475,8 @@ QString SimDriver::opAmountChanged(Op &op)
     const Sent &base = m_history.at(int(m_random.below(m_history.size())));
     const QJsonObject o = QJsonDocument::fromJson(base.raw.body).object();
     Sent changed = base;
-    changed.raw = m_platform.notification(base.raw.channel, base.payNo, o.value(QStringLiteral("out_trade_no")).toString(),
+    changed.raw = m_platform.notification(base.raw.channel, base.payNo,
+                                          o.value(QStringLiteral("out_trade_no")).toString(),
                                           o.value(QStringLiteral("amount")).toInteger() + m_random.between(1, 500));
     return deliver(op, changed, QStringLiteral("amount changed"));
 }
@@ -495,8 +502,13 @@ QString SimDriver::opMode(Op &op)
     // What PUT /api/v1/mode does: the setting and its audit row in one transaction, then
     // this agent's pipeline told at once.
     auto set = m_world->modes->setMode(mode, kLead, reason, m_clock.nowMs(), [&]() -> core::Result<void> {
-        auto audited = m_world->audit->append({kLead, QStringLiteral("mode.set"), QStringLiteral("mode:callbacks"), {},
-                                               core::callbackModeName(mode), reason, {}});
+        auto audited = m_world->audit->append({kLead,
+                                               QStringLiteral("mode.set"),
+                                               QStringLiteral("mode:callbacks"),
+                                               {},
+                                               core::callbackModeName(mode),
+                                               reason,
+                                               {}});
         if (!audited)
             return audited.error();
         return {};
@@ -511,20 +523,21 @@ QString SimDriver::opMode(Op &op)
 
 QStringList SimDriver::tableCounts()
 {
-    static const QStringList tables{QStringLiteral("orders"),       QStringLiteral("skus"),
-                                    QStringLiteral("stock_log"),    QStringLiteral("user_coupon"),
-                                    QStringLiteral("point_log"),    QStringLiteral("outbox"),
+    static const QStringList tables{QStringLiteral("orders"),           QStringLiteral("skus"),
+                                    QStringLiteral("stock_log"),        QStringLiteral("user_coupon"),
+                                    QStringLiteral("point_log"),        QStringLiteral("outbox"),
                                     QStringLiteral("pay_callback_log"), QStringLiteral("callback_deliveries"),
-                                    QStringLiteral("findings"),     QStringLiteral("audit_log"),
+                                    QStringLiteral("findings"),         QStringLiteral("audit_log"),
                                     QStringLiteral("payment_records")};
     QStringList counts;
     (void)m_world->database->read([&](sql::Session &session) -> core::Result<void> {
         for (const QString &t : tables) {
             // The sum of a changing column catches an UPDATE as well as an INSERT.
-            const QString probe = t == u"orders"  ? QStringLiteral("SUM(version)")
-                                  : t == u"skus"  ? QStringLiteral("SUM(stock)")
-                                  : t == u"pay_callback_log" ? QStringLiteral("SUM(CASE WHEN status = 'processed' THEN 1 ELSE 0 END)")
-                                                             : QStringLiteral("0");
+            const QString probe = t == u"orders" ? QStringLiteral("SUM(version)")
+                                  : t == u"skus" ? QStringLiteral("SUM(stock)")
+                                  : t == u"pay_callback_log"
+                                      ? QStringLiteral("SUM(CASE WHEN status = 'processed' THEN 1 ELSE 0 END)")
+                                      : QStringLiteral("0");
             auto q = session.exec(QStringLiteral("SELECT COUNT(*), %1 FROM %2").arg(probe, t));
             if (!q)
                 return q.error();
@@ -559,17 +572,20 @@ QString SimDriver::opReplay(Op &op)
     if (!real)
         return line + QStringLiteral("; real -> %1").arg(errorText(real.error()));
     // What POST .../replay does after the pipeline: the audit row.
-    (void)m_world->audit->append({kDesk, QStringLiteral("callback.replay"),
-                                  QStringLiteral("callback:%1:%2").arg(channelText(sent.raw.channel), sent.payNo), {},
+    (void)m_world->audit->append({kDesk,
+                                  QStringLiteral("callback.replay"),
+                                  QStringLiteral("callback:%1:%2").arg(channelText(sent.raw.channel), sent.payNo),
+                                  {},
                                   core::callbackOutcomeName(real.value().outcome.code),
-                                  QStringLiteral("sim: replay"), {}});
+                                  QStringLiteral("sim: replay"),
+                                  {}});
     const core::CallbackOutcome &predicted = dry.value().outcome;
     const core::CallbackOutcome &done = real.value().outcome;
     if ((predicted.code != done.code || predicted.note != done.note) && !m_opViolation)
-        m_opViolation = Violation{QStringLiteral("dry-run-prediction"),
-                                  QStringLiteral("the dry run of %1:%2 predicted %3, the replay did %4")
-                                      .arg(channelText(sent.raw.channel), sent.payNo, outcomeText(predicted),
-                                           outcomeText(done))};
+        m_opViolation = Violation{
+            QStringLiteral("dry-run-prediction"),
+            QStringLiteral("the dry run of %1:%2 predicted %3, the replay did %4")
+                .arg(channelText(sent.raw.channel), sent.payNo, outcomeText(predicted), outcomeText(done))};
     return line + QStringLiteral("; real -> %1").arg(outcomeText(done));
 }
 
@@ -785,7 +801,8 @@ QString SimDriver::opRefundFinish(Op &op)
     if (!n)
         return QStringLiteral("refund finish %1: stays").arg(refundNo);
     return QStringLiteral("refund %1 %2%3 at the platform; notify -> %4")
-        .arg(refundNo, n->refundStatus, fromAbnormal ? QStringLiteral(" (after ABNORMAL)") : QString(), settleRefund(*n));
+        .arg(refundNo, n->refundStatus, fromAbnormal ? QStringLiteral(" (after ABNORMAL)") : QString(),
+             settleRefund(*n));
 }
 
 QString SimDriver::opRefundResend(Op &op)
@@ -920,14 +937,20 @@ QString SimDriver::opRedrive(Op &op)
     std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) { return a.id < b.id; });
     const core::OutboxEvent &event = rows.first();
     auto redriven = m_world->outboxStore->redrive(event.id, m_clock.nowMs(), [&](const auto &, const auto &) {
-        return m_world->audit->append({kLead, QStringLiteral("outbox.redrive"), QStringLiteral("outbox:%1").arg(event.id),
-                                       QStringLiteral("dead"), QStringLiteral("pending"), QStringLiteral("sim: receiver back"),
-                                       {}})
-                   .ok()
+        return m_world->audit
+                       ->append({kLead,
+                                 QStringLiteral("outbox.redrive"),
+                                 QStringLiteral("outbox:%1").arg(event.id),
+                                 QStringLiteral("dead"),
+                                 QStringLiteral("pending"),
+                                 QStringLiteral("sim: receiver back"),
+                                 {}})
+                       .ok()
                    ? core::Result<void>()
                    : core::Result<void>(core::Error::make(core::ErrorCode::Unavailable, QStringLiteral("audit")));
     });
-    return QStringLiteral("redrive %1 -> %2").arg(event.eventId, redriven ? QStringLiteral("pending") : errorText(redriven.error()));
+    return QStringLiteral("redrive %1 -> %2")
+        .arg(event.eventId, redriven ? QStringLiteral("pending") : errorText(redriven.error()));
 }
 
 QString SimDriver::opCrash(Op &op)
@@ -988,9 +1011,11 @@ std::optional<Violation> SimDriver::quiesce()
         auto followUp = m_world->refunds->followUp(m_clock.nowMs());
         line(QStringLiteral("refund follow-up %1").arg(followUp ? QStringLiteral("ran") : errorText(followUp.error())));
         auto patrol = m_world->patrol->runOnce(m_clock.nowMs());
-        line(QStringLiteral("patrol %1").arg(patrol ? QString::number(patrol.value().size()) : errorText(patrol.error())));
+        line(QStringLiteral("patrol %1")
+                 .arg(patrol ? QString::number(patrol.value().size()) : errorText(patrol.error())));
         auto closed = m_world->closer->runOnce(m_clock.nowMs());
-        line(QStringLiteral("close %1").arg(closed ? QString::number(closed.value().closed) : errorText(closed.error())));
+        line(QStringLiteral("close %1")
+                 .arg(closed ? QString::number(closed.value().closed) : errorText(closed.error())));
         if (m_opViolation)
             return m_opViolation;
     }

@@ -38,7 +38,8 @@ core::Result<core::GatewayOrder> SimPlatform::createOrder(Channel channel, const
         trade.sequence = ++m_sequence;
         found = m_trades.emplace(request.paymentNo, trade).first;
     } else if (found->second.state != GatewayTradeState::NotPaid) {
-        return Error::make(ErrorCode::Conflict, QStringLiteral("sim platform: trade %1 is not open").arg(request.paymentNo));
+        return Error::make(ErrorCode::Conflict,
+                           QStringLiteral("sim platform: trade %1 is not open").arg(request.paymentNo));
     }
     if (answer == CreateAnswer::TimeoutCreated)
         return Error::make(ErrorCode::Unavailable, QStringLiteral("sim platform: create timed out after creating"));
@@ -102,7 +103,8 @@ core::Result<core::GatewayRefund> SimPlatform::refund(Channel channel, const cor
                 refunded += r.amountFen;
         }
         if (request.amountFen <= 0 || refunded + request.amountFen > paid)
-            return Error::make(ErrorCode::Conflict, QStringLiteral("sim platform: NOT_ENOUGH (refund above the payment)"));
+            return Error::make(ErrorCode::Conflict,
+                               QStringLiteral("sim platform: NOT_ENOUGH (refund above the payment)"));
         PlatformRefund r;
         r.refundNo = request.refundNo;
         r.paymentNo = request.paymentNo;
@@ -178,14 +180,14 @@ core::RawDelivery SimPlatform::notification(Channel channel, const QString &payN
     core::RawDelivery raw;
     raw.channel = channel;
     raw.headers = {{QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")}};
-    raw.body = QJsonDocument(QJsonObject{{QStringLiteral("signature"), goodSignature ? QStringLiteral("valid")
-                                                                                     : QStringLiteral("forged")},
+    raw.body = QJsonDocument(QJsonObject{{QStringLiteral("signature"),
+                                          goodSignature ? QStringLiteral("valid") : QStringLiteral("forged")},
                                          {QStringLiteral("pay_no"), payNo},
                                          {QStringLiteral("out_trade_no"), paymentNo},
                                          {QStringLiteral("amount"), amountFen},
                                          {QStringLiteral("currency"), QStringLiteral("CNY")},
-                                         {QStringLiteral("merchant"), channel == Channel::WeChat ? kWeChatMchId
-                                                                                                 : kAlipaySellerId},
+                                         {QStringLiteral("merchant"),
+                                          channel == Channel::WeChat ? kWeChatMchId : kAlipaySellerId},
                                          {QStringLiteral("trade_state"), QStringLiteral("SUCCESS")}})
                    .toJson(QJsonDocument::Compact);
     raw.receivedAtMs = m_clock.nowMs();

@@ -25,7 +25,13 @@ enum class CreateAnswer {
 };
 
 /// How the platform answers the next refund request.
-enum class RefundAnswer { Processing, Success, Closed, Abnormal, Timeout };
+enum class RefundAnswer {
+    Processing,
+    Success,
+    Closed,
+    Abnormal,
+    Timeout
+};
 
 /// One out_trade_no as the platform sees it.
 struct PlatformTrade {

@@ -37,9 +37,8 @@ SimWorld::~SimWorld()
     keys.reset();
 }
 
-core::Result<std::unique_ptr<SimWorld>> SimWorld::build(const Options &options, SimClock &clock,
-                                                        SimPlatform &platform, WorldProbe &probe,
-                                                        const core::OutboxHandlerRegistry &handlers)
+core::Result<std::unique_ptr<SimWorld>> SimWorld::build(const Options &options, SimClock &clock, SimPlatform &platform,
+                                                        WorldProbe &probe, const core::OutboxHandlerRegistry &handlers)
 {
     auto w = std::make_unique<SimWorld>();
     sql::DatabaseOptions dbOptions{options.url, 5000, 8};
@@ -106,8 +105,9 @@ core::Result<std::unique_ptr<SimWorld>> SimWorld::build(const Options &options, 
                                                             callbackOptions);
     callbackOptions.oneCommit = false;
     callbackOptions.agentId = QStringLiteral("sim-agent-accepted-first");
-    w->callbacksAcceptedFirst = std::make_unique<core::CallbackPipeline>(
-        *w->verifier, *w->callbackStore, *w->modes, w->keys->locks(), &w->keys->seenProcessed(), clock, callbackOptions);
+    w->callbacksAcceptedFirst = std::make_unique<core::CallbackPipeline>(*w->verifier, *w->callbackStore, *w->modes,
+                                                                         w->keys->locks(), &w->keys->seenProcessed(),
+                                                                         clock, callbackOptions);
     if (options.qaSwitches) {
         for (core::CallbackPipeline *pipeline : {w->callbacks.get(), w->callbacksAcceptedFirst.get()}) {
             if (auto set = pipeline->setSwitches(options.switches); !set)

@@ -59,8 +59,8 @@ struct SimWorld {
         core::CallbackLayerSwitches switches;
     };
 
-    static core::Result<std::unique_ptr<SimWorld>> build(const Options &options, SimClock &clock,
-                                                         SimPlatform &platform, WorldProbe &probe,
+    static core::Result<std::unique_ptr<SimWorld>> build(const Options &options, SimClock &clock, SimPlatform &platform,
+                                                         WorldProbe &probe,
                                                          const core::OutboxHandlerRegistry &handlers);
     ~SimWorld();
 

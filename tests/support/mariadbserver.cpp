@@ -35,10 +35,7 @@ struct MariaDbServer::Private {
 
     /// --user only as root: mariadbd refuses to run as root, and a normal user cannot
     /// switch to mysql anyway.
-    QStringList userArgument() const
-    {
-        return isRoot() ? QStringList{u"--user="_s + serviceUser} : QStringList{};
-    }
+    QStringList userArgument() const { return isRoot() ? QStringList{u"--user="_s + serviceUser} : QStringList{}; }
 
     bool installDb(QString *error) const
     {
@@ -46,11 +43,9 @@ struct MariaDbServer::Private {
             return false;
         // Options it does not know itself (--tmpdir) go on to the bootstrap mariadbd.
         const Command command{u"mariadb-install-db"_s,
-                              QStringList{u"--no-defaults"_s, u"--datadir="_s + dataDir()}
-                                  + userArgument()
-                                  + QStringList{u"--auth-root-authentication-method=normal"_s,
-                                                u"--skip-test-db"_s, u"--skip-name-resolve"_s,
-                                                u"--tmpdir="_s + tmpDir()}};
+                              QStringList{u"--no-defaults"_s, u"--datadir="_s + dataDir()} + userArgument()
+                                  + QStringList{u"--auth-root-authentication-method=normal"_s, u"--skip-test-db"_s,
+                                                u"--skip-name-resolve"_s, u"--tmpdir="_s + tmpDir()}};
         const RunResult result = run(command, {}, 2 * startTimeoutMs);
         if (!result.ok) {
             *error = u"mariadb-install-db failed: "_s + result.describe(command);
@@ -64,9 +59,8 @@ struct MariaDbServer::Private {
         // mariadb-admin ping exits 0 whenever the server answers, even with "access
         // denied" — exactly "is it up on that TCP port".
         return run({u"mariadb-admin"_s,
-                    {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s,
-                     u"-P"_s, QString::number(port), u"-u"_s, u"root"_s,
-                     u"--connect-timeout=1"_s, u"ping"_s}},
+                    {u"--no-defaults"_s, u"--protocol=TCP"_s, u"-h"_s, u"127.0.0.1"_s, u"-P"_s, QString::number(port),
+                     u"-u"_s, u"root"_s, u"--connect-timeout=1"_s, u"ping"_s}},
                    {}, probeTimeoutMs)
             .ok;
     }
@@ -88,26 +82,21 @@ struct MariaDbServer::Private {
         const Command command{
             u"/usr/sbin/mariadbd"_s,
             QStringList{u"--no-defaults"_s, u"--datadir="_s + dataDir()} + userArgument()
-                + QStringList{
-                    u"--port="_s + QString::number(port), u"--bind-address=127.0.0.1"_s,
-                    u"--socket="_s + socketPath(), u"--pid-file="_s + pidFile(),
-                    u"--log-error="_s + logFile(), u"--tmpdir="_s + tmpDir(),
-                    u"--skip-name-resolve"_s,
-                    // Debian's packaged server defaults, which --no-defaults would drop.
-                    u"--character-set-server=utf8mb4"_s,
-                    u"--collation-server=utf8mb4_general_ci"_s,
-                    // Commits reach the OS at COMMIT, so a killed mariadbd keeps them; only
-                    // a machine crash could lose them, which a throwaway server ignores.
-                    u"--innodb-flush-log-at-trx-commit=2"_s, u"--skip-log-bin"_s}};
+                + QStringList{u"--port="_s + QString::number(port), u"--bind-address=127.0.0.1"_s,
+                              u"--socket="_s + socketPath(), u"--pid-file="_s + pidFile(),
+                              u"--log-error="_s + logFile(), u"--tmpdir="_s + tmpDir(), u"--skip-name-resolve"_s,
+                              // Debian's packaged server defaults, which --no-defaults would drop.
+                              u"--character-set-server=utf8mb4"_s, u"--collation-server=utf8mb4_general_ci"_s,
+                              // Commits reach the OS at COMMIT, so a killed mariadbd keeps them; only
+                              // a machine crash could lose them, which a throwaway server ignores.
+                              u"--innodb-flush-log-at-trx-commit=2"_s, u"--skip-log-bin"_s}};
         pid = startDetached(command, logFile(), error);
         if (pid == 0)
             return Readiness::Exited;
-        const Readiness readiness = waitUntilReady([this] { return ping(); },
-                                                  [this] { return !pidAlive(pid); }, log,
-                                                  QDeadlineTimer(startTimeoutMs));
+        const Readiness readiness = waitUntilReady([this] { return ping(); }, [this] { return !pidAlive(pid); }, log,
+                                                   QDeadlineTimer(startTimeoutMs));
         if (readiness != Readiness::Ready) {
-            *error = startError(u"starting mariadbd"_s,
-                                readinessError(readiness, u"mariadbd"_s, port), logFile());
+            *error = startError(u"starting mariadbd"_s, readinessError(readiness, u"mariadbd"_s, port), logFile());
             halt(SIGKILL);
         }
         return readiness;
@@ -119,16 +108,14 @@ struct MariaDbServer::Private {
         QString sql = u"CREATE DATABASE %1;\n"_s.arg(databaseName);
         for (const QString &host : {u"127.0.0.1"_s, u"localhost"_s}) {
             sql += u"CREATE USER '%1'@'%2' IDENTIFIED BY '%3';\n"
-                   "GRANT ALL ON %4.* TO '%1'@'%2';\n"_s.arg(userName, host, password,
-                                                            databaseName);
+                   "GRANT ALL ON %4.* TO '%1'@'%2';\n"_s.arg(userName, host, password, databaseName);
         }
         const Command command{u"mariadb"_s,
-                              {u"--no-defaults"_s, u"--protocol=SOCKET"_s,
-                               u"--socket="_s + socketPath(), u"-u"_s, u"root"_s, u"--batch"_s}};
+                              {u"--no-defaults"_s, u"--protocol=SOCKET"_s, u"--socket="_s + socketPath(), u"-u"_s,
+                               u"root"_s, u"--batch"_s}};
         const RunResult result = run(command, {}, startTimeoutMs, sql.toUtf8());
         if (!result.ok) {
-            *error = startError(u"creating the payonce user"_s, result.describe(command),
-                                logFile());
+            *error = startError(u"creating the payonce user"_s, result.describe(command), logFile());
             return false;
         }
         return true;
@@ -146,8 +133,7 @@ struct MariaDbServer::Private {
     }
 };
 
-MariaDbServer::MariaDbServer()
-    : d(std::make_unique<Private>())
+MariaDbServer::MariaDbServer() : d(std::make_unique<Private>())
 {
 }
 
@@ -207,8 +193,7 @@ QString MariaDbServer::url() const
 
 QString MariaDbServer::urlWithPassword(const QString &password) const
 {
-    return u"mariadb://%1:%2@127.0.0.1:%3/%4"_s.arg(userName, password, QString::number(d->port),
-                                                    databaseName);
+    return u"mariadb://%1:%2@127.0.0.1:%3/%4"_s.arg(userName, password, QString::number(d->port), databaseName);
 }
 
 QString MariaDbServer::folder() const

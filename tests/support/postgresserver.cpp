@@ -37,9 +37,8 @@ struct PostgresServer::Private {
         env.insert(u"PGPASSWORD"_s, password);
         env.insert(u"PGCONNECT_TIMEOUT"_s, u"5"_s);
         return run({tool(u"psql"_s),
-                    {u"-X"_s, u"-q"_s, u"-v"_s, u"ON_ERROR_STOP=1"_s, u"-h"_s, u"127.0.0.1"_s,
-                     u"-p"_s, QString::number(port), u"-U"_s, superuser, u"-d"_s, database,
-                     u"-c"_s, sql}},
+                    {u"-X"_s, u"-q"_s, u"-v"_s, u"ON_ERROR_STOP=1"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s,
+                     QString::number(port), u"-U"_s, superuser, u"-d"_s, database, u"-c"_s, sql}},
                    env);
     }
 
@@ -57,12 +56,11 @@ struct PostgresServer::Private {
         }
         if (!chownToUser(pwfile, serviceUser, error))
             return false;
-        const Command command = asUser(
-            serviceUser, tool(u"initdb"_s),
-            {u"-D"_s, dataDir(), u"-U"_s, superuser, u"--pwfile="_s + pwfile, u"-A"_s,
-             u"scram-sha-256"_s, u"-E"_s, u"UTF8"_s, u"--locale=C.UTF-8"_s,
-             // No fsync of the fresh cluster: it lives for one test.
-             u"--no-sync"_s, u"--no-instructions"_s});
+        const Command command = asUser(serviceUser, tool(u"initdb"_s),
+                                       {u"-D"_s, dataDir(), u"-U"_s, superuser, u"--pwfile="_s + pwfile, u"-A"_s,
+                                        u"scram-sha-256"_s, u"-E"_s, u"UTF8"_s, u"--locale=C.UTF-8"_s,
+                                        // No fsync of the fresh cluster: it lives for one test.
+                                        u"--no-sync"_s, u"--no-instructions"_s});
         const RunResult result = run(command, {}, 2 * startTimeoutMs);
         QFile::remove(pwfile);
         if (!result.ok) {
@@ -93,26 +91,23 @@ struct PostgresServer::Private {
         const LogWatch log(logFile());
         // pg_ctl -w returns once the postmaster says "ready" in postmaster.pid, or fails
         // when it exits; pg_isready below then checks the TCP port itself.
-        const Command command = asUser(
-            serviceUser, tool(u"pg_ctl"_s),
-            {u"-D"_s, dataDir(), u"-l"_s, logFile(), u"-w"_s, u"-t"_s,
-             QString::number(startTimeoutMs / 1000), u"-o"_s, u"-p "_s + QString::number(port),
-             u"start"_s});
+        const Command command = asUser(serviceUser, tool(u"pg_ctl"_s),
+                                       {u"-D"_s, dataDir(), u"-l"_s, logFile(), u"-w"_s, u"-t"_s,
+                                        QString::number(startTimeoutMs / 1000), u"-o"_s,
+                                        u"-p "_s + QString::number(port), u"start"_s});
         const RunResult started = run(command, {}, startTimeoutMs + 5000);
         Readiness readiness = Readiness::Ready;
         QString details;
         if (!started.ok) {
-            readiness = log.containsSinceStart(u"Address already in use") ? Readiness::BindFailed
-                                                                           : Readiness::Exited;
+            readiness = log.containsSinceStart(u"Address already in use") ? Readiness::BindFailed : Readiness::Exited;
             details = started.describe(command);
         } else {
             const qint64 pid = postmasterPid();
             const Command isReady{tool(u"pg_isready"_s),
-                                  {u"-q"_s, u"-t"_s, u"1"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s,
-                                   QString::number(port), u"-d"_s, u"postgres"_s}};
+                                  {u"-q"_s, u"-t"_s, u"1"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port),
+                                   u"-d"_s, u"postgres"_s}};
             readiness = waitUntilReady([&] { return run(isReady, {}, probeTimeoutMs).ok; },
-                                       [&] { return !pidAlive(pid); }, log,
-                                       QDeadlineTimer(startTimeoutMs));
+                                       [&] { return !pidAlive(pid); }, log, QDeadlineTimer(startTimeoutMs));
             details = readinessError(readiness, u"postgres"_s, port);
         }
         if (readiness != Readiness::Ready) {
@@ -126,8 +121,7 @@ struct PostgresServer::Private {
     bool halt(int signal) const { return signalAndWait(postmasterPid(), signal); }
 };
 
-PostgresServer::PostgresServer()
-    : d(std::make_unique<Private>())
+PostgresServer::PostgresServer() : d(std::make_unique<Private>())
 {
 }
 
@@ -202,8 +196,7 @@ QString PostgresServer::url() const
 
 QString PostgresServer::urlWithPassword(const QString &password) const
 {
-    return u"postgresql://%1:%2@127.0.0.1:%3/%4"_s.arg(superuser, password,
-                                                       QString::number(d->port), databaseName);
+    return u"postgresql://%1:%2@127.0.0.1:%3/%4"_s.arg(superuser, password, QString::number(d->port), databaseName);
 }
 
 QString PostgresServer::folder() const

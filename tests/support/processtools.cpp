@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 
 #include <grp.h>
 #include <pwd.h>
@@ -85,8 +85,7 @@ QString RunResult::describe(const Command &command) const
         .arg(output.trimmed());
 }
 
-RunResult run(const Command &command, const QProcessEnvironment &env, int timeoutMs,
-              const QByteArray &stdinData)
+RunResult run(const Command &command, const QProcessEnvironment &env, int timeoutMs, const QByteArray &stdinData)
 {
     QProcess process;
     process.setProgram(command.program);
@@ -109,8 +108,7 @@ RunResult run(const Command &command, const QProcessEnvironment &env, int timeou
     if (!process.waitForFinished(timeoutMs)) {
         process.kill();
         process.waitForFinished(5000);
-        result.output = QString::fromLocal8Bit(process.readAll())
-            + u"\n(killed after %1 ms)"_s.arg(timeoutMs);
+        result.output = QString::fromLocal8Bit(process.readAll()) + u"\n(killed after %1 ms)"_s.arg(timeoutMs);
         return result;
     }
     result.output = QString::fromLocal8Bit(process.readAll());
@@ -171,8 +169,7 @@ qint64 readPidFile(const QString &path, const QString &expectedName)
         return 0;
     if (!expectedName.isEmpty()) {
         QFile comm(u"/proc/%1/comm"_s.arg(pid));
-        if (!comm.open(QIODevice::ReadOnly)
-            || QString::fromLocal8Bit(comm.readAll().trimmed()) != expectedName) {
+        if (!comm.open(QIODevice::ReadOnly) || QString::fromLocal8Bit(comm.readAll().trimmed()) != expectedName) {
             return 0;
         }
     }
@@ -213,14 +210,11 @@ QString tailOfFile(const QString &path, int lines)
 QString randomHex(int bytes)
 {
     QByteArray raw(bytes, Qt::Uninitialized);
-    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(raw.data()),
-                                          static_cast<qsizetype>(bytes) / 4);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(raw.data()), static_cast<qsizetype>(bytes) / 4);
     return QString::fromLatin1(raw.toHex());
 }
 
-LogWatch::LogWatch(QString path)
-    : m_path(std::move(path))
-    , m_offset(QFile(m_path).size())
+LogWatch::LogWatch(QString path) : m_path(std::move(path)), m_offset(QFile(m_path).size())
 {
 }
 
@@ -233,16 +227,15 @@ bool LogWatch::containsSinceStart(QStringView needle) const
     return QString::fromLocal8Bit(file.readAll()).contains(needle);
 }
 
-Readiness waitUntilReady(const std::function<bool()> &ready, const std::function<bool()> &exited,
-                         const LogWatch &log, QDeadlineTimer deadline)
+Readiness waitUntilReady(const std::function<bool()> &ready, const std::function<bool()> &exited, const LogWatch &log,
+                         QDeadlineTimer deadline)
 {
     unsigned long pauseMs = 50;
     for (;;) {
         // exited() first: a server that died on a taken port must not be "pinged" through
         // whoever holds that port now (which may accept and never answer).
         if (exited()) {
-            return log.containsSinceStart(u"Address already in use") ? Readiness::BindFailed
-                                                                      : Readiness::Exited;
+            return log.containsSinceStart(u"Address already in use") ? Readiness::BindFailed : Readiness::Exited;
         }
         if (ready())
             return Readiness::Ready;
@@ -255,23 +248,17 @@ Readiness waitUntilReady(const std::function<bool()> &ready, const std::function
 
 QString startError(const QString &what, const QString &details, const QString &logFile)
 {
-    return u"%1 failed: %2\n--- %3 (last lines) ---\n%4"_s.arg(what, details, logFile,
-                                                             tailOfFile(logFile, 30));
+    return u"%1 failed: %2\n--- %3 (last lines) ---\n%4"_s.arg(what, details, logFile, tailOfFile(logFile, 30));
 }
 
 QString readinessError(Readiness readiness, const QString &server, int port)
 {
     switch (readiness) {
-    case Readiness::Ready:
-        return {};
-    case Readiness::BindFailed:
-        return u"%1 could not bind 127.0.0.1:%2 (address in use)"_s.arg(server).arg(port);
-    case Readiness::Exited:
-        return u"%1 exited before it answered on 127.0.0.1:%2"_s.arg(server).arg(port);
+    case Readiness::Ready: return {};
+    case Readiness::BindFailed: return u"%1 could not bind 127.0.0.1:%2 (address in use)"_s.arg(server).arg(port);
+    case Readiness::Exited: return u"%1 exited before it answered on 127.0.0.1:%2"_s.arg(server).arg(port);
     case Readiness::TimedOut:
-        return u"%1 did not answer on 127.0.0.1:%2 within %3 s"_s.arg(server)
-            .arg(port)
-            .arg(startTimeoutMs / 1000);
+        return u"%1 did not answer on 127.0.0.1:%2 within %3 s"_s.arg(server).arg(port).arg(startTimeoutMs / 1000);
     }
     return {};
 }

@@ -36,14 +36,14 @@ Command asUser(const QString &user, const QString &program, const QStringList &a
 bool chownToUser(const QString &path, const QString &user, QString *error);
 
 struct RunResult {
-    bool ok = false;   ///< started, finished in time, exit code 0
+    bool ok = false; ///< started, finished in time, exit code 0
     int exitCode = -1;
-    QString output;    ///< stdout and stderr merged
+    QString output;                                 ///< stdout and stderr merged
     QString describe(const Command &command) const; ///< for error messages
 };
 /// Run to completion (killed after timeoutMs). The environment is the system one plus env.
-RunResult run(const Command &command, const QProcessEnvironment &env = {},
-              int timeoutMs = startTimeoutMs, const QByteArray &stdinData = {});
+RunResult run(const Command &command, const QProcessEnvironment &env = {}, int timeoutMs = startTimeoutMs,
+              const QByteArray &stdinData = {});
 
 /// Start detached (own session, reparented away from us), stdin from /dev/null and
 /// stdout/stderr appended to logFile. Returns the pid, or 0 with *error set.
@@ -77,11 +77,16 @@ private:
     qint64 m_offset = 0;
 };
 
-enum class Readiness { Ready, BindFailed, Exited, TimedOut };
+enum class Readiness {
+    Ready,
+    BindFailed,
+    Exited,
+    TimedOut
+};
 /// Poll ready() every 50–250 ms until it says yes, exited() says the server is gone (then
 /// the log decides between BindFailed and Exited), or the deadline passes.
-Readiness waitUntilReady(const std::function<bool()> &ready, const std::function<bool()> &exited,
-                         const LogWatch &log, QDeadlineTimer deadline);
+Readiness waitUntilReady(const std::function<bool()> &ready, const std::function<bool()> &exited, const LogWatch &log,
+                         QDeadlineTimer deadline);
 
 /// "<what> failed: <details>\n--- <log> (last lines) ---\n<tail>"
 QString startError(const QString &what, const QString &details, const QString &logFile);

@@ -45,7 +45,7 @@ struct ClusterNode {
     bool failing() const
     {
         return flags.contains(u"fail") || flags.contains(u"fail?") || flags.contains(u"noaddr")
-            || flags.contains(u"handshake");
+               || flags.contains(u"handshake");
     }
     bool serves(int slot) const
     {
@@ -53,10 +53,7 @@ struct ClusterNode {
                            [slot](const auto &range) { return slot >= range.first && slot <= range.second; });
     }
     /// "127.0.0.1:7001 master,fail", for error messages.
-    QString describe() const
-    {
-        return u"127.0.0.1:%1 %2"_s.arg(port).arg(flags.join(u','));
-    }
+    QString describe() const { return u"127.0.0.1:%1 %2"_s.arg(port).arg(flags.join(u',')); }
 };
 
 QList<ClusterNode> parseClusterNodes(const QString &output)
@@ -172,8 +169,7 @@ struct RedisClusterTopology::Private {
     bool writeFile(const QString &path, const QString &text, QString *error) const
     {
         QFile file(path);
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)
-            || file.write(text.toLocal8Bit()) < 0) {
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text.toLocal8Bit()) < 0) {
             *error = u"could not write %1"_s.arg(path);
             return false;
         }
@@ -201,18 +197,18 @@ struct RedisClusterTopology::Private {
                                "logfile \"%6\"\n"
                                "repl-diskless-sync yes\n"
                                "repl-diskless-sync-delay 0\n"
-                               "repl-diskless-load swapdb\n"_s
-                                   .arg(QString::number(node.port), QString::number(node.busPort),
-                                        QString::number(options.nodeTimeoutMs), node.dataDir,
-                                        node.pidFile, node.logFile);
+                               "repl-diskless-load swapdb\n"_s.arg(
+                                   QString::number(node.port), QString::number(node.busPort),
+                                   QString::number(options.nodeTimeoutMs), node.dataDir, node.pidFile, node.logFile);
         return writeFile(node.configFile, config, error);
     }
 
     /// Start the node (its config already written) and wait until it answers PING.
     Readiness launch(Instance &instance, QString *error)
     {
-        return launchRedis(instance, {}, [this, &instance] { return ping(instance); }, startTimeoutMs,
-                           u"or its cluster bus port %1"_s.arg(instance.busPort), error);
+        return launchRedis(
+            instance, {}, [this, &instance] { return ping(instance); }, startTimeoutMs,
+            u"or its cluster bus port %1"_s.arg(instance.busPort), error);
     }
 
     /// First start: two fresh free ports per attempt (client and cluster bus), the config
@@ -243,10 +239,7 @@ struct RedisClusterTopology::Private {
     bool halt(Instance &instance, int signal) { return haltRedis(instance, signal); }
 
     /// Every wait's failure message ends with the logs.
-    QString withLogs(const QString &message) const
-    {
-        return message + u"\n"_s + logTail(20);
-    }
+    QString withLogs(const QString &message) const { return message + u"\n"_s + logTail(20); }
 
     QString logTail(int lines) const
     {
@@ -286,7 +279,7 @@ struct RedisClusterTopology::Private {
         const QString link = infoField(info.output, u"master_link_status");
         *linkUp = link == u"up";
         *said = role == u"slave" ? u"role:slave master_port:%1 master_link_status:%2"_s.arg(
-                                       infoField(info.output, u"master_port"), link)
+                    infoField(info.output, u"master_port"), link)
                                  : u"role:"_s + role;
         return role;
     }
@@ -304,13 +297,13 @@ struct RedisClusterTopology::Private {
             for (const Instance &node : nodes) {
                 const RunResult info = cli(node.port, {u"CLUSTER"_s, u"INFO"_s});
                 const bool stateOk = info.ok && infoField(info.output, u"cluster_state") == u"ok"
-                    && infoField(info.output, u"cluster_slots_ok") == QString::number(slotCount)
-                    && infoField(info.output, u"cluster_known_nodes") == QString::number(nodes.size());
+                                     && infoField(info.output, u"cluster_slots_ok") == QString::number(slotCount)
+                                     && infoField(info.output, u"cluster_known_nodes") == QString::number(nodes.size());
                 const QString stateSaid = info.ok ? u"cluster_state:%1 slots_ok:%2 known_nodes:%3"_s.arg(
-                                          infoField(info.output, u"cluster_state"),
-                                          infoField(info.output, u"cluster_slots_ok"),
-                                          infoField(info.output, u"cluster_known_nodes"))
-                                    : u"(redis-cli failed: "_s + info.output.trimmed() + u')';
+                                              infoField(info.output, u"cluster_state"),
+                                              infoField(info.output, u"cluster_slots_ok"),
+                                              infoField(info.output, u"cluster_known_nodes"))
+                                                  : u"(redis-cli failed: "_s + info.output.trimmed() + u')';
                 QList<ClusterNode> view;
                 QString viewSaid;
                 QStringList troubled;
@@ -319,8 +312,7 @@ struct RedisClusterTopology::Private {
                         if (other.failing() || other.linkState != u"connected")
                             troubled << other.describe() + u' ' + other.linkState;
                     }
-                    viewSaid = troubled.isEmpty() ? u"sees every node well"_s
-                                                  : u"sees "_s + troubled.join(u", "_s);
+                    viewSaid = troubled.isEmpty() ? u"sees every node well"_s : u"sees "_s + troubled.join(u", "_s);
                 }
                 bool linkUp = false;
                 QString roleSaid;
@@ -328,18 +320,16 @@ struct RedisClusterTopology::Private {
                 if (nodeRole == u"master")
                     ++masters;
                 const bool good = stateOk && !view.isEmpty() && troubled.isEmpty()
-                    && (nodeRole == u"master" || (nodeRole == u"slave" && linkUp));
+                                  && (nodeRole == u"master" || (nodeRole == u"slave" && linkUp));
                 all = all && good;
-                seen << u"%1 %2: %3; %4; %5"_s.arg(node.name, node.address(), stateSaid, roleSaid,
-                                                   viewSaid);
+                seen << u"%1 %2: %3; %4; %5"_s.arg(node.name, node.address(), stateSaid, roleSaid, viewSaid);
             }
             return all && masters == masterCount;
         });
         if (!settled) {
             *error = withLogs(u"the cluster did not settle within %1 s (every node must say "
                               "cluster_state:ok with all %2 slots, know all %3 nodes, %4 of them "
-                              "masters and the others replicas with their link up):\n%5"_s
-                                  .arg(startTimeoutMs / 1000)
+                              "masters and the others replicas with their link up):\n%5"_s.arg(startTimeoutMs / 1000)
                                   .arg(slotCount)
                                   .arg(nodes.size())
                                   .arg(masterCount)
@@ -349,8 +339,7 @@ struct RedisClusterTopology::Private {
     }
 };
 
-RedisClusterTopology::RedisClusterTopology()
-    : d(std::make_unique<Private>())
+RedisClusterTopology::RedisClusterTopology() : d(std::make_unique<Private>())
 {
 }
 
@@ -399,8 +388,7 @@ std::unique_ptr<RedisClusterTopology> RedisClusterTopology::start(const Options 
     QStringList create{u"--cluster"_s, u"create"_s};
     for (const Instance &node : std::as_const(d.nodes))
         create << node.address();
-    create << u"--cluster-replicas"_s << QString::number(options.replicasPerMaster)
-           << u"--cluster-yes"_s;
+    create << u"--cluster-replicas"_s << QString::number(options.replicasPerMaster) << u"--cluster-yes"_s;
     const Command command{u"redis-cli"_s, create};
     const RunResult created = run(command, {}, startTimeoutMs);
     if (!created.ok) {
@@ -415,8 +403,8 @@ std::unique_ptr<RedisClusterTopology> RedisClusterTopology::start(const Options 
         const RunResult id = d.cli(node.port, {u"CLUSTER"_s, u"MYID"_s});
         node.id = id.output.trimmed();
         if (!id.ok || node.id.size() != 40) {
-            *error = d.withLogs(u"%1 (%2) did not answer CLUSTER MYID: %3"_s.arg(node.name, node.address(),
-                                                                                id.output.trimmed()));
+            *error = d.withLogs(
+                u"%1 (%2) did not answer CLUSTER MYID: %3"_s.arg(node.name, node.address(), id.output.trimmed()));
             return nullptr;
         }
     }
@@ -508,8 +496,7 @@ int RedisClusterTopology::waitForFailover(int oldPort, int timeoutMs, QString *e
         }
     }
     if (slots.isEmpty()) {
-        *error = u"%1 (127.0.0.1:%2) served no slots (a replica?): nothing to fail over"_s.arg(old->name)
-                     .arg(oldPort);
+        *error = u"%1 (127.0.0.1:%2) served no slots (a replica?): nothing to fail over"_s.arg(old->name).arg(oldPort);
         return -1;
     }
     const QString slotText = describeSlots(slots);
@@ -544,7 +531,7 @@ int RedisClusterTopology::waitForFailover(int oldPort, int timeoutMs, QString *e
             }
             seen << u"%1 %2: %3; %4"_s.arg(node.name, node.address(), stateSaid, viewSaid);
             const bool good = state == u"ok" && owners.size() == 1 && !owners.contains(old->id)
-                && (agreed.isEmpty() || owners.contains(agreed));
+                              && (agreed.isEmpty() || owners.contains(agreed));
             if (good)
                 agreed = owners.constFirst();
             all = all && good;
@@ -564,8 +551,7 @@ int RedisClusterTopology::waitForFailover(int oldPort, int timeoutMs, QString *e
         return true;
     });
     if (!done) {
-        *error = d->withLogs(u"no failover from %1 (127.0.0.1:%2, slots %3) within %4 ms:\n%5"_s
-                                 .arg(old->name)
+        *error = d->withLogs(u"no failover from %1 (127.0.0.1:%2, slots %3) within %4 ms:\n%5"_s.arg(old->name)
                                  .arg(oldPort)
                                  .arg(slotText)
                                  .arg(timeoutMs)
@@ -608,8 +594,7 @@ bool RedisClusterTopology::restartKilled(int port, int timeoutMs, QString *error
         }
         if (!takenOver && replicaAlive) {
             *error = u"%1 (127.0.0.1:%2) still serves slots %3 and has a live replica: restarting it "
-                     "now would race the failover (waitForFailover first)"_s
-                         .arg(node.name)
+                     "now would race the failover (waitForFailover first)"_s.arg(node.name)
                          .arg(port)
                          .arg(describeSlots(node.slotsAtKill));
             return false;
@@ -636,10 +621,8 @@ bool RedisClusterTopology::restartKilled(int port, int timeoutMs, QString *error
         bool linkUp = false;
         QString roleSaid;
         const QString role = d->role(node.port, &linkUp, &roleSaid);
-        seen << u"%1 %2 (restarted): id %3 (was %4); %5"_s.arg(node.name, node.address(), myId, node.id,
-                                                              roleSaid);
-        bool all = myId == node.id
-            && (expectMaster ? role == u"master" : (role == u"slave" && linkUp));
+        seen << u"%1 %2 (restarted): id %3 (was %4); %5"_s.arg(node.name, node.address(), myId, node.id, roleSaid);
+        bool all = myId == node.id && (expectMaster ? role == u"master" : (role == u"slave" && linkUp));
         for (const Instance &other : std::as_const(d->nodes)) {
             if (other.pid == 0 || !pidAlive(other.pid))
                 continue;
@@ -654,7 +637,7 @@ bool RedisClusterTopology::restartKilled(int port, int timeoutMs, QString *error
                         continue;
                     viewSaid = u"sees it as "_s + entry.describe() + u' ' + entry.linkState;
                     seesIt = !entry.failing() && entry.linkState == u"connected"
-                        && (expectMaster ? entry.isMaster() : entry.flags.contains(u"slave"));
+                             && (expectMaster ? entry.isMaster() : entry.flags.contains(u"slave"));
                 }
             }
             if (&other != &node)

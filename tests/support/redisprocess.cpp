@@ -18,9 +18,11 @@ Readiness launchRedis(RedisProcess &process, const QStringList &extraArguments, 
     if (process.pid == 0)
         return Readiness::Exited;
     const qint64 pid = process.pid;
-    const Readiness readiness = waitUntilReady(ping, [pid] { return !pidAlive(pid); }, log, QDeadlineTimer(timeoutMs));
+    const Readiness readiness = waitUntilReady(
+        ping, [pid] { return !pidAlive(pid); }, log, QDeadlineTimer(timeoutMs));
     if (readiness != Readiness::Ready) {
-        QString details = readinessError(readiness, QString(u"redis-server "_s + extraArguments.join(u' ')).trimmed(), process.port);
+        QString details = readinessError(readiness, QString(u"redis-server "_s + extraArguments.join(u' ')).trimmed(),
+                                         process.port);
         if (readiness == Readiness::BindFailed && !bindHint.isEmpty())
             details += u' ' + bindHint;
         *error = startError(u"starting "_s + process.name, details, process.logFile);
@@ -44,7 +46,7 @@ QString redisLogTails(const QList<const RedisProcess *> &processes, int lines)
     QStringList parts;
     for (const RedisProcess *process : processes) {
         parts << u"--- %1 %2 (%3, last lines) ---\n%4"_s.arg(process->name, process->address(), process->logFile,
-                                                              tailOfFile(process->logFile, lines));
+                                                             tailOfFile(process->logFile, lines));
     }
     return parts.join(u'\n');
 }

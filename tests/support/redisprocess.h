@@ -47,7 +47,7 @@ QString infoField(const QString &info, QStringView key);
 
 /// Poll done() every 100 ms until it says yes or the deadline passes (done() is asked once
 /// more at the end).
-template<typename Done>
+template <typename Done>
 bool pollUntil(QDeadlineTimer deadline, Done done)
 {
     for (;;) {

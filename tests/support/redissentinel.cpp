@@ -44,10 +44,10 @@ QList<QHash<QString, QString>> parseInstances(const QString &output)
 QString describeInstance(const QHash<QString, QString> &instance)
 {
     QString text = instance.value(u"ip"_s) + u':' + instance.value(u"port"_s) + u" flags="_s
-        + instance.value(u"flags"_s);
+                   + instance.value(u"flags"_s);
     if (instance.contains(u"role-reported"_s)) {
-        text += u" role-reported="_s + instance.value(u"role-reported"_s)
-            + u" master-link-status="_s + instance.value(u"master-link-status"_s);
+        text += u" role-reported="_s + instance.value(u"role-reported"_s) + u" master-link-status="_s
+                + instance.value(u"master-link-status"_s);
     }
     return text;
 }
@@ -91,8 +91,8 @@ struct RedisSentinelTopology::Private {
         // REDISCLI_AUTH rather than -a: no password in argv, no warning on stderr.
         if (const QString password = passwordFor(port); !password.isEmpty())
             env.insert(u"REDISCLI_AUTH"_s, password);
-        return run({u"redis-cli"_s, QStringList{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)} + args},
-                   env, probeTimeoutMs);
+        return run({u"redis-cli"_s, QStringList{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)} + args}, env,
+                   probeTimeoutMs);
     }
     /// redis-cli's trimmed answer, or what went wrong (for error messages).
     QString answer(int port, const QStringList &args) const
@@ -112,8 +112,7 @@ struct RedisSentinelTopology::Private {
     /// with one; *said gets its answer.
     int sentinelsMaster(const Instance &sentinel, QString *said = nullptr) const
     {
-        const RunResult result = cli(sentinel.port, {u"SENTINEL"_s, u"get-master-addr-by-name"_s,
-                                                     options.masterName});
+        const RunResult result = cli(sentinel.port, {u"SENTINEL"_s, u"get-master-addr-by-name"_s, options.masterName});
         const QStringList lines = result.output.trimmed().split(u'\n');
         bool ok = false;
         const int port = lines.size() == 2 ? lines.at(1).trimmed().toInt(&ok) : 0;
@@ -147,9 +146,9 @@ struct RedisSentinelTopology::Private {
             if (replica.value(u"port"_s).toInt() == port) {
                 *said = describeInstance(replica);
                 return replica.value(u"flags"_s) == u"slave"
-                    && (!synced
-                        || (replica.value(u"role-reported"_s) == u"slave"
-                            && replica.value(u"master-link-status"_s) == u"ok"));
+                       && (!synced
+                           || (replica.value(u"role-reported"_s) == u"slave"
+                               && replica.value(u"master-link-status"_s) == u"ok"));
             }
         }
         *said = seen.isEmpty() ? u"no replicas"_s : u"replicas "_s + seen.join(u", "_s);
@@ -174,8 +173,7 @@ struct RedisSentinelTopology::Private {
     bool writeFile(const QString &path, const QString &text, QString *error) const
     {
         QFile file(path);
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)
-            || file.write(text.toLocal8Bit()) < 0) {
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text.toLocal8Bit()) < 0) {
             *error = u"could not write %1"_s.arg(path);
             return false;
         }
@@ -199,8 +197,8 @@ struct RedisSentinelTopology::Private {
                          "logfile \"%4\"\n"
                          "repl-diskless-sync yes\n"
                          "repl-diskless-sync-delay 0\n"
-                         "repl-diskless-load swapdb\n"_s.arg(QString::number(node.port), node.dataDir,
-                                                             node.pidFile, node.logFile);
+                         "repl-diskless-load swapdb\n"_s.arg(QString::number(node.port), node.dataDir, node.pidFile,
+                                                             node.logFile);
         if (!options.password.isEmpty()) {
             config += u"requirepass %1\n"
                       "masterauth %1\n"_s.arg(quoted(options.password));
@@ -217,22 +215,20 @@ struct RedisSentinelTopology::Private {
     {
         const QString &name = options.masterName;
         QString config = u"bind 127.0.0.1\n"
-                               "port %1\n"
-                               "daemonize no\n"
-                               "dir \"%2\"\n"
-                               "pidfile \"%3\"\n"
-                               "logfile \"%4\"\n"
-                               "sentinel resolve-hostnames no\n"
-                               "sentinel announce-hostnames no\n"
-                               "sentinel monitor %5 127.0.0.1 %6 2\n"
-                               "sentinel down-after-milliseconds %5 %7\n"
-                               "sentinel failover-timeout %5 %8\n"
-                               "sentinel parallel-syncs %5 1\n"_s
-                                   .arg(QString::number(sentinel.port), folder->path(),
-                                        sentinel.pidFile, sentinel.logFile, name,
-                                        QString::number(masterPort),
-                                        QString::number(options.downAfterMs),
-                                        QString::number(options.failoverTimeoutMs));
+                         "port %1\n"
+                         "daemonize no\n"
+                         "dir \"%2\"\n"
+                         "pidfile \"%3\"\n"
+                         "logfile \"%4\"\n"
+                         "sentinel resolve-hostnames no\n"
+                         "sentinel announce-hostnames no\n"
+                         "sentinel monitor %5 127.0.0.1 %6 2\n"
+                         "sentinel down-after-milliseconds %5 %7\n"
+                         "sentinel failover-timeout %5 %8\n"
+                         "sentinel parallel-syncs %5 1\n"_s.arg(
+                             QString::number(sentinel.port), folder->path(), sentinel.pidFile, sentinel.logFile, name,
+                             QString::number(masterPort), QString::number(options.downAfterMs),
+                             QString::number(options.failoverTimeoutMs));
         if (!options.password.isEmpty())
             config += u"sentinel auth-pass %1 %2\n"_s.arg(name, quoted(options.password));
         if (!options.sentinelPassword.isEmpty()) {
@@ -245,8 +241,9 @@ struct RedisSentinelTopology::Private {
     /// Start the instance (its config already written) and wait until it answers PING.
     Readiness launch(Instance &instance, QString *error)
     {
-        return launchRedis(instance, instance.sentinel ? QStringList{u"--sentinel"_s} : QStringList{},
-                           [this, &instance] { return ping(instance); }, startTimeoutMs, QString(), error);
+        return launchRedis(
+            instance, instance.sentinel ? QStringList{u"--sentinel"_s} : QStringList{},
+            [this, &instance] { return ping(instance); }, startTimeoutMs, QString(), error);
     }
 
     /// First start: a fresh free port per attempt, the config written for it.
@@ -273,10 +270,7 @@ struct RedisSentinelTopology::Private {
     bool halt(Instance &instance, int signal) { return haltRedis(instance, signal); }
 
     /// Every wait's failure message ends with the logs.
-    QString withLogs(const QString &message) const
-    {
-        return message + u"\n"_s + logTail(20);
-    }
+    QString withLogs(const QString &message) const { return message + u"\n"_s + logTail(20); }
 
     QString logTail(int lines) const
     {
@@ -303,8 +297,8 @@ struct RedisSentinelTopology::Private {
                 QString replica;
                 QString others;
                 const bool good = sentinelsMaster(sentinel, &master) == masterPort
-                    && sentinelSeesReplica(sentinel, replicaPort, true, &replica)
-                    && sentinelSeesOthers(sentinel, &others);
+                                  && sentinelSeesReplica(sentinel, replicaPort, true, &replica)
+                                  && sentinelSeesOthers(sentinel, &others);
                 all = all && good;
                 seen << u"%1 %2: master %3; %4; %5"_s.arg(sentinel.name, sentinel.address(), master,
                                                           replica.isEmpty() ? u"-"_s : replica,
@@ -333,14 +327,13 @@ struct RedisSentinelTopology::Private {
         }
         const QString role = infoField(info.output, u"role");
         const QString link = infoField(info.output, u"master_link_status");
-        *said = u"role:%1 master_port:%2 master_link_status:%3"_s.arg(
-            role, infoField(info.output, u"master_port"), link.isEmpty() ? u"-"_s : link);
+        *said = u"role:%1 master_port:%2 master_link_status:%3"_s.arg(role, infoField(info.output, u"master_port"),
+                                                                      link.isEmpty() ? u"-"_s : link);
         return role == u"slave" && link == u"up";
     }
 };
 
-RedisSentinelTopology::RedisSentinelTopology()
-    : d(std::make_unique<Private>())
+RedisSentinelTopology::RedisSentinelTopology() : d(std::make_unique<Private>())
 {
 }
 
@@ -355,8 +348,7 @@ RedisSentinelTopology::~RedisSentinelTopology()
         d->halt(node, SIGKILL);
 }
 
-std::unique_ptr<RedisSentinelTopology> RedisSentinelTopology::start(const Options &options,
-                                                                     QString *error)
+std::unique_ptr<RedisSentinelTopology> RedisSentinelTopology::start(const Options &options, QString *error)
 {
     std::unique_ptr<RedisSentinelTopology> topology(new RedisSentinelTopology);
     Private &d = *topology->d;
@@ -444,8 +436,7 @@ int RedisSentinelTopology::killMaster(QString *error)
 {
     const int port = masterPort();
     if (port < 0) {
-        *error = d->withLogs(u"no Sentinel answers SENTINEL get-master-addr-by-name %1"_s.arg(
-            d->options.masterName));
+        *error = d->withLogs(u"no Sentinel answers SENTINEL get-master-addr-by-name %1"_s.arg(d->options.masterName));
         return -1;
     }
     for (qsizetype i = 0; i < d->nodes.size(); ++i) {
@@ -453,8 +444,7 @@ int RedisSentinelTopology::killMaster(QString *error)
         if (node.port != port)
             continue;
         if (!pidAlive(node.pid)) {
-            *error = u"the Sentinels name %1 (127.0.0.1:%2) master, but it is not running"_s.arg(node.name)
-                         .arg(port);
+            *error = u"the Sentinels name %1 (127.0.0.1:%2) master, but it is not running"_s.arg(node.name).arg(port);
             return -1;
         }
         if (!d->halt(node, SIGKILL)) {
@@ -464,8 +454,7 @@ int RedisSentinelTopology::killMaster(QString *error)
         d->killed = static_cast<int>(i);
         return port;
     }
-    *error = u"the Sentinels name 127.0.0.1:%1 master, which is none of the data nodes (%2, %3)"_s
-                 .arg(port)
+    *error = u"the Sentinels name 127.0.0.1:%1 master, which is none of the data nodes (%2, %3)"_s.arg(port)
                  .arg(d->nodes.at(0).port)
                  .arg(d->nodes.at(1).port);
     return -1;
@@ -498,9 +487,8 @@ int RedisSentinelTopology::waitForFailover(int oldPort, int timeoutMs, QString *
         return true;
     });
     if (!done) {
-        *error = d->withLogs(u"no failover from 127.0.0.1:%1 within %2 ms:\n%3"_s.arg(oldPort)
-                                 .arg(timeoutMs)
-                                 .arg(seen.join(u'\n')));
+        *error = d->withLogs(
+            u"no failover from 127.0.0.1:%1 within %2 ms:\n%3"_s.arg(oldPort).arg(timeoutMs).arg(seen.join(u'\n')));
         return -1;
     }
     return newPort;
@@ -560,8 +548,7 @@ bool RedisSentinelTopology::restartKilled(int timeoutMs, QString *error)
     });
     if (!synced) {
         *error = d->withLogs(u"%1 (127.0.0.1:%2), restarted empty, did not become a synced replica "
-                             "known as such to every Sentinel within %3 ms: it reports %4\n%5"_s
-                                 .arg(node.name)
+                             "known as such to every Sentinel within %3 ms: it reports %4\n%5"_s.arg(node.name)
                                  .arg(node.port)
                                  .arg(timeoutMs)
                                  .arg(nodeSaid, seen.join(u'\n')));
@@ -575,13 +562,10 @@ int RedisSentinelTopology::failover(int timeoutMs, QString *error)
     const QDeadlineTimer deadline(timeoutMs);
     const int oldPort = masterPort();
     if (oldPort < 0) {
-        *error = d->withLogs(u"no Sentinel answers SENTINEL get-master-addr-by-name %1"_s.arg(
-            d->options.masterName));
+        *error = d->withLogs(u"no Sentinel answers SENTINEL get-master-addr-by-name %1"_s.arg(d->options.masterName));
         return -1;
     }
-    const auto remainingMs = [&deadline] {
-        return static_cast<int>(std::max<qint64>(deadline.remainingTime(), 0));
-    };
+    const auto remainingMs = [&deadline] { return static_cast<int>(std::max<qint64>(deadline.remainingTime(), 0)); };
     QStringList attempts;
     int turn = 0;
     for (;;) {
@@ -590,8 +574,7 @@ int RedisSentinelTopology::failover(int timeoutMs, QString *error)
         QStringList lastAnswers;
         const bool accepted = pollUntil(deadline, [&] {
             const Instance &sentinel = d->sentinels.at(turn++ % d->sentinels.size());
-            const QString said = d->answer(sentinel.port, {u"SENTINEL"_s, u"FAILOVER"_s,
-                                                           d->options.masterName});
+            const QString said = d->answer(sentinel.port, {u"SENTINEL"_s, u"FAILOVER"_s, d->options.masterName});
             lastAnswers << u"%1 %2: %3"_s.arg(sentinel.name, sentinel.address(), said);
             if (lastAnswers.size() > d->sentinels.size())
                 lastAnswers.removeFirst();
@@ -602,8 +585,7 @@ int RedisSentinelTopology::failover(int timeoutMs, QString *error)
                                  "within %3 ms%4; the last answers:\n%5"_s.arg(d->options.masterName)
                                      .arg(oldPort)
                                      .arg(timeoutMs)
-                                     .arg(attempts.isEmpty() ? QString()
-                                                             : u" ("_s + attempts.join(u"; "_s) + u')')
+                                     .arg(attempts.isEmpty() ? QString() : u" ("_s + attempts.join(u"; "_s) + u')')
                                      .arg(lastAnswers.join(u'\n')));
             return -1;
         }

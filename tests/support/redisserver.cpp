@@ -28,8 +28,8 @@ struct RedisServer::Private {
         // REDISCLI_AUTH rather than -a: no password in argv, no warning on stderr.
         if (!options.password.isEmpty())
             env.insert(u"REDISCLI_AUTH"_s, options.password);
-        return run({u"redis-cli"_s, QStringList{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)} + args},
-                   env, probeTimeoutMs);
+        return run({u"redis-cli"_s, QStringList{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)} + args}, env,
+                   probeTimeoutMs);
     }
 
     bool ping() const
@@ -48,13 +48,11 @@ struct RedisServer::Private {
                          "daemonize no\n"
                          "dir \"%2\"\n"
                          "pidfile \"%3\"\n"
-                         "logfile \"%4\"\n"_s.arg(QString::number(port), folder->path(),
-                                                  pidFile(), logFile());
+                         "logfile \"%4\"\n"_s.arg(QString::number(port), folder->path(), pidFile(), logFile());
         if (!options.password.isEmpty())
             config += u"requirepass %1\n"_s.arg(options.password);
         QFile file(folder->filePath(u"redis.conf"_s));
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)
-            || file.write(config.toLocal8Bit()) < 0) {
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(config.toLocal8Bit()) < 0) {
             *error = u"could not write %1"_s.arg(file.fileName());
             return false;
         }
@@ -66,16 +64,14 @@ struct RedisServer::Private {
         if (!writeConfig(error))
             return Readiness::Exited;
         const LogWatch log(logFile());
-        pid = startDetached({u"redis-server"_s, {folder->filePath(u"redis.conf"_s)}}, logFile(),
-                            error);
+        pid = startDetached({u"redis-server"_s, {folder->filePath(u"redis.conf"_s)}}, logFile(), error);
         if (pid == 0)
             return Readiness::Exited;
-        const Readiness readiness = waitUntilReady([this] { return ping(); },
-                                                  [this] { return !pidAlive(pid); }, log,
-                                                  QDeadlineTimer(startTimeoutMs));
+        const Readiness readiness = waitUntilReady([this] { return ping(); }, [this] { return !pidAlive(pid); }, log,
+                                                   QDeadlineTimer(startTimeoutMs));
         if (readiness != Readiness::Ready) {
-            *error = startError(u"starting redis-server"_s,
-                                readinessError(readiness, u"redis-server"_s, port), logFile());
+            *error = startError(u"starting redis-server"_s, readinessError(readiness, u"redis-server"_s, port),
+                                logFile());
             halt(SIGKILL);
         }
         return readiness;
@@ -93,8 +89,7 @@ struct RedisServer::Private {
     }
 };
 
-RedisServer::RedisServer()
-    : d(std::make_unique<Private>())
+RedisServer::RedisServer() : d(std::make_unique<Private>())
 {
 }
 
@@ -135,8 +130,7 @@ QString RedisServer::password() const
 
 QString RedisServer::url() const
 {
-    const QString auth = d->options.password.isEmpty() ? QString()
-                                                       : u":"_s + d->options.password + u"@"_s;
+    const QString auth = d->options.password.isEmpty() ? QString() : u":"_s + d->options.password + u"@"_s;
     return u"redis://"_s + auth + u"127.0.0.1:"_s + QString::number(d->port) + u"/0"_s;
 }
 

@@ -41,18 +41,15 @@ bool startReaper(const QString &folder, QString *error)
 } // namespace
 
 ScratchFolder::ScratchFolder(QString path, QString serviceUser)
-    : m_path(std::move(path))
-    , m_serviceUser(std::move(serviceUser))
+    : m_path(std::move(path)), m_serviceUser(std::move(serviceUser))
 {
 }
 
-std::unique_ptr<ScratchFolder> ScratchFolder::create(const QString &kind,
-                                                     const QString &serviceUser, QString *error)
+std::unique_ptr<ScratchFolder> ScratchFolder::create(const QString &kind, const QString &serviceUser, QString *error)
 {
     QTemporaryDir temporary(QDir::tempPath() + u"/payonce-"_s + kind + u"-XXXXXX"_s);
     if (!temporary.isValid()) {
-        *error = u"could not create a temporary folder in %1: %2"_s.arg(QDir::tempPath(),
-                                                                        temporary.errorString());
+        *error = u"could not create a temporary folder in %1: %2"_s.arg(QDir::tempPath(), temporary.errorString());
         return nullptr;
     }
     temporary.setAutoRemove(false);
@@ -66,8 +63,7 @@ std::unique_ptr<ScratchFolder> ScratchFolder::create(const QString &kind,
         const RunResult check = run(asUser(serviceUser, u"test"_s, {u"-w"_s, folder->m_path}));
         if (!check.ok) {
             *error = u"user %1 cannot write to %2: a folder above it is closed to other users; "
-                     "point TMPDIR at a folder everyone can traverse, such as /tmp"_s
-                         .arg(serviceUser, folder->m_path);
+                     "point TMPDIR at a folder everyone can traverse, such as /tmp"_s.arg(serviceUser, folder->m_path);
             return nullptr;
         }
     }

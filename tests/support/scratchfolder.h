@@ -17,8 +17,7 @@ class ScratchFolder {
 public:
     /// serviceUser: the user the server runs as when we are root ("postgres", "mysql"), or
     /// empty to keep the folder ours.
-    static std::unique_ptr<ScratchFolder> create(const QString &kind, const QString &serviceUser,
-                                                 QString *error);
+    static std::unique_ptr<ScratchFolder> create(const QString &kind, const QString &serviceUser, QString *error);
     ~ScratchFolder();
     ScratchFolder(const ScratchFolder &) = delete;
     ScratchFolder &operator=(const ScratchFolder &) = delete;

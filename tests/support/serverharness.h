@@ -76,7 +76,8 @@ class RedisSentinelTopology {
 public:
     struct Options {
         QString masterName = QStringLiteral("payonce");
-        int downAfterMs = 2000; ///< 1 s once let a loaded machine (load 5-11) fail a restarted node back too early; suspected, not confirmed
+        int downAfterMs =
+            2000; ///< 1 s once let a loaded machine (load 5-11) fail a restarted node back too early; suspected, not confirmed
         int failoverTimeoutMs = 4000;
         /// AUTH for the data nodes: requirepass and masterauth on both (so the replica
         /// syncs, and a restarted node re-syncs), `sentinel auth-pass` in every Sentinel.
@@ -215,8 +216,8 @@ public:
     /// /usr/lib/postgresql/15/bin. Tests use it to run the matching psql.
     static QString binDir();
 
-    bool stop();                       ///< fast shutdown, data kept
-    bool startAgain(QString *error);   ///< same port, same data
+    bool stop();                     ///< fast shutdown, data kept
+    bool startAgain(QString *error); ///< same port, same data
     QString logTail(int lines = 30) const;
 
 private:
@@ -242,8 +243,8 @@ public:
     /// The server's temporary folder (data/, log, unix socket); gone after the destructor.
     QString folder() const;
 
-    bool stop();                       ///< graceful shutdown, data kept
-    bool startAgain(QString *error);   ///< same port, same data
+    bool stop();                     ///< graceful shutdown, data kept
+    bool startAgain(QString *error); ///< same port, same data
     QString logTail(int lines = 30) const;
 
 private:
@@ -254,7 +255,11 @@ private:
 
 /// The dialect a suite registered with payonce_add_dialect_test() runs against, from
 /// PAYONCE_TEST_DIALECT ("sqlite", "postgresql", "mariadb"; unset means sqlite).
-enum class Dialect { Sqlite, PostgreSql, MariaDb };
+enum class Dialect {
+    Sqlite,
+    PostgreSql,
+    MariaDb
+};
 Dialect dialectUnderTest();
 QString dialectName(Dialect dialect);
 

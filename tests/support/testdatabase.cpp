@@ -18,19 +18,15 @@ Dialect dialectUnderTest()
     if (name == u"mariadb")
         return Dialect::MariaDb;
     // A typo in a test registration must not quietly run everything against SQLite.
-    qFatal("PAYONCE_TEST_DIALECT=%s: expected sqlite, postgresql or mariadb",
-           qPrintable(name));
+    qFatal("PAYONCE_TEST_DIALECT=%s: expected sqlite, postgresql or mariadb", qPrintable(name));
 }
 
 QString dialectName(Dialect dialect)
 {
     switch (dialect) {
-    case Dialect::Sqlite:
-        return u"sqlite"_s;
-    case Dialect::PostgreSql:
-        return u"postgresql"_s;
-    case Dialect::MariaDb:
-        return u"mariadb"_s;
+    case Dialect::Sqlite: return u"sqlite"_s;
+    case Dialect::PostgreSql: return u"postgresql"_s;
+    case Dialect::MariaDb: return u"mariadb"_s;
     }
     return {};
 }
@@ -42,8 +38,7 @@ struct TestDatabase::Private {
     std::unique_ptr<MariaDbServer> mariadb;
 };
 
-TestDatabase::TestDatabase()
-    : d(std::make_unique<Private>())
+TestDatabase::TestDatabase() : d(std::make_unique<Private>())
 {
 }
 

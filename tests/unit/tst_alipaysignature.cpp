@@ -24,7 +24,8 @@ QString fixture(const char *name)
 QByteArray opensslSign(const QByteArray &message, const char *keyFixture)
 {
     QProcess openssl;
-    openssl.start(QStringLiteral("openssl"), {QStringLiteral("dgst"), QStringLiteral("-sha256"), QStringLiteral("-sign"), fixture(keyFixture)});
+    openssl.start(QStringLiteral("openssl"),
+                  {QStringLiteral("dgst"), QStringLiteral("-sha256"), QStringLiteral("-sign"), fixture(keyFixture)});
     if (!openssl.waitForStarted(10000))
         return {};
     openssl.write(message);
@@ -35,9 +36,15 @@ QByteArray opensslSign(const QByteArray &message, const char *keyFixture)
 }
 
 const alipay::Params kParams{
-    {"app_id", "2021000000000000"}, {"method", "alipay.trade.precreate"}, {"format", "JSON"},
-    {"charset", "utf-8"}, {"sign_type", "RSA2"}, {"timestamp", "2024-01-01 12:00:00"}, {"version", "1.0"},
-    {"notify_url", "http://127.0.0.1:8080/api/v1/callbacks/alipay"}, {"empty", ""},
+    {"app_id", "2021000000000000"},
+    {"method", "alipay.trade.precreate"},
+    {"format", "JSON"},
+    {"charset", "utf-8"},
+    {"sign_type", "RSA2"},
+    {"timestamp", "2024-01-01 12:00:00"},
+    {"version", "1.0"},
+    {"notify_url", "http://127.0.0.1:8080/api/v1/callbacks/alipay"},
+    {"empty", ""},
     {"biz_content", "{\"out_trade_no\":\"PAY0001\",\"total_amount\":\"99.00\",\"subject\":\"x & y\"}"},
 };
 
@@ -59,9 +66,11 @@ private Q_SLOTS:
 
 void TestAlipaySignature::signContentSortsAndFilters()
 {
-    const QByteArray expected = "app_id=2021000000000000&biz_content={\"out_trade_no\":\"PAY0001\",\"total_amount\":\"99.00\",\"subject\":\"x & y\"}"
+    const QByteArray expected = "app_id=2021000000000000&biz_content={\"out_trade_no\":\"PAY0001\",\"total_amount\":"
+                                "\"99.00\",\"subject\":\"x & y\"}"
                                 "&charset=utf-8&format=JSON&method=alipay.trade.precreate"
-                                "&notify_url=http:" "//127.0.0.1:8080/api/v1/callbacks/alipay"
+                                "&notify_url=http:"
+                                "//127.0.0.1:8080/api/v1/callbacks/alipay"
                                 "&sign_type=RSA2&timestamp=2024-01-01 12:00:00&version=1.0";
     QCOMPARE(alipay::signContent(kParams), expected);
     alipay::Params withSign = kParams;
@@ -90,12 +99,12 @@ void TestAlipaySignature::rawMemberKeepsExactText_data()
     QTest::addColumn<QByteArray>("json");
     QTest::addColumn<QByteArray>("key");
     QTest::addColumn<QByteArray>("expected");
-    QTest::newRow("first") << QByteArray("{\"a_response\":{\"x\":1, \"y\":\"}\"},\"sign\":\"s\"}") << QByteArray("a_response")
-                           << QByteArray("{\"x\":1, \"y\":\"}\"}");
-    QTest::newRow("after sign") << QByteArray("{ \"sign\" : \"s\" , \"a_response\" : {\"q\":\"\\\"{\"} }") << QByteArray("a_response")
-                                << QByteArray("{\"q\":\"\\\"{\"}");
-    QTest::newRow("nested") << QByteArray("{\"b\":[1,{\"a_response\":2}],\"a_response\":{\"k\":[{}]}}") << QByteArray("a_response")
-                            << QByteArray("{\"k\":[{}]}");
+    QTest::newRow("first") << QByteArray("{\"a_response\":{\"x\":1, \"y\":\"}\"},\"sign\":\"s\"}")
+                           << QByteArray("a_response") << QByteArray("{\"x\":1, \"y\":\"}\"}");
+    QTest::newRow("after sign") << QByteArray("{ \"sign\" : \"s\" , \"a_response\" : {\"q\":\"\\\"{\"} }")
+                                << QByteArray("a_response") << QByteArray("{\"q\":\"\\\"{\"}");
+    QTest::newRow("nested") << QByteArray("{\"b\":[1,{\"a_response\":2}],\"a_response\":{\"k\":[{}]}}")
+                            << QByteArray("a_response") << QByteArray("{\"k\":[{}]}");
     QTest::newRow("absent") << QByteArray("{\"b\":1}") << QByteArray("a_response") << QByteArray();
     QTest::newRow("malformed") << QByteArray("{\"a_response\":{\"x\":1") << QByteArray("a_response") << QByteArray();
 }
@@ -114,7 +123,8 @@ void TestAlipaySignature::rawMemberKeepsExactText()
 
 void TestAlipaySignature::verifiesCliSignedResponse()
 {
-    const QByteArray inner = "{\"code\":\"10000\",\"msg\":\"Success\",\"out_trade_no\":\"PAY0001\",\"trade_status\":\"WAIT_BUYER_PAY\"}";
+    const QByteArray inner =
+        "{\"code\":\"10000\",\"msg\":\"Success\",\"out_trade_no\":\"PAY0001\",\"trade_status\":\"WAIT_BUYER_PAY\"}";
     const QByteArray sign = opensslSign(inner, "platform_key.pem");
     QVERIFY(!sign.isEmpty());
     auto pub = crypto::PublicKey::fromFile(fixture("platform_pub.pem"));
@@ -137,8 +147,8 @@ void TestAlipaySignature::notificationContentKeepsEmptyValues()
     // Alipay's own verifiers (the Java SDK's getSignCheckContentV1, the Node SDK's notify
     // check) keep every parameter but sign and sign_type, empty values included; request
     // signing leaves empty values out.
-    const alipay::Params params{{"trade_no", "2026"}, {"body", ""}, {"sign_type", "RSA2"}, {"sign", "abc"},
-                                {"app_id", "2021"}};
+    const alipay::Params params{
+        {"trade_no", "2026"}, {"body", ""}, {"sign_type", "RSA2"}, {"sign", "abc"}, {"app_id", "2021"}};
     QCOMPARE(alipay::signContent(params, alipay::SignContentKind::Notification),
              QByteArray("app_id=2021&body=&trade_no=2026"));
     QCOMPARE(alipay::signContent(params, alipay::SignContentKind::Request),

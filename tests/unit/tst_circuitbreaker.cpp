@@ -224,10 +224,11 @@ private Q_SLOTS:
         CircuitBreaker breaker(QStringLiteral("gateway.wechat"), clock, &modes, options());
         if (tripped)
             trip(breaker);
-        QVERIFY(modes.set(QStringLiteral("gateway.wechat"),
-                          {mode, QStringLiteral("alice"), QStringLiteral("incident 42"), clock.nowMs(),
-                           clock.nowMs() + 600'000})
-                    .ok());
+        QVERIFY(
+            modes
+                .set(QStringLiteral("gateway.wechat"), {mode, QStringLiteral("alice"), QStringLiteral("incident 42"),
+                                                        clock.nowMs(), clock.nowMs() + 600'000})
+                .ok());
         clock.advance(1s); // the refresh interval
         QCOMPARE(bool(breaker.tryAcquire()), admittedWhileForced);
         const BreakerSnapshot snapshot = breaker.snapshot();
@@ -269,22 +270,25 @@ private Q_SLOTS:
         QVERIFY(a.tryAcquire());
         QVERIFY(b.tryAcquire());
 
-        QVERIFY(agentA.setMode(QStringLiteral("gateway.alipay"), BreakerMode::ForcedOpen, QStringLiteral("alice"),
-                               QStringLiteral("platform incident"), 600s)
+        QVERIFY(agentA
+                    .setMode(QStringLiteral("gateway.alipay"), BreakerMode::ForcedOpen, QStringLiteral("alice"),
+                             QStringLiteral("platform incident"), 600s)
                     .ok());
         QVERIFY(!a.tryAcquire()); // at once on the agent that wrote it
         clock.advance(1s);
         QVERIFY(!b.tryAcquire()); // within the refresh interval on the other
         QCOMPARE(b.snapshot().mode.reason, QStringLiteral("platform incident"));
 
-        QVERIFY(agentB.setMode(QStringLiteral("gateway.alipay"), BreakerMode::Auto, QStringLiteral("bob"),
-                               QStringLiteral("resolved"), 0s)
+        QVERIFY(agentB
+                    .setMode(QStringLiteral("gateway.alipay"), BreakerMode::Auto, QStringLiteral("bob"),
+                             QStringLiteral("resolved"), 0s)
                     .ok());
         clock.advance(1s);
         QVERIFY(a.tryAcquire());
         QVERIFY(b.tryAcquire());
-        QVERIFY(!agentA.setMode(QStringLiteral("nope"), BreakerMode::ForcedOpen, QStringLiteral("alice"),
-                                QStringLiteral("x"), 0s)
+        QVERIFY(!agentA
+                     .setMode(QStringLiteral("nope"), BreakerMode::ForcedOpen, QStringLiteral("alice"),
+                              QStringLiteral("x"), 0s)
                      .ok());
     }
 };

@@ -11,7 +11,7 @@ using namespace payonce::config;
 namespace {
 
 const QString kSha = QString(64, u'a');
-const QString kApiV3Key = u"0123456789abcdef0123456789ABCDEF"_qs;   // 32 ASCII bytes
+const QString kApiV3Key = u"0123456789abcdef0123456789ABCDEF"_qs; // 32 ASCII bytes
 
 QProcessEnvironment envOf(const QStringList &assignments)
 {
@@ -125,11 +125,11 @@ private Q_SLOTS:
                                     "qa": {"enabled": true}, "sim": {"enabled": false},
                                     "log_format": "json", "redis": "redis://h:1/1"})";
         QVERIFY(writeFile(file, json));
-        auto r = loadConfig(argsOf({u"--config"_qs, file, u"--db-connect-timeout-ms=300"_qs, u"--redis"_qs,
-                                    u"embedded"_qs}),
-                            envOf({u"PAYONCE_DB_CONNECT_TIMEOUT_MS=200"_qs, u"PAYONCE_WORKER_THREADS=3"_qs,
-                                   u"PAYONCE_QA_ENABLED=off"_qs, u"PAYONCE_SIM_ENABLED=yes"_qs,
-                                   u"PAYONCE_LOG_FORMAT="_qs /* empty counts as unset */}));
+        auto r = loadConfig(
+            argsOf({u"--config"_qs, file, u"--db-connect-timeout-ms=300"_qs, u"--redis"_qs, u"embedded"_qs}),
+            envOf({u"PAYONCE_DB_CONNECT_TIMEOUT_MS=200"_qs, u"PAYONCE_WORKER_THREADS=3"_qs,
+                   u"PAYONCE_QA_ENABLED=off"_qs, u"PAYONCE_SIM_ENABLED=yes"_qs,
+                   u"PAYONCE_LOG_FORMAT="_qs /* empty counts as unset */}));
         QVERIFY2(r.ok(), qPrintable(r.ok() ? QString() : r.error().internalMessage));
         QCOMPARE(r->config.dbConnectTimeoutMs, 300);
         QCOMPARE(r->config.workerThreads, 3);
@@ -148,20 +148,22 @@ private Q_SLOTS:
         const QByteArray json = R"({"http": {"idle_timeout_ms": 2000, "header_timeout_ms": 3000,
                                               "max_connections": 100, "max_connections_per_address": 10}})";
         QVERIFY(writeFile(file, json));
-        auto r = loadConfig(argsOf({u"--config"_qs, file, u"--http-max-connections-per-address=20"_qs}),
-                            envOf({u"PAYONCE_HTTP_HEADER_TIMEOUT_MS=4000"_qs, u"PAYONCE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=15"_qs}));
+        auto r = loadConfig(
+            argsOf({u"--config"_qs, file, u"--http-max-connections-per-address=20"_qs}),
+            envOf({u"PAYONCE_HTTP_HEADER_TIMEOUT_MS=4000"_qs, u"PAYONCE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=15"_qs}));
         QVERIFY2(r.ok(), qPrintable(r.ok() ? QString() : r.error().internalMessage));
         QVERIFY2(r->warnings.isEmpty(), qPrintable(r->warnings.join(u'\n')));
         const Config &c = r->config;
-        QCOMPARE(c.http.idleTimeoutMs, 2000);              // file
-        QCOMPARE(c.http.headerTimeoutMs, 4000);            // env over file
-        QCOMPARE(c.http.maxConnections, 100);              // file
-        QCOMPARE(c.http.maxConnectionsPerAddress, 20);     // flag over env over file
+        QCOMPARE(c.http.idleTimeoutMs, 2000);          // file
+        QCOMPARE(c.http.headerTimeoutMs, 4000);        // env over file
+        QCOMPARE(c.http.maxConnections, 100);          // file
+        QCOMPARE(c.http.maxConnectionsPerAddress, 20); // flag over env over file
         const QString line = c.describeForLog();
-        QVERIFY2(line.contains(u"http={idle_timeout_ms=2000 header_timeout_ms=4000 max_connections=100 "
-                               u"max_connections_per_address=20 max_body_bytes=65536 trusted_proxies=[] callback_threads=1 "
-                               u"callback_queue=256 gateway_threads=8 gateway_queue=512}"_qs),
-                 qPrintable(line));
+        QVERIFY2(
+            line.contains(u"http={idle_timeout_ms=2000 header_timeout_ms=4000 max_connections=100 "
+                          u"max_connections_per_address=20 max_body_bytes=65536 trusted_proxies=[] callback_threads=1 "
+                          u"callback_queue=256 gateway_threads=8 gateway_queue=512}"_qs),
+            qPrintable(line));
     }
 
     void configFileFromEnvironment()
@@ -183,8 +185,8 @@ private Q_SLOTS:
         QVERIFY(example.open(QIODevice::ReadOnly));
         const QString base = m_dir.filePath(u"example"_qs);
         QVERIFY(writeFile(base + u"/payonce.json"_qs, example.readAll()));
-        for (const QString &key : {u"merchant.pem"_qs, u"wechatpay-platform.pem"_qs, u"alipay-app.pem"_qs,
-                                   u"alipay-public.pem"_qs})
+        for (const QString &key :
+             {u"merchant.pem"_qs, u"wechatpay-platform.pem"_qs, u"alipay-app.pem"_qs, u"alipay-public.pem"_qs})
             QVERIFY(writeFile(base + u"/keys/"_qs + key, "pem"));
         auto r = loadConfig(argsOf({u"--config"_qs, base + u"/payonce.json"_qs}), QProcessEnvironment());
         QVERIFY(r.ok() || (qWarning() << r.error().internalMessage, false));
@@ -225,7 +227,8 @@ private Q_SLOTS:
         QCOMPARE(set->config.http.gatewayQueue, 0);
         auto zeroThreads = loadConfig(argsOf({u"--http-gateway-threads=0"_qs}), QProcessEnvironment());
         QVERIFY(!zeroThreads.ok());
-        QVERIFY2(zeroThreads.error().internalMessage.contains(u"1-256"_qs), qPrintable(zeroThreads.error().internalMessage));
+        QVERIFY2(zeroThreads.error().internalMessage.contains(u"1-256"_qs),
+                 qPrintable(zeroThreads.error().internalMessage));
     }
 
     // Names are kept trimmed and NFKC-normalised; one script per name, any script.
@@ -233,8 +236,8 @@ private Q_SLOTS:
     {
         const QString tokens = uR"(PAYONCE_AUTH_TOKENS=[{"name":"  dave ","role":"operator","sha256":"%1"},)"
                                uR"({"name":"дейв","role":"approver","sha256":"%2"},)"
-                               uR"({"name":"ops-team 2","role":"viewer","sha256":"%3"}])"_qs
-                                   .arg(kSha, QString(64, u'b'), QString(64, u'c'));
+                               uR"({"name":"ops-team 2","role":"viewer","sha256":"%3"}])"_qs.arg(
+                                   kSha, QString(64, u'b'), QString(64, u'c'));
         auto r = loadConfig(argsOf({}), envOf({tokens}));
         QVERIFY(r.ok() || (qWarning() << r.error().internalMessage, false));
         QCOMPARE(r->config.authTokens.size(), 3);
@@ -261,9 +264,10 @@ private Q_SLOTS:
     {
         const QString file = m_dir.filePath(u"sentinel.json"_qs);
         // Not a raw string: moc reads the "//" of a URL in one as a comment.
-        QVERIFY(writeFile(file, "{\"redis\": \"redis:\057\057:MasterSecret@unused:6379/2\",\n"
-                                "\"redis_sentinels\": [\"10.0.0.5:26380\", \"sentinel-b\", \"[::1]:26381\"],\n"
-                                "\"redis_master_name\": \"payonce\", \"redis_sentinel_password\": \"SentinelSecret\"}"));
+        QVERIFY(writeFile(file,
+                          "{\"redis\": \"redis:\057\057:MasterSecret@unused:6379/2\",\n"
+                          "\"redis_sentinels\": [\"10.0.0.5:26380\", \"sentinel-b\", \"[::1]:26381\"],\n"
+                          "\"redis_master_name\": \"payonce\", \"redis_sentinel_password\": \"SentinelSecret\"}"));
         auto r = loadConfig(argsOf({u"--config"_qs, file}), QProcessEnvironment());
         QVERIFY2(r.ok(), qPrintable(r.ok() ? QString() : r.error().internalMessage));
         const Config &c = r->config;
@@ -273,9 +277,10 @@ private Q_SLOTS:
         QCOMPARE(c.redisSentinel.password.reveal(), u"SentinelSecret"_qs);
         QCOMPARE(c.redis.database, 2);
         const QString line = c.describeForLog();
-        QVERIFY2(line.contains(u"redis_sentinels=[10.0.0.5:26380,sentinel-b:26379,[::1]:26381] redis_master_name=payonce "
-                               "redis_sentinel_password=<set>"_qs),
-                 qPrintable(line));
+        QVERIFY2(
+            line.contains(u"redis_sentinels=[10.0.0.5:26380,sentinel-b:26379,[::1]:26381] redis_master_name=payonce "
+                          "redis_sentinel_password=<set>"_qs),
+            qPrintable(line));
         QVERIFY(!line.contains(u"SentinelSecret"_qs));
 
         // From the environment, as a JSON array like the other lists.
@@ -374,16 +379,17 @@ private Q_SLOTS:
         const QString tokens = QString::fromUtf8(R"([{"name":"alice","role":"operator","sha256":"%1"},
                                      {"name":"bob","role":"viewer","sha256":"%2"}])")
                                    .arg(kSha, QString(64, u'B'));
-        auto r = loadConfig(argsOf({}), envOf({u"PAYONCE_AUTH_TOKENS="_qs + tokens,
-                                               uR"(PAYONCE_WECHAT_PLATFORM_KEYS=[{"serial":"S1","public_key":"%1"}])"_qs.arg(pem),
-                                               u"PAYONCE_WECHAT_APIV3_KEY="_qs + kApiV3Key}));
+        auto r = loadConfig(argsOf({}),
+                            envOf({u"PAYONCE_AUTH_TOKENS="_qs + tokens,
+                                   uR"(PAYONCE_WECHAT_PLATFORM_KEYS=[{"serial":"S1","public_key":"%1"}])"_qs.arg(pem),
+                                   u"PAYONCE_WECHAT_APIV3_KEY="_qs + kApiV3Key}));
         QVERIFY2(r.ok(), qPrintable(r.ok() ? QString() : r.error().internalMessage));
         const Config &c = r->config;
         QCOMPARE(c.authTokens.size(), 2);
         QCOMPARE(c.authTokens.at(0).name, u"alice"_qs);
         QCOMPARE(c.authTokens.at(0).role, u"operator"_qs);
         QCOMPARE(c.authTokens.at(0).sha256.reveal(), kSha);
-        QCOMPARE(c.authTokens.at(1).sha256.reveal(), QString(64, u'b'));   // normalized to lower case
+        QCOMPARE(c.authTokens.at(1).sha256.reveal(), QString(64, u'b')); // normalized to lower case
         QCOMPARE(c.wechat.platformKeys.at(0).publicKeyPath, pem);
         QCOMPARE(c.wechat.apiv3Key.reveal(), kApiV3Key);
     }
@@ -391,16 +397,16 @@ private Q_SLOTS:
     // Every validation error: where it came from and what is wrong, on one line.
     void validation_data()
     {
-        QTest::addColumn<QByteArray>("file");     // config file content; empty: no file
+        QTest::addColumn<QByteArray>("file"); // config file content; empty: no file
         QTest::addColumn<QStringList>("env");
         QTest::addColumn<QStringList>("flags");
-        QTest::addColumn<QString>("message");     // must be contained in the error; %FILE = the file
+        QTest::addColumn<QString>("message"); // must be contained in the error; %FILE = the file
 
         const QStringList none;
         auto row = [](const char *name) -> QTestData & { return QTest::newRow(name); };
-        row("public_base_url without scheme") << QByteArray() << none
-                                             << QStringList{u"--public-base-url=pay.example.com"_qs}
-                                             << u"--public-base-url: \"pay.example.com\" is not an http(s)://host[:port][/path] URL"_qs;
+        row("public_base_url without scheme")
+            << QByteArray() << none << QStringList{u"--public-base-url=pay.example.com"_qs}
+            << u"--public-base-url: \"pay.example.com\" is not an http(s)://host[:port][/path] URL"_qs;
         row("public_base_url with a query") << QByteArray() << QStringList{u"PAYONCE_PUBLIC_BASE_URL=https://h/?x=1"_qs}
                                             << none << u"PAYONCE_PUBLIC_BASE_URL: \"https://h/?x=1\" is not"_qs;
         row("listen without port") << QByteArray() << none << QStringList{u"--listen=localhost"_qs}
@@ -439,16 +445,20 @@ private Q_SLOTS:
                             << u"--db-connect-timeout-ms: must be a whole number in 1-600000"_qs;
         row("http idle timeout too small") << QByteArray() << none << QStringList{u"--http-idle-timeout-ms=99"_qs}
                                            << u"--http-idle-timeout-ms: must be a whole number in 100-3600000"_qs;
-        row("http idle timeout too large") << QByteArray(R"({"http": {"idle_timeout_ms": 3600001}})") << none << none
-                                           << u"config file %FILE, key \"http.idle_timeout_ms\": must be a whole number in 100-3600000"_qs;
-        row("http header timeout not a number") << QByteArray() << QStringList{u"PAYONCE_HTTP_HEADER_TIMEOUT_MS=10s"_qs} << none
-                                                << u"PAYONCE_HTTP_HEADER_TIMEOUT_MS: \"10s\" is not a whole number"_qs;
-        row("http header timeout too large") << QByteArray() << none << QStringList{u"--http-header-timeout-ms=600001"_qs}
-                                             << u"--http-header-timeout-ms: must be a whole number in 100-600000"_qs;
+        row("http idle timeout too large")
+            << QByteArray(R"({"http": {"idle_timeout_ms": 3600001}})") << none << none
+            << u"config file %FILE, key \"http.idle_timeout_ms\": must be a whole number in 100-3600000"_qs;
+        row("http header timeout not a number")
+            << QByteArray() << QStringList{u"PAYONCE_HTTP_HEADER_TIMEOUT_MS=10s"_qs} << none
+            << u"PAYONCE_HTTP_HEADER_TIMEOUT_MS: \"10s\" is not a whole number"_qs;
+        row("http header timeout too large")
+            << QByteArray() << none << QStringList{u"--http-header-timeout-ms=600001"_qs}
+            << u"--http-header-timeout-ms: must be a whole number in 100-600000"_qs;
         row("http max connections zero") << QByteArray() << QStringList{u"PAYONCE_HTTP_MAX_CONNECTIONS=0"_qs} << none
                                          << u"PAYONCE_HTTP_MAX_CONNECTIONS: must be a whole number in 1-1000000"_qs;
-        row("http per-address cap fraction") << QByteArray(R"({"http": {"max_connections_per_address": 2.5}})") << none << none
-                                             << u"config file %FILE, key \"http.max_connections_per_address\": must be an integer, not a number"_qs;
+        row("http per-address cap fraction")
+            << QByteArray(R"({"http": {"max_connections_per_address": 2.5}})") << none << none
+            << u"config file %FILE, key \"http.max_connections_per_address\": must be an integer, not a number"_qs;
         row("http section not an object") << QByteArray(R"({"http": 5})") << none << none
                                           << u"config file %FILE, key \"http\": must be an object, not a number"_qs;
         row("threads too many") << QByteArray() << QStringList{u"PAYONCE_WORKER_THREADS=1000"_qs} << none
@@ -465,34 +475,42 @@ private Q_SLOTS:
         // duplicates stay at least 3 days (or for ever).
         row("callback log kept 2 days") << QByteArray() << none << QStringList{u"--retention-callback-log-days=2"_qs}
                                         << u"--retention-callback-log-days: must be 0 (for ever) or at least 3 days"_qs;
-        row("deliveries kept 1 day") << QByteArray(R"({"retention": {"deliveries_days": 1}})") << none << none
-                                     << u"config file %FILE, key \"retention.deliveries_days\": must be 0 (for ever) or at least 3 days"_qs;
+        row("deliveries kept 1 day")
+            << QByteArray(R"({"retention": {"deliveries_days": 1}})") << none << none
+            << u"config file %FILE, key \"retention.deliveries_days\": must be 0 (for ever) or at least 3 days"_qs;
         row("retention batch zero") << QByteArray() << QStringList{u"PAYONCE_RETENTION_BATCH_SIZE=0"_qs} << none
                                     << u"PAYONCE_RETENTION_BATCH_SIZE: must be a whole number in 1-100000"_qs;
-        row("redis timeout fraction") << QByteArray(R"({"redis_timeout_ms": 1.5})") << none << none
-                                      << u"config file %FILE, key \"redis_timeout_ms\": must be an integer, not a number"_qs;
+        row("redis timeout fraction")
+            << QByteArray(R"({"redis_timeout_ms": 1.5})") << none << none
+            << u"config file %FILE, key \"redis_timeout_ms\": must be an integer, not a number"_qs;
         row("instance id") << QByteArray() << none << QStringList{u"--instance-id=a b"_qs}
                            << u"--instance-id: \"a b\" is not 1-64 of [A-Za-z0-9._:-]"_qs;
         row("sim enabled not bool") << QByteArray() << QStringList{u"PAYONCE_SIM_ENABLED=maybe"_qs} << none
                                     << u"PAYONCE_SIM_ENABLED: \"maybe\" is not a boolean"_qs;
-        row("sim on the agent's address") << QByteArray(R"({"sim": {"enabled": true, "listen": "127.0.0.1:8080"}})")
-                                          << none << none
-                                          << u"config file %FILE, key \"sim.listen\": the simulator cannot listen on the agent's own address 127.0.0.1:8080"_qs;
-        row("apiv3 key length") << QByteArray() << QStringList{u"PAYONCE_WECHAT_APIV3_KEY=tooshort-secret"_qs} << none
-                                << u"PAYONCE_WECHAT_APIV3_KEY: must be 32 printable ASCII characters (got 15 characters)"_qs;
-        row("key file missing") << QByteArray(R"({"wechat": {"merchant_private_key": "nope.pem"}})") << none << none
-                                << u"config file %FILE, key \"wechat.merchant_private_key\": file %DIR/nope.pem does not exist"_qs;
+        row("sim on the agent's address")
+            << QByteArray(R"({"sim": {"enabled": true, "listen": "127.0.0.1:8080"}})") << none << none
+            << u"config file %FILE, key \"sim.listen\": the simulator cannot listen on the agent's own address 127.0.0.1:8080"_qs;
+        row("apiv3 key length")
+            << QByteArray() << QStringList{u"PAYONCE_WECHAT_APIV3_KEY=tooshort-secret"_qs} << none
+            << u"PAYONCE_WECHAT_APIV3_KEY: must be 32 printable ASCII characters (got 15 characters)"_qs;
+        row("key file missing")
+            << QByteArray(R"({"wechat": {"merchant_private_key": "nope.pem"}})") << none << none
+            << u"config file %FILE, key \"wechat.merchant_private_key\": file %DIR/nope.pem does not exist"_qs;
         // Not a raw string: moc 6.4 loses the whole class on this one ("//" inside it).
-        row("base url") << QByteArray("{\"alipay\": {\"base_url\": \"ftp:/\x2fx\"}}") << none << none
-                        << u"config file %FILE, key \"alipay.base_url\": \"ftp://x\" is not an http:// or https:// URL"_qs;
-        row("token role") << QByteArray(R"({"auth": {"tokens": [{"name": "a", "role": "admin", "sha256": "x"}]}})")
-                          << none << none
-                          << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].role \"admin\" is not viewer, operator or approver"_qs;
+        row("base url")
+            << QByteArray("{\"alipay\": {\"base_url\": \"ftp:/\x2fx\"}}") << none << none
+            << u"config file %FILE, key \"alipay.base_url\": \"ftp://x\" is not an http:// or https:// URL"_qs;
+        row("token role")
+            << QByteArray(R"({"auth": {"tokens": [{"name": "a", "role": "admin", "sha256": "x"}]}})") << none << none
+            << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].role \"admin\" is not viewer, operator or approver"_qs;
         row("token hash") << QByteArray(R"({"auth": {"tokens": [{"name": "a", "role": "viewer", "sha256": "abc"}]}})")
                           << none << none
                           << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].sha256 must be 64 hex digits"_qs;
-        row("token name twice") << QByteArray() << QStringList{uR"(PAYONCE_AUTH_TOKENS=[{"name":"a","role":"viewer","sha256":"%1"},{"name":"a","role":"viewer","sha256":"%1"}])"_qs.arg(kSha)}
-                                << none << u"PAYONCE_AUTH_TOKENS: auth.tokens[1]: the name \"a\" is used twice"_qs;
+        row("token name twice")
+            << QByteArray()
+            << QStringList{uR"(PAYONCE_AUTH_TOKENS=[{"name":"a","role":"viewer","sha256":"%1"},{"name":"a","role":"viewer","sha256":"%1"}])"_qs
+                               .arg(kSha)}
+            << none << u"PAYONCE_AUTH_TOKENS: auth.tokens[1]: the name \"a\" is used twice"_qs;
         // Four-eyes compares people, not spellings: names equal once trimmed, NFKC-normalised
         // and case-folded are one name; a name mixing scripts or holding invisible characters
         // is refused. JSON escapes keep the look-alikes visible here.
@@ -500,37 +518,43 @@ private Q_SLOTS:
             // Built, not written as a raw string: moc 6.4 loses the class on some of those.
             const auto token = [](const char *name, const char *role, char digit) -> QByteArray {
                 return "{\"name\": \"" + QByteArray(name) + "\", \"role\": \"" + role + "\", \"sha256\": \""
-                    + QByteArray(64, digit) + "\"}";
+                       + QByteArray(64, digit) + "\"}";
             };
             return "{\"auth\": {\"tokens\": [" + token(first, "operator", 'a') + ", " + token(second, "approver", 'b')
-                + "]}}";
+                   + "]}}";
         };
-        row("names differ in case") << twoNames("dave", "Dave") << none << none
-                                    << u"auth.tokens[1]: the name \"Dave\" is \"dave\" of auth.tokens[0] written another way"_qs;
-        row("names differ in white space") << twoNames("dave", " dave\\t") << none << none
-                                           << u"auth.tokens[1]: the name \" dave\t\" is \"dave\" of auth.tokens[0] written another way"_qs;
-        row("fullwidth look-alike") << twoNames("dave", "\\uff44\\uff41\\uff56\\uff45") << none << none
-                                    << u"auth.tokens[1]: the name \"\uff44\uff41\uff56\uff45\" is \"dave\" of auth.tokens[0] written another way"_qs;
-        row("composed and decomposed") << twoNames("zo\\u00eb", "Zoe\\u0308") << none << none
-                                       << u"auth.tokens[1]: the name \"Zoe\u0308\" is \"zo\u00eb\" of auth.tokens[0] written another way"_qs;
+        row("names differ in case")
+            << twoNames("dave", "Dave") << none << none
+            << u"auth.tokens[1]: the name \"Dave\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("names differ in white space")
+            << twoNames("dave", " dave\\t") << none << none
+            << u"auth.tokens[1]: the name \" dave\t\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("fullwidth look-alike")
+            << twoNames("dave", "\\uff44\\uff41\\uff56\\uff45") << none << none
+            << u"auth.tokens[1]: the name \"\uff44\uff41\uff56\uff45\" is \"dave\" of auth.tokens[0] written another way"_qs;
+        row("composed and decomposed")
+            << twoNames("zo\\u00eb", "Zoe\\u0308") << none << none
+            << u"auth.tokens[1]: the name \"Zoe\u0308\" is \"zo\u00eb\" of auth.tokens[0] written another way"_qs;
         row("mixed scripts") << twoNames("d\\u0430ve", "lead") << none << none
                              << u"auth.tokens[0].name \"d\u0430ve\" mixes scripts (Latin, Cyrillic)"_qs;
         row("invisible character") << twoNames("da\\u200bve", "lead") << none << none
                                    << u"auth.tokens[0].name \"da\u200bve\" holds an invisible or control character"_qs;
-        row("token field missing") << QByteArray(R"({"auth": {"tokens": [{"name": "a", "role": "viewer"}]}})")
-                                   << none << none
+        row("token field missing") << QByteArray(R"({"auth": {"tokens": [{"name": "a", "role": "viewer"}]}})") << none
+                                   << none
                                    << u"config file %FILE, key \"auth.tokens\": auth.tokens[0].sha256 is missing"_qs;
         row("tokens env not json") << QByteArray() << QStringList{u"PAYONCE_AUTH_TOKENS=alice:secret"_qs} << none
                                    << u"PAYONCE_AUTH_TOKENS: must be a JSON array"_qs;
-        row("platform serial twice") << QByteArray(R"({"wechat": {"platform_keys": [{"serial": "S", "public_key": "k.pem"}, {"serial": "S", "public_key": "k.pem"}]}})")
+        row("platform serial twice") << QByteArray(
+            R"({"wechat": {"platform_keys": [{"serial": "S", "public_key": "k.pem"}, {"serial": "S", "public_key": "k.pem"}]}})")
                                      << none << none << u"wechat.platform_keys[1]: the serial \"S\" is used twice"_qs;
         // Wrong JSON types name the key.
         row("listen is a number") << QByteArray(R"({"listen": 5})") << none << none
                                   << u"config file %FILE, key \"listen\": must be a string, not a number"_qs;
         row("sim is a string") << QByteArray(R"({"sim": "on"})") << none << none
                                << u"config file %FILE, key \"sim\": must be an object, not a string"_qs;
-        row("sim.enabled is a string") << QByteArray(R"({"sim": {"enabled": "yes"}})") << none << none
-                                       << u"config file %FILE, key \"sim.enabled\": must be true or false, not a string"_qs;
+        row("sim.enabled is a string")
+            << QByteArray(R"({"sim": {"enabled": "yes"}})") << none << none
+            << u"config file %FILE, key \"sim.enabled\": must be true or false, not a string"_qs;
         row("tokens is an object") << QByteArray(R"({"auth": {"tokens": {}}})") << none << none
                                    << u"config file %FILE, key \"auth.tokens\": must be an array, not an object"_qs;
         row("platform key not an object") << QByteArray(R"({"wechat": {"platform_keys": ["k.pem"]}})") << none << none
@@ -546,31 +570,33 @@ private Q_SLOTS:
                                   << u"Missing value after '--listen'. (see --help)"_qs;
         row("positional") << QByteArray() << none << QStringList{u"serve"_qs}
                           << u"unexpected argument \"serve\" (see --help)"_qs;
-        row("sentinels without master name") << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_sentinels\": [\"h:26379\"]}")
-                                             << none << none
-                                             << u"config file %FILE, key \"redis_sentinels\": Sentinels are given, but no "
-                                                "redis_master_name to ask them for"_qs;
-        row("master name without sentinels") << QByteArray() << none
-                                             << QStringList{u"--redis=redis://h/0"_qs, u"--redis-master-name=m"_qs}
-                                             << u"--redis-master-name: a master name without redis_sentinels to ask"_qs;
+        row("sentinels without master name")
+            << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_sentinels\": [\"h:26379\"]}") << none << none
+            << u"config file %FILE, key \"redis_sentinels\": Sentinels are given, but no "
+               "redis_master_name to ask them for"_qs;
+        row("master name without sentinels")
+            << QByteArray() << none << QStringList{u"--redis=redis://h/0"_qs, u"--redis-master-name=m"_qs}
+            << u"--redis-master-name: a master name without redis_sentinels to ask"_qs;
         row("sentinels with embedded") << QByteArray(R"({"redis_sentinels": ["h:26379"], "redis_master_name": "m"})")
                                        << none << none << u"Sentinels need redis=redis://"_qs;
-        row("sentinel bad port") << QByteArray() << QStringList{u"PAYONCE_REDIS_SENTINELS=[\"h:0\"]"_qs}
-                                 << QStringList{u"--redis=redis://h/0"_qs, u"--redis-master-name=m"_qs}
-                                 << u"PAYONCE_REDIS_SENTINELS: redis_sentinels[0]: port \"0\" is not a number in 1-65535"_qs;
-        row("sentinels not strings") << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_sentinels\": [26379]}") << none
-                                     << none << u"redis_sentinels[0] must be a string, not a number"_qs;
-        row("cluster with sentinels")
-            << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_cluster\": [\"h:7000\"], "
-                          "\"redis_sentinels\": [\"h:26379\"], \"redis_master_name\": \"m\"}")
-            << none << none << u"Redis Cluster and Sentinel are two topologies"_qs;
+        row("sentinel bad port")
+            << QByteArray() << QStringList{u"PAYONCE_REDIS_SENTINELS=[\"h:0\"]"_qs}
+            << QStringList{u"--redis=redis://h/0"_qs, u"--redis-master-name=m"_qs}
+            << u"PAYONCE_REDIS_SENTINELS: redis_sentinels[0]: port \"0\" is not a number in 1-65535"_qs;
+        row("sentinels not strings") << QByteArray("{\"redis\": \"redis:\057\057h/0\", \"redis_sentinels\": [26379]}")
+                                     << none << none << u"redis_sentinels[0] must be a string, not a number"_qs;
+        row("cluster with sentinels") << QByteArray(
+            "{\"redis\": \"redis:\057\057h/0\", \"redis_cluster\": [\"h:7000\"], "
+            "\"redis_sentinels\": [\"h:26379\"], \"redis_master_name\": \"m\"}")
+                                      << none << none << u"Redis Cluster and Sentinel are two topologies"_qs;
         row("cluster with embedded") << QByteArray(R"({"redis_cluster": ["h:7000"]})") << none << none
                                      << u"key \"redis_cluster\": a cluster needs redis=redis://"_qs;
         row("cluster with a db") << QByteArray("{\"redis\": \"redis:\057\057h/3\", \"redis_cluster\": [\"h:7000\"]}")
                                  << none << none << u"Redis Cluster has database 0 only; the redis URL names db 3"_qs;
-        row("cluster bad seed") << QByteArray() << QStringList{u"PAYONCE_REDIS_CLUSTER=[\"h:70000\"]"_qs}
-                                << QStringList{u"--redis=redis://h/0"_qs}
-                                << u"PAYONCE_REDIS_CLUSTER: redis_cluster[0]: port \"70000\" is not a number in 1-65535"_qs;
+        row("cluster bad seed")
+            << QByteArray() << QStringList{u"PAYONCE_REDIS_CLUSTER=[\"h:70000\"]"_qs}
+            << QStringList{u"--redis=redis://h/0"_qs}
+            << u"PAYONCE_REDIS_CLUSTER: redis_cluster[0]: port \"70000\" is not a number in 1-65535"_qs;
         row("no such config file") << QByteArray() << none << QStringList{u"--config=/nonexistent/p.json"_qs}
                                    << u"config file /nonexistent/p.json: cannot read it"_qs;
     }
@@ -603,7 +629,8 @@ private Q_SLOTS:
     void unknownKeysAreWarnings()
     {
         const QString file = m_dir.filePath(u"unknown.json"_qs);
-        const QByteArray json = QString::fromUtf8(R"({"listen": "127.0.0.1:1", "future_key": 1, "wechat": {"new_thing": true},
+        const QByteArray json = QString::fromUtf8(
+                                    R"({"listen": "127.0.0.1:1", "future_key": 1, "wechat": {"new_thing": true},
                                     "auth": {"tokens": [{"name": "a", "role": "viewer", "sha256": "%1", "comment": "x"}]}})")
                                     .arg(kSha)
                                     .toUtf8();
@@ -622,22 +649,23 @@ private Q_SLOTS:
         const QString file = m_dir.filePath(u"secrets.json"_qs);
         const QString pem = m_dir.filePath(u"m.pem"_qs);
         QVERIFY(writeFile(pem, "-----BEGIN PRIVATE KEY-----"));
-        const QByteArray json = QString::fromUtf8(R"({"auth": {"tokens": [{"name": "alice", "role": "approver", "sha256": "%1"}]},
+        const QByteArray json = QString::fromUtf8(
+                                    R"({"auth": {"tokens": [{"name": "alice", "role": "approver", "sha256": "%1"}]},
                                     "wechat": {"mchid": "1900000001", "apiv3_key": "%2", "merchant_private_key": "%3"}})")
                                     .arg(kSha, kApiV3Key, pem)
                                     .toUtf8();
         QVERIFY(writeFile(file, json));
-        auto r = loadConfig(argsOf({u"--config"_qs, file, u"--db"_qs,
-                                    u"postgresql://payonce:Db%21Secret@127.0.0.1:5432/payonce"_qs}),
-                            envOf({u"PAYONCE_REDIS=redis://:RedisSecret@127.0.0.1:6379/0"_qs}));
+        auto r = loadConfig(
+            argsOf({u"--config"_qs, file, u"--db"_qs, u"postgresql://payonce:Db%21Secret@127.0.0.1:5432/payonce"_qs}),
+            envOf({u"PAYONCE_REDIS=redis://:RedisSecret@127.0.0.1:6379/0"_qs}));
         QVERIFY2(r.ok(), qPrintable(r.ok() ? QString() : r.error().internalMessage));
         const Config &c = r->config;
         QCOMPARE(c.db.password, u"Db!Secret"_qs);
         QCOMPARE(c.redis.password, u"RedisSecret"_qs);
 
         const QString line = c.describeForLog();
-        const QStringList secrets{u"Db!Secret"_qs, u"Db%21Secret"_qs, u"RedisSecret"_qs, kSha, kApiV3Key,
-                                  u"BEGIN PRIVATE KEY"_qs};
+        const QStringList secrets{u"Db!Secret"_qs, u"Db%21Secret"_qs,      u"RedisSecret"_qs, kSha,
+                                  kApiV3Key,       u"BEGIN PRIVATE KEY"_qs};
         for (const QString &secret : secrets) {
             QVERIFY2(!line.contains(secret), qPrintable(secret));
             QVERIFY(!c.db.redacted().contains(secret));
@@ -647,14 +675,14 @@ private Q_SLOTS:
         QVERIFY2(line.contains(u"redis=redis://:***@127.0.0.1:6379/0"_qs), qPrintable(line));
         QVERIFY2(line.contains(u"apiv3_key=<set>"_qs), qPrintable(line));
         QVERIFY2(line.contains(u"auth.tokens=[alice:approver]"_qs), qPrintable(line));
-        QVERIFY2(line.contains(u"merchant_private_key="_qs + pem), qPrintable(line));   // a path is not a secret
+        QVERIFY2(line.contains(u"merchant_private_key="_qs + pem), qPrintable(line)); // a path is not a secret
         QVERIFY(!line.contains(u'\n'));
     }
 
     void helpListsEveryFlagAndVariable()
     {
         auto r = loadConfig(argsOf({u"--help"_qs, u"--listen=bad"_qs}), QProcessEnvironment());
-        QVERIFY(r.ok());   // --help does not validate anything
+        QVERIFY(r.ok()); // --help does not validate anything
         QCOMPARE(r->action, LoadResult::Action::ShowHelp);
         const QString help = r->text;
         for (const OptionSpec &o : optionTable()) {
@@ -664,9 +692,16 @@ private Q_SLOTS:
             if (!o.defaultText.isEmpty())
                 QVERIFY2(help.contains(o.defaultText), qPrintable(o.defaultText.toString()));
         }
-        const QStringList required{u"--listen"_qs, u"--db"_qs, u"--redis"_qs, u"--config"_qs,
-                                   u"--log-format"_qs, u"--log-level"_qs, u"--db-connect-timeout-ms"_qs,
-                                   u"--data-dir"_qs, u"--help"_qs, u"--version"_qs};
+        const QStringList required{u"--listen"_qs,
+                                   u"--db"_qs,
+                                   u"--redis"_qs,
+                                   u"--config"_qs,
+                                   u"--log-format"_qs,
+                                   u"--log-level"_qs,
+                                   u"--db-connect-timeout-ms"_qs,
+                                   u"--data-dir"_qs,
+                                   u"--help"_qs,
+                                   u"--version"_qs};
         for (const QString &flag : required)
             QVERIFY2(help.contains(flag), qPrintable(flag));
         QVERIFY(help.contains(u"PAYONCE_WECHAT_APIV3_KEY"_qs));
@@ -680,7 +715,7 @@ private Q_SLOTS:
         QCOMPARE(envName(*findOption(u"log_format")), u"PAYONCE_LOG_FORMAT"_qs);
         QCOMPARE(envName(*findOption(u"config")), u"PAYONCE_CONFIG"_qs);
         for (const OptionSpec &o : optionTable()) {
-            QVERIFY(findOption(o.key) == &o);   // keys are unique
+            QVERIFY(findOption(o.key) == &o); // keys are unique
             if (o.kind == OptionKind::Secret)
                 QVERIFY2(o.flag.isEmpty(), "a secret must not be a flag: flags show in ps");
         }
@@ -700,4 +735,3 @@ private:
 
 QTEST_GUILESS_MAIN(TestConfig)
 #include "tst_config.moc"
-

@@ -21,8 +21,8 @@
 #include <QTest>
 
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 
 using namespace payonce;
 using namespace payonce::core;
@@ -76,8 +76,8 @@ public:
         std::lock_guard guard(m_mutex);
         auto it = m_records.find({userId, key});
         if (it == m_records.end()) {
-            m_records[{userId, key}] = IdempotencyRecord{userId, key, fingerprint, IdempotencyStatus::InFlight,
-                                                         std::nullopt, nowMs, nowMs, std::nullopt};
+            m_records[{userId, key}] = IdempotencyRecord{userId,       key,   fingerprint, IdempotencyStatus::InFlight,
+                                                         std::nullopt, nowMs, nowMs,       std::nullopt};
             const QString owner = QStringLiteral("owner-%1").arg(++m_owners);
             m_ownerOf[{userId, key}] = owner;
             return IdempotencyBegin{IdempotencyVerdict::Started, std::nullopt, owner};
@@ -403,9 +403,8 @@ class TestConfirmPipeline : public QObject {
             breakers = std::make_unique<BreakerRegistry>(clock, modes, nullptr, breakerOptions);
             RetryOptions retry;
             retry.maxAttempts = 3;
-            resilient = std::make_unique<ResilientGateway>(
-                gateway, breakers->breaker(QStringLiteral("gateway.wechat")),
-                RetryPolicy(retry, [](std::chrono::milliseconds) {}));
+            resilient = std::make_unique<ResilientGateway>(gateway, breakers->breaker(QStringLiteral("gateway.wechat")),
+                                                           RetryPolicy(retry, [](std::chrono::milliseconds) {}));
             pipeline = std::make_unique<ConfirmPipeline>(
                 idempotency, withCache ? &keys->idempotency() : nullptr, keys->tokens(), *locks, payments,
                 [this](Channel) -> PaymentGateway * { return resilient.get(); }, clock);
@@ -443,9 +442,9 @@ private Q_SLOTS:
         QCOMPARE(f.gateway.creates, 1);
 
         // lock → BEGIN → COMMIT → unlock → gateway → short transaction
-        const QStringList expected{QStringLiteral("lock"), QStringLiteral("begin"), QStringLiteral("commit"),
-                                   QStringLiteral("unlock"), QStringLiteral("gateway.create"),
-                                   QStringLiteral("begin"), QStringLiteral("commit")};
+        const QStringList expected{QStringLiteral("lock"),   QStringLiteral("begin"),          QStringLiteral("commit"),
+                                   QStringLiteral("unlock"), QStringLiteral("gateway.create"), QStringLiteral("begin"),
+                                   QStringLiteral("commit")};
         QCOMPARE(f.log.events, expected);
 
         const auto stored = f.idempotency.find(kUser, QStringLiteral("key-1")).value();
@@ -665,12 +664,10 @@ private Q_SLOTS:
         QTest::addColumn<QString>("platformCodeUrl");
         QTest::addColumn<int>("expectedCreateCalls");
         // the failed attempt made 3 create calls (retry bound)
-        QTest::newRow("platform never saw it: create again")
-            << int(GatewayTradeState::NotFound) << QString() << 4;
+        QTest::newRow("platform never saw it: create again") << int(GatewayTradeState::NotFound) << QString() << 4;
         QTest::newRow("platform has it unpaid with a code_url: no create")
             << int(GatewayTradeState::NotPaid) << QStringLiteral("weixin://from-query") << 3;
-        QTest::newRow("platform says paid: no create")
-            << int(GatewayTradeState::Paid) << QString() << 3;
+        QTest::newRow("platform says paid: no create") << int(GatewayTradeState::Paid) << QString() << 3;
         QTest::newRow("platform closed it: create under a new payment_no")
             << int(GatewayTradeState::Closed) << QString() << 4;
     }
@@ -698,7 +695,7 @@ private Q_SLOTS:
         QCOMPARE(out.code, PaymentOutcomeCode::Created);
         QCOMPARE(f.gateway.queries, 1);
         QVERIFY(f.log.indexOf(QStringLiteral("gateway.query"))
-                < f.log.events.lastIndexOf(QStringLiteral("gateway.create"))
+                    < f.log.events.lastIndexOf(QStringLiteral("gateway.create"))
                 || expectedCreateCalls == 3);
         QCOMPARE(f.gateway.createCalls, expectedCreateCalls);
         if (GatewayTradeState(platformState) == GatewayTradeState::Closed) {
@@ -720,8 +717,9 @@ private Q_SLOTS:
     void openBreakerFailsFastWithoutCalling()
     {
         Fixture f;
-        QVERIFY(f.breakers->setMode(QStringLiteral("gateway.wechat"), BreakerMode::ForcedOpen, QStringLiteral("alice"),
-                                    QStringLiteral("drill"), 600s)
+        QVERIFY(f.breakers
+                    ->setMode(QStringLiteral("gateway.wechat"), BreakerMode::ForcedOpen, QStringLiteral("alice"),
+                              QStringLiteral("drill"), 600s)
                     .ok());
         const PaymentOutcome out = f.pipeline->confirm(f.request(QStringLiteral("key-1"), f.token()));
         QCOMPARE(out.code, PaymentOutcomeCode::GatewayUnavailable);
@@ -738,8 +736,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("order");
         QTest::addColumn<int>("status");
         QTest::addColumn<PaymentOutcomeCode>("expected");
-        QTest::newRow("pending, own order") << kUser << kOrder << int(OrderStatus::Pending)
-                                            << PaymentOutcomeCode::TokenIssued;
+        QTest::newRow("pending, own order")
+            << kUser << kOrder << int(OrderStatus::Pending) << PaymentOutcomeCode::TokenIssued;
         QTest::newRow("unknown order") << kUser << QStringLiteral("NOPE") << int(OrderStatus::Pending)
                                        << PaymentOutcomeCode::OrderNotFound;
         QTest::newRow("another user's") << qint64(1) << kOrder << int(OrderStatus::Pending)

@@ -168,10 +168,13 @@ void TestCrypto::badPemIsAClearError_data()
     QTest::addColumn<QString>("expected");
     QTest::newRow("empty") << QByteArray() << QStringLiteral("not a PEM private key");
     QTest::newRow("garbage") << QByteArray("hello") << QStringLiteral("not a PEM private key");
-    QTest::newRow("truncated") << QByteArray("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n")
+    QTest::newRow("truncated") << QByteArray(
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n")
                                << QStringLiteral("not a valid PEM private key");
-    QTest::newRow("public-as-private") << readFixture("merchant_pub.pem") << QStringLiteral("not a valid PEM private key");
-    QTest::newRow("encrypted") << QByteArray("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n")
+    QTest::newRow("public-as-private") << readFixture("merchant_pub.pem")
+                                       << QStringLiteral("not a valid PEM private key");
+    QTest::newRow("encrypted") << QByteArray(
+        "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n")
                                << QStringLiteral("encrypted");
 }
 
@@ -185,9 +188,11 @@ void TestCrypto::badPemIsAClearError()
     QVERIFY2(key.error().internalMessage.startsWith(u"merchant.pem: "), qPrintable(key.error().internalMessage));
     QVERIFY2(key.error().internalMessage.contains(expected), qPrintable(key.error().internalMessage));
 
-    auto pub = PublicKey::fromPem(QByteArray("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"), QStringLiteral("platform.pem"));
+    auto pub = PublicKey::fromPem(QByteArray("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"),
+                                  QStringLiteral("platform.pem"));
     QVERIFY(!pub.ok());
-    QVERIFY2(pub.error().internalMessage.startsWith(u"platform.pem: not a valid PEM public key"), qPrintable(pub.error().internalMessage));
+    QVERIFY2(pub.error().internalMessage.startsWith(u"platform.pem: not a valid PEM public key"),
+             qPrintable(pub.error().internalMessage));
 }
 
 void TestCrypto::missingFileIsAClearError()
@@ -218,7 +223,8 @@ void TestCrypto::generatedKeyRoundTripsThroughPem()
 void TestCrypto::decryptsPythonCiphertext()
 {
     const QJsonObject f = aesFixture();
-    auto plain = aes256GcmDecrypt(field(f, "key"), field(f, "nonce"), field(f, "associated_data"), field(f, "ciphertext"));
+    auto plain = aes256GcmDecrypt(field(f, "key"), field(f, "nonce"), field(f, "associated_data"),
+                                  field(f, "ciphertext"));
     QVERIFY2(plain.ok(), qPrintable(plain ? QString() : plain.error().internalMessage));
     QCOMPARE(*plain, field(f, "plaintext"));
 }
@@ -272,7 +278,8 @@ void TestCrypto::gcmEncryptDecryptRoundTrip()
     const QByteArray key = "0123456789abcdef0123456789ABCDEF";
     // Our encryptor must reproduce python's ciphertext exactly (same key, nonce, aad).
     const QJsonObject f = aesFixture();
-    auto again = aes256GcmEncrypt(field(f, "key"), field(f, "nonce"), field(f, "associated_data"), field(f, "plaintext"));
+    auto again = aes256GcmEncrypt(field(f, "key"), field(f, "nonce"), field(f, "associated_data"),
+                                  field(f, "plaintext"));
     QVERIFY(again.ok());
     QCOMPARE(*again, field(f, "ciphertext"));
     auto empty = aes256GcmEncrypt(key, "abcdefghijkl", "", "");
@@ -330,7 +337,9 @@ void TestCrypto::sha256KnownAnswersAndParts()
     const QByteArray bytes = random.value();
     const QByteArray whole = QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex();
     QCOMPARE(digest({bytes}), whole);
-    QCOMPARE(digest({QByteArrayView(bytes).first(1), QByteArrayView(bytes).sliced(1, 4095), {},
+    QCOMPARE(digest({QByteArrayView(bytes).first(1),
+                     QByteArrayView(bytes).sliced(1, 4095),
+                     {},
                      QByteArrayView(bytes).sliced(4096)}),
              whole);
 }

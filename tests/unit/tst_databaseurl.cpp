@@ -24,8 +24,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("redacted");
 
         QTest::newRow("sqlite relative") << u"sqlite:./payonce-data/payonce.db"_qs << Dialect::Sqlite << QString()
-                                         << QString() << QString() << 0 << QString()
-                                         << u"./payonce-data/payonce.db"_qs << u"sqlite:./payonce-data/payonce.db"_qs;
+                                         << QString() << QString() << 0 << QString() << u"./payonce-data/payonce.db"_qs
+                                         << u"sqlite:./payonce-data/payonce.db"_qs;
         QTest::newRow("sqlite absolute") << u"sqlite:/var/lib/payonce/p.db"_qs << Dialect::Sqlite << QString()
                                          << QString() << QString() << 0 << QString() << u"/var/lib/payonce/p.db"_qs
                                          << u"sqlite:/var/lib/payonce/p.db"_qs;
@@ -35,41 +35,40 @@ private Q_SLOTS:
                                          << Dialect::PostgreSql << u"payonce"_qs << u"s3cret"_qs << u"127.0.0.1"_qs
                                          << 5433 << u"payonce"_qs << QString()
                                          << u"postgresql://payonce:***@127.0.0.1:5433/payonce"_qs;
-        QTest::newRow("postgresql default port") << u"postgresql://payonce:pw@db.local/payonce"_qs
-                                                 << Dialect::PostgreSql << u"payonce"_qs << u"pw"_qs << u"db.local"_qs
-                                                 << 5432 << u"payonce"_qs << QString()
-                                                 << u"postgresql://payonce:***@db.local:5432/payonce"_qs;
-        QTest::newRow("postgres alias, no password") << u"postgres://postgres@localhost:5432/app"_qs
-                                                     << Dialect::PostgreSql << u"postgres"_qs << QString()
-                                                     << u"localhost"_qs << 5432 << u"app"_qs << QString()
-                                                     << u"postgresql://postgres@localhost:5432/app"_qs;
-        QTest::newRow("postgresql no user") << u"postgresql://localhost/app"_qs << Dialect::PostgreSql << QString()
-                                            << QString() << u"localhost"_qs << 5432 << u"app"_qs << QString()
-                                            << u"postgresql://localhost:5432/app"_qs;
-        QTest::newRow("mariadb default port") << u"mariadb://root:pw@127.0.0.1/payonce"_qs << Dialect::MariaDb
-                                              << u"root"_qs << u"pw"_qs << u"127.0.0.1"_qs << 3306 << u"payonce"_qs
-                                              << QString() << u"mariadb://root:***@127.0.0.1:3306/payonce"_qs;
-        QTest::newRow("mysql alias") << u"mysql://u:p@h:3307/d"_qs << Dialect::MariaDb << u"u"_qs << u"p"_qs
-                                     << u"h"_qs << 3307 << u"d"_qs << QString() << u"mariadb://u:***@h:3307/d"_qs;
-        QTest::newRow("percent-encoded password") << u"postgresql://payonce:p%40ss%3Aw%2Ford@127.0.0.1:5432/payonce"_qs
-                                                  << Dialect::PostgreSql << u"payonce"_qs << u"p@ss:w/ord"_qs
-                                                  << u"127.0.0.1"_qs << 5432 << u"payonce"_qs << QString()
-                                                  << u"postgresql://payonce:***@127.0.0.1:5432/payonce"_qs;
-        QTest::newRow("raw @ in password") << u"mariadb://u:p@ss@h:3306/d"_qs << Dialect::MariaDb << u"u"_qs
-                                           << u"p@ss"_qs << u"h"_qs << 3306 << u"d"_qs << QString()
-                                           << u"mariadb://u:***@h:3306/d"_qs;
-        QTest::newRow("utf-8 percent-encoded user") << u"postgresql://%E5%BC%A0:pw@h/d"_qs << Dialect::PostgreSql
-                                                    << u"\u5f20"_qs << u"pw"_qs << u"h"_qs << 5432 << u"d"_qs
-                                                    << QString() << u"postgresql://%E5%BC%A0:***@h:5432/d"_qs;
+        QTest::newRow("postgresql default port")
+            << u"postgresql://payonce:pw@db.local/payonce"_qs << Dialect::PostgreSql << u"payonce"_qs << u"pw"_qs
+            << u"db.local"_qs << 5432 << u"payonce"_qs << QString()
+            << u"postgresql://payonce:***@db.local:5432/payonce"_qs;
+        QTest::newRow("postgres alias, no password")
+            << u"postgres://postgres@localhost:5432/app"_qs << Dialect::PostgreSql << u"postgres"_qs << QString()
+            << u"localhost"_qs << 5432 << u"app"_qs << QString() << u"postgresql://postgres@localhost:5432/app"_qs;
+        QTest::newRow("postgresql no user")
+            << u"postgresql://localhost/app"_qs << Dialect::PostgreSql << QString() << QString() << u"localhost"_qs
+            << 5432 << u"app"_qs << QString() << u"postgresql://localhost:5432/app"_qs;
+        QTest::newRow("mariadb default port")
+            << u"mariadb://root:pw@127.0.0.1/payonce"_qs << Dialect::MariaDb << u"root"_qs << u"pw"_qs
+            << u"127.0.0.1"_qs << 3306 << u"payonce"_qs << QString() << u"mariadb://root:***@127.0.0.1:3306/payonce"_qs;
+        QTest::newRow("mysql alias") << u"mysql://u:p@h:3307/d"_qs << Dialect::MariaDb << u"u"_qs << u"p"_qs << u"h"_qs
+                                     << 3307 << u"d"_qs << QString() << u"mariadb://u:***@h:3307/d"_qs;
+        QTest::newRow("percent-encoded password")
+            << u"postgresql://payonce:p%40ss%3Aw%2Ford@127.0.0.1:5432/payonce"_qs << Dialect::PostgreSql
+            << u"payonce"_qs << u"p@ss:w/ord"_qs << u"127.0.0.1"_qs << 5432 << u"payonce"_qs << QString()
+            << u"postgresql://payonce:***@127.0.0.1:5432/payonce"_qs;
+        QTest::newRow("raw @ in password")
+            << u"mariadb://u:p@ss@h:3306/d"_qs << Dialect::MariaDb << u"u"_qs << u"p@ss"_qs << u"h"_qs << 3306
+            << u"d"_qs << QString() << u"mariadb://u:***@h:3306/d"_qs;
+        QTest::newRow("utf-8 percent-encoded user")
+            << u"postgresql://%E5%BC%A0:pw@h/d"_qs << Dialect::PostgreSql << u"\u5f20"_qs << u"pw"_qs << u"h"_qs << 5432
+            << u"d"_qs << QString() << u"postgresql://%E5%BC%A0:***@h:5432/d"_qs;
         QTest::newRow("ipv6 host") << u"postgresql://u:pw@[::1]:5432/payonce"_qs << Dialect::PostgreSql << u"u"_qs
                                    << u"pw"_qs << u"::1"_qs << 5432 << u"payonce"_qs << QString()
                                    << u"postgresql://u:***@[::1]:5432/payonce"_qs;
-        QTest::newRow("ipv6 host default port") << u"mariadb://u@[fe80::1]/d"_qs << Dialect::MariaDb << u"u"_qs
-                                                << QString() << u"fe80::1"_qs << 3306 << u"d"_qs << QString()
-                                                << u"mariadb://u@[fe80::1]:3306/d"_qs;
-        QTest::newRow("upper-case scheme") << u"PostgreSQL://u:pw9@h:1/d"_qs << Dialect::PostgreSql << u"u"_qs
-                                           << u"pw9"_qs << u"h"_qs << 1 << u"d"_qs << QString()
-                                           << u"postgresql://u:***@h:1/d"_qs;
+        QTest::newRow("ipv6 host default port")
+            << u"mariadb://u@[fe80::1]/d"_qs << Dialect::MariaDb << u"u"_qs << QString() << u"fe80::1"_qs << 3306
+            << u"d"_qs << QString() << u"mariadb://u@[fe80::1]:3306/d"_qs;
+        QTest::newRow("upper-case scheme")
+            << u"PostgreSQL://u:pw9@h:1/d"_qs << Dialect::PostgreSql << u"u"_qs << u"pw9"_qs << u"h"_qs << 1 << u"d"_qs
+            << QString() << u"postgresql://u:***@h:1/d"_qs;
         QTest::newRow("port 65535") << u"postgresql://u:pw9@h:65535/d"_qs << Dialect::PostgreSql << u"u"_qs << u"pw9"_qs
                                     << u"h"_qs << 65535 << u"d"_qs << QString() << u"postgresql://u:***@h:65535/d"_qs;
     }
@@ -93,7 +92,7 @@ private Q_SLOTS:
     void malformed_data()
     {
         QTest::addColumn<QString>("text");
-        QTest::addColumn<QString>("message");   // a part of the one-line error
+        QTest::addColumn<QString>("message"); // a part of the one-line error
 
         QTest::newRow("empty") << QString() << u"it is empty"_qs;
         QTest::newRow("missing scheme") << u"payonce:pw@localhost/payonce"_qs << u"unknown scheme \"payonce\""_qs;
@@ -113,8 +112,7 @@ private Q_SLOTS:
         QTest::newRow("database with slash") << u"postgresql://u:secretpw@host/a/b"_qs << u"must not contain '/'"_qs;
         QTest::newRow("no host") << u"postgresql://u:secretpw@/d"_qs << u"the host is missing"_qs;
         QTest::newRow("empty user") << u"postgresql://:secretpw@h/d"_qs << u"the user name before '@' is empty"_qs;
-        QTest::newRow("query string") << u"postgresql://u:secretpw@h/d?sslmode=require"_qs
-                                      << u"query parameters"_qs;
+        QTest::newRow("query string") << u"postgresql://u:secretpw@h/d?sslmode=require"_qs << u"query parameters"_qs;
         QTest::newRow("ipv6 without brackets") << u"postgresql://u:secretpw@::1:5432/d"_qs << u"in brackets"_qs;
         QTest::newRow("ipv6 unclosed") << u"postgresql://u:secretpw@[::1:5432/d"_qs << u"closing ']'"_qs;
     }
@@ -152,10 +150,10 @@ private Q_SLOTS:
                                   << 6379 << 0 << u"redis://localhost:6379/0"_qs;
         QTest::newRow("trailing slash") << u"redis://localhost:6379/"_qs << false << QString() << QString()
                                         << u"localhost"_qs << 6379 << 0 << u"redis://localhost:6379/0"_qs;
-        QTest::newRow("acl user") << u"redis://app:p%40w@h:1/15"_qs << false << u"app"_qs << u"p@w"_qs << u"h"_qs
-                                  << 1 << 15 << u"redis://app:***@h:1/15"_qs;
-        QTest::newRow("ipv6") << u"redis://[::1]:6379/0"_qs << false << QString() << QString() << u"::1"_qs << 6379
-                              << 0 << u"redis://[::1]:6379/0"_qs;
+        QTest::newRow("acl user") << u"redis://app:p%40w@h:1/15"_qs << false << u"app"_qs << u"p@w"_qs << u"h"_qs << 1
+                                  << 15 << u"redis://app:***@h:1/15"_qs;
+        QTest::newRow("ipv6") << u"redis://[::1]:6379/0"_qs << false << QString() << QString() << u"::1"_qs << 6379 << 0
+                              << u"redis://[::1]:6379/0"_qs;
     }
     void redis()
     {

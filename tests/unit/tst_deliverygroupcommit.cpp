@@ -10,9 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <memory>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -195,8 +195,9 @@ void TestDeliveryGroupCommit::aFailedBatchFailsEveryRowInItAndNoOther()
             std::lock_guard tableGuard(table.mutex);
             const bool in = table.committed.count(payNo) == 1;
             if (id.ok() != in)
-                wrong << payNo + (id.ok() ? QStringLiteral(": answered but not written")
-                                          : QStringLiteral(": failed but written"));
+                wrong << payNo
+                             + (id.ok() ? QStringLiteral(": answered but not written")
+                                        : QStringLiteral(": failed but written"));
             if (!id.ok() && id.error().code != ErrorCode::Unavailable)
                 wrong << payNo + QStringLiteral(": failed with another error");
             id.ok() ? ++succeeded : ++failed;
@@ -293,7 +294,8 @@ void TestDeliveryGroupCommit::aFullQueueRefusesAtOnceAndCounts()
 void TestDeliveryGroupCommit::destroyedItWritesWhatIsQueuedFirst()
 {
     FakeTable table;
-    auto group = std::make_unique<DeliveryGroupCommit>([&](const QList<DeliveryRecord> &rows) { return table.write(rows); });
+    auto group = std::make_unique<DeliveryGroupCommit>(
+        [&](const QList<DeliveryRecord> &rows) { return table.write(rows); });
     table.gate.close();
     std::atomic<int> ok{0};
     for (int i = 0; i < 20; ++i)

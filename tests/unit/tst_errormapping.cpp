@@ -50,8 +50,8 @@ void TestErrorMapping::coreCodes()
     QCOMPARE(http::httpStatus(code), status);
     QCOMPARE(http::apiErrorCode(code), apiCode);
     QVERIFY(http::isKnownApiErrorCode(apiCode));
-    const auto reply = http::errorReply(payonce::core::Error::make(code, QStringLiteral("internal detail"),
-                                                                   QStringLiteral("public text")));
+    const auto reply = http::errorReply(
+        payonce::core::Error::make(code, QStringLiteral("internal detail"), QStringLiteral("public text")));
     QCOMPARE(reply.status, status);
     QVERIFY(!reply.body.contains("internal detail"));
 }
@@ -62,14 +62,31 @@ void TestErrorMapping::apiCodes_data()
     QTest::addColumn<int>("status");
     // docs/openapi.yaml, "Common errors", "Paying", "Operations", and this layer's additions.
     const std::pair<const char *, int> rows[] = {
-        {"invalid_request", 400}, {"payload_too_large", 413}, {"invalid_amount", 400},
-        {"order_not_found", 404}, {"order_not_yours", 403}, {"invalid_user", 400},
-        {"order_exists", 409}, {"idempotency_key_reused", 422}, {"request_in_progress", 409},
-        {"idempotency_key_missing", 400}, {"invalid_idempotency_key", 400}, {"duplicate_request", 409},
-        {"order_state_conflict", 409}, {"gateway_unavailable", 503}, {"unauthenticated", 401},
-        {"forbidden", 403}, {"four_eyes", 403}, {"length_required", 411}, {"too_many_requests", 429},
-        {"too_many_connections", 503}, {"not_found", 404}, {"method_not_allowed", 405},
-        {"header_too_large", 431}, {"internal", 500}, {"sku_not_found", 404},
+        {"invalid_request", 400},
+        {"payload_too_large", 413},
+        {"invalid_amount", 400},
+        {"order_not_found", 404},
+        {"order_not_yours", 403},
+        {"invalid_user", 400},
+        {"order_exists", 409},
+        {"idempotency_key_reused", 422},
+        {"request_in_progress", 409},
+        {"idempotency_key_missing", 400},
+        {"invalid_idempotency_key", 400},
+        {"duplicate_request", 409},
+        {"order_state_conflict", 409},
+        {"gateway_unavailable", 503},
+        {"unauthenticated", 401},
+        {"forbidden", 403},
+        {"four_eyes", 403},
+        {"length_required", 411},
+        {"too_many_requests", 429},
+        {"too_many_connections", 503},
+        {"not_found", 404},
+        {"method_not_allowed", 405},
+        {"header_too_large", 431},
+        {"internal", 500},
+        {"sku_not_found", 404},
     };
     for (const auto &[code, status] : rows)
         QTest::newRow(code) << QString::fromLatin1(code) << status;
@@ -99,7 +116,9 @@ void TestErrorMapping::transientErrorsCarryRetryAfter()
 {
     QCOMPARE(http::errorReply(payonce::core::Error::make(ErrorCode::Busy, QStringLiteral("x"))).header("retry-after"),
              QByteArray("1"));
-    QVERIFY(http::errorReply(payonce::core::Error::make(ErrorCode::NotFound, QStringLiteral("x"))).header("retry-after").isNull());
+    QVERIFY(http::errorReply(payonce::core::Error::make(ErrorCode::NotFound, QStringLiteral("x")))
+                .header("retry-after")
+                .isNull());
 }
 
 void TestErrorMapping::rawResponseIsComplete()

@@ -22,9 +22,9 @@ private Q_SLOTS:
     {
         QCOMPARE(hashSlot("{user1000}.following"), hashSlot("user1000"));
         QCOMPARE(hashSlot("{user1000}.followers"), hashSlot("user1000"));
-        QVERIFY(hashSlot("foo{}{bar}") != hashSlot("bar")); // an empty first tag: the whole key
-        QCOMPARE(hashSlot("foo{{bar}}zap"), hashSlot("{bar"));  // the tag is "{bar"
-        QCOMPARE(hashSlot("foo{bar}{zap}"), hashSlot("bar"));   // only the first tag counts
+        QVERIFY(hashSlot("foo{}{bar}") != hashSlot("bar"));    // an empty first tag: the whole key
+        QCOMPARE(hashSlot("foo{{bar}}zap"), hashSlot("{bar")); // the tag is "{bar"
+        QCOMPARE(hashSlot("foo{bar}{zap}"), hashSlot("bar"));  // only the first tag counts
         QCOMPARE(hashSlot("lock:pay:{ORD-1}:4200000001"), hashSlot("ORD-1"));
     }
 

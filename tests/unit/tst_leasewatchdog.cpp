@@ -66,7 +66,12 @@ private Q_SLOTS:
         std::atomic<int> calls{0};
         auto watchdog = std::make_shared<LeaseWatchdog>();
         auto lease = std::make_shared<Lease>(
-            300ms, [&]() -> Result<bool> { calls.fetch_add(1); return true; }, Lease::Clock::now());
+            300ms,
+            [&]() -> Result<bool> {
+                calls.fetch_add(1);
+                return true;
+            },
+            Lease::Clock::now());
         watchdog->add(lease);
         QTest::qSleep(1000);
         QVERIFY(!lease->lost());
@@ -79,7 +84,12 @@ private Q_SLOTS:
         std::atomic<int> calls{0};
         auto watchdog = std::make_shared<LeaseWatchdog>();
         auto lease = std::make_shared<Lease>(
-            3000ms, [&]() -> Result<bool> { calls.fetch_add(1); return false; }, Lease::Clock::now());
+            3000ms,
+            [&]() -> Result<bool> {
+                calls.fetch_add(1);
+                return false;
+            },
+            Lease::Clock::now());
         watchdog->add(lease);
         QVERIFY(!lease->lost());
         QTRY_VERIFY_WITH_TIMEOUT(lease->lost(), 2500); // the first renewal (1 s), not the deadline (3 s)
@@ -99,9 +109,12 @@ private Q_SLOTS:
             std::lock_guard guard(mutex);
             published.append(event);
         });
-        auto refused = std::make_shared<Lease>(600ms, []() -> Result<bool> { return false; }, Lease::Clock::now());
-        auto renewed = std::make_shared<Lease>(600ms, []() -> Result<bool> { return true; }, Lease::Clock::now());
-        auto released = std::make_shared<Lease>(600ms, []() -> Result<bool> { return false; }, Lease::Clock::now());
+        auto refused = std::make_shared<Lease>(
+            600ms, []() -> Result<bool> { return false; }, Lease::Clock::now());
+        auto renewed = std::make_shared<Lease>(
+            600ms, []() -> Result<bool> { return true; }, Lease::Clock::now());
+        auto released = std::make_shared<Lease>(
+            600ms, []() -> Result<bool> { return false; }, Lease::Clock::now());
         watchdog->registry().record(QStringLiteral("lock:pay:P1"), QStringLiteral("agent-a:1"), 41,
                                     QStringLiteral("ORD1"), refused);
         watchdog->registry().record(QStringLiteral("lock:pay:P2"), QStringLiteral("agent-a:2"), 42,

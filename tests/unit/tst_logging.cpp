@@ -64,14 +64,17 @@ private Q_SLOTS:
     void jsonLinesParse()
     {
         QFETCH(QString, message);
-        const QJsonObject fields{{u"order_no"_qs, u"ORD\"1\n"_qs}, {u"attempt"_qs, 2}, {u"ok"_qs, true},
+        const QJsonObject fields{{u"order_no"_qs, u"ORD\"1\n"_qs},
+                                 {u"attempt"_qs, 2},
+                                 {u"ok"_qs, true},
                                  {u"msg"_qs, u"must not override"_qs}};
         const QByteArray line = formatLine(Format::Json, QtWarningMsg, u"payonce.agent.http", message, kTs, fields);
         QVERIFY(line.endsWith('\n'));
         QCOMPARE(line.count('\n'), 1);
         QJsonParseError error;
         const QJsonDocument doc = QJsonDocument::fromJson(line, &error);
-        QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString() + u": "_qs + QString::fromUtf8(line)));
+        QVERIFY2(error.error == QJsonParseError::NoError,
+                 qPrintable(error.errorString() + u": "_qs + QString::fromUtf8(line)));
         const QJsonObject o = doc.object();
         QCOMPARE(o.value(u"ts").toString(), u"2026-11-29T10:00:00.123Z"_qs);
         QCOMPARE(o.value(u"level").toString(), u"warning"_qs);
@@ -80,7 +83,8 @@ private Q_SLOTS:
         QCOMPARE(o.value(u"order_no").toString(), u"ORD\"1\n"_qs);
         QCOMPARE(o.value(u"attempt").toInt(), 2);
         QCOMPARE(o.value(u"ok").toBool(), true);
-        const QByteArray prefix = R"({"ts":"2026-11-29T10:00:00.123Z","level":"warning","category":"payonce.agent.http","msg":)";
+        const QByteArray prefix =
+            R"({"ts":"2026-11-29T10:00:00.123Z","level":"warning","category":"payonce.agent.http","msg":)";
         QVERIFY(line.startsWith(prefix));
     }
 
@@ -90,12 +94,13 @@ private Q_SLOTS:
             ScopedFields outer(QJsonObject{{u"request_id"_qs, u"r1"_qs}, {u"order_no"_qs, u"A"_qs}});
             {
                 ScopedFields inner(QJsonObject{{u"order_no"_qs, u"B"_qs}});
-                const QJsonObject o = QJsonDocument::fromJson(
-                                          formatLine(Format::Json, QtInfoMsg, u"c", u"m"_qs, kTs)).object();
+                const QJsonObject o =
+                    QJsonDocument::fromJson(formatLine(Format::Json, QtInfoMsg, u"c", u"m"_qs, kTs)).object();
                 QCOMPARE(o.value(u"request_id").toString(), u"r1"_qs);
                 QCOMPARE(o.value(u"order_no").toString(), u"B"_qs);
             }
-            const QJsonObject o = QJsonDocument::fromJson(formatLine(Format::Json, QtInfoMsg, u"c", u"m"_qs, kTs)).object();
+            const QJsonObject o =
+                QJsonDocument::fromJson(formatLine(Format::Json, QtInfoMsg, u"c", u"m"_qs, kTs)).object();
             QCOMPARE(o.value(u"order_no").toString(), u"A"_qs);
         }
         const QJsonObject o = QJsonDocument::fromJson(formatLine(Format::Json, QtInfoMsg, u"c", u"m"_qs, kTs)).object();
@@ -116,7 +121,7 @@ private Q_SLOTS:
     void installedHandlerFiltersByLevel_data()
     {
         QTest::addColumn<Level>("level");
-        QTest::addColumn<QStringList>("expected");   // levels of the lines that come out
+        QTest::addColumn<QStringList>("expected"); // levels of the lines that come out
         QTest::newRow("debug") << Level::Debug << QStringList{u"debug"_qs, u"info"_qs, u"warning"_qs};
         QTest::newRow("info") << Level::Info << QStringList{u"info"_qs, u"warning"_qs};
         QTest::newRow("warning") << Level::Warning << QStringList{u"warning"_qs};

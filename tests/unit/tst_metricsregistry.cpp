@@ -47,9 +47,10 @@ void TestMetricsRegistry::countersFromManyThreadsSumExactly()
     }
     for (auto &thread : threads)
         thread.join();
-    QCOMPARE(registry.counter(QStringLiteral("x_total"), QStringLiteral("x"), {{QStringLiteral("k"), QStringLiteral("v")}})
-                 .value(),
-             quint64(kThreads) * kPerThread);
+    QCOMPARE(
+        registry.counter(QStringLiteral("x_total"), QStringLiteral("x"), {{QStringLiteral("k"), QStringLiteral("v")}})
+            .value(),
+        quint64(kThreads) * kPerThread);
     const auto s = registry.histogram(QStringLiteral("d_seconds"), QStringLiteral("d")).snapshot();
     QCOMPARE(s.count, quint64(kThreads / 2) * kPerThread);
     // 3 ms exactly, summed in whole nanoseconds: no drift.
@@ -152,8 +153,9 @@ void TestMetricsRegistry::renderWritesHelpTypeAndSeries()
 {
     MetricsRegistry registry;
     registry.counter(QStringLiteral("a_total"), QStringLiteral("first\nline \\ two")).add(5);
-    registry.addReader(QStringLiteral("b"), QStringLiteral("a gauge"), MetricType::Gauge,
-                       [] { return QList<MetricSample>{{{}, 0.25}}; });
+    registry.addReader(QStringLiteral("b"), QStringLiteral("a gauge"), MetricType::Gauge, [] {
+        return QList<MetricSample>{{{}, 0.25}};
+    });
     const QByteArray expected = "# HELP a_total first\\nline \\\\ two\n"
                                 "# TYPE a_total counter\n"
                                 "a_total 5\n"
@@ -184,9 +186,12 @@ void TestMetricsRegistry::readersRunAtScrape()
 void TestMetricsRegistry::sameLabelsSameSeries()
 {
     MetricsRegistry registry;
-    Counter &a = registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("2xx")}});
-    Counter &b = registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("2xx")}});
-    Counter &c = registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("5xx")}});
+    Counter &a = registry.counter(QStringLiteral("r_total"), QStringLiteral("r"),
+                                  {{QStringLiteral("o"), QStringLiteral("2xx")}});
+    Counter &b = registry.counter(QStringLiteral("r_total"), QStringLiteral("r"),
+                                  {{QStringLiteral("o"), QStringLiteral("2xx")}});
+    Counter &c = registry.counter(QStringLiteral("r_total"), QStringLiteral("r"),
+                                  {{QStringLiteral("o"), QStringLiteral("5xx")}});
     QCOMPARE(&a, &b);
     QVERIFY(&a != &c);
     a.add();
@@ -200,15 +205,18 @@ void TestMetricsRegistry::sameLabelsSameSeries()
 void TestMetricsRegistry::samplesOfOneFamily()
 {
     MetricsRegistry registry;
-    registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("2xx")}}).add(3);
-    registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("5xx")}}).add(2);
+    registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("2xx")}})
+        .add(3);
+    registry.counter(QStringLiteral("r_total"), QStringLiteral("r"), {{QStringLiteral("o"), QStringLiteral("5xx")}})
+        .add(2);
     int otherCalls = 0;
     registry.addReader(QStringLiteral("other"), QStringLiteral("o"), MetricType::Gauge, [&] {
         ++otherCalls;
         return QList<MetricSample>{};
     });
-    registry.addReader(QStringLiteral("g"), QStringLiteral("g"), MetricType::Gauge,
-                       [] { return QList<MetricSample>{{{}, 4.0}}; });
+    registry.addReader(QStringLiteral("g"), QStringLiteral("g"), MetricType::Gauge, [] {
+        return QList<MetricSample>{{{}, 4.0}};
+    });
     const QList<MetricSample> counters = registry.samples(QStringLiteral("r_total"));
     QCOMPARE(counters.size(), 2);
     QCOMPARE(counters.at(0).value + counters.at(1).value, 5.0);
@@ -223,8 +231,10 @@ void TestMetricsRegistry::histogramSeriesMerged()
 {
     MetricsRegistry registry;
     QVERIFY(!registry.histogramSnapshot(QStringLiteral("d")));
-    LatencyHistogram &a = registry.histogram(QStringLiteral("d"), QStringLiteral("d"), {{QStringLiteral("e"), QStringLiteral("a")}});
-    LatencyHistogram &b = registry.histogram(QStringLiteral("d"), QStringLiteral("d"), {{QStringLiteral("e"), QStringLiteral("b")}});
+    LatencyHistogram &a = registry.histogram(QStringLiteral("d"), QStringLiteral("d"),
+                                             {{QStringLiteral("e"), QStringLiteral("a")}});
+    LatencyHistogram &b = registry.histogram(QStringLiteral("d"), QStringLiteral("d"),
+                                             {{QStringLiteral("e"), QStringLiteral("b")}});
     for (int i = 0; i < 98; ++i)
         a.observeSeconds(0.002);
     b.observeSeconds(5.0);

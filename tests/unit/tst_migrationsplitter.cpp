@@ -16,26 +16,29 @@ private Q_SLOTS:
         QTest::newRow("two statements") << QStringLiteral("CREATE TABLE a (x INT);\nCREATE TABLE b (y INT);\n")
                                         << QStringList{QStringLiteral("CREATE TABLE a (x INT)"),
                                                        QStringLiteral("CREATE TABLE b (y INT)")};
-        QTest::newRow("semicolon in a string")
-            << QStringLiteral("INSERT INTO t VALUES ('a;b', 'it''s;');")
-            << QStringList{QStringLiteral("INSERT INTO t VALUES ('a;b', 'it''s;')")};
+        QTest::newRow("semicolon in a string") << QStringLiteral("INSERT INTO t VALUES ('a;b', 'it''s;');")
+                                               << QStringList{QStringLiteral("INSERT INTO t VALUES ('a;b', 'it''s;')")};
         QTest::newRow("semicolon in a comment")
-            << QStringLiteral("-- one; two\nSELECT 1;")
-            << QStringList{QStringLiteral("SELECT 1")};
+            << QStringLiteral("-- one; two\nSELECT 1;") << QStringList{QStringLiteral("SELECT 1")};
         QTest::newRow("sqlite trigger block")
-            << QStringLiteral("CREATE TRIGGER t BEFORE UPDATE ON a\nBEGIN\n  SELECT RAISE(ABORT, 'no');\nEND;\nSELECT 2;")
-            << QStringList{QStringLiteral("CREATE TRIGGER t BEFORE UPDATE ON a\nBEGIN\n  SELECT RAISE(ABORT, 'no');\nEND"),
-                           QStringLiteral("SELECT 2")};
+            << QStringLiteral(
+                   "CREATE TRIGGER t BEFORE UPDATE ON a\nBEGIN\n  SELECT RAISE(ABORT, 'no');\nEND;\nSELECT 2;")
+            << QStringList{
+                   QStringLiteral("CREATE TRIGGER t BEFORE UPDATE ON a\nBEGIN\n  SELECT RAISE(ABORT, 'no');\nEND"),
+                   QStringLiteral("SELECT 2")};
         QTest::newRow("postgres dollar body")
-            << QStringLiteral("CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE EXCEPTION 'x';\nEND;\n$$;\nSELECT 3;")
-            << QStringList{QStringLiteral("CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE EXCEPTION 'x';\nEND;\n$$"),
+            << QStringLiteral("CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE EXCEPTION "
+                              "'x';\nEND;\n$$;\nSELECT 3;")
+            << QStringList{QStringLiteral("CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE "
+                                          "EXCEPTION 'x';\nEND;\n$$"),
                            QStringLiteral("SELECT 3")};
-        QTest::newRow("tagged dollar body")
-            << QStringLiteral("DO $body$ BEGIN PERFORM 1; END $body$;")
-            << QStringList{QStringLiteral("DO $body$ BEGIN PERFORM 1; END $body$")};
+        QTest::newRow("tagged dollar body") << QStringLiteral("DO $body$ BEGIN PERFORM 1; END $body$;")
+                                            << QStringList{QStringLiteral("DO $body$ BEGIN PERFORM 1; END $body$")};
         QTest::newRow("mariadb single-statement trigger")
-            << QStringLiteral("CREATE TRIGGER t BEFORE DELETE ON a FOR EACH ROW\n  SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no';\nSELECT 4;")
-            << QStringList{QStringLiteral("CREATE TRIGGER t BEFORE DELETE ON a FOR EACH ROW\n  SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no'"),
+            << QStringLiteral("CREATE TRIGGER t BEFORE DELETE ON a FOR EACH ROW\n  SIGNAL SQLSTATE '45000' SET "
+                              "MESSAGE_TEXT = 'no';\nSELECT 4;")
+            << QStringList{QStringLiteral("CREATE TRIGGER t BEFORE DELETE ON a FOR EACH ROW\n  SIGNAL SQLSTATE '45000' "
+                                          "SET MESSAGE_TEXT = 'no'"),
                            QStringLiteral("SELECT 4")};
         QTest::newRow("a column named begin_at is not a block")
             << QStringLiteral("CREATE TABLE x (begin_at INT, ending INT);\nSELECT 5;")

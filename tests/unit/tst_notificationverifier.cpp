@@ -113,7 +113,7 @@ core::RawDelivery deliveryOf(const QJsonObject &c)
 {
     core::RawDelivery d;
     d.channel = c.value(QLatin1StringView("channel")).toString() == QLatin1StringView("wechat") ? core::Channel::WeChat
-                                                                                             : core::Channel::Alipay;
+                                                                                                : core::Channel::Alipay;
     const QJsonObject headers = c.value(QLatin1StringView("headers")).toObject();
     for (auto it = headers.begin(); it != headers.end(); ++it)
         d.headers.append({it.key().toLatin1(), it.value().toString().toUtf8()});
@@ -235,7 +235,7 @@ void TestNotificationVerifier::oversizedBodyRefusedBeforeAnything()
     QCOMPARE(d.body.size(), size);
     const auto verifier = configured ? fixtureVerifier()
                                      : std::make_unique<callbacks::PlatformNotificationVerifier>(
-                                           callbacks::NotificationVerifierOptions{});
+                                         callbacks::NotificationVerifierOptions{});
     const auto result = verifier->verify(d, true, fixtureNowMs());
     QVERIFY(!result.ok());
     QCOMPARE(codeName(result.error().code), QStringLiteral("invalid_input"));
@@ -337,10 +337,12 @@ void TestNotificationVerifier::unconfiguredChannelIsRefused()
 {
     auto verifier = callbacks::makeNotificationVerifier(config::WeChatSettings{}, alipaySettings());
     QVERIFY(verifier.ok());
-    const auto wechat = (*verifier)->verify(deliveryOf(caseNamed(QStringLiteral("wechat_valid"))), true, fixtureNowMs());
+    const auto wechat = (*verifier)->verify(deliveryOf(caseNamed(QStringLiteral("wechat_valid"))), true,
+                                            fixtureNowMs());
     QVERIFY(!wechat.ok());
     QCOMPARE(wechat.error().code, ErrorCode::BadSignature);
-    const auto alipay = (*verifier)->verify(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))), true, fixtureNowMs());
+    const auto alipay = (*verifier)->verify(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))), true,
+                                            fixtureNowMs());
     QVERIFY(alipay.ok());
 }
 
@@ -360,9 +362,12 @@ void TestNotificationVerifier::factoryRefusesBadSettings()
     QCOMPARE(b.error().code, ErrorCode::Misconfigured);
     // ... but the simulator's key alone (sim.enabled) is enough.
     auto c = callbacks::makeNotificationVerifier(
-        noKeys, {}, {gateway::ExtraPlatformKey{QStringLiteral("PLATFORM_SERIAL_B"), readFixture(QStringLiteral("platform_b_pub.pem"))}});
+        noKeys, {},
+        {gateway::ExtraPlatformKey{QStringLiteral("PLATFORM_SERIAL_B"),
+                                   readFixture(QStringLiteral("platform_b_pub.pem"))}});
     QVERIFY(c.ok());
-    const auto viaExtra = (*c)->verify(deliveryOf(caseNamed(QStringLiteral("wechat_rotation_key_b"))), true, fixtureNowMs());
+    const auto viaExtra = (*c)->verify(deliveryOf(caseNamed(QStringLiteral("wechat_rotation_key_b"))), true,
+                                       fixtureNowMs());
     QVERIFY(viaExtra.ok());
 
     config::WeChatSettings missingFile = weChatSettings();
@@ -389,14 +394,15 @@ void TestNotificationVerifier::weChatSigningHelpersRoundTrip()
     t.openid = QStringLiteral("oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
     t.totalFen = 12345;
     const QByteArray apiv3 = manifest().value(QLatin1StringView("apiv3_key")).toString().toUtf8();
-    auto resource = gateway::wechat::encryptResource(apiv3, gateway::wechat::transactionJson(t), "transaction", "rtNonce00001");
+    auto resource = gateway::wechat::encryptResource(apiv3, gateway::wechat::transactionJson(t), "transaction",
+                                                     "rtNonce00001");
     QVERIFY(resource.ok());
-    const QByteArray body = gateway::wechat::notificationBody("EV-roundtrip", "2026-11-29T19:45:34+08:00",
-                                                              "TRANSACTION.SUCCESS", "\xe6\x94\xaf\xe4\xbb\x98\"q\"", *resource);
+    const QByteArray body = gateway::wechat::notificationBody(
+        "EV-roundtrip", "2026-11-29T19:45:34+08:00", "TRANSACTION.SUCCESS", "\xe6\x94\xaf\xe4\xbb\x98\"q\"", *resource);
     QVERIFY2(QJsonDocument::fromJson(body).isObject(), body.constData());
     const qint64 nowSeconds = fixtureNowMs() / 1000;
-    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_b_key.pem")), "PLATFORM_SERIAL_B",
-                                                     nowSeconds, "rtHeaderNonce", body);
+    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_b_key.pem")),
+                                                     "PLATFORM_SERIAL_B", nowSeconds, "rtHeaderNonce", body);
     QVERIFY(headers.ok());
     core::RawDelivery d;
     d.channel = core::Channel::WeChat;
@@ -460,7 +466,8 @@ void TestNotificationVerifier::alipayPublicKeyAsBareBase64()
     QVERIFY2(verifier.ok(), verifier.ok() ? "" : qPrintable(verifier.error().internalMessage));
     for (const char *name : {"alipay_valid", "alipay_empty_values_signed", "alipay_forged_signature"}) {
         const QJsonObject c = caseNamed(QString::fromLatin1(name));
-        const auto result = verifier.value()->verify(deliveryOf(c), true, c.value(QLatin1StringView("now_ms")).toInteger());
+        const auto result = verifier.value()->verify(deliveryOf(c), true,
+                                                     c.value(QLatin1StringView("now_ms")).toInteger());
         QCOMPARE(result.ok() ? QStringLiteral("ok") : codeName(result.error().code),
                  c.value(QLatin1StringView("expect")).toString());
     }
@@ -555,13 +562,14 @@ void TestNotificationVerifier::refundFixtureCases()
 void TestNotificationVerifier::paymentAndRefundVerifiersDoNotCrossOver()
 {
     // A WeChat refund notification is never a payment (REFUND.* is refused by verify()).
-    const auto asPayment = fixtureVerifier()->verify(deliveryOf(caseNamed(QStringLiteral("wechat_refund_success"), refundManifest())),
-                                                     true, fixtureNowMs());
+    const auto asPayment = fixtureVerifier()->verify(
+        deliveryOf(caseNamed(QStringLiteral("wechat_refund_success"), refundManifest())), true, fixtureNowMs());
     QVERIFY(!asPayment.ok());
     QCOMPARE(asPayment.error().code, ErrorCode::InvalidInput);
     // Alipay sends a refund's trade_status_sync to the trade's notify_url: verify() reads it
     // as the trade's (paid, a duplicate at the pipeline); isAlipayRefundNotify tells it apart.
-    const core::RawDelivery alipayRefund = deliveryOf(caseNamed(QStringLiteral("alipay_refund_partial"), refundManifest()));
+    const core::RawDelivery alipayRefund = deliveryOf(
+        caseNamed(QStringLiteral("alipay_refund_partial"), refundManifest()));
     const auto alipayAsPayment = fixtureVerifier()->verify(alipayRefund, true, fixtureNowMs());
     QVERIFY(alipayAsPayment.ok());
     auto refundForm = callbacks::parseForm(alipayRefund.body);
@@ -576,12 +584,14 @@ void TestNotificationVerifier::refundOfUnconfiguredChannelIsRefused()
 {
     auto verifier = callbacks::makeRefundNotificationVerifier(config::WeChatSettings{}, alipaySettings());
     QVERIFY(verifier.ok());
-    const auto wechat = (*verifier)->verifyRefund(deliveryOf(caseNamed(QStringLiteral("wechat_refund_success"), refundManifest())),
-                                                  true, fixtureNowMs());
+    const auto wechat = (*verifier)->verifyRefund(
+        deliveryOf(caseNamed(QStringLiteral("wechat_refund_success"), refundManifest())), true, fixtureNowMs());
     QVERIFY(!wechat.ok());
     QCOMPARE(wechat.error().code, ErrorCode::BadSignature);
-    QVERIFY((*verifier)->verifyRefund(deliveryOf(caseNamed(QStringLiteral("alipay_refund_partial"), refundManifest())),
-                                      true, fixtureNowMs()).ok());
+    QVERIFY((*verifier)
+                ->verifyRefund(deliveryOf(caseNamed(QStringLiteral("alipay_refund_partial"), refundManifest())), true,
+                               fixtureNowMs())
+                .ok());
 
     config::WeChatSettings shortKey = weChatSettings();
     shortKey.apiv3Key = config::Secret(QStringLiteral("tooShort"));
@@ -594,15 +604,18 @@ void TestNotificationVerifier::weChatRefundSigningHelpersRoundTrip()
 {
     // The platform-side helpers (what the simulator uses) sealing a refund resource with
     // associated_data "refund": the refund verifier opens it.
-    const QByteArray plaintext = QJsonDocument(QJsonObject{
-        {QStringLiteral("mchid"), QStringLiteral("1900000001")},
-        {QStringLiteral("out_trade_no"), QStringLiteral("P-rt-refund-1")},
-        {QStringLiteral("transaction_id"), QStringLiteral("4200000000202611290000000888")},
-        {QStringLiteral("out_refund_no"), QStringLiteral("RF-rt-1")},
-        {QStringLiteral("refund_id"), QStringLiteral("50000000382019052709732670001")},
-        {QStringLiteral("refund_status"), QStringLiteral("ABNORMAL")},
-        {QStringLiteral("amount"), QJsonObject{{QStringLiteral("total"), 12345}, {QStringLiteral("refund"), 45}}},
-    }).toJson(QJsonDocument::Compact);
+    const QByteArray plaintext =
+        QJsonDocument(QJsonObject{
+                          {QStringLiteral("mchid"), QStringLiteral("1900000001")},
+                          {QStringLiteral("out_trade_no"), QStringLiteral("P-rt-refund-1")},
+                          {QStringLiteral("transaction_id"), QStringLiteral("4200000000202611290000000888")},
+                          {QStringLiteral("out_refund_no"), QStringLiteral("RF-rt-1")},
+                          {QStringLiteral("refund_id"), QStringLiteral("50000000382019052709732670001")},
+                          {QStringLiteral("refund_status"), QStringLiteral("ABNORMAL")},
+                          {QStringLiteral("amount"),
+                           QJsonObject{{QStringLiteral("total"), 12345}, {QStringLiteral("refund"), 45}}},
+                      })
+            .toJson(QJsonDocument::Compact);
     const QByteArray apiv3 = manifest().value(QLatin1StringView("apiv3_key")).toString().toUtf8();
     auto sealed = gateway::wechat::encryptResource(apiv3, plaintext, "refund", "rfNonce00001");
     QVERIFY(sealed.ok());
@@ -610,8 +623,8 @@ void TestNotificationVerifier::weChatRefundSigningHelpersRoundTrip()
     resource.originalType = "refund";
     const QByteArray body = gateway::wechat::notificationBody("EV-refund-rt", "2026-11-30T10:00:00+08:00",
                                                               "REFUND.ABNORMAL", "refund", resource);
-    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_a_key.pem")), "PLATFORM_SERIAL_A",
-                                                     fixtureNowMs() / 1000, "rfHeaderNonce", body);
+    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_a_key.pem")),
+                                                     "PLATFORM_SERIAL_A", fixtureNowMs() / 1000, "rfHeaderNonce", body);
     QVERIFY(headers.ok());
     core::RawDelivery d;
     d.channel = core::Channel::WeChat;

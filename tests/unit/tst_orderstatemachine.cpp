@@ -18,9 +18,8 @@ private Q_SLOTS:
     {
         using S = OrderStatus;
         const std::set<std::pair<S, S>> allowed{
-            {S::Pending, S::Paying},   {S::Paying, S::Pending},    {S::Pending, S::Paid},
-            {S::Paying, S::Paid},      {S::Pending, S::Closed},    {S::Paid, S::Refunding},
-            {S::Refunding, S::Refunded}, {S::Refunding, S::Paid},
+            {S::Pending, S::Paying}, {S::Paying, S::Pending}, {S::Pending, S::Paid},       {S::Paying, S::Paid},
+            {S::Pending, S::Closed}, {S::Paid, S::Refunding}, {S::Refunding, S::Refunded}, {S::Refunding, S::Paid},
         };
         QTest::addColumn<OrderStatus>("from");
         QTest::addColumn<OrderStatus>("to");

@@ -58,7 +58,9 @@ public:
 class ScriptedHandler final : public OutboxHandler {
 public:
     explicit ScriptedHandler(bool succeed, FakeClock *clock = nullptr, qint64 takesMs = 0)
-        : m_succeed(succeed), m_clock(clock), m_takesMs(takesMs) {}
+        : m_succeed(succeed), m_clock(clock), m_takesMs(takesMs)
+    {
+    }
     Result<void> deliver(const OutboxEvent &event) override
     {
         seen.append(event.eventId);
@@ -220,7 +222,8 @@ private Q_SLOTS:
     {
         FakeClock clock;
         FakeStore store;
-        store.due = {outboxEvent(1, 0, QStringLiteral("order.paid")), outboxEvent(2, 0, QStringLiteral("order.refunded"))};
+        store.due = {outboxEvent(1, 0, QStringLiteral("order.paid")),
+                     outboxEvent(2, 0, QStringLiteral("order.refunded"))};
         auto paid = std::make_shared<ScriptedHandler>(true);
         OutboxHandlerRegistry registry;
         registry.add(QStringLiteral("order.paid"), paid);

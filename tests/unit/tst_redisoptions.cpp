@@ -17,17 +17,23 @@ private Q_SLOTS:
         QTest::addColumn<int>("port");
         QTest::addColumn<QString>("password");
         QTest::addColumn<int>("database");
-        QTest::newRow("plain") << QStringLiteral("redis://127.0.0.1:6380/0") << true << QStringLiteral("127.0.0.1") << 6380 << QString() << 0;
-        QTest::newRow("default port, no db") << QStringLiteral("redis://cache.local") << true << QStringLiteral("cache.local") << 6379 << QString() << 0;
-        QTest::newRow("password") << QStringLiteral("redis://:s3cret@127.0.0.1:7000/2") << true << QStringLiteral("127.0.0.1") << 7000 << QStringLiteral("s3cret") << 2;
-        QTest::newRow("encoded password") << QStringLiteral("redis://:p%40ss%2Fword@h:1/3") << true << QStringLiteral("h") << 1 << QStringLiteral("p@ss/word") << 3;
+        QTest::newRow("plain") << QStringLiteral("redis://127.0.0.1:6380/0") << true << QStringLiteral("127.0.0.1")
+                               << 6380 << QString() << 0;
+        QTest::newRow("default port, no db")
+            << QStringLiteral("redis://cache.local") << true << QStringLiteral("cache.local") << 6379 << QString() << 0;
+        QTest::newRow("password") << QStringLiteral("redis://:s3cret@127.0.0.1:7000/2") << true
+                                  << QStringLiteral("127.0.0.1") << 7000 << QStringLiteral("s3cret") << 2;
+        QTest::newRow("encoded password") << QStringLiteral("redis://:p%40ss%2Fword@h:1/3") << true
+                                          << QStringLiteral("h") << 1 << QStringLiteral("p@ss/word") << 3;
         QTest::newRow("tls") << QStringLiteral("rediss://h:1/0") << false << QString() << 0 << QString() << 0;
         QTest::newRow("other scheme") << QStringLiteral("http://h:1/0") << false << QString() << 0 << QString() << 0;
         QTest::newRow("bad db") << QStringLiteral("redis://h:1/zero") << false << QString() << 0 << QString() << 0;
         QTest::newRow("negative db") << QStringLiteral("redis://h:1/-1") << false << QString() << 0 << QString() << 0;
         QTest::newRow("no host") << QStringLiteral("redis://:1/0") << false << QString() << 0 << QString() << 0;
-        QTest::newRow("user without password") << QStringLiteral("redis://bob@h:1/0") << false << QString() << 0 << QString() << 0;
-        QTest::newRow("embedded is not a url") << QStringLiteral("embedded") << false << QString() << 0 << QString() << 0;
+        QTest::newRow("user without password")
+            << QStringLiteral("redis://bob@h:1/0") << false << QString() << 0 << QString() << 0;
+        QTest::newRow("embedded is not a url")
+            << QStringLiteral("embedded") << false << QString() << 0 << QString() << 0;
     }
     void parse()
     {

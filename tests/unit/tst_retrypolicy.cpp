@@ -42,7 +42,8 @@ private Q_SLOTS:
         QFETCH(ErrorCode, code);
         QFETCH(int, expectedCalls);
         QList<std::chrono::milliseconds> sleeps;
-        RetryPolicy policy(options(), [&](std::chrono::milliseconds d) { sleeps.append(d); }, [] { return 0.5; });
+        RetryPolicy policy(
+            options(), [&](std::chrono::milliseconds d) { sleeps.append(d); }, [] { return 0.5; });
         int calls = 0;
         Result<int> result = policy.run<int>([&]() -> Result<int> {
             ++calls;
@@ -57,7 +58,8 @@ private Q_SLOTS:
     void successEndsTheRetries()
     {
         int calls = 0;
-        RetryPolicy policy(options(), [](std::chrono::milliseconds) {}, [] { return 0.5; });
+        RetryPolicy policy(
+            options(), [](std::chrono::milliseconds) {}, [] { return 0.5; });
         Result<int> result = policy.run<int>([&]() -> Result<int> {
             if (++calls < 3)
                 return Error::make(ErrorCode::Unavailable, QStringLiteral("timeout"));

@@ -81,8 +81,8 @@ QJsonObject validBody()
         {QStringLiteral("order_no"), QStringLiteral("ORD001")},
         {QStringLiteral("user_id"), 10086},
         {QStringLiteral("amount"), QStringLiteral("99.00")},
-        {QStringLiteral("items"), QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU1")},
-                                                         {QStringLiteral("qty"), 2}}}},
+        {QStringLiteral("items"),
+         QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU1")}, {QStringLiteral("qty"), 2}}}},
     };
 }
 
@@ -170,7 +170,8 @@ void TestSetupService::draftRules()
     }
     QVERIFY(!created.ok());
     QCOMPARE(int(created.error().code), code);
-    QVERIFY2(created.error().message.contains(QStringLiteral("\"%1\"").arg(field)), qPrintable(created.error().message));
+    QVERIFY2(created.error().message.contains(QStringLiteral("\"%1\"").arg(field)),
+             qPrintable(created.error().message));
     QCOMPARE(repository.calls, 0); // refused before any storage call
 }
 
@@ -268,15 +269,18 @@ void TestSetupService::decodeOrderDraft_data()
                                       << QStringLiteral("order_no");
     QTest::newRow("order_no null") << QStringLiteral("order_no") << QJsonValue(QJsonValue::Null) << invalid
                                    << QStringLiteral("order_no");
-    QTest::newRow("order_no number") << QStringLiteral("order_no") << QJsonValue(1) << invalid << QStringLiteral("order_no");
+    QTest::newRow("order_no number") << QStringLiteral("order_no") << QJsonValue(1) << invalid
+                                     << QStringLiteral("order_no");
     QTest::newRow("user_id string") << QStringLiteral("user_id") << QJsonValue(QStringLiteral("1")) << invalid
                                     << QStringLiteral("user_id");
-    QTest::newRow("user_id 1.5") << QStringLiteral("user_id") << QJsonValue(1.5) << invalid << QStringLiteral("user_id");
+    QTest::newRow("user_id 1.5") << QStringLiteral("user_id") << QJsonValue(1.5) << invalid
+                                 << QStringLiteral("user_id");
     QTest::newRow("user_id 2^60") << QStringLiteral("user_id") << QJsonValue(qint64(1) << 60) << invalid
                                   << QStringLiteral("user_id");
     QTest::newRow("amount missing") << QStringLiteral("amount") << QJsonValue(QJsonValue::Undefined) << invalid
                                     << QStringLiteral("amount");
-    QTest::newRow("amount number") << QStringLiteral("amount") << QJsonValue(99.0) << amount << QStringLiteral("amount");
+    QTest::newRow("amount number") << QStringLiteral("amount") << QJsonValue(99.0) << amount
+                                   << QStringLiteral("amount");
     QTest::newRow("amount bool") << QStringLiteral("amount") << QJsonValue(true) << amount << QStringLiteral("amount");
     QTest::newRow("amount 3 places") << QStringLiteral("amount") << QJsonValue(QStringLiteral("1.234")) << amount
                                      << QStringLiteral("amount");
@@ -286,14 +290,15 @@ void TestSetupService::decodeOrderDraft_data()
                                   << QStringLiteral("items");
     QTest::newRow("items[0] string") << QStringLiteral("items") << QJsonValue(QJsonArray{QStringLiteral("SKU1")})
                                      << invalid << QStringLiteral("items[0]");
-    QTest::newRow("items[0].qty string")
-        << QStringLiteral("items")
-        << QJsonValue(QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("S")}, {QStringLiteral("qty"), QStringLiteral("1")}}})
-        << invalid << QStringLiteral("items[0].qty");
-    QTest::newRow("reward_points string") << QStringLiteral("reward_points") << QJsonValue(QStringLiteral("1")) << invalid
-                                          << QStringLiteral("reward_points");
-    QTest::newRow("reward_coupon_template number") << QStringLiteral("reward_coupon_template") << QJsonValue(5) << invalid
-                                                   << QStringLiteral("reward_coupon_template");
+    QTest::newRow("items[0].qty string") << QStringLiteral("items")
+                                         << QJsonValue(
+                                                QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("S")},
+                                                                       {QStringLiteral("qty"), QStringLiteral("1")}}})
+                                         << invalid << QStringLiteral("items[0].qty");
+    QTest::newRow("reward_points string") << QStringLiteral("reward_points") << QJsonValue(QStringLiteral("1"))
+                                          << invalid << QStringLiteral("reward_points");
+    QTest::newRow("reward_coupon_template number") << QStringLiteral("reward_coupon_template") << QJsonValue(5)
+                                                   << invalid << QStringLiteral("reward_coupon_template");
 }
 
 void TestSetupService::decodeOrderDraft()
@@ -320,7 +325,8 @@ void TestSetupService::decodeOrderDraft()
     }
     QVERIFY(!decoded.ok());
     QCOMPARE(int(decoded.error().code), code);
-    QVERIFY2(decoded.error().message.contains(QStringLiteral("\"%1\"").arg(field)), qPrintable(decoded.error().message));
+    QVERIFY2(decoded.error().message.contains(QStringLiteral("\"%1\"").arg(field)),
+             qPrintable(decoded.error().message));
 }
 
 void TestSetupService::decodeOptionalFields()
@@ -351,13 +357,13 @@ void TestSetupService::encodeOrderDetail()
     order.version = 3;
     order.payNo = QStringLiteral("WX1");
     order.items = {{QStringLiteral("SKU1"), 1}};
-    order.payments = {PaymentRecord{QStringLiteral("PN1"), QStringLiteral("ORD001"), Channel::Alipay,
-                                    PaymentRecordStatus::Paid, 1, 9900, {}, {}}};
+    order.payments = {PaymentRecord{
+        QStringLiteral("PN1"), QStringLiteral("ORD001"), Channel::Alipay, PaymentRecordStatus::Paid, 1, 9900, {}, {}}};
     order.stock = {{QStringLiteral("SKU1"), 1}};
     order.coupons = {{QStringLiteral("WELCOME10"), QStringLiteral("frozen")}};
     order.points = {{QStringLiteral("reward"), 100}};
-    order.findings = {OrderFinding{1, QStringLiteral("oversold"), QStringLiteral("open"), {}, QStringLiteral("not json"),
-                                   1, 0, 0}};
+    order.findings = {
+        OrderFinding{1, QStringLiteral("oversold"), QStringLiteral("open"), {}, QStringLiteral("not json"), 1, 0, 0}};
     const QJsonObject json = setupcodec::encodeOrderDetail(order);
     QCOMPARE(json.value(QStringLiteral("amount")).toString(), QStringLiteral("99.00"));
     QCOMPARE(json.value(QStringLiteral("status")).toString(), QStringLiteral("PAID"));
@@ -368,9 +374,11 @@ void TestSetupService::encodeOrderDetail()
     QCOMPARE(payment.value(QStringLiteral("amount")).toString(), QStringLiteral("99.00"));
     QVERIFY(payment.value(QStringLiteral("code_url")).isNull());
     const QJsonObject effects = json.value(QStringLiteral("effects")).toObject();
-    QCOMPARE(effects.keys(), (QStringList{QStringLiteral("coupons"), QStringLiteral("points"), QStringLiteral("stock")}));
-    QCOMPARE(effects.value(QStringLiteral("coupons")).toArray().at(0).toObject().value(QStringLiteral("status")).toString(),
-             QStringLiteral("frozen"));
+    QCOMPARE(effects.keys(),
+             (QStringList{QStringLiteral("coupons"), QStringLiteral("points"), QStringLiteral("stock")}));
+    QCOMPARE(
+        effects.value(QStringLiteral("coupons")).toArray().at(0).toObject().value(QStringLiteral("status")).toString(),
+        QStringLiteral("frozen"));
     const QJsonObject finding = json.value(QStringLiteral("findings")).toArray().at(0).toObject();
     QCOMPARE(finding.value(QStringLiteral("evidence")).toString(), QStringLiteral("not json"));
     QCOMPARE(finding.value(QStringLiteral("first_seen_at")).toString(), QStringLiteral("1970-01-01T00:00:00.000Z"));

@@ -43,7 +43,8 @@ struct Fixture {
 
     explicit Fixture(StreamHub::Options options)
     {
-        hub = std::make_unique<StreamHub>(options, [] { return bigMetrics(); }, [] { return StreamSnapshot{}; }, &registry);
+        hub = std::make_unique<StreamHub>(
+            options, [] { return bigMetrics(); }, [] { return StreamSnapshot{}; }, &registry);
         QObject::connect(&server, &QWebSocketServer::newConnection, &server, [this] {
             while (server.hasPendingConnections())
                 hub->addClient(std::unique_ptr<QWebSocket>(server.nextPendingConnection()));

@@ -51,40 +51,46 @@ private Q_SLOTS:
     {
         QTest::addColumn<StreamMessage>("message");
         QTest::addColumn<QString>("type");
-        StreamSnapshot snapshot{sampleMetrics(),
-                                {{QStringLiteral("gateway.wechat"), QStringLiteral("open"), QStringLiteral("forced_open"),
-                                  QStringLiteral("desk"), QStringLiteral("platform incident")},
-                                 {QStringLiteral("redis"), QStringLiteral("closed"), QStringLiteral("auto"), {}, {}}},
-                                QStringLiteral("accept_only")};
+        StreamSnapshot snapshot{
+            sampleMetrics(),
+            {{QStringLiteral("gateway.wechat"), QStringLiteral("open"), QStringLiteral("forced_open"),
+              QStringLiteral("desk"), QStringLiteral("platform incident")},
+             {QStringLiteral("redis"), QStringLiteral("closed"), QStringLiteral("auto"), {}, {}}},
+            QStringLiteral("accept_only")};
         QTest::newRow("snapshot") << StreamMessage{1, at(), snapshot} << QStringLiteral("snapshot");
         StreamSnapshot bare{sampleMetrics(), {}, {}};
         QTest::newRow("snapshot without mode") << StreamMessage{1, at(), bare} << QStringLiteral("snapshot");
         QTest::newRow("metrics") << StreamMessage{2, at(), sampleMetrics()} << QStringLiteral("metrics");
-        QTest::newRow("metrics, empty breakers") << StreamMessage{3, at(), StreamMetrics{sampleMetrics().duplicates,
-                                                                                         sampleMetrics().rates, 0, 0, 0, {}, false}}
-                                                 << QStringLiteral("metrics");
+        QTest::newRow("metrics, empty breakers")
+            << StreamMessage{3, at(),
+                             StreamMetrics{sampleMetrics().duplicates, sampleMetrics().rates, 0, 0, 0, {}, false}}
+            << QStringLiteral("metrics");
         StreamMetrics withOutbox = sampleMetrics();
         withOutbox.outboxPending = 12;
         withOutbox.outboxDead = 0;
         QTest::newRow("metrics with outbox counts") << StreamMessage{4, at(), withOutbox} << QStringLiteral("metrics");
-        QTest::newRow("event") << StreamMessage{9, at(), StreamEvent{QStringLiteral("breaker.mode"), QStringLiteral("gateway.wechat"),
-                                                                     QStringLiteral("forced_open"), QStringLiteral("desk"),
-                                                                     QStringLiteral("platform incident")}}
+        QTest::newRow("event") << StreamMessage{9, at(),
+                                                StreamEvent{QStringLiteral("breaker.mode"),
+                                                            QStringLiteral("gateway.wechat"),
+                                                            QStringLiteral("forced_open"), QStringLiteral("desk"),
+                                                            QStringLiteral("platform incident")}}
                                << QStringLiteral("event");
         QTest::newRow("event with detail")
             << StreamMessage{10, at(),
-                             StreamEvent{streamevent::CompensationDecided, QStringLiteral("compensation:7"),
-                                         QStringLiteral("executed"), QStringLiteral("lead"), QStringLiteral("double charge"),
-                                         QJsonObject{{QStringLiteral("id"), 7},
-                                                     {QStringLiteral("order_no"), QStringLiteral("ORD1")},
-                                                     {QStringLiteral("result"), QJsonObject{{QStringLiteral("refund_no"),
-                                                                                             QStringLiteral("RF7")}}}}}}
+                             StreamEvent{
+                                 streamevent::CompensationDecided, QStringLiteral("compensation:7"),
+                                 QStringLiteral("executed"), QStringLiteral("lead"), QStringLiteral("double charge"),
+                                 QJsonObject{{QStringLiteral("id"), 7},
+                                             {QStringLiteral("order_no"), QStringLiteral("ORD1")},
+                                             {QStringLiteral("result"),
+                                              QJsonObject{{QStringLiteral("refund_no"), QStringLiteral("RF7")}}}}}}
             << QStringLiteral("event");
         // Every kind the codec knows goes through it.
         for (const QString &kind : streamEventKinds())
             QTest::newRow(qPrintable(QStringLiteral("event kind ") + kind))
-                << StreamMessage{11, at(), StreamEvent{kind, QStringLiteral("s"), QStringLiteral("v"), QStringLiteral("a"),
-                                                       QStringLiteral("r")}}
+                << StreamMessage{11, at(),
+                                 StreamEvent{kind, QStringLiteral("s"), QStringLiteral("v"), QStringLiteral("a"),
+                                             QStringLiteral("r")}}
                 << QStringLiteral("event");
     }
     void roundTrip()
@@ -112,7 +118,8 @@ private Q_SLOTS:
         QVERIFY2(json.contains("\"duplicates\":{"), json.constData());
         QVERIFY2(json.contains("\"idempotency_key\":7"), json.constData());
         QVERIFY2(json.contains("\"latency_ms\":{\"p50\":1.5,\"p99\":42.125}"), json.constData());
-        QVERIFY2(json.contains("\"breaker_states\":{\"gateway.wechat\":\"open\",\"redis\":\"closed\"}"), json.constData());
+        QVERIFY2(json.contains("\"breaker_states\":{\"gateway.wechat\":\"open\",\"redis\":\"closed\"}"),
+                 json.constData());
         QVERIFY2(json.contains("\"redis_degraded\":true"), json.constData());
         QVERIFY2(json.contains("\"seq\":5"), json.constData());
         // Outbox counts are left out while the agent has not read them.
@@ -144,24 +151,31 @@ private Q_SLOTS:
         QTest::newRow("fractional count") << metricsJson("\"idempotency_key\":7", "\"idempotency_key\":7.5");
         QTest::newRow("count as string") << metricsJson("\"idempotency_key\":7", "\"idempotency_key\":\"7\"");
         QTest::newRow("no requests") << metricsJson("\"requests\":1234,", "");
-        QTest::newRow("latency not object") << metricsJson("\"latency_ms\":{\"p50\":1.5,\"p99\":42.125}", "\"latency_ms\":3");
+        QTest::newRow("latency not object")
+            << metricsJson("\"latency_ms\":{\"p50\":1.5,\"p99\":42.125}", "\"latency_ms\":3");
         QTest::newRow("degraded not bool") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":1");
-        QTest::newRow("outbox pending negative") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_pending\":-1");
-        QTest::newRow("outbox dead fractional") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_dead\":0.5");
-        QTest::newRow("outbox pending as string") << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_pending\":\"2\"");
+        QTest::newRow("outbox pending negative")
+            << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_pending\":-1");
+        QTest::newRow("outbox dead fractional")
+            << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_dead\":0.5");
+        QTest::newRow("outbox pending as string")
+            << metricsJson("\"redis_degraded\":true", "\"redis_degraded\":true,\"outbox_pending\":\"2\"");
         QTest::newRow("breaker state not string") << metricsJson("\"redis\":\"closed\"", "\"redis\":0");
         const QByteArray event = encodeStreamMessage(
-            {1, at(), StreamEvent{QStringLiteral("breaker.mode"), QStringLiteral("x"), QStringLiteral("auto"),
-                                  QStringLiteral("desk"), QStringLiteral("why")}});
+            {1, at(),
+             StreamEvent{QStringLiteral("breaker.mode"), QStringLiteral("x"), QStringLiteral("auto"),
+                         QStringLiteral("desk"), QStringLiteral("why")}});
         QTest::newRow("event without actor") << QByteArray(event).replace("\"actor\":\"desk\",", "");
-        QTest::newRow("event with empty kind") << QByteArray(event).replace("\"kind\":\"breaker.mode\"", "\"kind\":\"\"");
+        QTest::newRow("event with empty kind")
+            << QByteArray(event).replace("\"kind\":\"breaker.mode\"", "\"kind\":\"\"");
         QTest::newRow("event of an unknown kind")
             << QByteArray(event).replace("\"kind\":\"breaker.mode\"", "\"kind\":\"breaker.moood\"");
         QTest::newRow("event detail not an object")
             << QByteArray(event).replace("\"kind\":", "\"detail\":[1],\"kind\":");
         const QByteArray snapshot = encodeStreamMessage({1, at(), StreamSnapshot{sampleMetrics(), {}, {}}});
         QTest::newRow("snapshot without breakers") << QByteArray(snapshot).replace(",\"breakers\":[]", "");
-        QTest::newRow("snapshot breakers not array") << QByteArray(snapshot).replace("\"breakers\":[]", "\"breakers\":{}");
+        QTest::newRow("snapshot breakers not array")
+            << QByteArray(snapshot).replace("\"breakers\":[]", "\"breakers\":{}");
     }
     void refusesMalformed()
     {

@@ -20,13 +20,14 @@ private Q_SLOTS:
         QTest::addColumn<QString>("parentId");
         QTest::addColumn<QString>("flags");
         QTest::newRow("sampled") << QByteArray("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-            << QStringLiteral("4bf92f3577b34da6a3ce929d0e0e4736") << QStringLiteral("00f067aa0ba902b7")
-            << QStringLiteral("01");
+                                 << QStringLiteral("4bf92f3577b34da6a3ce929d0e0e4736")
+                                 << QStringLiteral("00f067aa0ba902b7") << QStringLiteral("01");
         QTest::newRow("not sampled") << QByteArray("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
-                                     << QStringLiteral("0af7651916cd43dd8448eb211c80319c") << QStringLiteral("b7ad6b7169203331") << QStringLiteral("00");
+                                     << QStringLiteral("0af7651916cd43dd8448eb211c80319c")
+                                     << QStringLiteral("b7ad6b7169203331") << QStringLiteral("00");
         QTest::newRow("surrounding blanks") << QByteArray(" 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ")
-            << QStringLiteral("4bf92f3577b34da6a3ce929d0e0e4736") << QStringLiteral("00f067aa0ba902b7")
-            << QStringLiteral("01");
+                                            << QStringLiteral("4bf92f3577b34da6a3ce929d0e0e4736")
+                                            << QStringLiteral("00f067aa0ba902b7") << QStringLiteral("01");
         QTest::newRow("later version with more fields")
             << QByteArray("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-ever")
             << QStringLiteral("4bf92f3577b34da6a3ce929d0e0e4736") << QStringLiteral("00f067aa0ba902b7")
@@ -58,7 +59,8 @@ private Q_SLOTS:
         QTest::newRow("long parent id") << QByteArray("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7aa-01");
         QTest::newRow("version ff") << QByteArray("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
         QTest::newRow("version not hex") << QByteArray("0x-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
-        QTest::newRow("00 with a fifth field") << QByteArray("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x");
+        QTest::newRow("00 with a fifth field")
+            << QByteArray("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x");
         QTest::newRow("flags not hex") << QByteArray("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g");
     }
     void refusesMalformedHeaders()

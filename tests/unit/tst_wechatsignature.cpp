@@ -79,19 +79,22 @@ void TestWeChatSignature::authorizationMatchesOpensslCli()
                                       kRequestTimestamp, kRequestNonce, body);
     QVERIFY(header.ok());
     const QByteArray cliSignature = readFixture("wechat_request.sig.b64").trimmed();
-    const QByteArray expected = "WECHATPAY2-SHA256-RSA2048 mchid=\"1900000001\",nonce_str=\"593BEC0C930BF1AFEB40B4A08C8FB242\","
-                                "signature=\"" + cliSignature + "\",timestamp=\"1554208460\",serial_no=\"MERCHANT_SERIAL_01\"";
+    const QByteArray expected =
+        "WECHATPAY2-SHA256-RSA2048 mchid=\"1900000001\",nonce_str=\"593BEC0C930BF1AFEB40B4A08C8FB242\","
+        "signature=\""
+        + cliSignature + "\",timestamp=\"1554208460\",serial_no=\"MERCHANT_SERIAL_01\"";
     QCOMPARE(*header, expected);
     // And the CLI's public half accepts it over the documented message.
     auto pub = crypto::PublicKey::fromPem(readFixture("merchant_pub.pem"));
-    QVERIFY(pub->verifyBase64(wechat::requestMessage("POST", "/v3/pay/transactions/native", kRequestTimestamp,
-                                                     kRequestNonce, body), cliSignature));
+    QVERIFY(pub->verifyBase64(
+        wechat::requestMessage("POST", "/v3/pay/transactions/native", kRequestTimestamp, kRequestNonce, body),
+        cliSignature));
 }
 
 void TestWeChatSignature::parsesAuthorization()
 {
-    auto parsed = wechat::parseAuthorization(
-        "WECHATPAY2-SHA256-RSA2048 serial_no=\"S1\",timestamp=\"12\", signature=\"ab+/==\",nonce_str=\"N\",mchid=\"19\"");
+    auto parsed = wechat::parseAuthorization("WECHATPAY2-SHA256-RSA2048 serial_no=\"S1\",timestamp=\"12\", "
+                                             "signature=\"ab+/==\",nonce_str=\"N\",mchid=\"19\"");
     QVERIFY(parsed.ok());
     QCOMPARE(parsed->mchid, QByteArray("19"));
     QCOMPARE(parsed->nonce, QByteArray("N"));
@@ -105,7 +108,8 @@ void TestWeChatSignature::refusesForeignAuthorization_data()
     QTest::addColumn<QByteArray>("header");
     QTest::newRow("empty") << QByteArray();
     QTest::newRow("bearer") << QByteArray("Bearer abc");
-    QTest::newRow("missing signature") << QByteArray("WECHATPAY2-SHA256-RSA2048 mchid=\"1\",nonce_str=\"N\",timestamp=\"1\",serial_no=\"S\"");
+    QTest::newRow("missing signature") << QByteArray(
+        "WECHATPAY2-SHA256-RSA2048 mchid=\"1\",nonce_str=\"N\",timestamp=\"1\",serial_no=\"S\"");
     QTest::newRow("unterminated") << QByteArray("WECHATPAY2-SHA256-RSA2048 mchid=\"1");
 }
 
@@ -137,16 +141,26 @@ void TestWeChatSignature::refusesTamperedResponse_data()
     alteredBody.replace("fixture01", "fixture02");
     const qint64 now = fixtureNow();
     const QByteArray laterTimestamp = QByteArray::number(h.timestamp.toLongLong() + 1);
-    QTest::newRow("body changed") << h.timestamp << h.nonce << h.signature << h.serial << alteredBody << now << QStringLiteral("does not verify");
-    QTest::newRow("body with trailing newline") << h.timestamp << h.nonce << h.signature << h.serial << body + "\n" << now << QStringLiteral("does not verify");
-    QTest::newRow("nonce changed") << h.timestamp << QByteArray("x") + h.nonce << h.signature << h.serial << body << now << QStringLiteral("does not verify");
-    QTest::newRow("timestamp changed") << laterTimestamp << h.nonce << h.signature << h.serial << body << now << QStringLiteral("does not verify");
-    QTest::newRow("other key's serial") << h.timestamp << h.nonce << h.signature << QByteArray("OTHER_SERIAL") << body << now << QStringLiteral("does not verify");
-    QTest::newRow("unknown serial") << h.timestamp << h.nonce << h.signature << QByteArray("NOPE") << body << now << QStringLiteral("unknown platform key serial");
-    QTest::newRow("too old") << h.timestamp << h.nonce << h.signature << h.serial << body << now + 400 << QStringLiteral("more than 300 s");
-    QTest::newRow("from the future") << h.timestamp << h.nonce << h.signature << h.serial << body << now - 400 << QStringLiteral("more than 300 s");
-    QTest::newRow("no signature") << h.timestamp << h.nonce << QByteArray() << h.serial << body << now << QStringLiteral("no complete");
-    QTest::newRow("garbage signature") << h.timestamp << h.nonce << QByteArray("AAAA") << h.serial << body << now << QStringLiteral("does not verify");
+    QTest::newRow("body changed") << h.timestamp << h.nonce << h.signature << h.serial << alteredBody << now
+                                  << QStringLiteral("does not verify");
+    QTest::newRow("body with trailing newline") << h.timestamp << h.nonce << h.signature << h.serial << body + "\n"
+                                                << now << QStringLiteral("does not verify");
+    QTest::newRow("nonce changed") << h.timestamp << QByteArray("x") + h.nonce << h.signature << h.serial << body << now
+                                   << QStringLiteral("does not verify");
+    QTest::newRow("timestamp changed") << laterTimestamp << h.nonce << h.signature << h.serial << body << now
+                                       << QStringLiteral("does not verify");
+    QTest::newRow("other key's serial") << h.timestamp << h.nonce << h.signature << QByteArray("OTHER_SERIAL") << body
+                                        << now << QStringLiteral("does not verify");
+    QTest::newRow("unknown serial") << h.timestamp << h.nonce << h.signature << QByteArray("NOPE") << body << now
+                                    << QStringLiteral("unknown platform key serial");
+    QTest::newRow("too old") << h.timestamp << h.nonce << h.signature << h.serial << body << now + 400
+                             << QStringLiteral("more than 300 s");
+    QTest::newRow("from the future") << h.timestamp << h.nonce << h.signature << h.serial << body << now - 400
+                                     << QStringLiteral("more than 300 s");
+    QTest::newRow("no signature") << h.timestamp << h.nonce << QByteArray() << h.serial << body << now
+                                  << QStringLiteral("no complete");
+    QTest::newRow("garbage signature") << h.timestamp << h.nonce << QByteArray("AAAA") << h.serial << body << now
+                                       << QStringLiteral("does not verify");
 }
 
 void TestWeChatSignature::refusesTamperedResponse()

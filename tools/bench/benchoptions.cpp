@@ -31,13 +31,13 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
                                          QStringLiteral("Keep-alive connections and SQL/Redis threads (default 64)."),
                                          QStringLiteral("N"), QStringLiteral("64"));
     const QCommandLineOption threads(QStringLiteral("client-threads"),
-                                     QStringLiteral("Threads of the HTTP load client (default 2)."), QStringLiteral("N"),
-                                     QStringLiteral("2"));
+                                     QStringLiteral("Threads of the HTTP load client (default 2)."),
+                                     QStringLiteral("N"), QStringLiteral("2"));
     const QCommandLineOption duration(QStringLiteral("duration"),
                                       QStringLiteral("Seconds per timed phase (default 20)."), QStringLiteral("S"),
                                       QStringLiteral("20"));
-    const QCommandLineOption requests(QStringLiteral("requests"),
-                                      QStringLiteral("Operations per phase instead of a duration."), QStringLiteral("N"));
+    const QCommandLineOption requests(
+        QStringLiteral("requests"), QStringLiteral("Operations per phase instead of a duration."), QStringLiteral("N"));
     const QCommandLineOption redis(QStringLiteral("redis"),
                                    QStringLiteral("embedded | server: the agent's key store (default embedded)."),
                                    QStringLiteral("KIND"), QStringLiteral("embedded"));
@@ -53,10 +53,11 @@ BenchOptions parseBenchOptions(const QStringList &arguments)
                                       QStringLiteral("MS"), QStringLiteral("5"));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Also write the figures as JSON to FILE."),
                                   QStringLiteral("FILE"));
-    const QCommandLineOption perf(QStringLiteral("perf"),
-                                  QStringLiteral("Profile the agent with perf record -g during (a) and (b): DIR/<phase>.data "
-                                                 "and DIR/<phase>.txt (the hottest frames). Perturbs the figures."),
-                                  QStringLiteral("DIR"));
+    const QCommandLineOption perf(
+        QStringLiteral("perf"),
+        QStringLiteral("Profile the agent with perf record -g during (a) and (b): DIR/<phase>.data "
+                       "and DIR/<phase>.txt (the hottest frames). Perturbs the figures."),
+        QStringLiteral("DIR"));
     const QCommandLineOption storm(QStringLiteral("memory-storm"),
                                    QStringLiteral("Instead: a callback storm of S seconds, the agent's RSS sampled "
                                                   "every 5 s after a warm-up (scripts/bench-memory.sh)."),

@@ -87,24 +87,27 @@ qint64 BenchReport::totalDropped() const
 
 void BenchReport::print(std::FILE *out) const
 {
-    std::fprintf(out, "payonce-bench: %s, key store %s, %d connections (%d client threads), %d SKUs, %d cores, "
-                      "load average %.2f before, %.2f after\n\n",
+    std::fprintf(out,
+                 "payonce-bench: %s, key store %s, %d connections (%d client threads), %d SKUs, %d cores, "
+                 "load average %.2f before, %.2f after\n\n",
                  qPrintable(dialect), qPrintable(keyStore), connections, clientThreads, skus, cores, loadAverageBefore,
                  loadAverageAfter);
     if (!agentArguments.isEmpty())
         std::fprintf(out, "agent arguments: %s\n\n", qPrintable(agentArguments.join(QLatin1Char(' '))));
-    std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | requests | dropped | bench CPU | agent CPU | db CPU ms/op | of limit |\n");
+    std::fprintf(out, "| phase | ops | seconds | ops/s | p50 ms | p99 ms | max ms | errors | requests | dropped | "
+                      "bench CPU | agent CPU | db CPU ms/op | of limit |\n");
     std::fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const PhaseFigures &f : phases) {
         const std::optional<double> ratio = ratioToLimit(f);
-        const QByteArray ratioCell = ratio ? cell(*ratio * 100, 1) + "% of " + f.limitKey.toUtf8() : QByteArray("limit");
+        const QByteArray ratioCell = ratio ? cell(*ratio * 100, 1) + "% of " + f.limitKey.toUtf8()
+                                           : QByteArray("limit");
         const QByteArray ratioShown = f.preparation ? QByteArray("-") : ratioCell;
         const QByteArray agentCell = f.agentCores < 0 ? QByteArray("-") : cell(f.agentCores * 100, 0) + "%";
         const QByteArray serverCell = f.serverCpuMsPerOp() < 0 ? QByteArray("-") : cell(f.serverCpuMsPerOp(), 3);
         const QByteArray requestsCell = f.load.overHttp ? QByteArray::number(f.load.requestsSent) : QByteArray("-");
         const QByteArray droppedCell = f.load.overHttp ? QByteArray::number(f.load.dropped()) : QByteArray("-");
-        std::fprintf(out, "| %s | %lld | %s | %s | %s | %s | %s | %lld | %s | %s | %s%% | %s | %s | %s |\n", qPrintable(f.title),
-                     static_cast<long long>(f.load.completed), cell(f.load.seconds, 3).constData(),
+        std::fprintf(out, "| %s | %lld | %s | %s | %s | %s | %s | %lld | %s | %s | %s%% | %s | %s | %s |\n",
+                     qPrintable(f.title), static_cast<long long>(f.load.completed), cell(f.load.seconds, 3).constData(),
                      cell(f.rate(), 0).constData(), cell(f.latencyMs(0.5), 3).constData(),
                      cell(f.latencyMs(0.99), 3).constData(), cell(f.latencyMs(1.0), 3).constData(),
                      static_cast<long long>(f.load.failed), requestsCell.constData(), droppedCell.constData(),
@@ -113,9 +116,10 @@ void BenchReport::print(std::FILE *out) const
     }
     std::fprintf(out, "\nrequests: HTTP requests sent; dropped: of those, the ones whose connection closed before "
                       "their answer came (every request the agent accepted must be answered).\n");
-    std::fprintf(out, "\nbench CPU: the benchmark's CPU time over wall time x %d cores; agent CPU: the agent's CPU "
-                      "time over wall time (100%% = one core); db CPU: the database server's processes' CPU time over the "
-                      "phase per operation (- for SQLite, inside the agent).\n",
+    std::fprintf(out,
+                 "\nbench CPU: the benchmark's CPU time over wall time x %d cores; agent CPU: the agent's CPU "
+                 "time over wall time (100%% = one core); db CPU: the database server's processes' CPU time over the "
+                 "phase per operation (- for SQLite, inside the agent).\n",
                  cores);
 
     std::fprintf(out, "\nTargets (reported, never asserted):\n");
@@ -130,47 +134,55 @@ void BenchReport::print(std::FILE *out) const
         std::fprintf(out, "- duplicates >= %.0f%% of bare HTTP: %.1f%% -> %s\n", kDuplicateTarget * 100,
                      *ratioToLimit(*dups) * 100, qPrintable(verdict(*ratioToLimit(*dups) >= kDuplicateTarget)));
         std::fprintf(out, "- duplicates p99 <= %.0f ms at %d connections: %.2f ms -> %s\n", kDuplicateP99TargetMs,
-                     connections, dups->latencyMs(0.99), qPrintable(verdict(dups->latencyMs(0.99) <= kDuplicateP99TargetMs)));
+                     connections, dups->latencyMs(0.99),
+                     qPrintable(verdict(dups->latencyMs(0.99) <= kDuplicateP99TargetMs)));
     }
 
     if (history) {
         const HistoryFigures &h = *history;
-        std::fprintf(out, "- history: %lld deliveries and %lld paid orders over %d days, preloaded in %.0f s (then "
-                          "%lld delivery rows and %lld PAID orders in the tables)\n",
-                     static_cast<long long>(h.deliveries), static_cast<long long>(h.paidOrders), h.days, h.preloadSeconds,
-                     static_cast<long long>(h.deliveryRows), static_cast<long long>(h.paidOrderRows));
+        std::fprintf(out,
+                     "- history: %lld deliveries and %lld paid orders over %d days, preloaded in %.0f s (then "
+                     "%lld delivery rows and %lld PAID orders in the tables)\n",
+                     static_cast<long long>(h.deliveries), static_cast<long long>(h.paidOrders), h.days,
+                     h.preloadSeconds, static_cast<long long>(h.deliveryRows), static_cast<long long>(h.paidOrderRows));
         for (const char *key : {"unique_callbacks_preloaded", "duplicate_callbacks_preloaded"}) {
             const PhaseFigures *f = phase(QString::fromLatin1(key));
             if (!f || !ratioToLimit(*f))
                 continue;
             std::fprintf(out, "- %s with the history, within %.0f%% of the empty database's rate: %.1f%% -> %s\n",
-                         f->key.startsWith(u"unique") ? "unique callbacks" : "duplicates", (1 - kHistoryRateTarget) * 100,
-                         *ratioToLimit(*f) * 100, qPrintable(verdict(*ratioToLimit(*f) >= kHistoryRateTarget)));
+                         f->key.startsWith(u"unique") ? "unique callbacks" : "duplicates",
+                         (1 - kHistoryRateTarget) * 100, *ratioToLimit(*f) * 100,
+                         qPrintable(verdict(*ratioToLimit(*f) >= kHistoryRateTarget)));
         }
         const PhaseFigures *during = phase(QStringLiteral("duplicate_callbacks_retention"));
         const PhaseFigures *without = phase(QStringLiteral("duplicate_callbacks_preloaded"));
         if (during && without) {
             const double pause = during->latencyMs(0.99) - without->latencyMs(0.99);
-            std::fprintf(out, "- retention: %lld of %lld deliveries past retention pruned %s while duplicates ran; their "
-                              "p99 %.2f ms against %.2f ms without (%+.2f ms, max %.2f ms) -> %s (target: no pause above "
-                              "%.0f ms in the p99, the whole day pruned)\n",
+            std::fprintf(out,
+                         "- retention: %lld of %lld deliveries past retention pruned %s while duplicates ran; their "
+                         "p99 %.2f ms against %.2f ms without (%+.2f ms, max %.2f ms) -> %s (target: no pause above "
+                         "%.0f ms in the p99, the whole day pruned)\n",
                          static_cast<long long>(h.prunedDeliveries), static_cast<long long>(h.agedDeliveries),
                          h.pruneSeconds < 0 ? "(not all: the phase ran out of time)"
                                             : qPrintable(QStringLiteral("in %1 s").arg(h.pruneSeconds, 0, 'f', 1)),
                          during->latencyMs(0.99), without->latencyMs(0.99), pause, during->latencyMs(1.0),
-                         qPrintable(verdict(pause <= kRetentionPauseTargetMs && h.pruneSeconds >= 0)), kRetentionPauseTargetMs);
+                         qPrintable(verdict(pause <= kRetentionPauseTargetMs && h.pruneSeconds >= 0)),
+                         kRetentionPauseTargetMs);
         }
     }
 
     if (slowStream) {
         const SlowStreamFigures &s = *slowStream;
-        std::fprintf(out, "\nSlow stream client: unique callbacks without / with a client on /api/v1/stream "
-                          "that never reads (stream.interval_ms %d, %.1f s with the client, ~%.0f ticks):\n",
-                     s.intervalMs, s.secondsWithClient, s.intervalMs > 0 ? s.secondsWithClient * 1000 / s.intervalMs : 0);
+        std::fprintf(out,
+                     "\nSlow stream client: unique callbacks without / with a client on /api/v1/stream "
+                     "that never reads (stream.interval_ms %d, %.1f s with the client, ~%.0f ticks):\n",
+                     s.intervalMs, s.secondsWithClient,
+                     s.intervalMs > 0 ? s.secondsWithClient * 1000 / s.intervalMs : 0);
         std::fprintf(out, "- without: %.0f/s, with: %.0f/s, ratio %.3f\n", s.rateWithout, s.rateWith,
                      s.rateWithout > 0 ? s.rateWith / s.rateWithout : 0);
-        std::fprintf(out, "- agent RSS before %lld KiB, after %lld KiB (%+lld KiB)\n", static_cast<long long>(s.rssBeforeKiB),
-                     static_cast<long long>(s.rssAfterKiB), static_cast<long long>(s.rssAfterKiB - s.rssBeforeKiB));
+        std::fprintf(out, "- agent RSS before %lld KiB, after %lld KiB (%+lld KiB)\n",
+                     static_cast<long long>(s.rssBeforeKiB), static_cast<long long>(s.rssAfterKiB),
+                     static_cast<long long>(s.rssAfterKiB - s.rssBeforeKiB));
         std::fprintf(out, "- payonce_stream_coalesced_total %.0f, payonce_stream_dropped_total %.0f\n", s.coalesced,
                      s.dropped);
     }

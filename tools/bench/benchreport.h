@@ -14,13 +14,13 @@ namespace payonce::bench {
 
 /// One measured phase: what ran, what it did, and what it cost in CPU.
 struct PhaseFigures {
-    QString key;           ///< machine name: "unique_callbacks", "direct_sql", …
-    QString title;         ///< what the table prints
+    QString key;   ///< machine name: "unique_callbacks", "direct_sql", …
+    QString title; ///< what the table prints
     LoadResult load;
-    double benchCpuShare = 0; ///< the benchmark's CPU over wall × cores
-    double agentCores = -1;   ///< the agent's CPU over wall (cores); -1 unknown
-    QString limitKey;         ///< the phase this one is a ratio of, empty for limits themselves
-    bool preparation = false; ///< set-up load (creating orders): shown, never a ratio or a limit
+    double benchCpuShare = 0;     ///< the benchmark's CPU over wall × cores
+    double agentCores = -1;       ///< the agent's CPU over wall (cores); -1 unknown
+    QString limitKey;             ///< the phase this one is a ratio of, empty for limits themselves
+    bool preparation = false;     ///< set-up load (creating orders): shown, never a ratio or a limit
     double serverCpuSeconds = -1; ///< the database server's CPU over the phase; -1 unknown or embedded (SQLite)
 
     /// The database server's CPU milliseconds per operation; -1 unknown.
@@ -51,9 +51,9 @@ struct HistoryFigures {
     qint64 paidOrders = 0;
     int days = 0;
     double preloadSeconds = 0;
-    qint64 deliveryRows = 0;  ///< callback_deliveries rows once preloaded (the first round's included)
-    qint64 paidOrderRows = 0; ///< PAID orders once preloaded
-    qint64 agedDeliveries = 0;  ///< the day past retention written before the last phase
+    qint64 deliveryRows = 0;     ///< callback_deliveries rows once preloaded (the first round's included)
+    qint64 paidOrderRows = 0;    ///< PAID orders once preloaded
+    qint64 agedDeliveries = 0;   ///< the day past retention written before the last phase
     qint64 prunedDeliveries = 0; ///< of them, deleted by the agent's pruner while it ran
     double pruneSeconds = -1;    ///< from writing the aged day to all of it pruned; -1: not all
 };
@@ -63,7 +63,7 @@ struct BenchReport {
     QString dialect;
     QString keyStore;
     int connections = 0;
-    int skus = 0; ///< the orders' SKUs (1: every order on one stock row)
+    int skus = 0;               ///< the orders' SKUs (1: every order on one stock row)
     QStringList agentArguments; ///< --agent-arg, printed with the figures they produced
     int clientThreads = 0;
     int cores = 0;

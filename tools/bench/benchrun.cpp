@@ -3,9 +3,9 @@
 #include "benchenvironment.h"
 #include "directsqllimit.h"
 #include "historypreload.h"
+#include "httptestsupport.h"
 #include "paidtransactionfloor.h"
 #include "perfrecording.h"
-#include "httptestsupport.h"
 #include "processusage.h"
 #include "redislimit.h"
 #include "slowstreamclient.h"
@@ -111,15 +111,18 @@ private:
             figures.serverCpuSeconds = cpu.serverCpuSeconds();
             m_report.phases.append(figures);
         }
-        std::fprintf(stderr, "payonce-bench:   %lld ops in %.2f s, %lld errors, %lld dropped, %lld idle connections "
-                             "found closed by the agent\n",
+        std::fprintf(stderr,
+                     "payonce-bench:   %lld ops in %.2f s, %lld errors, %lld dropped, %lld idle connections "
+                     "found closed by the agent\n",
                      static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed),
                      static_cast<long long>(result.dropped()), static_cast<long long>(result.idleClosesSeen));
         return result;
     }
     BenchOrder orderAt(qint64 index) const
     {
-        return BenchOrder{m_prefix + QStringLiteral("-") + QString::number(index), 1000 + index, {},
+        return BenchOrder{m_prefix + QStringLiteral("-") + QString::number(index),
+                          1000 + index,
+                          {},
                           benchSkuOf(index, m_options.skus)};
     }
     bool callbackRound(const QString &round);
@@ -139,7 +142,7 @@ private:
     QString m_prefix; ///< the current round's order numbers start with it
     std::vector<BenchOrder> m_orders;
     std::vector<QByteArray> m_notifications; ///< one per confirmed order, in order
-    qint64 m_sentUnique = 0;                  ///< how many of them the unique phases sent
+    qint64 m_sentUnique = 0;                 ///< how many of them the unique phases sent
     qint64 m_paidUnique = 0;
 };
 
@@ -188,9 +191,8 @@ bool Runner::signNotifications()
     for (int t = 0; t < coreCount(); ++t) {
         signers.emplace_back([&] {
             for (std::size_t i = next++; i < confirmed.size(); i = next++) {
-                auto request = m_env.notifier().paidRequest(confirmed[i]->paymentNo,
-                                                            QStringLiteral("4200") + m_prefix + QString::number(i),
-                                                            kOrderAmountFen);
+                auto request = m_env.notifier().paidRequest(
+                    confirmed[i]->paymentNo, QStringLiteral("4200") + m_prefix + QString::number(i), kOrderAmountFen);
                 if (request.ok()) {
                     m_notifications[i] = std::move(request).value();
                 } else {
@@ -273,7 +275,8 @@ bool Runner::callbackRound(const QString &round)
         return false;
 
     const qint64 confirmCount = qint64(m_orders.size());
-    IndexedWorkload confirms(confirmCount, false, [this](qint64 i) { return confirmExchange(&m_orders[std::size_t(i)]); });
+    IndexedWorkload confirms(confirmCount, false,
+                             [this](qint64 i) { return confirmExchange(&m_orders[std::size_t(i)]); });
     measure(QStringLiteral("confirms") + round, QStringLiteral("(c) confirms (token + confirm)") + roundTitle(round),
             round.isEmpty() ? QStringLiteral("healthz") : QStringLiteral("confirms"),
             [&] { return runLoad(loadOptions(true), confirms); });
@@ -298,9 +301,10 @@ void Runner::duplicateCallbacks(const QString &round)
     IndexedWorkload duplicates(m_options.requests.value_or(sentCount), !m_options.requests.has_value(),
                                [this, sentCount](qint64 i) {
                                    return notificationExchange(m_notifications[std::size_t(i % sentCount)],
-                                                              NotificationExpectation::Duplicate);
+                                                               NotificationExpectation::Duplicate);
                                });
-    measure(QStringLiteral("duplicate_callbacks") + round, QStringLiteral("(b) duplicate callbacks") + roundTitle(round),
+    measure(QStringLiteral("duplicate_callbacks") + round,
+            QStringLiteral("(b) duplicate callbacks") + roundTitle(round),
             round.isEmpty() ? QStringLiteral("healthz") : QStringLiteral("duplicate_callbacks"),
             [&] { return runLoad(loadOptions(true), duplicates); });
 }
@@ -351,14 +355,14 @@ void Runner::limits()
     floor.prefix = m_prefix + QStringLiteral("F");
     const QString floorWide = QStringLiteral("floor_paid");
     const QString floorNarrow = QStringLiteral("floor_paid_%1").arg(kAgentWorkerThreads);
-    const double floorWideRate =
-        rateOf(measure(floorWide, QStringLiteral("floor: paid transaction by hand, %1 threads").arg(floor.threads), {},
-                       [&] { return runPaidTransactionFloor(floor); }));
+    const double floorWideRate = rateOf(
+        measure(floorWide, QStringLiteral("floor: paid transaction by hand, %1 threads").arg(floor.threads), {},
+                [&] { return runPaidTransactionFloor(floor); }));
     floor.threads = kAgentWorkerThreads;
     floor.prefix = m_prefix + QStringLiteral("G");
-    const double floorNarrowRate =
-        rateOf(measure(floorNarrow, QStringLiteral("floor: paid transaction by hand, %1 threads").arg(floor.threads), {},
-                       [&] { return runPaidTransactionFloor(floor); }));
+    const double floorNarrowRate = rateOf(
+        measure(floorNarrow, QStringLiteral("floor: paid transaction by hand, %1 threads").arg(floor.threads), {},
+                [&] { return runPaidTransactionFloor(floor); }));
     if (PhaseFigures *unique = m_report.phase(QStringLiteral("unique_callbacks")))
         unique->limitKey = floorNarrowRate > floorWideRate ? floorNarrow : floorWide;
     if (PhaseFigures *slow = m_report.phase(QStringLiteral("unique_callbacks_slow_stream")))
@@ -372,7 +376,6 @@ void Runner::limits()
         });
     }
 }
-
 
 /// The history rounds (--preload-deliveries): the same callbacks against a database the
 /// size of a busy season, then a day of deliveries past retention pruned while they run.
@@ -425,7 +428,8 @@ void Runner::retentionRound()
     history.agedDeliveries = std::max<qint64>(m_options.preloadDeliveries / kPreloadDays, 1);
     const double prunedBefore = prunedDeliveries();
     if (prunedBefore < 0) {
-        m_report.problems << QStringLiteral("the agent's /metrics has no payonce_retention_pruned_total for deliveries");
+        m_report.problems << QStringLiteral(
+            "the agent's /metrics has no payonce_retention_pruned_total for deliveries");
         return;
     }
     std::fprintf(stderr, "payonce-bench: a day of deliveries past retention (%lld rows) ...\n",
@@ -438,14 +442,15 @@ void Runner::retentionRound()
         return;
     }
     // The pruner may start on the aged rows while they are written: the clock starts there.
-    const std::chrono::milliseconds cap = std::max<std::chrono::milliseconds>(std::chrono::seconds(120), m_options.duration * 4);
+    const std::chrono::milliseconds cap = std::max<std::chrono::milliseconds>(std::chrono::seconds(120),
+                                                                              m_options.duration * 4);
     const qint64 sentCount = m_sentUnique;
     measure(QStringLiteral("duplicate_callbacks_retention"),
             QStringLiteral("(b) duplicate callbacks while retention prunes a day"),
             QStringLiteral("duplicate_callbacks_preloaded"), [&] {
                 IndexedWorkload cycling(sentCount, true, [this, sentCount](qint64 i) {
                     return notificationExchange(m_notifications[std::size_t(i % sentCount)],
-                                               NotificationExpectation::Duplicate);
+                                                NotificationExpectation::Duplicate);
                 });
                 std::atomic<bool> stop{false};
                 StoppableWorkload duplicates(cycling, stop);

@@ -12,12 +12,13 @@ QString benchSkuId(const QString &prefix, qint64 index, int skus)
 }
 
 core::Result<std::vector<BenchSqlOrder>> prepareBenchSqlOrders(sql::Database &database, const QString &prefix,
-                                                              qint64 count, int skus, int threads)
+                                                               qint64 count, int skus, int threads)
 {
     for (int k = 0; k < std::max(skus, 1); ++k) {
         auto made = database.write([&](sql::Session &session) -> core::Result<void> {
-            auto done = session.exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, 1000000000, 1)"),
-                                     {benchSkuId(prefix, k, skus)}, QStringLiteral("bench sku"));
+            auto done = session.exec(
+                QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, 1000000000, 1)"),
+                {benchSkuId(prefix, k, skus)}, QStringLiteral("bench sku"));
             if (!done)
                 return done.error();
             return {};
@@ -48,8 +49,14 @@ core::Result<std::vector<BenchSqlOrder>> prepareBenchSqlOrders(sql::Database &da
             return created.error();
         // What a confirm leaves behind: the order PAYING, its payment record pending.
         return payments.inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-            const core::PaymentRecord record{order.paymentNo, order.orderNo, core::Channel::WeChat,
-                                             core::PaymentRecordStatus::Creating, 1, order.amountFen, {}, {}};
+            const core::PaymentRecord record{order.paymentNo,
+                                             order.orderNo,
+                                             core::Channel::WeChat,
+                                             core::PaymentRecordStatus::Creating,
+                                             1,
+                                             order.amountFen,
+                                             {},
+                                             {}};
             if (auto inserted = tx.insertRecordIfAbsent(record); !inserted.ok())
                 return inserted.error();
             if (auto moved = tx.transition(order.orderNo, core::OrderStatus::Pending, core::OrderStatus::Paying, 1);

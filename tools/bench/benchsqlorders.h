@@ -38,12 +38,12 @@ QString benchSkuId(const QString &prefix, qint64 index, int skus);
 /// Makes `skus` SKUs (stock for any run) and `count` orders through the agent's own SQL
 /// adapters, on `threads` threads (untimed preparation).
 core::Result<std::vector<BenchSqlOrder>> prepareBenchSqlOrders(sql::Database &database, const QString &prefix,
-                                                              qint64 count, int skus, int threads);
+                                                               qint64 count, int skus, int threads);
 
 /// Runs work(state, i) for i in [0, count) on `threads` threads, each with the state its
 /// makeState() made on that thread (a connection, say: Qt Sql connections belong to their
 /// thread) before the clock starts; the failures' first messages kept.
-template<typename MakeState, typename Work>
+template <typename MakeState, typename Work>
 LoadResult onThreadsWithState(int threads, qint64 count, MakeState makeState, Work work)
 {
     using Clock = std::chrono::steady_clock;
@@ -66,7 +66,8 @@ LoadResult onThreadsWithState(int threads, qint64 count, MakeState makeState, Wo
                 const Clock::time_point began = Clock::now();
                 const core::Result<void> done = work(state.get(), i);
                 if (done.ok()) {
-                    latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count());
+                    latencies.push_back(
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count());
                 } else {
                     ++failed;
                     if (failures.size() < 10)
@@ -88,11 +89,11 @@ LoadResult onThreadsWithState(int threads, qint64 count, MakeState makeState, Wo
 }
 
 /// onThreadsWithState without a state.
-template<typename Work>
+template <typename Work>
 LoadResult onThreads(int threads, qint64 count, Work work)
 {
-    return onThreadsWithState(threads, count, [] { return std::unique_ptr<int>(); },
-                              [&](int *, qint64 i) { return work(i); });
+    return onThreadsWithState(
+        threads, count, [] { return std::unique_ptr<int>(); }, [&](int *, qint64 i) { return work(i); });
 }
 
 } // namespace payonce::bench

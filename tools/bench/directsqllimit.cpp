@@ -2,9 +2,9 @@
 
 #include "benchsqlorders.h"
 
+#include "shared/tracecontext.h"
 #include "sql/database.h"
 #include "sql/sqlcallbackstore.h"
-#include "shared/tracecontext.h"
 
 #include <QDateTime>
 #include <QMutex>
@@ -63,7 +63,8 @@ Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options
         for (const core::CallbackOrder::Item &item : order.items) {
             if (auto taken = tx.takeStock(item.skuId, item.qty); !taken.ok())
                 return taken.error();
-            if (auto logged = tx.insertStockLog(order.orderNo, item.skuId, QStringLiteral("take"), item.qty, fence); !logged.ok())
+            if (auto logged = tx.insertStockLog(order.orderNo, item.skuId, QStringLiteral("take"), item.qty, fence);
+                !logged.ok())
                 return logged.error();
         }
         if (auto coupon = tx.insertCoupon(order.orderNo, order.userId, order.rewardCouponTemplate, fence); !coupon.ok())
@@ -84,7 +85,8 @@ Result<void> payOnce(core::CallbackStore &store, const DirectSqlOptions &options
             return outboxed.error();
         if (auto paid = tx.markPaymentRecordPaid(paymentNo); !paid.ok())
             return paid.error();
-        if (auto processed = tx.markProcessed(core::Channel::WeChat, payNo, QStringLiteral("processed")); !processed.ok())
+        if (auto processed = tx.markProcessed(core::Channel::WeChat, payNo, QStringLiteral("processed"));
+            !processed.ok())
             return processed.error();
         return {};
     });

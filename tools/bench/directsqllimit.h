@@ -20,9 +20,9 @@ struct DirectSqlOptions {
     QString databaseUrl;
     int threads = 64;
     qint64 count = 0;
-    int skus = 1000;           ///< orders spread over this many SKUs
-    QString prefix;            ///< order numbers and pay_nos start with it (unique per run)
-    QByteArray sampleRequest;  ///< a notification's request bytes, stored as the delivery
+    int skus = 1000;          ///< orders spread over this many SKUs
+    QString prefix;           ///< order numbers and pay_nos start with it (unique per run)
+    QByteArray sampleRequest; ///< a notification's request bytes, stored as the delivery
 };
 
 /// A failed preparation is reported in failureSamples with completed = 0.

@@ -45,16 +45,19 @@ public:
         const QString insert = QStringLiteral("INSERT INTO %1 (%2) SELECT %3 ").arg(table, columns, expressions);
         switch (m_dialect) {
         case Dialect::PostgreSql:
-            return insert + QStringLiteral("FROM (SELECT m + (%3) AS n FROM generate_series(%1::bigint, %2::bigint) AS s(m)) g")
-                                .arg(m_first)
-                                .arg(m_last)
-                                .arg(m_offset);
+            return insert
+                   + QStringLiteral(
+                         "FROM (SELECT m + (%3) AS n FROM generate_series(%1::bigint, %2::bigint) AS s(m)) g")
+                         .arg(m_first)
+                         .arg(m_last)
+                         .arg(m_offset);
         case Dialect::MariaDb:
             // The sequence engine's seq is unsigned: signed, so that arithmetic may go below zero.
-            return insert + QStringLiteral("FROM (SELECT CAST(seq AS SIGNED) + (%3) AS n FROM seq_%1_to_%2) g")
-                                .arg(m_first)
-                                .arg(m_last)
-                                .arg(m_offset);
+            return insert
+                   + QStringLiteral("FROM (SELECT CAST(seq AS SIGNED) + (%3) AS n FROM seq_%1_to_%2) g")
+                         .arg(m_first)
+                         .arg(m_last)
+                         .arg(m_offset);
         case Dialect::Sqlite:
             return QStringLiteral("WITH RECURSIVE g(n) AS (SELECT %1 UNION ALL SELECT n + 1 FROM g WHERE n < %2) ")
                        .arg(m_first + m_offset)
@@ -74,7 +77,8 @@ private:
 /// `literal` followed by the decimal digits of `expression`, as text.
 QString concat(Dialect dialect, const QString &literal, const QString &expression)
 {
-    const QString quoted = QLatin1Char('\'') + QString(literal).replace(QLatin1Char('\''), QStringLiteral("''")) + QLatin1Char('\'');
+    const QString quoted = QLatin1Char('\'') + QString(literal).replace(QLatin1Char('\''), QStringLiteral("''"))
+                           + QLatin1Char('\'');
     return dialect == Dialect::MariaDb ? QStringLiteral("CONCAT(%1, %2)").arg(quoted, expression)
                                        : QStringLiteral("(%1 || %2)").arg(quoted, expression);
 }
@@ -113,9 +117,9 @@ Result<void> insertInChunks(sql::Database &database, const char *what, qint64 to
 Result<void> analyse(sql::Database &database)
 {
     static const QStringList tables{
-        QStringLiteral("orders"),     QStringLiteral("order_items"), QStringLiteral("payment_records"),
+        QStringLiteral("orders"),           QStringLiteral("order_items"),         QStringLiteral("payment_records"),
         QStringLiteral("pay_callback_log"), QStringLiteral("callback_deliveries"), QStringLiteral("stock_log"),
-        QStringLiteral("user_coupon"), QStringLiteral("point_log"), QStringLiteral("outbox")};
+        QStringLiteral("user_coupon"),      QStringLiteral("point_log"),           QStringLiteral("outbox")};
     return database.read([&](sql::Session &session) -> Result<void> {
         for (const QString &table : tables) {
             QString statement;
@@ -159,36 +163,42 @@ Result<PreloadedCounts> preloadHistory(const HistoryPreloadOptions &options)
                 return QStringList{
                     rows.insertSelect(
                         QStringLiteral("orders"),
-                        QStringLiteral("order_no, user_id, amount_fen, currency, status, version, fence, pay_no, paid_channel, "
-                                       "reward_coupon_template, reward_points, created_at, updated_at, paid_at"),
+                        QStringLiteral(
+                            "order_no, user_id, amount_fen, currency, status, version, fence, pay_no, paid_channel, "
+                            "reward_coupon_template, reward_points, created_at, updated_at, paid_at"),
                         QStringLiteral("%1, %2, 100, 'CNY', 'PAID', 3, 1, %3, 'wechat', 'WELCOME10', 100, %4, %4, %4")
                             .arg(orderNo, userId, payNo, at)),
                     rows.insertSelect(QStringLiteral("order_items"), QStringLiteral("order_no, sku_id, qty"),
                                       QStringLiteral("%1, %2, 1").arg(orderNo, skuId)),
-                    rows.insertSelect(QStringLiteral("payment_records"),
-                                      QStringLiteral("payment_no, order_no, channel, status, attempt, amount_fen, created_at, updated_at"),
-                                      QStringLiteral("%1, %2, 'wechat', 'paid', 1, 100, %3, %3").arg(paymentNo, orderNo, at)),
-                    rows.insertSelect(QStringLiteral("pay_callback_log"),
-                                      QStringLiteral("channel, pay_no, order_no, amount_fen, status, outcome, created_at, "
-                                                     "processed_at, payment_no"),
-                                      QStringLiteral("'wechat', %1, %2, 100, 'processed', 'processed', %3, %3, %4")
-                                          .arg(payNo, orderNo, at, paymentNo)),
+                    rows.insertSelect(
+                        QStringLiteral("payment_records"),
+                        QStringLiteral(
+                            "payment_no, order_no, channel, status, attempt, amount_fen, created_at, updated_at"),
+                        QStringLiteral("%1, %2, 'wechat', 'paid', 1, 100, %3, %3").arg(paymentNo, orderNo, at)),
+                    rows.insertSelect(
+                        QStringLiteral("pay_callback_log"),
+                        QStringLiteral("channel, pay_no, order_no, amount_fen, status, outcome, created_at, "
+                                       "processed_at, payment_no"),
+                        QStringLiteral("'wechat', %1, %2, 100, 'processed', 'processed', %3, %3, %4")
+                            .arg(payNo, orderNo, at, paymentNo)),
                     rows.insertSelect(QStringLiteral("stock_log"),
                                       QStringLiteral("order_no, sku_id, entry_key, reason, qty, fence, created_at"),
                                       QStringLiteral("%1, %2, 'take', 'paid', 1, 1, %3").arg(orderNo, skuId, at)),
-                    rows.insertSelect(QStringLiteral("user_coupon"),
-                                      QStringLiteral("order_no, user_id, template_id, status, fence, created_at, updated_at"),
-                                      QStringLiteral("%1, %2, 'WELCOME10', 'active', 1, %3, %3").arg(orderNo, userId, at)),
+                    rows.insertSelect(
+                        QStringLiteral("user_coupon"),
+                        QStringLiteral("order_no, user_id, template_id, status, fence, created_at, updated_at"),
+                        QStringLiteral("%1, %2, 'WELCOME10', 'active', 1, %3, %3").arg(orderNo, userId, at)),
                     rows.insertSelect(QStringLiteral("point_log"),
                                       QStringLiteral("order_no, user_id, point_type, delta, fence, created_at"),
                                       QStringLiteral("%1, %2, 'reward', 100, 1, %3").arg(orderNo, userId, at)),
-                    rows.insertSelect(QStringLiteral("outbox"),
-                                      QStringLiteral("event_id, event_type, aggregate_id, payload, status, attempts, "
-                                                     "next_attempt_at, created_at, delivered_at"),
-                                      QStringLiteral("%1, 'order.paid', %2, ?, 'delivered', 1, %3, %3, %3")
-                                          .arg(concat(dialect, QStringLiteral("order.paid:") + options.prefix + QStringLiteral("-O"),
-                                                      QStringLiteral("n")),
-                                               orderNo, at)),
+                    rows.insertSelect(
+                        QStringLiteral("outbox"),
+                        QStringLiteral("event_id, event_type, aggregate_id, payload, status, attempts, "
+                                       "next_attempt_at, created_at, delivered_at"),
+                        QStringLiteral("%1, 'order.paid', %2, ?, 'delivered', 1, %3, %3, %3")
+                            .arg(concat(dialect, QStringLiteral("order.paid:") + options.prefix + QStringLiteral("-O"),
+                                        QStringLiteral("n")),
+                                 orderNo, at)),
                 };
             },
             {payload});
@@ -200,8 +210,8 @@ Result<PreloadedCounts> preloadHistory(const HistoryPreloadOptions &options)
         // Delivery n belongs to order k = (n - 1) mod orders + 1: the first `orders` rows are
         // each order's first delivery (verified, kept whole), the rest its duplicates.
         const QString k = QStringLiteral("((n - 1) % %1 + 1)").arg(orders);
-        const QString columns = QStringLiteral(
-            "channel, pay_no, order_no, received_at, verified, layer, http_status, error_code, headers, raw_body, agent_id, trace_id");
+        const QString columns = QStringLiteral("channel, pay_no, order_no, received_at, verified, layer, http_status, "
+                                               "error_code, headers, raw_body, agent_id, trace_id");
         const QString kPayNo = concat(dialect, options.prefix + QStringLiteral("-T"), k);
         const QString kOrderNo = concat(dialect, options.prefix + QStringLiteral("-O"), k);
         const qint64 firsts = std::min(options.deliveries, orders);
@@ -210,7 +220,8 @@ Result<PreloadedCounts> preloadHistory(const HistoryPreloadOptions &options)
             [&](const RowNumbers &rows) {
                 return QStringList{rows.insertSelect(
                     QStringLiteral("callback_deliveries"), columns,
-                    QStringLiteral("'wechat', %1, %2, %3, 1, 'none', 200, NULL, ?, ?, 'preload', NULL").arg(kPayNo, kOrderNo, at))};
+                    QStringLiteral("'wechat', %1, %2, %3, 1, 'none', 200, NULL, ?, ?, 'preload', NULL")
+                        .arg(kPayNo, kOrderNo, at))};
             },
             {sizedText('h', 450), sizedText('b', 800)});
         if (!first.ok())
@@ -232,9 +243,9 @@ Result<PreloadedCounts> preloadHistory(const HistoryPreloadOptions &options)
         return analysed.error();
     return database.read([&](sql::Session &session) -> Result<PreloadedCounts> {
         PreloadedCounts counts;
-        for (auto [statement, into] : {std::pair{QStringLiteral("SELECT COUNT(*) FROM callback_deliveries"), &counts.deliveries},
-                                       std::pair{QStringLiteral("SELECT COUNT(*) FROM orders WHERE status = 'PAID'"),
-                                                 &counts.paidOrders}}) {
+        for (auto [statement, into] :
+             {std::pair{QStringLiteral("SELECT COUNT(*) FROM callback_deliveries"), &counts.deliveries},
+              std::pair{QStringLiteral("SELECT COUNT(*) FROM orders WHERE status = 'PAID'"), &counts.paidOrders}}) {
             auto query = session.exec(statement, {}, QStringLiteral("preload count"));
             if (!query.ok())
                 return query.error();

@@ -19,7 +19,11 @@ struct HttpReply {
 /// end (its latency is the time since its first request went out), or fail with a message
 /// the report prints.
 struct ExchangeStep {
-    enum class Kind { Next, Done, Failed } kind = Kind::Done;
+    enum class Kind {
+        Next,
+        Done,
+        Failed
+    } kind = Kind::Done;
     QByteArray request; ///< Next: the complete request bytes
     QString failure;    ///< Failed: what went wrong
 

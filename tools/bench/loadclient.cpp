@@ -206,12 +206,11 @@ void runThread(Shared &shared, int connectionCount)
                 c.sent = 0;
                 break;
             case ExchangeStep::Kind::Done:
-                share.latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(lastReply - c.started).count());
+                share.latencies.push_back(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(lastReply - c.started).count());
                 c.exchange.reset();
                 break;
-            case ExchangeStep::Kind::Failed:
-                fail(c, step.failure);
-                break;
+            case ExchangeStep::Kind::Failed: fail(c, step.failure); break;
             }
             if (closeAfter) {
                 if (c.exchange)

@@ -11,12 +11,12 @@ namespace payonce::bench {
 
 /// What one phase of load did.
 struct LoadResult {
-    qint64 completed = 0;            ///< operations that ended Done
-    qint64 failed = 0;               ///< operations that ended Failed (or lost their connection)
-    bool overHttp = false;           ///< the load client's phases: requests and answers counted
-    qint64 requestsSent = 0;         ///< requests whose first byte went out
-    qint64 answersReceived = 0;      ///< complete answers read
-    qint64 idleClosesSeen = 0;       ///< idle connections found closed by the agent (reopened, not drops)
+    qint64 completed = 0;       ///< operations that ended Done
+    qint64 failed = 0;          ///< operations that ended Failed (or lost their connection)
+    bool overHttp = false;      ///< the load client's phases: requests and answers counted
+    qint64 requestsSent = 0;    ///< requests whose first byte went out
+    qint64 answersReceived = 0; ///< complete answers read
+    qint64 idleClosesSeen = 0;  ///< idle connections found closed by the agent (reopened, not drops)
     /// Requests sent that never got their answer (the connection closed or broke first).
     qint64 dropped() const { return requestsSent - answersReceived; }
     double seconds = 0;              ///< from the first request to the last reply

@@ -144,16 +144,18 @@ int runMemoryStorm(const BenchOptions &options)
     const RssTrend trend = rssTrend(kept);
     const double deviation = std::max(double(maxIt->kib) - trend.meanKib, trend.meanKib - double(minIt->kib))
                              / trend.meanKib * 100;
-    std::printf("agent VmRSS min %lld KiB, max %lld KiB, mean %.0f KiB: within ±%.1f%% of the mean -> %s (target ±5%%)\n",
-                static_cast<long long>(minIt->kib), static_cast<long long>(maxIt->kib), trend.meanKib, deviation,
-                deviation <= 5 ? "met" : "NOT met");
+    std::printf(
+        "agent VmRSS min %lld KiB, max %lld KiB, mean %.0f KiB: within ±%.1f%% of the mean -> %s (target ±5%%)\n",
+        static_cast<long long>(minIt->kib), static_cast<long long>(maxIt->kib), trend.meanKib, deviation,
+        deviation <= 5 ? "met" : "NOT met");
     // The trend: the least-squares line through the samples after the warm-up, and what it
     // rises over that window as a share of the mean. Flat means that rise stays within 2%
     // (less than half the band above): a leak shows as a steady rise, a step as noise.
     const double risePercent = trend.slopeKibPerSecond * trend.windowSeconds / trend.meanKib * 100;
-    std::printf("agent VmRSS trend: slope %+.1f KiB/min, %+.2f%% of the mean over %.0f s -> %s (target: no upward trend, "
-                "rise <= 2%%)\n",
-                trend.slopeKibPerSecond * 60, risePercent, trend.windowSeconds, risePercent <= 2 ? "met" : "NOT met");
+    std::printf(
+        "agent VmRSS trend: slope %+.1f KiB/min, %+.2f%% of the mean over %.0f s -> %s (target: no upward trend, "
+        "rise <= 2%%)\n",
+        trend.slopeKibPerSecond * 60, risePercent, trend.windowSeconds, risePercent <= 2 ? "met" : "NOT met");
     return result.failed == 0 ? 0 : 1;
 }
 

@@ -66,13 +66,16 @@ public:
                 return failure(statement, q.lastError());
         }
         const QStringList texts{
-            QStringLiteral("INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, outcome, "
-                           "created_at, processed_at, payment_no) VALUES ('wechat', ?, ?, ?, 'processed', 'processed', ?, ?, ?)"),
-            QStringLiteral("UPDATE orders SET status = 'PAID', pay_no = ?, paid_channel = 'wechat', paid_at = ?, "
-                           "updated_at = ?, version = version + 1 WHERE order_no = ? AND status IN ('PENDING','PAYING')"),
+            QStringLiteral(
+                "INSERT INTO pay_callback_log (channel, pay_no, order_no, amount_fen, status, outcome, "
+                "created_at, processed_at, payment_no) VALUES ('wechat', ?, ?, ?, 'processed', 'processed', ?, ?, ?)"),
+            QStringLiteral(
+                "UPDATE orders SET status = 'PAID', pay_no = ?, paid_channel = 'wechat', paid_at = ?, "
+                "updated_at = ?, version = version + 1 WHERE order_no = ? AND status IN ('PENDING','PAYING')"),
             QStringLiteral("UPDATE payment_records SET status = 'paid', updated_at = ? WHERE payment_no = ?"),
-            QStringLiteral("INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, updated_at) "
-                           "VALUES (?, ?, 'WELCOME10', 'active', 0, ?, ?)"),
+            QStringLiteral(
+                "INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, created_at, updated_at) "
+                "VALUES (?, ?, 'WELCOME10', 'active', 0, ?, ?)"),
             QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
                            "VALUES (?, ?, 'reward', 100, 0, ?)"),
             QStringLiteral("INSERT INTO outbox (event_id, event_type, aggregate_id, payload, status, attempts, "
@@ -123,9 +126,9 @@ private:
         if (!q.exec())
             return failure(QStringLiteral("statement %1").arg(index), q.lastError());
         if (mustChangeOne && q.numRowsAffected() != 1)
-            return core::Error::make(core::ErrorCode::Internal, QStringLiteral("statement %1 changed %2 rows")
-                                                                     .arg(index)
-                                                                     .arg(q.numRowsAffected()));
+            return core::Error::make(
+                core::ErrorCode::Internal,
+                QStringLiteral("statement %1 changed %2 rows").arg(index).arg(q.numRowsAffected()));
         return {};
     }
 
@@ -188,7 +191,8 @@ LoadResult runPaidTransactionFloor(const PaidFloorOptions &options)
         if (!prepared.ok()) {
             LoadResult failed;
             failed.failed = 1;
-            failed.failureSamples << QStringLiteral("preparing the floor's orders: ") + prepared.error().internalMessage;
+            failed.failureSamples << QStringLiteral("preparing the floor's orders: ")
+                                         + prepared.error().internalMessage;
             return failed;
         }
         orders = std::move(prepared).value();

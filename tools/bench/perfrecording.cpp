@@ -35,7 +35,8 @@ std::unique_ptr<PerfRecording> PerfRecording::start(qint64 pid, const QString &d
     // perf attaches asynchronously; a phase that began before it did would be missed in part.
     QThread::msleep(300);
     if (recording->m_record->state() != QProcess::Running) {
-        *error = QStringLiteral("perf record exited at once: ") + QString::fromLocal8Bit(recording->m_record->readAll());
+        *error = QStringLiteral("perf record exited at once: ")
+                 + QString::fromLocal8Bit(recording->m_record->readAll());
         return nullptr;
     }
     return recording;

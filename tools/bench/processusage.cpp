@@ -2,8 +2,8 @@
 
 #include <QDir>
 #include <QFile>
-#include <QStringList>
 #include <QList>
+#include <QStringList>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@ double selfCpuSeconds()
     rusage usage{};
     ::getrusage(RUSAGE_SELF, &usage);
     return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+           + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 namespace {
@@ -56,8 +56,7 @@ double processTreeCpuSeconds(qint64 rootPid)
     // The root's own time and that of its children that ended and were waited for
     // (cutime + cstime): a backend that exits during a phase moves its time there, so the
     // sum does not go backwards.
-    double total = cpuSecondsOf(root)
-                   + (root[13].toDouble() + root[14].toDouble()) / double(::sysconf(_SC_CLK_TCK));
+    double total = cpuSecondsOf(root) + (root[13].toDouble() + root[14].toDouble()) / double(::sysconf(_SC_CLK_TCK));
     const QByteArray parent = QByteArray::number(rootPid);
     const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     for (const QString &entry : entries) {

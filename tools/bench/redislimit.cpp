@@ -19,9 +19,7 @@ LoadResult runRedisLimit(int port, const QString &password, int connections, std
     std::atomic<qint64> issued{0};
     const Clock::time_point start = Clock::now();
     const Clock::time_point deadline = start + duration;
-    auto more = [&] {
-        return duration.count() > 0 ? Clock::now() < deadline : issued.fetch_add(1) < count;
-    };
+    auto more = [&] { return duration.count() > 0 ? Clock::now() < deadline : issued.fetch_add(1) < count; };
     std::vector<std::thread> threads;
     for (int t = 0; t < std::max(connections, 1); ++t) {
         threads.emplace_back([&] {
@@ -33,7 +31,8 @@ LoadResult runRedisLimit(int port, const QString &password, int connections, std
                 failure = QStringLiteral("cannot connect to Redis on port %1").arg(port);
                 failed = 1;
             } else if (!password.isEmpty()) {
-                auto *reply = static_cast<redisReply *>(redisCommand(context, "AUTH %s", password.toUtf8().constData()));
+                auto *reply = static_cast<redisReply *>(
+                    redisCommand(context, "AUTH %s", password.toUtf8().constData()));
                 if (!reply || reply->type == REDIS_REPLY_ERROR) {
                     failure = QStringLiteral("Redis AUTH refused");
                     failed = 1;

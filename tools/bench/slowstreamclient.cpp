@@ -34,9 +34,10 @@ bool SlowStreamClient::open(int port, const QByteArray &token, QString *error)
     quint32 key[4];
     QRandomGenerator::global()->fillRange(key);
     const QByteArray request = "GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
-        + "\r\nAuthorization: Bearer " + token
-        + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-        + "Sec-WebSocket-Key: " + QByteArray(reinterpret_cast<const char *>(key), sizeof key).toBase64() + "\r\n\r\n";
+                               + "\r\nAuthorization: Bearer " + token
+                               + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                               + "Sec-WebSocket-Key: "
+                               + QByteArray(reinterpret_cast<const char *>(key), sizeof key).toBase64() + "\r\n\r\n";
     if (::send(m_fd, request.constData(), std::size_t(request.size()), MSG_NOSIGNAL) != request.size()) {
         *error = QStringLiteral("slow stream client: the upgrade request was not sent");
         return false;

@@ -38,24 +38,25 @@ public:
     explicit ConfirmExchange(BenchOrder *order) : m_order(order) {}
     QByteArray firstRequest() override
     {
-        const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("order_no"), m_order->orderNo}})
-                                    .toJson(QJsonDocument::Compact);
+        const QByteArray body =
+            QJsonDocument(QJsonObject{{QStringLiteral("order_no"), m_order->orderNo}}).toJson(QJsonDocument::Compact);
         return httpRequest("POST", "/api/v1/payments/token", userHeader(), body);
     }
     ExchangeStep onReply(const HttpReply &reply) override
     {
         if (!m_tokenTaken) {
             m_tokenTaken = true;
-            const QString token = QJsonDocument::fromJson(reply.body).object().value(QStringLiteral("token")).toString();
+            const QString token =
+                QJsonDocument::fromJson(reply.body).object().value(QStringLiteral("token")).toString();
             if (reply.status != 201 || token.isEmpty())
                 return ExchangeStep::failed(describe("token", reply));
             const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
                                                               {QStringLiteral("order_no"), m_order->orderNo},
                                                               {QStringLiteral("channel"), QStringLiteral("wechat")}})
                                         .toJson(QJsonDocument::Compact);
-            return ExchangeStep::next(httpRequest("POST", "/api/v1/payments/confirm",
-                                                  userHeader() + "Idempotency-Key: " + m_order->orderNo.toUtf8() + "\r\n",
-                                                  body));
+            return ExchangeStep::next(
+                httpRequest("POST", "/api/v1/payments/confirm",
+                            userHeader() + "Idempotency-Key: " + m_order->orderNo.toUtf8() + "\r\n", body));
         }
         const QString paymentNo =
             QJsonDocument::fromJson(reply.body).object().value(QStringLiteral("payment_no")).toString();
@@ -83,9 +84,9 @@ std::unique_ptr<Exchange> IndexedWorkload::next()
 
 QByteArray orderBody(const BenchOrder &order)
 {
-    return QByteArrayLiteral("{\"order_no\":\"") + order.orderNo.toUtf8() + "\",\"user_id\":"
-        + QByteArray::number(order.userId) + ",\"amount\":\"1.00\",\"items\":[{\"sku_id\":\"" + order.skuId.toUtf8()
-        + "\",\"qty\":1}],\"reward_coupon_template\":\"WELCOME10\",\"reward_points\":100}";
+    return QByteArrayLiteral("{\"order_no\":\"") + order.orderNo.toUtf8()
+           + "\",\"user_id\":" + QByteArray::number(order.userId) + ",\"amount\":\"1.00\",\"items\":[{\"sku_id\":\""
+           + order.skuId.toUtf8() + "\",\"qty\":1}],\"reward_coupon_template\":\"WELCOME10\",\"reward_points\":100}";
 }
 
 std::unique_ptr<Exchange> createOrderExchange(const BenchOrder &order)
@@ -109,7 +110,8 @@ std::unique_ptr<Exchange> notificationExchange(QByteArray request, NotificationE
         else if (expectation == NotificationExpectation::Duplicate)
             layerFits = layerFits && reply.layer != "none";
         if (reply.status != 200 || !layerFits)
-            return describe(expectation == NotificationExpectation::Duplicate ? "duplicate callback" : "callback", reply);
+            return describe(expectation == NotificationExpectation::Duplicate ? "duplicate callback" : "callback",
+                            reply);
         return QString();
     });
 }
@@ -122,9 +124,9 @@ QString benchSkuOf(qint64 index, int skus)
 bool putBenchSkus(int port, int skus, QString *error)
 {
     for (int k = 0; k < std::max(skus, 1); ++k) {
-        const testsupport::HttpAnswer sku =
-            testsupport::httpCall(port, "PUT", QStringLiteral("/api/v1/skus/") + benchSkuOf(k, skus),
-                                  R"({"stock": 1000000000})", {{"Authorization", "Bearer " + kOperatorToken}});
+        const testsupport::HttpAnswer sku = testsupport::httpCall(
+            port, "PUT", QStringLiteral("/api/v1/skus/") + benchSkuOf(k, skus), R"({"stock": 1000000000})",
+            {{"Authorization", "Bearer " + kOperatorToken}});
         if (sku.status != 200) {
             *error = QStringLiteral("PUT sku: HTTP %1 %2").arg(sku.status).arg(QString::fromUtf8(sku.body));
             return false;
@@ -136,9 +138,8 @@ bool putBenchSkus(int port, int skus, QString *error)
 std::unique_ptr<Exchange> healthzExchange()
 {
     static const QByteArray request = httpRequest("GET", "/healthz", {});
-    return std::make_unique<SingleRequest>(request, [](const HttpReply &reply) {
-        return reply.status == 200 ? QString() : describe("healthz", reply);
-    });
+    return std::make_unique<SingleRequest>(
+        request, [](const HttpReply &reply) { return reply.status == 200 ? QString() : describe("healthz", reply); });
 }
 
 } // namespace payonce::bench

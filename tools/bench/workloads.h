@@ -18,7 +18,9 @@ class IndexedWorkload final : public Workload {
 public:
     using Factory = std::function<std::unique_ptr<Exchange>(qint64 index)>;
     IndexedWorkload(qint64 count, bool cycle, Factory factory)
-        : m_count(count), m_cycle(cycle), m_factory(std::move(factory)) {}
+        : m_count(count), m_cycle(cycle), m_factory(std::move(factory))
+    {
+    }
     std::unique_ptr<Exchange> next() override;
 
 private:
@@ -54,7 +56,11 @@ std::unique_ptr<Exchange> confirmExchange(BenchOrder *order);
 /// What a notification's reply must say besides 200: FirstTime, X-Payonce-Layer "none"
 /// (processed now); Duplicate, any other layer (a re-send may be stopped by unique_index
 /// or, racing its original, by lock or state_machine); Either, any layer.
-enum class NotificationExpectation { FirstTime, Duplicate, Either };
+enum class NotificationExpectation {
+    FirstTime,
+    Duplicate,
+    Either
+};
 /// A notification request sent as it is (implicitly shared, so cheap to pass).
 std::unique_ptr<Exchange> notificationExchange(QByteArray request, NotificationExpectation expectation);
 /// PUT /api/v1/skus/<sku> for each of the `skus` SKUs, with stock for any run; false and

@@ -10,9 +10,9 @@ namespace payonce::core {
 /// One line of the append-only audit trail: who did what to which thing, why, and what it
 /// looked like before and after (JSON text, may be empty).
 struct AuditEntry {
-    QString actor;      ///< a token's name, or "system:<component>"
-    QString action;     ///< e.g. "breaker.force_open", "compensation.approve"
-    QString target;     ///< e.g. "order:ORD001", "breaker:gateway.wechat"
+    QString actor;  ///< a token's name, or "system:<component>"
+    QString action; ///< e.g. "breaker.force_open", "compensation.approve"
+    QString target; ///< e.g. "order:ORD001", "breaker:gateway.wechat"
     QString before;
     QString after;
     QString reason;

@@ -25,7 +25,10 @@ struct DeliveryView {
     QString agentId;
 };
 
-enum class LogRowStatus { Accepted, Processed };
+enum class LogRowStatus {
+    Accepted,
+    Processed
+};
 
 /// One pay_callback_log row (L4).
 struct LogRowView {

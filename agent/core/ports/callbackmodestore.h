@@ -12,7 +12,10 @@ namespace payonce::core {
 /// The callbacks mode (the incident switch, docs/openapi.yaml GET/PUT /api/v1/mode): Normal runs the
 /// whole pipeline; AcceptOnly stops after the durable log row and answers SUCCESS, and the
 /// worker finishes the rows when the mode is Normal again.
-enum class CallbackMode { Normal, AcceptOnly };
+enum class CallbackMode {
+    Normal,
+    AcceptOnly
+};
 
 /// "normal" | "accept_only"
 inline QString callbackModeName(CallbackMode mode)
@@ -30,7 +33,7 @@ inline std::optional<CallbackMode> callbackModeFromName(QStringView name)
 
 struct CallbackModeSetting {
     CallbackMode mode = CallbackMode::Normal;
-    QString actor;  ///< who set it; empty when never set
+    QString actor; ///< who set it; empty when never set
     QString reason;
     qint64 changedAtMs = 0;
     qint64 version = 0; ///< 0 when never set

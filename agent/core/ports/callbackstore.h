@@ -28,7 +28,7 @@ struct CallbackOrder {
     qint64 amountFen = 0;
     QString currency;
     OrderStatus status = OrderStatus::Pending;
-    QString payNo;          ///< the pay_no that paid it; empty before PAID
+    QString payNo; ///< the pay_no that paid it; empty before PAID
     QString paidChannel;
     QString rewardCouponTemplate; ///< empty: none
     qint64 rewardPoints = 0;
@@ -71,7 +71,10 @@ struct AcceptedCallback {
 /// A reconciliation finding, upserted on (kind, subject): seen again, seen_count grows.
 using CallbackFinding = Finding;
 
-enum class LogInsert { Inserted, Duplicate };
+enum class LogInsert {
+    Inserted,
+    Duplicate
+};
 
 /// The statements of one callback business transaction (docs/design.md, "Callback path":
 /// CAS to PAID → stock + stock_log → coupon → points → outbox → log row processed). Valid

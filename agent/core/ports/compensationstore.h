@@ -12,7 +12,12 @@
 
 namespace payonce::core {
 
-enum class CompensationKind { FreezeCoupon, ReversePoints, RestoreStock, Refund };
+enum class CompensationKind {
+    FreezeCoupon,
+    ReversePoints,
+    RestoreStock,
+    Refund
+};
 QString compensationKindName(CompensationKind kind);
 std::optional<CompensationKind> compensationKindFromName(QStringView name);
 
@@ -77,8 +82,7 @@ public:
     /// stock ledger under entry_key = reversalKey; never more than the order's net holding,
     /// so nothing is given back twice. Answers {"stock_restored": {sku_id: qty}} and, for
     /// the SKUs nothing went back of, "stock_refused": {sku_id: "nothing_taken" | "owed"}.
-    virtual Result<QJsonObject> restoreExtraStock(const QString &orderNo, const QString &reversalKey,
-                                                  qint64 nowMs) = 0;
+    virtual Result<QJsonObject> restoreExtraStock(const QString &orderNo, const QString &reversalKey, qint64 nowMs) = 0;
     /// The refund an approved refund compensation asks for, recorded as `requested` under
     /// refundNoFor(id): the payment is c.payNo (default: the one the order is PAID by), the
     /// amount c.amountFen (default: what is left of that payment after its other refunds

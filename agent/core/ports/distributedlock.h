@@ -72,9 +72,8 @@ public:
 class DistributedLock {
 public:
     virtual ~DistributedLock() = default;
-    virtual Result<std::unique_ptr<LockHandle>> acquire(const QString &key,
-                                                         std::chrono::milliseconds ttl,
-                                                         const QString &fenceScope = {}) = 0;
+    virtual Result<std::unique_ptr<LockHandle>> acquire(const QString &key, std::chrono::milliseconds ttl,
+                                                        const QString &fenceScope = {}) = 0;
 };
 
 /// Fencing tokens per resource (the order): token = epoch * 2^32 + counter, where the epoch

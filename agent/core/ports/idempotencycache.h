@@ -27,8 +27,8 @@ class IdempotencyCache {
 public:
     virtual ~IdempotencyCache() = default;
     virtual Result<std::optional<CachedResponse>> get(const QString &scope, const QString &key) = 0;
-    virtual Result<void> put(const QString &scope, const QString &key,
-                             const CachedResponse &response, std::chrono::milliseconds ttl) = 0;
+    virtual Result<void> put(const QString &scope, const QString &key, const CachedResponse &response,
+                             std::chrono::milliseconds ttl) = 0;
 };
 
 /// What a processed payment was, as a copy's content checks need it: a copy that names the

@@ -24,7 +24,10 @@ struct StoredResponse {
     friend bool operator==(const StoredResponse &, const StoredResponse &) = default;
 };
 
-enum class IdempotencyStatus { InFlight, Completed };
+enum class IdempotencyStatus {
+    InFlight,
+    Completed
+};
 
 /// One L1 record, as the operator sees it.
 struct IdempotencyRecord {

@@ -16,7 +16,7 @@ namespace payonce::core {
 /// How the key store reaches its data, for /metrics, the lock monitor and the console:
 /// enough for the war room to see a failover happen.
 struct KeyStoreTopology {
-    QString mode;            ///< "embedded", "single" (one Redis address), "sentinel" or "cluster"
+    QString mode; ///< "embedded", "single" (one Redis address), "sentinel" or "cluster"
     /// "host:port" written to now; a cluster's masters as "host:port,host:port…"; empty when
     /// none is known (embedded: empty)
     QString master;
@@ -40,8 +40,8 @@ struct StoredLock {
 /// `failures` and the others are still reported.
 struct StoredLockScan {
     std::vector<StoredLock> locks;
-    QStringList nodes;    ///< the nodes scanned ("embedded" for the embedded store)
-    QStringList failures; ///< "host:port: why", one per node that could not be scanned
+    QStringList nodes;      ///< the nodes scanned ("embedded" for the embedded store)
+    QStringList failures;   ///< "host:port: why", one per node that could not be scanned
     bool truncated = false; ///< more lock keys than the limit asked for
 };
 

@@ -7,15 +7,18 @@ namespace payonce::core {
 
 /// One lock as this agent saw it.
 struct LockView {
-    enum class State { Held, Lost };
+    enum class State {
+        Held,
+        Lost
+    };
     QString key;
     QString owner;
-    quint64 fencingToken = 0;  ///< 0: taken without a fence scope
-    QString fenceScope;        ///< the order the token fences; empty: none
+    quint64 fencingToken = 0; ///< 0: taken without a fence scope
+    QString fenceScope;       ///< the order the token fences; empty: none
     State state = State::Held;
-    qint64 acquiredAtMs = 0;   ///< wall clock
-    qint64 ttlLeftMs = 0;      ///< of the last confirmed lease; 0 once lost
-    qint64 renewals = 0;       ///< watchdog renewals confirmed
+    qint64 acquiredAtMs = 0; ///< wall clock
+    qint64 ttlLeftMs = 0;    ///< of the last confirmed lease; 0 once lost
+    qint64 renewals = 0;     ///< watchdog renewals confirmed
 };
 
 /// The last fencing token this agent took for one fence scope (an order).

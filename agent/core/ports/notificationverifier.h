@@ -21,7 +21,8 @@ namespace payonce::core {
 class NotificationVerifier {
 public:
     virtual ~NotificationVerifier() = default;
-    virtual Result<PaymentNotification> verify(const RawDelivery &delivery, bool checkTimeWindow, qint64 nowMs) const = 0;
+    virtual Result<PaymentNotification> verify(const RawDelivery &delivery, bool checkTimeWindow,
+                                               qint64 nowMs) const = 0;
     /// Deliveries answered from the verifier's memory of byte-identical copies verified
     /// before (their signature and resource not checked again; the time window is); 0 for
     /// a verifier that keeps none.

@@ -12,8 +12,8 @@ namespace payonce::core {
 struct OperationalCounts {
     qint64 outboxPending = 0;
     qint64 outboxDead = 0;
-    qint64 outboxOldestPendingAgeMs = 0; ///< how long the oldest pending event has waited; 0: none
-    qint64 callbacksAccepted = 0;        ///< log rows `accepted`, not yet settled (accept-only's backlog)
+    qint64 outboxOldestPendingAgeMs = 0;     ///< how long the oldest pending event has waited; 0: none
+    qint64 callbacksAccepted = 0;            ///< log rows `accepted`, not yet settled (accept-only's backlog)
     qint64 callbacksOldestAcceptedAgeMs = 0; ///< how long the oldest of them has waited; 0: none
     QList<QPair<QString, qint64>> compensationsByStatus; ///< every status, zeros included
     QList<QPair<QString, qint64>> openFindingsByKind;    ///< every kind, zeros included

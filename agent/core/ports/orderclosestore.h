@@ -21,9 +21,9 @@ struct ExpiredOrder {
     };
     QString orderNo;
     qint64 amountFen = 0;
-    qint64 version = 0;        ///< orders.version as listed: the close CAS expects it unchanged
-    qint64 pendingSinceMs = 0; ///< orders.updated_at
-    QList<Trade> trades;       ///< may be empty (never confirmed)
+    qint64 version = 0;           ///< orders.version as listed: the close CAS expects it unchanged
+    qint64 pendingSinceMs = 0;    ///< orders.updated_at
+    QList<Trade> trades;          ///< may be empty (never confirmed)
     bool callbackWaiting = false; ///< an `accepted` pay_callback_log row: paid, not yet processed
 };
 

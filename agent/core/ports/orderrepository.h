@@ -59,9 +59,9 @@ struct PointEffect {
 struct OrderFinding {
     qint64 id = 0;
     QString kind;
-    QString status;          ///< "open" | "resolved"
-    QString payNo;           ///< empty when the finding names none
-    QString evidence;        ///< as stored (JSON text)
+    QString status;   ///< "open" | "resolved"
+    QString payNo;    ///< empty when the finding names none
+    QString evidence; ///< as stored (JSON text)
     qint64 seenCount = 0;
     qint64 firstSeenAtMs = 0;
     qint64 lastSeenAtMs = 0;
@@ -78,12 +78,12 @@ struct OrderDetail {
     std::optional<QString> payNo;
     std::optional<QString> rewardCouponTemplate;
     qint64 rewardPoints = 0;
-    QList<OrderItem> items;           ///< by sku_id
-    QList<PaymentRecord> payments;    ///< oldest first
-    QList<StockEffect> stock;         ///< by sku_id
-    QList<CouponEffect> coupons;      ///< by template_id
-    QList<PointEffect> points;        ///< oldest first
-    QList<OrderFinding> findings;     ///< oldest first
+    QList<OrderItem> items;        ///< by sku_id
+    QList<PaymentRecord> payments; ///< oldest first
+    QList<StockEffect> stock;      ///< by sku_id
+    QList<CouponEffect> coupons;   ///< by template_id
+    QList<PointEffect> points;     ///< oldest first
+    QList<OrderFinding> findings;  ///< oldest first
 };
 
 /// Storage for the set-up API: orders with their items, SKU stock, and the order detail

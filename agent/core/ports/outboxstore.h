@@ -31,8 +31,7 @@ public:
     /// Only rows still pending and claimed by `dispatcherId` change (a dispatcher whose
     /// lease expired and whose rows another dispatcher reclaimed changes nothing); returns
     /// how many outcomes were applied.
-    virtual Result<int> complete(const QString &dispatcherId, const QList<OutboxOutcome> &outcomes,
-                                 qint64 nowMs) = 0;
+    virtual Result<int> complete(const QString &dispatcherId, const QList<OutboxOutcome> &outcomes, qint64 nowMs) = 0;
 
     /// Rows with `status` (every status when nullopt), newest first, at most `limit`
     /// (GET /api/v1/outbox).

@@ -39,12 +39,12 @@ struct PaidOrderEffects {
     qint64 userId = 0;
     QString payNo;
     QString rewardCouponTemplate; ///< empty: no coupon owed
-    qint64 rewardPoints = 0;       ///< owed: reward_points less what partial refunds took back
-    QList<Item> items;             ///< owed: what it bought less what partial refunds gave back
-    QList<Coupon> coupons;         ///< user_coupon rows with this order_no, by id
-    QList<PointEntry> points;      ///< point_log rows with this order_no, by id
-    QList<StockEntry> stock;       ///< stock_log rows with this order_no, by id
-    bool hasPaidEvent = false;     ///< an outbox row "order.paid:<order_no>" exists
+    qint64 rewardPoints = 0;      ///< owed: reward_points less what partial refunds took back
+    QList<Item> items;            ///< owed: what it bought less what partial refunds gave back
+    QList<Coupon> coupons;        ///< user_coupon rows with this order_no, by id
+    QList<PointEntry> points;     ///< point_log rows with this order_no, by id
+    QList<StockEntry> stock;      ///< stock_log rows with this order_no, by id
+    bool hasPaidEvent = false;    ///< an outbox row "order.paid:<order_no>" exists
 };
 
 /// An order in PAYING whose last change is older than the patrol's threshold, with its
@@ -78,9 +78,9 @@ struct PaymentAnomaly {
     Channel channel = Channel::WeChat;
     QString payNo;
     QString orderNo;
-    qint64 amountFen = 0;      ///< as the platform notified it
+    qint64 amountFen = 0; ///< as the platform notified it
     QString orderStatus;
-    QString orderPayNo;        ///< the payment the order is PAID by (may be empty)
+    QString orderPayNo; ///< the payment the order is PAID by (may be empty)
     qint64 orderAmountFen = 0;
 };
 

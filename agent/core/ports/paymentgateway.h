@@ -11,8 +11,8 @@ namespace payonce::core {
 /// payment record. paymentNo is our out_trade_no — the idempotency key at the platform:
 /// creating the same paymentNo twice must not make a second charge possible.
 struct GatewayOrderRequest {
-    QString paymentNo;   ///< out_trade_no (WeChat) / out_trade_no (Alipay); 6-32 of [A-Za-z0-9_-]
-    QString orderNo;     ///< ours, for the description and attach fields
+    QString paymentNo; ///< out_trade_no (WeChat) / out_trade_no (Alipay); 6-32 of [A-Za-z0-9_-]
+    QString orderNo;   ///< ours, for the description and attach fields
     qint64 amountFen = 0;
     QString description;
     QString notifyUrl;   ///< where the platform delivers the payment notification
@@ -20,16 +20,16 @@ struct GatewayOrderRequest {
 };
 
 struct GatewayOrder {
-    QString codeUrl;     ///< the QR payload (WeChat code_url / Alipay qr_code)
+    QString codeUrl; ///< the QR payload (WeChat code_url / Alipay qr_code)
 };
 
 /// The platform's view of one out_trade_no.
 enum class GatewayTradeState {
-    NotFound,   ///< the platform never created it
-    NotPaid,    ///< created, not paid (WeChat NOTPAY/USERPAYING, Alipay WAIT_BUYER_PAY)
-    Paid,       ///< WeChat SUCCESS, Alipay TRADE_SUCCESS / TRADE_FINISHED
-    Closed,     ///< closed or revoked without payment
-    Refunded,   ///< WeChat REFUND (paid, then refunded)
+    NotFound, ///< the platform never created it
+    NotPaid,  ///< created, not paid (WeChat NOTPAY/USERPAYING, Alipay WAIT_BUYER_PAY)
+    Paid,     ///< WeChat SUCCESS, Alipay TRADE_SUCCESS / TRADE_FINISHED
+    Closed,   ///< closed or revoked without payment
+    Refunded, ///< WeChat REFUND (paid, then refunded)
 };
 
 /// The state's name in findings and logs: not_found, not_paid, paid, closed, refunded.

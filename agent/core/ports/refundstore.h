@@ -14,7 +14,12 @@ namespace payonce::core {
 /// written), there is no refund of that number, or the platform reported it ABNORMAL
 /// (WeChat: waiting for manual handling, the money may still go back) and it stays open
 /// with a refund_abnormal finding.
-enum class RefundSettlement { Settled, AlreadySettled, Unknown, Abnormal };
+enum class RefundSettlement {
+    Settled,
+    AlreadySettled,
+    Unknown,
+    Abnormal
+};
 
 /// Where refunds live (the rows are made by CompensationTransaction::requestRefund, in
 /// the approval's transaction). Each method is its own transaction; the settlements

@@ -9,10 +9,10 @@ namespace payonce::core {
 
 /// One HTTP exchange of a QA scenario and its answer.
 struct DriverAnswer {
-    int status = 0;          ///< 0: no answer (refused, timed out)
+    int status = 0; ///< 0: no answer (refused, timed out)
     QByteArray body;
-    QByteArray layer;        ///< X-Payonce-Layer, if any
-    QString transportError;  ///< why status is 0
+    QByteArray layer;       ///< X-Payonce-Layer, if any
+    QString transportError; ///< why status is 0
 };
 
 /// How a QA scenario reaches the outside, as a user and as the platform would: the target
