@@ -1,12 +1,12 @@
 #include "agentmetrics.h"
 
-#include "core/breakerregistry.h"
-#include "core/callbackpipeline.h"
-#include "core/confirmpipeline.h"
-#include "core/metricsregistry.h"
+#include "core/callback/callbackpipeline.h"
+#include "core/confirm/confirmpipeline.h"
+#include "core/gateways/breakerregistry.h"
+#include "core/metrics/metricsregistry.h"
 #include "core/ports/keystore.h"
 #include "core/ports/notificationverifier.h"
-#include "core/retentionpruner.h"
+#include "core/retention/retentionpruner.h"
 #include "operationalcountscache.h"
 
 namespace payonce::app {

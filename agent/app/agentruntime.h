@@ -1,7 +1,7 @@
 #pragma once
 
 #include "config/config.h"
-#include "core/result.h"
+#include "core/common/result.h"
 #include "http/httpserver.h"
 
 #include <chrono>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/error.h"
+#include "core/common/error.h"
 
 namespace payonce::app {
 

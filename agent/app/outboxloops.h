@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/outboxdispatcher.h"
+#include "core/outbox/outboxdispatcher.h"
 
 #include <QString>
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/boundedcache.h"
-#include "core/paymentnotification.h"
+#include "core/callback/paymentnotification.h"
+#include "core/common/boundedcache.h"
 
 #include <QByteArray>
 

@@ -4,7 +4,7 @@
 #include "config/hostport.h"
 #include "config/redisurl.h"
 #include "config/secret.h"
-#include "core/result.h"
+#include "core/common/result.h"
 
 #include <QList>
 #include <QProcessEnvironment>

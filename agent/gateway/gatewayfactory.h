@@ -1,8 +1,8 @@
 #pragma once
 
 #include "config/config.h"
+#include "core/common/result.h"
 #include "core/ports/paymentgateway.h"
-#include "core/result.h"
 
 #include <QList>
 #include <QString>

@@ -4,7 +4,7 @@
 #include "jsonbody.h"
 #include "routesupport.h"
 
-#include "core/breakerregistry.h"
+#include "core/gateways/breakerregistry.h"
 #include "core/ports/clock.h"
 
 #include <QJsonArray>

@@ -3,8 +3,8 @@
 #include "httpserver.h"
 #include "httptypes.h"
 
-#include "core/channel.h"
-#include "core/paymentnotification.h"
+#include "core/callback/paymentnotification.h"
+#include "core/common/channel.h"
 
 namespace payonce::http {
 

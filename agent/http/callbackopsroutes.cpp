@@ -3,10 +3,10 @@
 #include "errormapping.h"
 #include "routesupport.h"
 
-#include "core/callbackpipeline.h"
+#include "core/callback/callbackpipeline.h"
+#include "core/orders/setupservice.h"
 #include "core/ports/auditwriter.h"
 #include "core/ports/callbackhistory.h"
-#include "core/setupservice.h"
 
 #include <QJsonArray>
 

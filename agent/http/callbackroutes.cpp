@@ -3,7 +3,7 @@
 #include "callbackdelivery.h"
 #include "errormapping.h"
 
-#include "core/callbackpipeline.h"
+#include "core/callback/callbackpipeline.h"
 #include "core/ports/clock.h"
 #include "shared/layer.h"
 

@@ -3,9 +3,9 @@
 #include "errormapping.h"
 #include "routesupport.h"
 
-#include "core/ordercloser.h"
 #include "core/ports/auditwriter.h"
 #include "core/ports/clock.h"
+#include "core/settlement/ordercloser.h"
 
 #include <QJsonArray>
 

@@ -3,11 +3,11 @@
 #include "errormapping.h"
 #include "routesupport.h"
 
-#include "core/compensationservice.h"
+#include "core/orders/setupservice.h"
 #include "core/ports/clock.h"
 #include "core/ports/orderrepository.h"
-#include "core/refundservice.h"
-#include "core/setupservice.h"
+#include "core/settlement/compensationservice.h"
+#include "core/settlement/refundservice.h"
 #include "shared/money.h"
 
 #include <QJsonArray>

@@ -2,9 +2,9 @@
 
 #include "httptypes.h"
 
-#include "core/callbackpipeline.h"
-#include "core/error.h"
-#include "core/paymentoutcome.h"
+#include "core/callback/callbackpipeline.h"
+#include "core/common/error.h"
+#include "core/confirm/paymentoutcome.h"
 
 #include <QByteArray>
 #include <QString>

@@ -1,6 +1,6 @@
 #include "executionlane.h"
 
-#include "core/metricsregistry.h"
+#include "core/metrics/metricsregistry.h"
 
 #include <algorithm>
 

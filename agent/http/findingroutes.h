@@ -2,7 +2,7 @@
 
 #include "httpserver.h"
 
-#include "core/finding.h"
+#include "core/settlement/finding.h"
 
 #include <QJsonObject>
 

@@ -1,6 +1,6 @@
 #include "httpserver.h"
 
-#include "core/metricsregistry.h"
+#include "core/metrics/metricsregistry.h"
 #include "errormapping.h"
 #include "logging/categories.h"
 #include "logging/logging.h"

@@ -7,7 +7,7 @@
 #include "httptypes.h"
 #include "replysink.h"
 
-#include "core/result.h"
+#include "core/common/result.h"
 #include "shared/streammessage.h"
 
 #include <QHostAddress>

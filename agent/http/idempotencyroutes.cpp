@@ -3,8 +3,8 @@
 #include "errormapping.h"
 #include "routesupport.h"
 
-#include "core/idempotencykey.h"
-#include "core/paymentoutcome.h"
+#include "core/confirm/idempotencykey.h"
+#include "core/confirm/paymentoutcome.h"
 #include "core/ports/auditwriter.h"
 #include "core/ports/clock.h"
 #include "core/ports/idempotencystore.h"

@@ -3,9 +3,9 @@
 #include "errormapping.h"
 #include "jsonbody.h"
 
-#include "core/confirmpipeline.h"
-#include "core/idempotencykey.h"
-#include "core/tokenissuer.h"
+#include "core/confirm/confirmpipeline.h"
+#include "core/confirm/idempotencykey.h"
+#include "core/confirm/tokenissuer.h"
 #include "shared/layer.h"
 
 #include <QJsonObject>

@@ -5,7 +5,7 @@
 #include "routesupport.h"
 
 #include "core/ports/qarunstore.h"
-#include "core/scenariorunner.h"
+#include "core/qa/scenariorunner.h"
 
 #include <QJsonArray>
 

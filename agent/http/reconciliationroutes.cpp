@@ -4,9 +4,9 @@
 #include "findingroutes.h"
 #include "routesupport.h"
 
-#include "core/patrolrunner.h"
 #include "core/ports/auditwriter.h"
 #include "core/ports/clock.h"
+#include "core/settlement/patrolrunner.h"
 
 #include <QJsonArray>
 

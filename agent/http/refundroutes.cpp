@@ -4,11 +4,11 @@
 #include "errormapping.h"
 #include "routesupport.h"
 
+#include "core/orders/setupservice.h"
 #include "core/ports/clock.h"
 #include "core/ports/refundnotificationverifier.h"
 #include "core/ports/refundstore.h"
-#include "core/refundservice.h"
-#include "core/setupservice.h"
+#include "core/settlement/refundservice.h"
 #include "shared/layer.h"
 #include "shared/money.h"
 

@@ -2,7 +2,7 @@
 
 #include "httpserver.h"
 
-#include "core/channel.h"
+#include "core/common/channel.h"
 
 #include <optional>
 

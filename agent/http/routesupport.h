@@ -2,8 +2,8 @@
 
 #include "httptypes.h"
 
-#include "core/partialrefund.h"
-#include "core/result.h"
+#include "core/common/result.h"
+#include "core/settlement/partialrefund.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

@@ -4,8 +4,8 @@
 #include "httpserver.h"
 #include "jsonbody.h"
 
-#include "core/setupcodec.h"
-#include "core/setupservice.h"
+#include "core/orders/setupcodec.h"
+#include "core/orders/setupservice.h"
 
 namespace payonce::http {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/boundedcache.h"
+#include "core/common/boundedcache.h"
 
 #include <QByteArray>
 #include <QString>

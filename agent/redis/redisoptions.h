@@ -2,7 +2,7 @@
 
 #include "config/hostport.h"
 #include "config/redisurl.h"
-#include "core/result.h"
+#include "core/common/result.h"
 
 #include <QList>
 #include <QString>

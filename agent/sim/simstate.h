@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/channel.h"
+#include "core/common/channel.h"
 
 #include <QDateTime>
 #include <QHash>

@@ -3,7 +3,7 @@
 #include "session.h"
 
 #include "config/databaseurl.h"
-#include "core/result.h"
+#include "core/common/result.h"
 
 #include <chrono>
 #include <functional>

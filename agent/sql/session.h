@@ -2,8 +2,8 @@
 
 #include "sqlerrors.h"
 
+#include "core/common/result.h"
 #include "core/ports/clock.h"
-#include "core/result.h"
 
 #include <QSqlDatabase>
 #include <QSqlQuery>

@@ -3,7 +3,7 @@
 #include "dialectsql.h"
 #include "sqlfindings.h"
 
-#include "core/mutants.h"
+#include "core/qa/mutants.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -4,7 +4,7 @@
 #include "sqlrefunds.h"
 #include "sqlstockledger.h"
 
-#include "core/mutants.h"
+#include "core/qa/mutants.h"
 
 #include <QJsonDocument>
 #include <QSet>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "config/databaseurl.h"
-#include "core/error.h"
+#include "core/common/error.h"
 
 class QSqlError;
 

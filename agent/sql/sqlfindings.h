@@ -2,8 +2,8 @@
 
 #include "session.h"
 
-#include "core/finding.h"
 #include "core/ports/findingreader.h"
+#include "core/settlement/finding.h"
 
 #include <QStringList>
 

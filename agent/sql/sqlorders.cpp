@@ -2,7 +2,7 @@
 
 #include "dialectsql.h"
 
-#include "core/orderstatemachine.h"
+#include "core/orders/orderstatemachine.h"
 
 namespace payonce::sql {
 

@@ -2,8 +2,8 @@
 
 #include "database.h"
 
-#include "core/orderstatus.h"
-#include "core/transitionoutcome.h"
+#include "core/orders/orderstatus.h"
+#include "core/orders/transitionoutcome.h"
 
 namespace payonce::sql {
 

@@ -2,7 +2,7 @@
 
 #include "database.h"
 
-#include "core/mutants.h"
+#include "core/qa/mutants.h"
 
 #include <QStringList>
 

@@ -2,7 +2,7 @@
 
 #include "dialectsql.h"
 
-#include "core/mutants.h"
+#include "core/qa/mutants.h"
 
 namespace payonce::sql {
 

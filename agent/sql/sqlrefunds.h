@@ -3,7 +3,7 @@
 #include "session.h"
 
 #include "core/ports/compensationstore.h"
-#include "core/refund.h"
+#include "core/settlement/refund.h"
 
 namespace payonce::sql {
 

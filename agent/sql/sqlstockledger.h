@@ -2,7 +2,7 @@
 
 #include "session.h"
 
-#include "core/result.h"
+#include "core/common/result.h"
 
 #include <QJsonObject>
 #include <QMap>

@@ -1,6 +1,6 @@
 #include "streamhub.h"
 
-#include "core/metricsregistry.h"
+#include "core/metrics/metricsregistry.h"
 #include "logging/categories.h"
 
 #include <QDateTime>

@@ -1,7 +1,7 @@
 #include "streamsources.h"
 
-#include "core/breakerregistry.h"
-#include "core/metricsregistry.h"
+#include "core/gateways/breakerregistry.h"
+#include "core/metrics/metricsregistry.h"
 
 namespace payonce::stream {
 

@@ -1,6 +1,6 @@
 #include "webhookhandler.h"
 
-#include "core/circuitbreaker.h"
+#include "core/gateways/circuitbreaker.h"
 #include "gateway/blockinghttp.h"
 #include "logging/categories.h"
 #include "shared/tracecontext.h"

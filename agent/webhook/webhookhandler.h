@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/outboxhandler.h"
+#include "core/outbox/outboxhandler.h"
 
 #include <QList>
 #include <QUrl>

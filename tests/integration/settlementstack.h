@@ -3,9 +3,9 @@
 #include "fakeplatform.h"
 #include "storagefixture.h"
 
-#include "core/callbackpipeline.h"
-#include "core/compensationservice.h"
+#include "core/callback/callbackpipeline.h"
 #include "core/ports/clock.h"
+#include "core/settlement/compensationservice.h"
 #include "redis/embeddedkeystore.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlcallbackhistory.h"

@@ -5,7 +5,7 @@
 
 #include "storagefixture.h"
 
-#include "core/callbackpipeline.h"
+#include "core/callback/callbackpipeline.h"
 #include "core/ports/clock.h"
 #include "core/ports/notificationverifier.h"
 #include "redis/embeddedkeystore.h"

@@ -6,10 +6,10 @@
 
 #include "storagefixture.h"
 
-#include "core/confirmpipeline.h"
+#include "core/confirm/confirmpipeline.h"
+#include "core/confirm/tokenissuer.h"
 #include "core/ports/clock.h"
 #include "core/ports/paymentgateway.h"
-#include "core/tokenissuer.h"
 #include "redis/embeddedkeystore.h"
 #include "sql/sqlidempotencystore.h"
 #include "sql/sqlorders.h"

@@ -10,7 +10,7 @@
 
 #include "settlementstack.h"
 
-#include "core/callbackpipeline.h"
+#include "core/callback/callbackpipeline.h"
 #include "redis/rediskeystore.h"
 #include "sql/sqlcallbackstore.h"
 #include "sql/sqlfenceepochsource.h"

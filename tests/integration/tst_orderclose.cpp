@@ -7,11 +7,11 @@
 
 #include "settlementstack.h"
 
-#include "core/callbackpipeline.h"
-#include "core/compensationservice.h"
-#include "core/ordercloser.h"
-#include "core/patrol.h"
+#include "core/callback/callbackpipeline.h"
 #include "core/ports/clock.h"
+#include "core/settlement/compensationservice.h"
+#include "core/settlement/ordercloser.h"
+#include "core/settlement/patrol.h"
 #include "redis/embeddedkeystore.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlcallbackstore.h"

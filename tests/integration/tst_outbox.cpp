@@ -6,7 +6,7 @@
 
 #include "storagefixture.h"
 
-#include "core/outboxdispatcher.h"
+#include "core/outbox/outboxdispatcher.h"
 #include "core/ports/clock.h"
 #include "sql/sqloutboxstore.h"
 #include "webhook/webhookhandler.h"

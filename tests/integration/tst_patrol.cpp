@@ -5,8 +5,8 @@
 
 #include "storagefixture.h"
 
-#include "core/compensationservice.h"
-#include "core/patrol.h"
+#include "core/settlement/compensationservice.h"
+#include "core/settlement/patrol.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlcompensationstore.h"
 #include "sql/sqlpatrolstore.h"

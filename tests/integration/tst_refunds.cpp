@@ -6,11 +6,11 @@
 
 #include "storagefixture.h"
 
-#include "core/compensationservice.h"
-#include "core/patrol.h"
 #include "core/ports/clock.h"
 #include "core/ports/paymentgateway.h"
-#include "core/refundservice.h"
+#include "core/settlement/compensationservice.h"
+#include "core/settlement/patrol.h"
+#include "core/settlement/refundservice.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlcompensationstore.h"
 #include "sql/sqlpatrolstore.h"

@@ -7,7 +7,7 @@
 
 #include "storagefixture.h"
 
-#include "core/retentionpruner.h"
+#include "core/retention/retentionpruner.h"
 #include "sql/sqlretentionstore.h"
 
 #include <QDateTime>

@@ -9,7 +9,7 @@
 #include "httptestsupport.h"
 #include "storagefixture.h"
 
-#include "core/setupservice.h"
+#include "core/orders/setupservice.h"
 #include "http/authenticator.h"
 #include "http/httpserver.h"
 #include "http/setuproutes.h"

@@ -9,7 +9,7 @@
 
 #include "storagefixture.h"
 
-#include "core/orderstatemachine.h"
+#include "core/orders/orderstatemachine.h"
 #include "sql/sqlauditwriter.h"
 #include "sql/sqlcallbacklog.h"
 #include "sql/sqlorders.h"

@@ -4,7 +4,7 @@
 
 #include "webhookreceiver.h"
 
-#include "core/circuitbreaker.h"
+#include "core/gateways/circuitbreaker.h"
 #include "core/ports/clock.h"
 #include "webhook/webhookhandler.h"
 

@@ -2,7 +2,7 @@
 
 #include "simplatform.h"
 
-#include "core/result.h"
+#include "core/common/result.h"
 #include "sql/database.h"
 
 #include <QHash>

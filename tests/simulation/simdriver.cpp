@@ -1,7 +1,7 @@
 #include "simdriver.h"
 
-#include "core/mutants.h"
 #include "core/ports/auditwriter.h"
+#include "core/qa/mutants.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -3,9 +3,9 @@
 #include "simclock.h"
 #include "simrandom.h"
 
-#include "core/paymentnotification.h"
+#include "core/callback/paymentnotification.h"
 #include "core/ports/paymentgateway.h"
-#include "core/refundnotification.h"
+#include "core/settlement/refundnotification.h"
 
 #include <QList>
 #include <QString>

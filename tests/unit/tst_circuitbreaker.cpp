@@ -2,8 +2,8 @@
 // number of calls, cool-down, exactly N half-open probes, operator modes with expiry,
 // and two breakers obeying one shared mode store.
 
-#include "core/breakerregistry.h"
-#include "core/circuitbreaker.h"
+#include "core/gateways/breakerregistry.h"
+#include "core/gateways/circuitbreaker.h"
 #include "core/ports/breakermodestore.h"
 #include "core/ports/clock.h"
 

@@ -3,17 +3,17 @@
 // An event log shared by the fakes records lock, BEGIN/COMMIT/ROLLBACK, unlock and the
 // gateway calls, so the order of events is checked from the outside.
 
-#include "core/breakerregistry.h"
-#include "core/confirmpipeline.h"
-#include "core/idempotencykey.h"
+#include "core/confirm/confirmpipeline.h"
+#include "core/confirm/idempotencykey.h"
+#include "core/confirm/tokenissuer.h"
+#include "core/gateways/breakerregistry.h"
+#include "core/gateways/resilientgateway.h"
 #include "core/ports/breakermodestore.h"
 #include "core/ports/clock.h"
 #include "core/ports/fenceepochsource.h"
 #include "core/ports/idempotencystore.h"
 #include "core/ports/paymentgateway.h"
 #include "core/ports/paymentstore.h"
-#include "core/resilientgateway.h"
-#include "core/tokenissuer.h"
 #include "redis/embeddedkeystore.h"
 
 #include <QJsonDocument>

@@ -2,7 +2,7 @@
 // transaction holding its own row has committed — and not kept waiting for it by append().
 // The writer is a fake (a map, a sleep or a gate standing for the commit); the real
 // transaction is tst_callbackpipeline's.
-#include "core/deliverygroupcommit.h"
+#include "core/callback/deliverygroupcommit.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
 // core::LogThrottle: one line per interval, the rest counted and reported with the next.
 
-#include "core/logthrottle.h"
+#include "core/common/logthrottle.h"
 
 #include <QTest>
 

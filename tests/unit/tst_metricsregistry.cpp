@@ -1,6 +1,6 @@
-#include "core/latencyhistogram.h"
-#include "core/metricsregistry.h"
-#include "core/prometheustext.h"
+#include "core/metrics/latencyhistogram.h"
+#include "core/metrics/metricsregistry.h"
+#include "core/metrics/prometheustext.h"
 
 #include <QTest>
 

@@ -1,4 +1,4 @@
-#include "core/orderstatemachine.h"
+#include "core/orders/orderstatemachine.h"
 
 #include <QTest>
 

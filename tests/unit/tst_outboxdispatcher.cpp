@@ -2,7 +2,7 @@
 // exponential backoff with jitter, dead after N with the last error, the lease margin, and
 // handlers chosen by event type.
 
-#include "core/outboxdispatcher.h"
+#include "core/outbox/outboxdispatcher.h"
 #include "core/ports/clock.h"
 #include "core/ports/outboxstore.h"
 

@@ -2,9 +2,9 @@
 // makes a second tryRun() answer "busy" at once without running; afterwards runs go
 // again, and a run asked for at an earlier or equal time still gets a later clock.
 
-#include "core/compensationservice.h"
-#include "core/patrol.h"
-#include "core/patrolrunner.h"
+#include "core/settlement/compensationservice.h"
+#include "core/settlement/patrol.h"
+#include "core/settlement/patrolrunner.h"
 
 #include <QSemaphore>
 #include <QTest>

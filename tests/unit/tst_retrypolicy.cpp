@@ -1,7 +1,7 @@
 // RetryPolicy: which errors are retried, how many attempts, how the waits grow, and the
 // jitter's bounds — with an injected sleep, so nothing waits.
 
-#include "core/retrypolicy.h"
+#include "core/gateways/retrypolicy.h"
 
 #include <QTest>
 

@@ -4,8 +4,8 @@
 // Storage), and the ownership check the payment routes use (invalid_user,
 // order_not_yours).
 
-#include "core/setupcodec.h"
-#include "core/setupservice.h"
+#include "core/orders/setupcodec.h"
+#include "core/orders/setupservice.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -4,7 +4,7 @@
 
 #include "stream/streamhub.h"
 
-#include "core/metricsregistry.h"
+#include "core/metrics/metricsregistry.h"
 
 #include <QTcpSocket>
 #include <QTest>

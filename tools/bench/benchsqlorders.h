@@ -2,7 +2,7 @@
 
 #include "loadclient.h"
 
-#include "core/result.h"
+#include "core/common/result.h"
 
 #include <QMutex>
 #include <QString>

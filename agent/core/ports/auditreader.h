@@ -1,7 +1,7 @@
 #pragma once
 
+#include "core/common/result.h"
 #include "core/ports/auditwriter.h"
-#include "core/result.h"
 
 #include <QList>
 #include <QString>

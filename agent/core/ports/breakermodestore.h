@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/breakermode.h"
-#include "core/result.h"
+#include "core/common/result.h"
+#include "core/gateways/breakermode.h"
 
 #include <QHash>
 #include <QString>

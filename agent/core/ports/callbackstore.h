@@ -1,11 +1,11 @@
 #pragma once
 
-#include "core/channel.h"
-#include "core/finding.h"
-#include "core/orderstatus.h"
-#include "core/paymentnotification.h"
-#include "core/result.h"
-#include "core/transitionoutcome.h"
+#include "core/callback/paymentnotification.h"
+#include "core/common/channel.h"
+#include "core/common/result.h"
+#include "core/orders/orderstatus.h"
+#include "core/orders/transitionoutcome.h"
+#include "core/settlement/finding.h"
 #include "shared/layer.h"
 
 #include <QJsonObject>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/finding.h"
-#include "core/result.h"
+#include "core/common/result.h"
+#include "core/settlement/finding.h"
 
 #include <QList>
 #include <QString>

@@ -1,7 +1,7 @@
 #pragma once
 
+#include "core/common/result.h"
 #include "core/ports/intransaction.h"
-#include "core/result.h"
 
 #include <QByteArray>
 #include <QString>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/result.h"
+#include "core/common/result.h"
 
 #include <functional>
 

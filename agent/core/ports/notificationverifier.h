@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/paymentnotification.h"
-#include "core/result.h"
+#include "core/callback/paymentnotification.h"
+#include "core/common/result.h"
 
 namespace payonce::core {
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/orderstatus.h"
-#include "core/paymentrecord.h"
-#include "core/result.h"
+#include "core/common/result.h"
+#include "core/confirm/paymentrecord.h"
+#include "core/orders/orderstatus.h"
 
 #include <QList>
 #include <QString>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/outboxevent.h"
-#include "core/result.h"
+#include "core/common/result.h"
+#include "core/outbox/outboxevent.h"
 
 #include <QList>
 #include <QString>

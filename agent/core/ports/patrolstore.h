@@ -1,9 +1,9 @@
 #pragma once
 
-#include "core/channel.h"
-#include "core/finding.h"
+#include "core/common/channel.h"
+#include "core/common/result.h"
 #include "core/ports/intransaction.h"
-#include "core/result.h"
+#include "core/settlement/finding.h"
 
 #include <QList>
 #include <QPair>

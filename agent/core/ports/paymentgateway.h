@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/channel.h"
-#include "core/result.h"
+#include "core/common/channel.h"
+#include "core/common/result.h"
 
 #include <QString>
 

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "core/orderstatus.h"
-#include "core/paymentrecord.h"
-#include "core/result.h"
-#include "core/transitionoutcome.h"
+#include "core/common/result.h"
+#include "core/confirm/paymentrecord.h"
+#include "core/orders/orderstatus.h"
+#include "core/orders/transitionoutcome.h"
 
 #include <QString>
 

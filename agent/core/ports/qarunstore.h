@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/qascenario.h"
-#include "core/result.h"
+#include "core/common/result.h"
+#include "core/ports/scenarioreport.h"
 
 #include <QList>
 #include <QString>

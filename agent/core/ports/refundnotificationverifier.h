@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/paymentnotification.h"
-#include "core/refundnotification.h"
-#include "core/result.h"
+#include "core/callback/paymentnotification.h"
+#include "core/common/result.h"
+#include "core/settlement/refundnotification.h"
 
 namespace payonce::core {
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/refund.h"
-#include "core/result.h"
+#include "core/common/result.h"
+#include "core/settlement/refund.h"
 
 #include <QList>
 #include <QString>
