@@ -34,9 +34,8 @@ QList<MetricSample> byLabel(const QString &label, const QList<QPair<QString, qin
     return samples;
 }
 
-} // namespace
-
-void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources &sources)
+/// What the duplicate-defence layers decided, and the writes fencing refused.
+void registerLayerMetrics(core::MetricsRegistry &registry, const MetricsSources &sources)
 {
     registry.addReader(QStringLiteral("payonce_duplicates_total"),
                        QStringLiteral("Confirms and callbacks decided by each duplicate-defence layer (none: processed "
@@ -61,6 +60,12 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                        MetricType::Counter, [callbacks = sources.callbacks] {
                            return QList<MetricSample>{{{}, double(callbacks ? callbacks->unfencedSettlements() : 0)}};
                        });
+}
+
+/// The callback path's own work: group-committed delivery rows, copies not verified again, the
+/// commit path taken, and what retention pruned.
+void registerCallbackPathMetrics(core::MetricsRegistry &registry, const MetricsSources &sources)
+{
     registry.addReader(
         QStringLiteral("payonce_callback_grouped_delivery_rows_total"),
         QStringLiteral("Delivery rows decided before they were written (seen duplicates, rejections), "
@@ -108,6 +113,11 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                                 double(retention ? retention->deleted(table) : 0)});
             return samples;
         });
+}
+
+/// The circuit breakers and the desk's forcing of them.
+void registerBreakerMetrics(core::MetricsRegistry &registry, const MetricsSources &sources)
+{
     registry.addReader(QStringLiteral("payonce_breaker_state"),
                        QStringLiteral("Circuit breaker state: 0 closed, 1 half-open, 2 open"), MetricType::Gauge,
                        [breakers = sources.breakers] {
@@ -133,6 +143,11 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
             }
             return samples;
         });
+}
+
+/// The key store (Redis): reachable or not, its topology, the fencing epoch and failovers.
+void registerKeyStoreMetrics(core::MetricsRegistry &registry, const MetricsSources &sources)
+{
     registry.addReader(
         QStringLiteral("payonce_redis_degraded"),
         QStringLiteral("1 while the key store (Redis) is unreachable and the durable layers decide alone"),
@@ -166,12 +181,14 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
         MetricType::Counter, [keyStore = sources.keyStore] {
             return QList<MetricSample>{{{}, keyStore ? double(keyStore->topology().masterSwitches) : 0.0}};
         });
-    if (!sources.counts)
-        return;
+}
+
+/// COUNT(*)s of the database, read at most once per scrape.
+void registerDurableCountMetrics(core::MetricsRegistry &registry, OperationalCountsCache *counts)
+{
     // One database read per scrape shared by the seven families that show it: the first
     // family's reader reads, the others take the same result (a scrape renders families in
     // order, and the next scrape reads afresh).
-    OperationalCountsCache *counts = sources.counts;
     registry.addReader(QStringLiteral("payonce_outbox_pending"), QStringLiteral("Outbox events waiting for delivery"),
                        MetricType::Gauge, [counts] {
                            const auto c = counts->readNow();
@@ -215,6 +232,18 @@ void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources 
                            const auto c = counts->last();
                            return c ? byLabel(QStringLiteral("kind"), c->openFindingsByKind) : QList<MetricSample>{};
                        });
+}
+
+} // namespace
+
+void registerAgentMetrics(core::MetricsRegistry &registry, const MetricsSources &sources)
+{
+    registerLayerMetrics(registry, sources);
+    registerCallbackPathMetrics(registry, sources);
+    registerBreakerMetrics(registry, sources);
+    registerKeyStoreMetrics(registry, sources);
+    if (sources.counts)
+        registerDurableCountMetrics(registry, sources.counts);
 }
 
 } // namespace payonce::app
