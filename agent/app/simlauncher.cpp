@@ -90,21 +90,10 @@ core::Result<void> ensureDemoMerchant(config::Config &config, const QString &fol
     return {};
 }
 
-} // namespace
-
-core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &config)
+/// The public halves of the merchant's and the Alipay app's keys, written for the simulator
+/// (which verifies our requests with them): their paths, merchant's first.
+core::Result<std::pair<QString, QString>> writePublicKeys(const config::Config &config, const QString &folder)
 {
-    const QString binary = findSimBinary();
-    if (binary.isEmpty())
-        return Error::make(
-            ErrorCode::Misconfigured,
-            QStringLiteral("sim.enabled is set but payonce-sim was not found beside the agent or on PATH"));
-    const QString folder = QDir(config.dataDir).absoluteFilePath(QStringLiteral("sim"));
-    if (!QDir().mkpath(folder))
-        return Error::make(ErrorCode::Misconfigured, QStringLiteral("cannot create %1").arg(folder));
-    if (auto merchant = ensureDemoMerchant(config, folder); !merchant)
-        return merchant.error();
-
     // The simulator verifies our requests with the merchant's public key.
     auto merchantKey = crypto::PrivateKey::fromFile(config.wechat.merchantPrivateKeyPath);
     if (!merchantKey)
@@ -127,6 +116,48 @@ core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &co
         if (auto written = writeFile(appPublicPath, *appPublic, QFile::ReadOwner | QFile::WriteOwner); !written)
             return written.error();
     }
+
+    return std::pair{merchantPublicPath, appPublicPath};
+}
+
+/// Until the simulator has written its platform key (it does once it listens).
+core::Result<void> waitUntilListening(QProcess &process, const QString &platformKeyPath, const config::Config &config)
+{
+    QElapsedTimer waited;
+    waited.start();
+    while (!QFileInfo::exists(platformKeyPath)) {
+        if (process.state() == QProcess::NotRunning) {
+            return Error::make(ErrorCode::Misconfigured,
+                               QStringLiteral("payonce-sim exited with code %1 before listening on %2")
+                                   .arg(process.exitCode())
+                                   .arg(config.sim.listen.toString()));
+        }
+        if (waited.elapsed() > 15000)
+            return Error::make(ErrorCode::Unavailable, QStringLiteral("payonce-sim did not listen within 15 s"));
+        process.waitForFinished(50);
+    }
+    return {};
+}
+
+} // namespace
+
+core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &config)
+{
+    const QString binary = findSimBinary();
+    if (binary.isEmpty())
+        return Error::make(
+            ErrorCode::Misconfigured,
+            QStringLiteral("sim.enabled is set but payonce-sim was not found beside the agent or on PATH"));
+    const QString folder = QDir(config.dataDir).absoluteFilePath(QStringLiteral("sim"));
+    if (!QDir().mkpath(folder))
+        return Error::make(ErrorCode::Misconfigured, QStringLiteral("cannot create %1").arg(folder));
+    if (auto merchant = ensureDemoMerchant(config, folder); !merchant)
+        return merchant.error();
+
+    auto publicKeys = writePublicKeys(config, folder);
+    if (!publicKeys)
+        return publicKeys.error();
+    const auto &[merchantPublicPath, appPublicPath] = publicKeys.value();
 
     // The simulator writes its platform key here once it listens: the file means "ready".
     const QString platformKeyPath = QDir(folder).filePath(QStringLiteral("platform_public.pem"));
@@ -154,19 +185,8 @@ core::Result<std::unique_ptr<SimLauncher>> SimLauncher::start(config::Config &co
     if (!process.waitForStarted(10000))
         return Error::make(ErrorCode::Misconfigured,
                            QStringLiteral("cannot start %1: %2").arg(binary, process.errorString()));
-    QElapsedTimer waited;
-    waited.start();
-    while (!QFileInfo::exists(platformKeyPath)) {
-        if (process.state() == QProcess::NotRunning) {
-            return Error::make(ErrorCode::Misconfigured,
-                               QStringLiteral("payonce-sim exited with code %1 before listening on %2")
-                                   .arg(process.exitCode())
-                                   .arg(config.sim.listen.toString()));
-        }
-        if (waited.elapsed() > 15000)
-            return Error::make(ErrorCode::Unavailable, QStringLiteral("payonce-sim did not listen within 15 s"));
-        process.waitForFinished(50);
-    }
+    if (auto listening = waitUntilListening(process, platformKeyPath, config); !listening)
+        return listening.error();
     QFile platformKey(platformKeyPath);
     if (!platformKey.open(QIODevice::ReadOnly))
         return Error::make(ErrorCode::Internal, QStringLiteral("cannot read %1").arg(platformKeyPath));
