@@ -110,6 +110,62 @@ HttpReply decide(const HttpRequest &request, core::CompensationService &compensa
     return HttpReply::ok(body);
 }
 
+/// POST /api/v1/compensations: a proposal checked (kind, order, a refund's payment, amount and
+/// items) and recorded, waiting for another person's approval.
+HttpReply propose(const HttpRequest &request, core::CompensationService &compensations, core::OrderRepository &orders,
+                  const core::Clock &clock)
+{
+    const auto body = parseActionBody(request.body, {QStringLiteral("kind"), QStringLiteral("order_no")});
+    if (!body)
+        return errorReply(body.error());
+    const auto kind = core::compensationKindFromName(body->object.value(QStringLiteral("kind")).toString());
+    if (!kind)
+        return errorReply(QStringLiteral("invalid_request"),
+                          QStringLiteral("kind must be \"freeze_coupon\", \"reverse_points\", \"restore_stock\" "
+                                         "or \"refund\""));
+    const QString orderNo = body->object.value(QStringLiteral("order_no")).toString();
+    if (!core::isValidBusinessId(orderNo))
+        return errorReply(QStringLiteral("invalid_request"), QStringLiteral("order_no must be 1-64 of [A-Za-z0-9_-]"));
+    auto order = orders.orderDetail(orderNo);
+    if (!order)
+        return errorReply(order.error());
+    if (!order.value())
+        return errorReply(QStringLiteral("order_not_found"), QStringLiteral("no order %1").arg(orderNo));
+    // A refund may name the payment and the amount to give back (a double payment's
+    // extra pay_no, a partial refund); every other kind takes neither.
+    core::CompensationProposal proposal{*kind, orderNo, std::nullopt, {}, actorOf(request), body->reason, {}, {}, {}};
+    const QJsonValue payNo = body->object.value(QStringLiteral("pay_no"));
+    const QJsonValue amount = body->object.value(QStringLiteral("amount"));
+    const QJsonValue items = body->object.value(QStringLiteral("items"));
+    if (*kind != core::CompensationKind::Refund
+        && (!payNo.isUndefined() || !amount.isUndefined() || !items.isUndefined()))
+        return errorReply(QStringLiteral("invalid_request"),
+                          QStringLiteral("pay_no, amount and items are for refunds only"));
+    if (!payNo.isUndefined()) {
+        if (!core::isValidBusinessId(payNo.toString()))
+            return errorReply(QStringLiteral("invalid_request"),
+                              QStringLiteral("pay_no must be 1-64 of [A-Za-z0-9_-]"));
+        proposal.payNo = payNo.toString();
+    }
+    if (!amount.isUndefined()) {
+        const auto fen = amount.isString() ? parseAmountFen(amount.toString()) : std::nullopt;
+        if (!fen || *fen <= 0)
+            return errorReply(QStringLiteral("invalid_amount"),
+                              QStringLiteral("amount must be a positive decimal string such as \"12.50\""));
+        proposal.amountFen = *fen;
+    }
+    if (!items.isUndefined()) {
+        auto parsed = parseRefundItems(items);
+        if (!parsed)
+            return errorReply(parsed.error());
+        proposal.refundItems = parsed.value();
+    }
+    auto proposed = compensations.propose(proposal, clock.nowMs());
+    if (!proposed)
+        return errorReply(proposed.error());
+    return HttpReply::created(toJson(proposed->compensation));
+}
+
 } // namespace
 
 void registerCompensationRoutes(HttpServer &server, core::CompensationService &compensations,
@@ -134,61 +190,8 @@ void registerCompensationRoutes(HttpServer &server, core::CompensationService &c
         return HttpReply::json(list);
     });
 
-    server.route(
-        Method::Post, QStringLiteral("/api/v1/compensations"), Role::Operator, [&](const HttpRequest &request) {
-            const auto body = parseActionBody(request.body, {QStringLiteral("kind"), QStringLiteral("order_no")});
-            if (!body)
-                return errorReply(body.error());
-            const auto kind = core::compensationKindFromName(body->object.value(QStringLiteral("kind")).toString());
-            if (!kind)
-                return errorReply(
-                    QStringLiteral("invalid_request"),
-                    QStringLiteral("kind must be \"freeze_coupon\", \"reverse_points\", \"restore_stock\" "
-                                   "or \"refund\""));
-            const QString orderNo = body->object.value(QStringLiteral("order_no")).toString();
-            if (!core::isValidBusinessId(orderNo))
-                return errorReply(QStringLiteral("invalid_request"),
-                                  QStringLiteral("order_no must be 1-64 of [A-Za-z0-9_-]"));
-            auto order = orders.orderDetail(orderNo);
-            if (!order)
-                return errorReply(order.error());
-            if (!order.value())
-                return errorReply(QStringLiteral("order_not_found"), QStringLiteral("no order %1").arg(orderNo));
-            // A refund may name the payment and the amount to give back (a double payment's
-            // extra pay_no, a partial refund); every other kind takes neither.
-            core::CompensationProposal proposal{*kind,        orderNo, std::nullopt, {}, actorOf(request),
-                                                body->reason, {},      {},           {}};
-            const QJsonValue payNo = body->object.value(QStringLiteral("pay_no"));
-            const QJsonValue amount = body->object.value(QStringLiteral("amount"));
-            const QJsonValue items = body->object.value(QStringLiteral("items"));
-            if (*kind != core::CompensationKind::Refund
-                && (!payNo.isUndefined() || !amount.isUndefined() || !items.isUndefined()))
-                return errorReply(QStringLiteral("invalid_request"),
-                                  QStringLiteral("pay_no, amount and items are for refunds only"));
-            if (!payNo.isUndefined()) {
-                if (!core::isValidBusinessId(payNo.toString()))
-                    return errorReply(QStringLiteral("invalid_request"),
-                                      QStringLiteral("pay_no must be 1-64 of [A-Za-z0-9_-]"));
-                proposal.payNo = payNo.toString();
-            }
-            if (!amount.isUndefined()) {
-                const auto fen = amount.isString() ? parseAmountFen(amount.toString()) : std::nullopt;
-                if (!fen || *fen <= 0)
-                    return errorReply(QStringLiteral("invalid_amount"),
-                                      QStringLiteral("amount must be a positive decimal string such as \"12.50\""));
-                proposal.amountFen = *fen;
-            }
-            if (!items.isUndefined()) {
-                auto parsed = parseRefundItems(items);
-                if (!parsed)
-                    return errorReply(parsed.error());
-                proposal.refundItems = parsed.value();
-            }
-            auto proposed = compensations.propose(proposal, clock.nowMs());
-            if (!proposed)
-                return errorReply(proposed.error());
-            return HttpReply::created(toJson(proposed->compensation));
-        });
+    server.route(Method::Post, QStringLiteral("/api/v1/compensations"), Role::Operator,
+                 [&](const HttpRequest &request) { return propose(request, compensations, orders, clock); });
 
     // An approved refund compensation is submitted to the platform at once: the gateway lane.
     server.route(

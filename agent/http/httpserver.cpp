@@ -1,5 +1,7 @@
 #include "httpserver.h"
 
+#include "httpserver_p.h"
+
 #include "core/metrics/metricsregistry.h"
 #include "errormapping.h"
 #include "logging/categories.h"
@@ -28,259 +30,7 @@ namespace {
 
 constexpr int kWebSocketSendBuffer = 64 * 1024;
 
-struct Segment {
-    QString text; // literal text, or the placeholder's name
-    bool placeholder = false;
-};
-
-// An endpoint's request counters by status class (lock-free once created) and latency.
-struct EndpointMetrics {
-    static constexpr std::array outcomes{"2xx", "3xx", "4xx", "5xx"};
-    std::array<core::Counter *, outcomes.size()> byOutcome{};
-    core::LatencyHistogram *duration = nullptr;
-
-    EndpointMetrics(core::MetricsRegistry &registry, const QString &endpoint)
-    {
-        for (std::size_t i = 0; i < outcomes.size(); ++i)
-            byOutcome[i] = &registry.counter(
-                QStringLiteral("payonce_requests_total"),
-                QStringLiteral("HTTP requests answered, by route pattern and status class"),
-                {{QStringLiteral("endpoint"), endpoint},
-                 {QStringLiteral("outcome"), QString::fromLatin1(outcomes[i])}});
-        duration = &registry.histogram(QStringLiteral("payonce_request_duration_seconds"),
-                                       QStringLiteral("Time from dispatch to the reply written, by route pattern"),
-                                       {{QStringLiteral("endpoint"), endpoint}});
-    }
-    void record(int status, std::chrono::steady_clock::time_point started) const
-    {
-        const std::size_t index = std::size_t(std::clamp(status / 100 - 2, 0, int(outcomes.size()) - 1));
-        byOutcome[index]->add();
-        duration->observe(std::chrono::steady_clock::now() - started);
-    }
-};
-
-struct Route {
-    Method method;
-    QString pattern;
-    QList<Segment> segments;
-    RouteOptions options;
-    Handler handler;          ///< a route that answers when it returns
-    DeferredHandler deferred; ///< or one that sends its reply through a ReplySink
-    std::shared_ptr<const EndpointMetrics> metrics;
-};
-
-QList<Segment> parsePattern(const QString &pattern)
-{
-    QList<Segment> segments;
-    const QStringList parts = pattern.split(u'/', Qt::SkipEmptyParts);
-    for (const QString &part : parts) {
-        if (part.size() > 2 && part.startsWith(u'<') && part.endsWith(u'>'))
-            segments.append({part.mid(1, part.size() - 2), true});
-        else
-            segments.append({part, false});
-    }
-    return segments;
-}
-
-std::optional<Method> toMethod(QHttpServerRequest::Method method)
-{
-    using M = QHttpServerRequest::Method;
-    switch (method) {
-    case M::Get: return Method::Get;
-    case M::Post: return Method::Post;
-    case M::Put: return Method::Put;
-    case M::Patch: return Method::Patch;
-    case M::Delete: return Method::Delete;
-    case M::Head: return Method::Head;
-    case M::Options: return Method::Options;
-    default: return std::nullopt;
-    }
-}
-
-// W3C Trace Context: a well-formed traceparent continues its trace; anything else — absent
-// or malformed — starts a new one, never an error.
-TraceContext traceFor(const QByteArray &traceparent)
-{
-    return TraceContext::parse(traceparent).value_or(TraceContext::fresh());
-}
-
-// The field every log line written for a request carries (JSON lines: "trace_id").
-constexpr QLatin1StringView kTraceIdField("trace_id");
-
-void adoptTrace(HttpRequest &req, const TraceContext &trace)
-{
-    req.traceId = trace.traceId;
-    req.traceParent = trace.child().header();
-}
-
-HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
-{
-    try {
-        return handler(request);
-    } catch (const std::exception &e) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
-                                     << request.traceId;
-    } catch (...) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
-                                     << "trace" << request.traceId;
-    }
-    return errorReply(QStringLiteral("internal"), QStringLiteral("internal error"));
-}
-
-void invokeSafely(const Route &route, const HttpRequest &request, const ReplySink &sink)
-{
-    if (route.handler) {
-        sink.send(invokeSafely(route.handler, request));
-        return;
-    }
-    try {
-        route.deferred(request, sink);
-        return;
-    } catch (const std::exception &e) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
-                                     << request.traceId;
-    } catch (...) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
-                                     << "trace" << request.traceId;
-    }
-    sink.send(errorReply(QStringLiteral("internal"), QStringLiteral("internal error"))); // unless it sent already
-}
-
-struct ReplyContext {
-    QString traceId;
-    QString request; ///< "POST /api/v1/payments/confirm", for the access line
-    QByteArray rejectionLayer;
-    bool closeAfter = false;
-    std::shared_ptr<const EndpointMetrics> metrics;
-    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-};
-
-void writeReply(QTcpSocket *socket, HttpReply reply, const ReplyContext &context, bool fromServer)
-{
-    const logging::ScopedFields traced(kTraceIdField, context.traceId);
-    // Counted even when the client has gone: the request was handled all the same.
-    if (context.metrics)
-        context.metrics->record(reply.status, context.started);
-    qCDebug(lcAccess).noquote() << context.request << reply.status
-                                << std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::steady_clock::now() - context.started)
-                                       .count()
-                                << "us";
-    if (!socket || socket->state() != QAbstractSocket::ConnectedState)
-        return;
-    if (fromServer && !context.rejectionLayer.isEmpty() && reply.layer().isEmpty())
-        reply.setLayer(context.rejectionLayer);
-    QByteArray out = "HTTP/1.1 " + QByteArray::number(reply.status) + ' ' + reasonPhrase(reply.status) + "\r\n";
-    if (!reply.contentType.isEmpty())
-        out += "Content-Type: " + reply.contentType + "\r\n";
-    out += "Content-Length: " + QByteArray::number(reply.body.size()) + "\r\n";
-    out += "X-Trace-Id: " + context.traceId.toLatin1() + "\r\n";
-    for (const auto &h : std::as_const(reply.headers)) {
-        if (h.first.compare("content-length", Qt::CaseInsensitive) == 0
-            || h.first.compare("connection", Qt::CaseInsensitive) == 0)
-            continue;
-        out += h.first + ": " + h.second + "\r\n";
-    }
-    if (context.closeAfter)
-        out += "Connection: close\r\n";
-    out += "\r\n";
-    out += reply.body;
-    socket->write(out);
-    if (context.closeAfter)
-        socket->disconnectFromHost();
-}
-
 } // namespace
-
-// Failed authentications and the limiter's refusals, for /metrics (lock-free once made).
-struct AuthMetrics {
-    core::Counter *missingToken = nullptr;
-    core::Counter *unknownToken = nullptr;
-    core::Counter *refused = nullptr;
-
-    explicit AuthMetrics(core::MetricsRegistry &registry)
-    {
-        const QString failures = QStringLiteral("payonce_auth_failures_total");
-        const QString failuresHelp = QStringLiteral(
-            "Requests that needed a token and came without one (missing_token) or with one that "
-            "names no configured token (unknown_token)");
-        missingToken = &registry.counter(failures, failuresHelp,
-                                         {{QStringLiteral("reason"), QStringLiteral("missing_token")}});
-        unknownToken = &registry.counter(failures, failuresHelp,
-                                         {{QStringLiteral("reason"), QStringLiteral("unknown_token")}});
-        refused = &registry.counter(QStringLiteral("payonce_auth_refused_total"),
-                                    QStringLiteral("Requests with a wrong token refused with 429 because their client "
-                                                   "address failed authentication too often within the window"));
-    }
-};
-
-struct HttpServer::Private {
-    Options options;
-    Authenticator authenticator;
-    AuthFailureLimiter limiter;
-    std::optional<AuthMetrics> authMetrics;
-    QList<Route> routes;
-    // Indexed by Lane; each waits for its handlers when destroyed.
-    std::array<std::unique_ptr<ExecutionLane>, 3> lanes;
-    Backend *backend = nullptr;
-    ConnectionGuard *guard = nullptr;
-    /// Where replies are posted, for as long as the guard lives: a deferred reply may be
-    /// sent from another thread at any time, even while the server is being destroyed.
-    struct ReplyTarget {
-        std::mutex mutex;
-        ConnectionGuard *guard = nullptr; ///< null once the server is going
-    };
-    std::shared_ptr<ReplyTarget> replyTarget = std::make_shared<ReplyTarget>();
-    std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
-    std::shared_ptr<const EndpointMetrics> unmatchedMetrics;
-    bool draining = false;
-    QString webSocketPath;
-    Role webSocketRole = Role::Viewer;
-    WebSocketHandler webSocketHandler;
-    StreamRegistry streams;
-    core::Counter *streamsOverCap = nullptr; // payonce_stream_refused_total{reason="per_token_cap"}
-    core::Counter *streamsRevoked = nullptr; // payonce_stream_revoked_total
-    std::atomic<quint64> streamsRefused{0};
-
-    Private(const Options &o, Authenticator a)
-        : options(o), authenticator(std::move(a)), limiter(o.authFailuresPerWindow, o.authFailureWindow),
-          streams(o.maxStreamsPerToken)
-    {
-        lanes[std::size_t(Lane::General)] = std::make_unique<ExecutionLane>(Lane::General, o.workerThreads, -1);
-        lanes[std::size_t(Lane::Callbacks)] = std::make_unique<ExecutionLane>(Lane::Callbacks, o.callbackLane.threads,
-                                                                              o.callbackLane.queueLimit);
-        lanes[std::size_t(Lane::Gateway)] = std::make_unique<ExecutionLane>(Lane::Gateway, o.gatewayLane.threads,
-                                                                            o.gatewayLane.queueLimit);
-    }
-    ExecutionLane &lane(Lane which) { return *lanes[std::size_t(which)]; }
-    void waitForLanes(int timeoutMs)
-    {
-        QDeadlineTimer deadline(timeoutMs < 0 ? QDeadlineTimer(QDeadlineTimer::Forever) : QDeadlineTimer(timeoutMs));
-        for (const auto &l : lanes)
-            l->pool().waitForDone(deadline.isForever() ? -1 : int(std::max<qint64>(0, deadline.remainingTime())));
-    }
-
-    void dispatch(const QHttpServerRequest &request, QTcpSocket *socket, QHttpServerResponder &&responder);
-    /// The token check of a route: nullopt when `authorization` names a principal of at
-    /// least minimumRole (set in *principal), else the refusal to send (429, 401 or 403).
-    std::optional<HttpReply> authorize(const HttpRequest &req, QByteArrayView authorization, Role minimumRole,
-                                       std::optional<Principal> *principal);
-    /// The client the request is counted against (options.trustedProxies).
-    QHostAddress clientAddressOf(const QHttpServerRequest &request) const
-    {
-        if (options.trustedProxies.isEmpty())
-            return request.remoteAddress();
-        QList<QByteArray> forwardedFor;
-        const auto headers = request.headers();
-        for (const auto &h : headers) {
-            if (h.first.compare("x-forwarded-for", Qt::CaseInsensitive) == 0)
-                forwardedFor.append(h.second);
-        }
-        return options.trustedProxies.clientAddress(request.remoteAddress(), forwardedFor);
-    }
-    /// An upgrade request: true when the upgrade may go on; otherwise the refusal is written.
-    bool admitUpgrade(const QHttpServerRequest &request, QTcpSocket *socket);
-};
 
 /// QAbstractHttpServer gives us the parsed request and its socket; routing, auth and
 /// replies are ours (QHttpServer's router has no 405 and answers from the event loop).
@@ -425,17 +175,7 @@ bool HttpServer::Private::admitUpgrade(const QHttpServerRequest &request, QTcpSo
 void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket *socket,
                                    QHttpServerResponder &&responder)
 {
-    HttpRequest req;
-    req.peerAddress = request.remoteAddress();
-    req.clientAddress = clientAddressOf(request);
-    req.path = request.url().path(QUrl::FullyDecoded);
-    req.query = request.query();
-    req.body = request.body();
-    const auto headers = request.headers();
-    req.headers.reserve(headers.size());
-    for (const auto &h : headers)
-        req.headers.append({h.first.toLower(), h.second});
-    adoptTrace(req, traceFor(req.header("traceparent")));
+    HttpRequest req = requestOf(request);
     const logging::ScopedFields traced(kTraceIdField, req.traceId);
 
     const std::optional<Method> method = toMethod(request.method());
@@ -445,45 +185,10 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     context.request = (method ? methodName(*method) : QStringLiteral("OTHER")) + u' ' + req.path;
     context.closeAfter = draining || req.header("connection").compare("close", Qt::CaseInsensitive) == 0;
 
-    // Match segment by segment on the encoded path, so "%2F" stays inside one segment; each
-    // segment decoded once.
-    QStringList parts = request.url().path(QUrl::FullyEncoded).split(u'/', Qt::SkipEmptyParts);
-    for (QString &part : parts)
-        part = QUrl::fromPercentEncoding(part.toUtf8());
-    const Route *matched = nullptr;
-    int matchedLiterals = -1;
-    QHash<QString, QString> arguments;
-    QStringList allowed;
-    for (const Route &r : std::as_const(routes)) {
-        if (r.segments.size() != parts.size())
-            continue;
-        QHash<QString, QString> args;
-        int literals = 0;
-        bool ok = true;
-        for (qsizetype i = 0; i < parts.size() && ok; ++i) {
-            const QString &decoded = parts.at(i);
-            if (r.segments.at(i).placeholder) {
-                ok = !decoded.isEmpty();
-                args.insert(r.segments.at(i).text, decoded);
-            } else {
-                ok = decoded == r.segments.at(i).text;
-                ++literals;
-            }
-        }
-        if (!ok)
-            continue;
-        if (!method || r.method != *method) {
-            if (!allowed.contains(methodName(r.method)))
-                allowed << methodName(r.method);
-            continue;
-        }
-        if (literals > matchedLiterals) {
-            matched = &r;
-            matchedLiterals = literals;
-            arguments = args;
-        }
-    }
-
+    // Matched on the encoded path, so "%2F" stays inside one segment.
+    const RouteMatch match = matchRoute(routes, method, request.url().path(QUrl::FullyEncoded));
+    const Route *matched = match.route;
+    const QStringList &allowed = match.allowed;
     if (!matched) {
         HttpReply reply =
             allowed.isEmpty()
@@ -496,7 +201,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         return;
     }
     req.method = *method;
-    req.pathArguments = arguments;
+    req.pathArguments = match.arguments;
     context.rejectionLayer = matched->options.rejectionLayer;
     context.metrics = matched->metrics;
 
@@ -515,13 +220,21 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         return;
     }
 
-    ExecutionLane &executor = lane(matched->options.lane);
+    runOnLane(*matched, std::move(req), socket, std::move(responder), std::move(context));
+}
+
+/// A pool-run route: admitted to its lane (503 with Retry-After when the lane is full), run
+/// on one of its threads, its reply posted back to the event loop.
+void HttpServer::Private::runOnLane(const Route &route, HttpRequest req, QTcpSocket *socket,
+                                    QHttpServerResponder &&responder, ReplyContext context)
+{
+    ExecutionLane &executor = lane(route.options.lane);
     if (!executor.tryAdmit()) {
         qCWarning(lcHttp).noquote() << "lane" << laneName(executor.lane()) << "is full (" << executor.threads()
                                     << "threads," << executor.queueLimit() << "queued): 503 for" << context.request
                                     << "trace" << req.traceId;
-        HttpReply reply = matched->options.busyReply
-                              ? matched->options.busyReply()
+        HttpReply reply = route.options.busyReply
+                              ? route.options.busyReply()
                               : errorReply(
                                   QStringLiteral("server_busy"),
                                   QStringLiteral("the server is busy with requests like this one; retry shortly"));
@@ -565,7 +278,7 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
                 Qt::QueuedConnection);
         },
         [] { return errorReply(QStringLiteral("internal"), QStringLiteral("internal error")); });
-    executor.pool().start([route = matched, req, &executor, sink]() {
+    executor.pool().start([route = &route, req, &executor, sink]() {
         {
             // Every line the handler logs on this worker names the request's trace.
             const logging::ScopedFields tracedOnWorker(kTraceIdField, req.traceId);
@@ -573,6 +286,22 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
         }
         executor.finished(); // the place is the handler's, whether or not its client waits
     });
+}
+
+HttpRequest HttpServer::Private::requestOf(const QHttpServerRequest &request) const
+{
+    HttpRequest req;
+    req.peerAddress = request.remoteAddress();
+    req.clientAddress = clientAddressOf(request);
+    req.path = request.url().path(QUrl::FullyDecoded);
+    req.query = request.query();
+    req.body = request.body();
+    const auto headers = request.headers();
+    req.headers.reserve(headers.size());
+    for (const auto &h : headers)
+        req.headers.append({h.first.toLower(), h.second});
+    adoptTrace(req, traceFor(req.header("traceparent")));
+    return req;
 }
 
 HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObject *parent)
@@ -594,28 +323,8 @@ HttpServer::HttpServer(const Options &options, Authenticator authenticator, QObj
             l->countRejectionsIn(*options.metrics);
         // What the connection guard closed or refused: where a client's "connection
         // closed with a request in flight" would show its cause.
-        options.metrics->addReader(
-            QStringLiteral("payonce_http_connections_closed_total"),
-            QStringLiteral("Connections the agent closed, by reason (idle keep-alive, a head not complete in time)"),
-            core::MetricType::Counter, [d = d.get()] {
-                const ConnectionGuard::Stats s = d->guard ? d->guard->stats() : ConnectionGuard::Stats{};
-                return QList<core::MetricSample>{
-                    {{{QStringLiteral("reason"), QStringLiteral("idle")}}, double(s.idleCloses)},
-                    {{{QStringLiteral("reason"), QStringLiteral("header_timeout")}}, double(s.headerTimeouts)}};
-            });
-        options.metrics->addReader(
-            QStringLiteral("payonce_http_connections_refused_total"),
-            QStringLiteral("Connections the guard answered with an error and closed, by reason"),
-            core::MetricType::Counter, [d = d.get()] {
-                const ConnectionGuard::Stats s = d->guard ? d->guard->stats() : ConnectionGuard::Stats{};
-                auto sample = [](const char *reason, quint64 value) {
-                    return core::MetricSample{{{QStringLiteral("reason"), QLatin1String(reason)}}, double(value)};
-                };
-                return QList<core::MetricSample>{
-                    sample("payload_too_large", s.payloadTooLarge),      sample("length_required", s.lengthRequired),
-                    sample("header_too_large", s.headerTooLarge),        sample("malformed", s.malformed),
-                    sample("too_many_per_address", s.perAddressRefused), sample("too_many_in_total", s.totalRefused)};
-            });
+        addConnectionReaders(*options.metrics,
+                             [d = d.get()] { return d->guard ? d->guard->stats() : ConnectionGuard::Stats{}; });
         options.metrics->addReader(
             QStringLiteral("payonce_http_lane_admitted"),
             QStringLiteral("Handlers admitted to each lane: running plus queued"), core::MetricType::Gauge,

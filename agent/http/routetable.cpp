@@ -1,0 +1,116 @@
+#include "routetable_p.h"
+
+#include "errormapping.h"
+#include "logging/categories.h"
+
+#include <QUrl>
+
+#include <exception>
+
+namespace payonce::http {
+
+QList<Segment> parsePattern(const QString &pattern)
+{
+    QList<Segment> segments;
+    const QStringList parts = pattern.split(u'/', Qt::SkipEmptyParts);
+    for (const QString &part : parts) {
+        if (part.size() > 2 && part.startsWith(u'<') && part.endsWith(u'>'))
+            segments.append({part.mid(1, part.size() - 2), true});
+        else
+            segments.append({part, false});
+    }
+    return segments;
+}
+
+std::optional<Method> toMethod(QHttpServerRequest::Method method)
+{
+    using M = QHttpServerRequest::Method;
+    switch (method) {
+    case M::Get: return Method::Get;
+    case M::Post: return Method::Post;
+    case M::Put: return Method::Put;
+    case M::Patch: return Method::Patch;
+    case M::Delete: return Method::Delete;
+    case M::Head: return Method::Head;
+    case M::Options: return Method::Options;
+    default: return std::nullopt;
+    }
+}
+
+RouteMatch matchRoute(const QList<Route> &routes, std::optional<Method> method, const QString &encodedPath)
+{
+    // Each segment decoded once.
+    QStringList parts = encodedPath.split(u'/', Qt::SkipEmptyParts);
+    for (QString &part : parts)
+        part = QUrl::fromPercentEncoding(part.toUtf8());
+    const Route *matched = nullptr;
+    int matchedLiterals = -1;
+    QHash<QString, QString> arguments;
+    QStringList allowed;
+    for (const Route &r : routes) {
+        if (r.segments.size() != parts.size())
+            continue;
+        QHash<QString, QString> args;
+        int literals = 0;
+        bool ok = true;
+        for (qsizetype i = 0; i < parts.size() && ok; ++i) {
+            const QString &decoded = parts.at(i);
+            if (r.segments.at(i).placeholder) {
+                ok = !decoded.isEmpty();
+                args.insert(r.segments.at(i).text, decoded);
+            } else {
+                ok = decoded == r.segments.at(i).text;
+                ++literals;
+            }
+        }
+        if (!ok)
+            continue;
+        if (!method || r.method != *method) {
+            if (!allowed.contains(methodName(r.method)))
+                allowed << methodName(r.method);
+            continue;
+        }
+        if (literals > matchedLiterals) {
+            matched = &r;
+            matchedLiterals = literals;
+            arguments = args;
+        }
+    }
+
+    return RouteMatch{matched, arguments, allowed};
+}
+
+HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
+{
+    try {
+        return handler(request);
+    } catch (const std::exception &e) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
+                                     << request.traceId;
+    } catch (...) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
+                                     << "trace" << request.traceId;
+    }
+    return errorReply(QStringLiteral("internal"), QStringLiteral("internal error"));
+}
+
+void invokeSafely(const Route &route, const HttpRequest &request, const ReplySink &sink)
+{
+    if (route.handler) {
+        sink.send(invokeSafely(route.handler, request));
+        return;
+    }
+    try {
+        route.deferred(request, sink);
+        return;
+    } catch (const std::exception &e) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
+                                     << request.traceId;
+    } catch (...) {
+        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
+                                     << "trace" << request.traceId;
+    }
+    sink.send(errorReply(QStringLiteral("internal"), QStringLiteral("internal error"))); // unless it sent already
+}
+
+} // namespace payonce::http
