@@ -1,12 +1,14 @@
 #pragma once
 
 #include "crypto/rsakeys.h"
+#include "gateway/alipaysignature.h"
 #include "simnotifier.h"
 #include "simoptions.h"
 #include "simstate.h"
 
 #include <QHash>
 #include <QHttpServer>
+#include <QJsonObject>
 #include <QObject>
 
 #include <memory>
@@ -108,7 +110,12 @@ private:
     void routeWeChat();
     void routeAlipay();
     void routeControl();
+    void routePay();
+    void routeFaults();
+    void routeTradesAndReset();
     void routeNotifications();
+    void routeNotificationLog();
+    void routeNotificationTargets();
 
     Answer wechatAnswer(int status, const QByteArray &body);
     Answer wechatError(int status, const QString &code, const QString &message);
@@ -119,11 +126,34 @@ private:
     void wechatRefund(const QHttpServerRequest &request, ResponderPtr responder);
     void wechatRefundQuery(const QString &outRefundNo, const QHttpServerRequest &request, ResponderPtr responder);
 
+    /// One call to the Alipay gateway, as far as it has been checked.
+    struct AlipayCall {
+        QByteArray method;
+        QString endpoint; ///< the method, for the fault counters
+        gateway::alipay::Params params;
+        QJsonObject biz; ///< biz_content, once the signature verified
+        QString outTradeNo;
+        QByteArray traceParent;
+        ResponderPtr responder;
+    };
     Answer alipayAnswer(const QByteArray &method, const QJsonObject &response);
     void alipayGateway(const QHttpServerRequest &request, ResponderPtr responder);
+    void alipayPrecreate(const AlipayCall &call);
+    void alipayQuery(const AlipayCall &call);
+    void alipayClose(const AlipayCall &call);
+    /// An Alipay error answer: code/msg with sub_code/sub_msg.
+    void alipayRefuse(const AlipayCall &call, const QString &code, const QString &msg, const QString &subCode,
+                      const QString &subMsg);
+    /// 40004 "Business Failed" with sub_code/sub_msg.
+    void alipayBusinessError(const AlipayCall &call, const QString &subCode, const QString &subMsg);
     /// alipay.trade.refund and alipay.trade.fastpay.refund.query (biz already verified).
-    void alipayRefund(const QByteArray &method, const QJsonObject &biz, const QByteArray &notifyUrl,
-                      const ResponderPtr &responder);
+    void alipayRefund(const AlipayCall &call);
+    void alipayRefundQuery(const AlipayCall &call, const QString &outTradeNo, const QString &tradeNo,
+                           const QString &outRequestNo);
+    void alipayRefundCreate(const AlipayCall &call, const QString &outTradeNo, const QString &tradeNo,
+                            const QString &outRequestNo);
+    /// code 10000 "Success" with fields.
+    void alipaySucceed(const AlipayCall &call, const QJsonObject &fields);
 
     /// Counts the request and, when the channel's error_rate says so, answers the injected
     /// error and returns true.
