@@ -57,6 +57,12 @@ PaymentOutcome replayOf(const StoredResponse &stored)
     return out;
 }
 
+/// The error a transaction returns when a layer decided the request inside it: it rolls back.
+Error decidedInside()
+{
+    return Error::make(ErrorCode::Conflict, QStringLiteral("confirm decided inside the transaction"));
+}
+
 PaymentOutcome serviceUnavailable(const Error &error)
 {
     qCWarning(payonce::lcCore) << "confirm: storage failed:" << error.internalMessage;
@@ -197,147 +203,23 @@ PaymentOutcome ConfirmPipeline::decide(const ConfirmRequest &request)
 
 ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &request)
 {
-    // Who may pay: the order must exist and be X-User-Id's. Decided before the token is
-    // spent, from columns that never change (a read, not a state decision), so an
-    // unknown or another user's order gets 404 / 403 whatever the key store's state.
-    // The transaction below checks again on the row it locks.
-    auto owner = m_payments.findOrder(request.orderNo);
-    if (!owner.ok())
-        return {serviceUnavailable(owner.error()), false};
-    if (!owner.value())
-        return {PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected,
-                                      QStringLiteral("no order %1").arg(request.orderNo)),
-                false};
-    if (owner.value()->userId != request.userId)
-        return {PaymentOutcome::error(Code::OrderNotYours, Layer::Rejected,
-                                      QStringLiteral("the order belongs to another user")),
-                false};
-
-    // L2: the one-time token, compare-and-delete.
-    auto consumed = m_tokens.consume(paymentTokenScope(request.userId, request.orderNo), request.token);
-    if (!consumed.ok()) {
-        if (qint64 heldBack = 0; m_tokenUnavailableLog.admit(m_clock.nowMs(), &heldBack))
-            qCWarning(payonce::lcCore).noquote()
-                << "confirm: L2 could not decide (key store degraded):" << consumed.error().internalMessage
-                << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
-    } else if (!consumed.value()) {
-        return {PaymentOutcome::error(Code::DuplicateRequest, Layer::Token,
-                                      QStringLiteral("this payment token was already used or is unknown")),
-                false};
-    }
-
-    // L3: the order's lock, with a fencing token for the order.
+    if (auto refused = checkOwner(request))
+        return *refused;
+    if (auto refused = spendToken(request))
+        return *refused;
     std::unique_ptr<LockHandle> lock;
-    auto acquired = m_locks.acquire(QStringLiteral("lock:order:") + request.orderNo, m_options.lockTtl,
-                                    request.orderNo);
-    if (!acquired.ok()) {
-        if (qint64 heldBack = 0; m_lockUnavailableLog.admit(m_clock.nowMs(), &heldBack))
-            qCWarning(payonce::lcCore).noquote()
-                << "confirm: L3 unavailable (key store degraded), L4/L5 decide:" << acquired.error().internalMessage
-                << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
-    } else if (!acquired.value()) {
-        PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
-                                                   QStringLiteral("another payment attempt for this order is running"));
-        out.retryAfterSeconds = m_options.retryAfterSeconds;
-        return {out, false};
-    } else {
-        lock = std::move(acquired).value();
-    }
+    if (auto refused = takeLock(request, lock))
+        return *refused;
 
     // One transaction: L4 then L5. `decided` is set when the transaction ends the request
     // (a duplicate, a conflict); the work then rolls back on purpose.
     Prepared prepared;
     prepared.fence = lock ? std::optional<qint64>(qint64(lock->fencingToken())) : std::nullopt;
     std::optional<Execution> decided;
-    const Error rollback = Error::make(ErrorCode::Conflict, QStringLiteral("confirm decided inside the transaction"));
     auto committed = m_payments.inTransaction([&](ConfirmTransaction &tx) -> Result<void> {
         decided.reset();
         prepared.reused = false;
-        auto order = tx.order(request.orderNo);
-        if (!order.ok())
-            return order.error();
-        if (!order.value()) {
-            decided = Execution{PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected,
-                                                      QStringLiteral("no order %1").arg(request.orderNo)),
-                                false};
-            return rollback;
-        }
-        const OrderSnapshot snapshot = *order.value();
-        if (snapshot.userId != request.userId) {
-            decided = Execution{PaymentOutcome::error(Code::OrderNotYours, Layer::Rejected,
-                                                      QStringLiteral("the order belongs to another user")),
-                                false};
-            return rollback;
-        }
-
-        PaymentRecord record{newPaymentNo(),
-                             request.orderNo,
-                             request.channel,
-                             PaymentRecordStatus::Creating,
-                             1,
-                             snapshot.amountFen,
-                             {},
-                             {}};
-        auto inserted = tx.insertRecordIfAbsent(record);
-        if (!inserted.ok())
-            return inserted.error();
-        if (!inserted.value()) {
-            auto existing = tx.record(request.orderNo, request.channel);
-            if (!existing.ok())
-                return existing.error();
-            if (!existing.value())
-                return Error::make(ErrorCode::Busy, QStringLiteral("payment record vanished; run again"));
-            record = *existing.value();
-            if (record.status != PaymentRecordStatus::Failed) {
-                decided = Execution{duplicateOf(record, snapshot.status), true};
-                return rollback;
-            }
-            auto reused = tx.reuseFailedRecord(record.paymentNo);
-            if (!reused.ok())
-                return reused.error();
-            if (!reused.value()) // someone else reused it first: read again, answer duplicate
-                return Error::make(ErrorCode::Busy, QStringLiteral("failed record reused concurrently; run again"));
-            record.status = PaymentRecordStatus::Creating;
-            record.attempt += 1;
-            record.amountFen = snapshot.amountFen;
-            prepared.reused = true;
-        }
-
-        auto moved = tx.transition(request.orderNo, OrderStatus::Pending, OrderStatus::Paying, prepared.fence);
-        if (!moved.ok())
-            return moved.error();
-        switch (moved.value()) {
-        case TransitionOutcome::Transitioned: break;
-        case TransitionOutcome::Lost: {
-            auto now = tx.order(request.orderNo);
-            const OrderStatus status = now.ok() && now.value() ? now.value()->status : snapshot.status;
-            decided = Execution{stateConflict(status), true};
-            return rollback;
-        }
-        case TransitionOutcome::StaleFence: {
-            PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
-                                                       QStringLiteral("a newer payment attempt holds this order"));
-            out.retryAfterSeconds = m_options.retryAfterSeconds;
-            decided = Execution{out, false};
-            return rollback;
-        }
-        case TransitionOutcome::NotFound:
-            decided = Execution{PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected,
-                                                      QStringLiteral("no order %1").arg(request.orderNo)),
-                                false};
-            return rollback;
-        }
-        // A lease we can no longer rely on must not COMMIT (the fence would refuse a late
-        // holder anyway; this stops the on-time one that noticed).
-        if (lock && lock->lost()) {
-            PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
-                                                       QStringLiteral("the order lock was lost; retry"));
-            out.retryAfterSeconds = m_options.retryAfterSeconds;
-            decided = Execution{out, false};
-            return rollback;
-        }
-        prepared.record = record;
-        return {};
+        return prepareInTransaction(tx, request, lock.get(), prepared, decided);
     });
 
     // COMMIT (or rollback) is behind us: only now the lock goes (docs/design.md rule 1).
@@ -351,18 +233,190 @@ ConfirmPipeline::Execution ConfirmPipeline::execute(const ConfirmRequest &reques
     return {callGatewayAndFinish(request, prepared), true};
 }
 
+/// Who may pay: the order must exist and be X-User-Id's.
+std::optional<ConfirmPipeline::Execution> ConfirmPipeline::checkOwner(const ConfirmRequest &request)
+{
+    // Decided before the token is
+    // spent, from columns that never change (a read, not a state decision), so an
+    // unknown or another user's order gets 404 / 403 whatever the key store's state.
+    // The transaction below checks again on the row it locks.
+    auto owner = m_payments.findOrder(request.orderNo);
+    if (!owner.ok())
+        return Execution{serviceUnavailable(owner.error()), false};
+    if (!owner.value())
+        return Execution{PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected,
+                                               QStringLiteral("no order %1").arg(request.orderNo)),
+                         false};
+    if (owner.value()->userId != request.userId)
+        return Execution{PaymentOutcome::error(Code::OrderNotYours, Layer::Rejected,
+                                               QStringLiteral("the order belongs to another user")),
+                         false};
+
+    return std::nullopt;
+}
+
+std::optional<ConfirmPipeline::Execution> ConfirmPipeline::spendToken(const ConfirmRequest &request)
+{
+    // L2: the one-time token, compare-and-delete.
+    auto consumed = m_tokens.consume(paymentTokenScope(request.userId, request.orderNo), request.token);
+    if (!consumed.ok()) {
+        if (qint64 heldBack = 0; m_tokenUnavailableLog.admit(m_clock.nowMs(), &heldBack))
+            qCWarning(payonce::lcCore).noquote()
+                << "confirm: L2 could not decide (key store degraded):" << consumed.error().internalMessage
+                << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
+    } else if (!consumed.value()) {
+        return Execution{PaymentOutcome::error(Code::DuplicateRequest, Layer::Token,
+                                               QStringLiteral("this payment token was already used or is unknown")),
+                         false};
+    }
+
+    return std::nullopt;
+}
+
+std::optional<ConfirmPipeline::Execution> ConfirmPipeline::takeLock(const ConfirmRequest &request,
+                                                                    std::unique_ptr<LockHandle> &lock)
+{
+    // L3: the order's lock, with a fencing token for the order.
+    auto acquired = m_locks.acquire(QStringLiteral("lock:order:") + request.orderNo, m_options.lockTtl,
+                                    request.orderNo);
+    if (!acquired.ok()) {
+        if (qint64 heldBack = 0; m_lockUnavailableLog.admit(m_clock.nowMs(), &heldBack))
+            qCWarning(payonce::lcCore).noquote()
+                << "confirm: L3 unavailable (key store degraded), L4/L5 decide:" << acquired.error().internalMessage
+                << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
+    } else if (!acquired.value()) {
+        PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
+                                                   QStringLiteral("another payment attempt for this order is running"));
+        out.retryAfterSeconds = m_options.retryAfterSeconds;
+        return Execution{out, false};
+    } else {
+        lock = std::move(acquired).value();
+    }
+
+    return std::nullopt;
+}
+
+/// L4 then L5 inside the confirm's transaction: the payment record claimed (or a failed one
+/// reused), the order moved PENDING -> PAYING under the fence. Ends the request through
+/// *decided (and a deliberate rollback) when a layer decides it.
+Result<void> ConfirmPipeline::prepareInTransaction(ConfirmTransaction &tx, const ConfirmRequest &request,
+                                                   LockHandle *lock, Prepared &prepared,
+                                                   std::optional<Execution> &decided)
+{
+    auto order = tx.order(request.orderNo);
+    if (!order.ok())
+        return order.error();
+    if (!order.value()) {
+        decided = Execution{PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected,
+                                                  QStringLiteral("no order %1").arg(request.orderNo)),
+                            false};
+        return decidedInside();
+    }
+    const OrderSnapshot snapshot = *order.value();
+    if (snapshot.userId != request.userId) {
+        decided = Execution{PaymentOutcome::error(Code::OrderNotYours, Layer::Rejected,
+                                                  QStringLiteral("the order belongs to another user")),
+                            false};
+        return decidedInside();
+    }
+
+    PaymentRecord record;
+    if (auto claimed = claimRecord(tx, request, snapshot, record, prepared, decided); !claimed.ok())
+        return claimed;
+    auto moved = tx.transition(request.orderNo, OrderStatus::Pending, OrderStatus::Paying, prepared.fence);
+    if (!moved.ok())
+        return moved.error();
+    switch (moved.value()) {
+    case TransitionOutcome::Transitioned: break;
+    case TransitionOutcome::Lost: {
+        auto now = tx.order(request.orderNo);
+        const OrderStatus status = now.ok() && now.value() ? now.value()->status : snapshot.status;
+        decided = Execution{stateConflict(status), true};
+        return decidedInside();
+    }
+    case TransitionOutcome::StaleFence: {
+        PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
+                                                   QStringLiteral("a newer payment attempt holds this order"));
+        out.retryAfterSeconds = m_options.retryAfterSeconds;
+        decided = Execution{out, false};
+        return decidedInside();
+    }
+    case TransitionOutcome::NotFound:
+        decided = Execution{PaymentOutcome::error(Code::OrderNotFound, Layer::Rejected,
+                                                  QStringLiteral("no order %1").arg(request.orderNo)),
+                            false};
+        return decidedInside();
+    }
+    // A lease we can no longer rely on must not COMMIT (the fence would refuse a late
+    // holder anyway; this stops the on-time one that noticed).
+    if (lock && lock->lost()) {
+        PaymentOutcome out = PaymentOutcome::error(Code::RequestInProgress, Layer::Lock,
+                                                   QStringLiteral("the order lock was lost; retry"));
+        out.retryAfterSeconds = m_options.retryAfterSeconds;
+        decided = Execution{out, false};
+        return decidedInside();
+    }
+    prepared.record = record;
+    return {};
+}
+
+/// L4: a new payment record for the order and channel, or the existing one — a duplicate
+/// unless it failed, which this attempt reuses.
+Result<void> ConfirmPipeline::claimRecord(ConfirmTransaction &tx, const ConfirmRequest &request,
+                                          const OrderSnapshot &snapshot, PaymentRecord &record, Prepared &prepared,
+                                          std::optional<Execution> &decided)
+{
+    record = PaymentRecord{
+        newPaymentNo(), request.orderNo, request.channel, PaymentRecordStatus::Creating, 1, snapshot.amountFen, {}, {}};
+    auto inserted = tx.insertRecordIfAbsent(record);
+    if (!inserted.ok())
+        return inserted.error();
+    if (!inserted.value()) {
+        auto existing = tx.record(request.orderNo, request.channel);
+        if (!existing.ok())
+            return existing.error();
+        if (!existing.value())
+            return Error::make(ErrorCode::Busy, QStringLiteral("payment record vanished; run again"));
+        record = *existing.value();
+        if (record.status != PaymentRecordStatus::Failed) {
+            decided = Execution{duplicateOf(record, snapshot.status), true};
+            return decidedInside();
+        }
+        auto reused = tx.reuseFailedRecord(record.paymentNo);
+        if (!reused.ok())
+            return reused.error();
+        if (!reused.value()) // someone else reused it first: read again, answer duplicate
+            return Error::make(ErrorCode::Busy, QStringLiteral("failed record reused concurrently; run again"));
+        record.status = PaymentRecordStatus::Creating;
+        record.attempt += 1;
+        record.amountFen = snapshot.amountFen;
+        prepared.reused = true;
+    }
+    return {};
+}
+
 PaymentOutcome ConfirmPipeline::callGatewayAndFinish(const ConfirmRequest &request, const Prepared &prepared)
 {
     PaymentRecord record = prepared.record;
-    PaymentGateway *gateway = m_gateways ? m_gateways(request.channel) : nullptr;
+    auto codeUrl = obtainCodeUrl(request, record, prepared.reused);
+    if (codeUrl.ok())
+        return paymentCreated(record, codeUrl.value());
+    return gatewayFailed(record, codeUrl.error(), prepared.fence);
+}
 
+/// The trade's code_url: from the platform's query when an earlier attempt reached it,
+/// otherwise created (under a new out_trade_no when the platform closed the old one). The
+/// record's payment_no is the one the platform knows afterwards.
+Result<QString> ConfirmPipeline::obtainCodeUrl(const ConfirmRequest &request, PaymentRecord &record, bool reused)
+{
+    PaymentGateway *gateway = m_gateways ? m_gateways(request.channel) : nullptr;
     std::optional<QString> codeUrl;
     Error failure = Error::make(ErrorCode::Misconfigured,
                                 QStringLiteral("no gateway for %1").arg(channelName(request.channel)),
                                 QStringLiteral("payment channel not available"));
     if (gateway) {
         bool create = true;
-        if (prepared.reused) {
+        if (reused) {
             // The earlier attempt may have reached the platform: ask before creating again.
             auto trade = gateway->query(record.paymentNo);
             if (!trade.ok()) {
@@ -405,35 +459,45 @@ PaymentOutcome ConfirmPipeline::callGatewayAndFinish(const ConfirmRequest &reque
         }
     }
 
-    if (codeUrl) {
-        auto stored = m_payments.inTransaction([&](ConfirmTransaction &tx) -> Result<void> {
-            auto marked = tx.markRecordPending(record.paymentNo, *codeUrl);
-            if (!marked.ok())
-                return marked.error();
-            return {};
-        });
-        if (!stored.ok()) {
-            // The order is PAYING and the platform has the trade: the code_url is real.
-            // The record stays `creating`; the patrol's query settles it.
-            qCWarning(payonce::lcCore) << "confirm: code_url not stored for" << record.paymentNo << ":"
-                                       << stored.error().internalMessage;
-        }
-        return PaymentOutcome::success(Code::Created, Layer::None,
-                                       QJsonObject{{QStringLiteral("order_no"), record.orderNo},
-                                                   {QStringLiteral("payment_no"), record.paymentNo},
-                                                   {QStringLiteral("status"), orderStatusName(OrderStatus::Paying)},
-                                                   {QStringLiteral("code_url"), *codeUrl},
-                                                   {QStringLiteral("duplicate"), false}});
-    }
+    if (codeUrl)
+        return *codeUrl;
+    return failure;
+}
 
-    // The gateway failed (or the breaker is open): the order goes back to PENDING so that
-    // a later confirm (new token, new key) can reuse the record.
+/// The platform has the trade: the record is pending with its code_url, the answer 201.
+PaymentOutcome ConfirmPipeline::paymentCreated(const PaymentRecord &record, const QString &codeUrl)
+{
+    auto stored = m_payments.inTransaction([&](ConfirmTransaction &tx) -> Result<void> {
+        auto marked = tx.markRecordPending(record.paymentNo, codeUrl);
+        if (!marked.ok())
+            return marked.error();
+        return {};
+    });
+    if (!stored.ok()) {
+        // The order is PAYING and the platform has the trade: the code_url is real.
+        // The record stays `creating`; the patrol's query settles it.
+        qCWarning(payonce::lcCore) << "confirm: code_url not stored for" << record.paymentNo << ":"
+                                   << stored.error().internalMessage;
+    }
+    return PaymentOutcome::success(Code::Created, Layer::None,
+                                   QJsonObject{{QStringLiteral("order_no"), record.orderNo},
+                                               {QStringLiteral("payment_no"), record.paymentNo},
+                                               {QStringLiteral("status"), orderStatusName(OrderStatus::Paying)},
+                                               {QStringLiteral("code_url"), codeUrl},
+                                               {QStringLiteral("duplicate"), false}});
+}
+
+/// The gateway failed (or the breaker is open): the order goes back to PENDING so that a
+/// later confirm (new token, new key) can reuse the record.
+PaymentOutcome ConfirmPipeline::gatewayFailed(const PaymentRecord &record, const Error &failure,
+                                              std::optional<qint64> fence)
+{
     qCInfo(payonce::lcCore) << "confirm: gateway failed for" << record.paymentNo << ":" << failure.internalMessage;
     auto reverted = m_payments.inTransaction([&](ConfirmTransaction &tx) -> Result<void> {
         auto failed = tx.markRecordFailed(record.paymentNo, failure.internalMessage.left(500));
         if (!failed.ok())
             return failed.error();
-        auto moved = tx.transition(record.orderNo, OrderStatus::Paying, OrderStatus::Pending, prepared.fence);
+        auto moved = tx.transition(record.orderNo, OrderStatus::Paying, OrderStatus::Pending, fence);
         if (!moved.ok())
             return moved.error();
         if (moved.value() != TransitionOutcome::Transitioned)

@@ -2,6 +2,7 @@
 
 #include "core/common/channel.h"
 #include "core/common/logthrottle.h"
+#include "core/common/result.h"
 #include "core/confirm/paymentoutcome.h"
 
 #include <QByteArray>
@@ -16,12 +17,16 @@
 namespace payonce::core {
 
 class Clock;
+class ConfirmTransaction;
 class DistributedLock;
 class IdempotencyCache;
 class IdempotencyStore;
 class InFlightHeartbeat;
+class LockHandle;
 class PaymentGateway;
 class PaymentStore;
+struct OrderSnapshot;
+struct PaymentRecord;
 class TokenStore;
 
 /// A confirm as the route decoded it (headers X-User-Id and Idempotency-Key, body
@@ -96,7 +101,18 @@ private:
     struct Execution;
     struct Prepared;
     Execution execute(const ConfirmRequest &request);
+    // The layers before the transaction: each a refusal, or nullopt to go on.
+    std::optional<Execution> checkOwner(const ConfirmRequest &request);
+    std::optional<Execution> spendToken(const ConfirmRequest &request);
+    std::optional<Execution> takeLock(const ConfirmRequest &request, std::unique_ptr<LockHandle> &lock);
+    Result<void> prepareInTransaction(ConfirmTransaction &tx, const ConfirmRequest &request, LockHandle *lock,
+                                      Prepared &prepared, std::optional<Execution> &decided);
+    Result<void> claimRecord(ConfirmTransaction &tx, const ConfirmRequest &request, const OrderSnapshot &snapshot,
+                             PaymentRecord &record, Prepared &prepared, std::optional<Execution> &decided);
     PaymentOutcome callGatewayAndFinish(const ConfirmRequest &request, const Prepared &prepared);
+    Result<QString> obtainCodeUrl(const ConfirmRequest &request, PaymentRecord &record, bool reused);
+    PaymentOutcome paymentCreated(const PaymentRecord &record, const QString &codeUrl);
+    PaymentOutcome gatewayFailed(const PaymentRecord &record, const Error &failure, std::optional<qint64> fence);
 
     IdempotencyStore &m_idempotency;
     IdempotencyCache *m_cache;

@@ -57,6 +57,57 @@ Error notFound(qint64 id)
     return Error::make(ErrorCode::NotFound, QStringLiteral("no compensation %1").arg(id));
 }
 
+/// What approving the compensation does, by kind: its result for the row and the audit.
+Result<QJsonObject> carryOut(CompensationTransaction &tx, const Compensation &before, qint64 nowMs)
+{
+    const qint64 id = before.id;
+    QJsonObject result;
+    switch (before.kind) {
+    case CompensationKind::FreezeCoupon: {
+        auto frozen = tx.freezeExtraCoupons(before.orderNo, nowMs);
+        if (!frozen)
+            return frozen.error();
+        QJsonArray ids;
+        for (qint64 couponId : frozen.value())
+            ids.append(couponId);
+        result.insert(QStringLiteral("frozen_coupon_ids"), ids);
+        break;
+    }
+    case CompensationKind::ReversePoints: {
+        auto reversed = tx.reverseExtraPoints(before.orderNo, QStringLiteral("reversal:%1").arg(id), nowMs);
+        if (!reversed)
+            return reversed.error();
+        result.insert(QStringLiteral("points_delta"), reversed.value());
+        break;
+    }
+    case CompensationKind::RestoreStock: {
+        auto restored = tx.restoreExtraStock(before.orderNo, QStringLiteral("reversal:%1").arg(id), nowMs);
+        if (!restored)
+            return restored.error();
+        result = restored.value();
+        break;
+    }
+    case CompensationKind::Refund: {
+        // Recorded here, in the approval's transaction; the platform is asked after
+        // COMMIT (RefundService::submit), under the compensation's refund number.
+        auto refund = tx.requestRefund(before, nowMs);
+        if (!refund)
+            return refund.error();
+        const RefundRecord &r = refund.value();
+        result.insert(QStringLiteral("refund_no"), r.refundNo);
+        result.insert(QStringLiteral("pay_no"), r.payNo);
+        result.insert(QStringLiteral("channel"), channelName(r.channel));
+        result.insert(QStringLiteral("amount_fen"), r.amountFen);
+        result.insert(QStringLiteral("own_payment"), r.ownPayment);
+        result.insert(QStringLiteral("partial"), r.partial);
+        if (!r.items.isEmpty())
+            result.insert(QStringLiteral("items"), refundItemsObject(r.items));
+        break;
+    }
+    }
+    return result;
+}
+
 } // namespace
 
 Result<ProposeOutcome> CompensationService::propose(const CompensationProposal &proposal, qint64 nowMs)
@@ -169,22 +220,8 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
                                  nowMs);
         if (!decided)
             return decided.error();
-        if (!decided.value()) {
-            // Somebody decided first: the same decision again is a no-op, the other one a conflict.
-            auto now = tx.find(id);
-            if (!now)
-                return now.error();
-            if (!now.value())
-                return notFound(id);
-            outcome.compensation = *now.value();
-            const QString &status = outcome.compensation.status;
-            const bool same = approve ? status != QStringLiteral("rejected") : status == QStringLiteral("rejected");
-            if (!same) {
-                return Error::make(ErrorCode::Conflict,
-                                   QStringLiteral("compensation %1 is already %2").arg(id).arg(status));
-            }
-            return {};
-        }
+        if (!decided.value())
+            return sameDecisionAgain(tx, id, approve, outcome);
         auto decidedAudit = m_audit.append(
             {actor,
              approve ? QStringLiteral("compensation.approve") : QStringLiteral("compensation.reject"),
@@ -197,66 +234,8 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
             return decidedAudit.error();
         outcome.decidedNow = true;
         if (approve) {
-            QJsonObject result;
-            switch (before.kind) {
-            case CompensationKind::FreezeCoupon: {
-                auto frozen = tx.freezeExtraCoupons(before.orderNo, nowMs);
-                if (!frozen)
-                    return frozen.error();
-                QJsonArray ids;
-                for (qint64 couponId : frozen.value())
-                    ids.append(couponId);
-                result.insert(QStringLiteral("frozen_coupon_ids"), ids);
-                break;
-            }
-            case CompensationKind::ReversePoints: {
-                auto reversed = tx.reverseExtraPoints(before.orderNo, QStringLiteral("reversal:%1").arg(id), nowMs);
-                if (!reversed)
-                    return reversed.error();
-                result.insert(QStringLiteral("points_delta"), reversed.value());
-                break;
-            }
-            case CompensationKind::RestoreStock: {
-                auto restored = tx.restoreExtraStock(before.orderNo, QStringLiteral("reversal:%1").arg(id), nowMs);
-                if (!restored)
-                    return restored.error();
-                result = restored.value();
-                break;
-            }
-            case CompensationKind::Refund: {
-                // Recorded here, in the approval's transaction; the platform is asked after
-                // COMMIT (RefundService::submit), under the compensation's refund number.
-                auto refund = tx.requestRefund(before, nowMs);
-                if (!refund)
-                    return refund.error();
-                const RefundRecord &r = refund.value();
-                result.insert(QStringLiteral("refund_no"), r.refundNo);
-                result.insert(QStringLiteral("pay_no"), r.payNo);
-                result.insert(QStringLiteral("channel"), channelName(r.channel));
-                result.insert(QStringLiteral("amount_fen"), r.amountFen);
-                result.insert(QStringLiteral("own_payment"), r.ownPayment);
-                result.insert(QStringLiteral("partial"), r.partial);
-                if (!r.items.isEmpty())
-                    result.insert(QStringLiteral("items"), refundItemsObject(r.items));
-                break;
-            }
-            }
-            auto executed = tx.markExecuted(id, result, nowMs);
-            if (!executed)
+            if (auto executed = executeApproved(tx, before, actor, reason, nowMs); !executed)
                 return executed.error();
-            if (!executed.value())
-                return Error::make(ErrorCode::Conflict, QStringLiteral("compensation %1 left approved").arg(id));
-            auto executedAudit = m_audit.append(
-                {actor,
-                 QStringLiteral("compensation.execute"),
-                 target(id),
-                 QStringLiteral("{\"status\":\"approved\"}"),
-                 compact(QJsonObject{{QStringLiteral("status"), QStringLiteral("executed")},
-                                     {QStringLiteral("result"), result}}),
-                 reason,
-                 {}});
-            if (!executedAudit)
-                return executedAudit.error();
         }
         auto after = tx.find(id);
         if (!after)
@@ -275,6 +254,53 @@ Result<DecisionOutcome> CompensationService::decide(qint64 id, bool approve, con
             publish(streamevent::CompensationDecided, outcome.compensation, QStringLiteral("executed"), actor, reason);
     }
     return outcome;
+}
+
+/// Somebody decided first: the same decision again is a no-op (outcome holds the row), the
+/// other one a conflict.
+Result<void> CompensationService::sameDecisionAgain(CompensationTransaction &tx, qint64 id, bool approve,
+                                                    DecisionOutcome &outcome)
+{
+    auto now = tx.find(id);
+    if (!now)
+        return now.error();
+    if (!now.value())
+        return notFound(id);
+    outcome.compensation = *now.value();
+    const QString &status = outcome.compensation.status;
+    const bool same = approve ? status != QStringLiteral("rejected") : status == QStringLiteral("rejected");
+    if (!same) {
+        return Error::make(ErrorCode::Conflict, QStringLiteral("compensation %1 is already %2").arg(id).arg(status));
+    }
+    return {};
+}
+
+/// An approval carried out in its own transaction: the kind's effect, the row executed with
+/// its result, audited.
+Result<void> CompensationService::executeApproved(CompensationTransaction &tx, const Compensation &before,
+                                                  const QString &actor, const QString &reason, qint64 nowMs)
+{
+    const qint64 id = before.id;
+    auto carried = carryOut(tx, before, nowMs);
+    if (!carried)
+        return carried.error();
+    const QJsonObject result = carried.value();
+    auto executed = tx.markExecuted(id, result, nowMs);
+    if (!executed)
+        return executed.error();
+    if (!executed.value())
+        return Error::make(ErrorCode::Conflict, QStringLiteral("compensation %1 left approved").arg(id));
+    auto executedAudit = m_audit.append({actor,
+                                         QStringLiteral("compensation.execute"),
+                                         target(id),
+                                         QStringLiteral("{\"status\":\"approved\"}"),
+                                         compact(QJsonObject{{QStringLiteral("status"), QStringLiteral("executed")},
+                                                             {QStringLiteral("result"), result}}),
+                                         reason,
+                                         {}});
+    if (!executedAudit)
+        return executedAudit.error();
+    return {};
 }
 
 } // namespace payonce::core

@@ -44,6 +44,9 @@ public:
 
 private:
     Result<DecisionOutcome> decide(qint64 id, bool approve, const QString &actor, const QString &reason, qint64 nowMs);
+    Result<void> sameDecisionAgain(CompensationTransaction &tx, qint64 id, bool approve, DecisionOutcome &outcome);
+    Result<void> executeApproved(CompensationTransaction &tx, const Compensation &before, const QString &actor,
+                                 const QString &reason, qint64 nowMs);
 
     void publish(const QString &kind, const Compensation &c, const QString &value, const QString &actor,
                  const QString &reason) const;

@@ -1,4 +1,5 @@
 #include "core/settlement/patrol.h"
+#include "core/settlement/stuckpaying_p.h"
 
 #include "core/callback/callbackpipeline.h"
 #include "core/confirm/paymentrecord.h"
@@ -96,11 +97,6 @@ Check check(const PaidOrderEffects &order)
     if (!stockDiffs.isEmpty())
         out.evidence.insert(QStringLiteral("stock"), stockDiffs);
     return out;
-}
-
-QString compact(const QJsonObject &object)
-{
-    return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
 }
 
 QString joinIds(const QList<qint64> &ids)
@@ -253,164 +249,16 @@ Result<void> Patrol::checkStuckPaying(qint64 nowMs, bool acceptOnly, QList<Store
 
 QJsonObject Patrol::settleStuckOrder(const StuckPayingOrder &order, bool acceptOnly, qint64 nowMs)
 {
-    QJsonArray attempts;
-    QJsonArray renumberedJson;
-    auto verdict = [&](const QString &action, const QString &why) {
-        return QJsonObject{{QStringLiteral("action"), action},
-                           {QStringLiteral("why"), why},
-                           {QStringLiteral("attempts"), attempts},
-                           {QStringLiteral("renumbered"), renumberedJson}};
-    };
-    for (const StuckPayingOrder::Attempt &attempt : order.attempts) {
-        attempts.append(QJsonObject{{QStringLiteral("payment_no"), attempt.paymentNo},
-                                    {QStringLiteral("channel"), channelName(attempt.channel)},
-                                    {QStringLiteral("record_status"), attempt.status}});
-    }
+    StuckPayingSettlement settlement(order, m_settlement, m_store, nowMs);
     if (!m_settlement.gateways || !m_settlement.callbacks)
-        return verdict(QStringLiteral("left"), QStringLiteral("this patrol has no gateways to ask"));
+        return settlement.verdict(QStringLiteral("left"), QStringLiteral("this patrol has no gateways to ask"));
     if (acceptOnly)
-        return verdict(QStringLiteral("left"), QStringLiteral("callbacks are in accept-only mode"));
+        return settlement.verdict(QStringLiteral("left"), QStringLiteral("callbacks are in accept-only mode"));
     // Nothing to ask about: usually the order was paid between the two reads; otherwise an
     // inconsistency an operator must look at — never a reason to revert blindly.
     if (order.attempts.isEmpty())
-        return verdict(QStringLiteral("left"), QStringLiteral("no open payment attempt for this order"));
-
-    // Settles a payment the platform confirmed, through the callback path's transaction.
-    auto finish = [&](const StuckPayingOrder::Attempt &attempt, const GatewayTrade &trade) {
-        // Audited in the transaction that makes the order PAID: both or neither.
-        SettledInTransaction audit;
-        if (m_settlement.audit) {
-            audit = [&](const CallbackOutcome &settled) -> Result<void> {
-                if (settled.note != QLatin1String("processed"))
-                    return {};
-                auto audited = m_settlement.audit->append(
-                    {QStringLiteral("system:patrol"), QStringLiteral("patrol.finish_paying"),
-                     QStringLiteral("order:") + order.orderNo,
-                     compact({{QStringLiteral("status"), QStringLiteral("PAYING")}}),
-                     compact({{QStringLiteral("status"), QStringLiteral("PAID")},
-                              {QStringLiteral("pay_no"), trade.payNo},
-                              {QStringLiteral("payment_no"), attempt.paymentNo},
-                              {QStringLiteral("channel"), channelName(attempt.channel)}}),
-                     QStringLiteral("PAYING for %1 s; the platform's query says paid")
-                         .arg((nowMs - order.payingSinceMs) / 1000),
-                     QString()});
-                if (!audited)
-                    return audited.error();
-                return {};
-            };
-        }
-        const CallbackOutcome outcome = m_settlement.callbacks->settleConfirmed(
-            confirmedByQuery(attempt.channel, attempt.paymentNo, trade), audit);
-        QJsonObject out = verdict(QString(), outcome.message);
-        out.insert(QStringLiteral("pay_no"), trade.payNo);
-        out.insert(QStringLiteral("outcome"), outcome.note);
-        out.insert(QStringLiteral("layer"), layerName(outcome.layer));
-        if (!outcome.success()) {
-            out.insert(QStringLiteral("action"), QStringLiteral("left"));
-            return out;
-        }
-        if (CallbackWorker::leavesTheRowAccepted(outcome)) {
-            // Acknowledged behind a durable log row without being settled (its lock is held
-            // elsewhere, or was lost): the callback worker or the next run finishes it.
-            out.insert(QStringLiteral("action"), QStringLiteral("left"));
-            out.insert(QStringLiteral("why"), QStringLiteral("the platform's query says paid; the log row is durable, "
-                                                             "settling it waits for its lock (%1)")
-                                                  .arg(outcome.note));
-            return out;
-        }
-        // "processed": this call made the order PAID; anything else means another path
-        // (the late callback, another agent's patrol) settled it a moment earlier.
-        const bool byUs = outcome.note == QLatin1String("processed");
-        out.insert(QStringLiteral("action"), byUs ? QStringLiteral("finished") : QStringLiteral("settled_elsewhere"));
-        out.insert(QStringLiteral("why"), QStringLiteral("the platform's query says paid"));
-        return out;
-    };
-
-    struct OpenTrade {
-        const StuckPayingOrder::Attempt *attempt;
-        PaymentGateway *gateway;
-    };
-    QList<OpenTrade> open;
-    QString unclear;
-    for (qsizetype i = 0; i < order.attempts.size(); ++i) {
-        const StuckPayingOrder::Attempt &attempt = order.attempts.at(i);
-        QJsonObject seen = attempts.at(i).toObject();
-        PaymentGateway *gateway = m_settlement.gateways(attempt.channel);
-        auto trade = gateway
-                         ? gateway->query(attempt.paymentNo)
-                         : Result<GatewayTrade>(Error::make(ErrorCode::Misconfigured, QStringLiteral("no gateway")));
-        if (!trade) {
-            seen.insert(QStringLiteral("gateway_state"), QStringLiteral("unknown"));
-            seen.insert(QStringLiteral("error"), trade.error().internalMessage);
-            attempts.replace(i, seen);
-            unclear = QStringLiteral("the %1 query failed: %2")
-                          .arg(channelName(attempt.channel), trade.error().internalMessage);
-            continue;
-        }
-        seen.insert(QStringLiteral("gateway_state"), tradeStateName(trade.value().state));
-        attempts.replace(i, seen);
-        switch (trade.value().state) {
-        case GatewayTradeState::Paid: return finish(attempt, trade.value());
-        case GatewayTradeState::Refunded:
-            unclear = QStringLiteral("%1 says refunded while the order is PAYING").arg(channelName(attempt.channel));
-            break;
-        case GatewayTradeState::NotFound:
-        case GatewayTradeState::NotPaid:
-        case GatewayTradeState::Closed: open.append({&attempt, gateway}); break;
-        }
-    }
-    if (!unclear.isEmpty())
-        return verdict(QStringLiteral("left"), unclear);
-
-    // Paid nowhere. Close every trade before the order reverts, so nothing can be paid
-    // for it afterwards; a close refused because the trade was paid meanwhile settles it.
-    QList<QPair<QString, QString>> renumbered;
-    for (const OpenTrade &trade : open) {
-        const QString &paymentNo = trade.attempt->paymentNo;
-        auto closed = trade.gateway->close(paymentNo);
-        if (!closed) {
-            if (closed.error().code == ErrorCode::Conflict) {
-                auto again = trade.gateway->query(paymentNo);
-                if (again && again.value().state == GatewayTradeState::Paid)
-                    return finish(*trade.attempt, again.value());
-            }
-            return verdict(QStringLiteral("left"),
-                           QStringLiteral("closing %1 at %2 failed: %3")
-                               .arg(paymentNo, channelName(trade.attempt->channel), closed.error().internalMessage));
-        }
-        renumbered.append({paymentNo, newPaymentNo()});
-        renumberedJson.append(
-            QJsonObject{{QStringLiteral("from"), paymentNo}, {QStringLiteral("to"), renumbered.last().second}});
-    }
-    const QString why = QStringLiteral("not paid after %1 s in PAYING; closed at the platform by the patrol")
-                            .arg((nowMs - order.payingSinceMs) / 1000);
-    // Audited in the revert's own transaction: both or neither.
-    InTransaction audit;
-    if (m_settlement.audit) {
-        audit = [&]() -> Result<void> {
-            QJsonArray before;
-            for (const auto &[from, to] : renumbered)
-                before.append(from);
-            auto audited = m_settlement.audit->append({QStringLiteral("system:patrol"),
-                                                       QStringLiteral("patrol.revert_paying"),
-                                                       QStringLiteral("order:") + order.orderNo,
-                                                       compact({{QStringLiteral("status"), QStringLiteral("PAYING")},
-                                                                {QStringLiteral("payment_nos"), before}}),
-                                                       compact({{QStringLiteral("status"), QStringLiteral("PENDING")},
-                                                                {QStringLiteral("renumbered"), renumberedJson}}),
-                                                       why, QString()});
-            if (!audited)
-                return audited.error();
-            return {};
-        };
-    }
-    auto reverted = m_store.revertPaying(order.orderNo, renumbered, why, nowMs, audit);
-    if (!reverted)
-        return verdict(QStringLiteral("left"),
-                       QStringLiteral("revert failed: %1").arg(reverted.error().internalMessage));
-    if (!reverted.value())
-        return verdict(QStringLiteral("left"), QStringLiteral("the order moved on while the patrol asked"));
-    return verdict(QStringLiteral("reverted"), why);
+        return settlement.verdict(QStringLiteral("left"), QStringLiteral("no open payment attempt for this order"));
+    return settlement.run();
 }
 
 Result<void> Patrol::checkPaymentAnomalies(qint64 nowMs, QList<StoredFinding> &found)

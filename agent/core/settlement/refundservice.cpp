@@ -85,60 +85,71 @@ Result<RefundRecord> RefundService::submit(const QString &refundNo)
     request.notifyUrl = refund.channel == Channel::WeChat ? m_options.notifyUrlWeChat : m_options.notifyUrlAlipay;
     auto answer = gateway->refund(request);
     const qint64 now = m_clock.nowMs();
-    if (!answer) {
-        const Error &error = answer.error();
-        if (outcomeUnknown(error)) {
-            // Maybe made, maybe not: the same refund number later is safe either way.
-            if (auto noted = m_store.recordAttempt(refundNo, false, {}, error.internalMessage, now); !noted)
-                return noted.error();
-        } else if (auto failed = applyFailure(refund,
-                                              QStringLiteral("refused by the platform: %1").arg(error.internalMessage));
-                   !failed) {
-            return failed.error();
-        }
-    } else {
-        const GatewayRefund &made = answer.value();
-        switch (made.state) {
-        case GatewayRefundState::Processing:
-        case GatewayRefundState::Success:
-            if (auto noted = m_store.recordAttempt(refundNo, true, made.refundId, {}, now); !noted)
-                return noted.error();
-            if (made.state == GatewayRefundState::Success) {
-                auto settled = m_store.settleSucceeded(
-                    refundNo, made.refundId, kActor, QStringLiteral("the platform answered the refund: success"), now);
-                if (!settled)
-                    return settled.error();
-            }
-            break;
-        case GatewayRefundState::Closed:
-            if (auto failed = applyFailure(refund,
-                                           QStringLiteral("the platform answered %1").arg(stateName(made.state)));
-                !failed)
-                return failed.error();
-            break;
-        case GatewayRefundState::Abnormal:
-            // Accepted, then stuck at the platform: it stays open for SUCCESS or CLOSED.
-            if (auto noted = m_store.recordAttempt(refundNo, true, made.refundId, {}, now); !noted)
-                return noted.error();
-            if (auto abnormal = m_store.noteAbnormal(refundNo, QStringLiteral("the platform answered abnormal"), kActor,
-                                                     now);
-                !abnormal)
-                return abnormal.error();
-            break;
-        case GatewayRefundState::NotFound:
-            if (auto noted = m_store.recordAttempt(refundNo, false, {},
-                                                   QStringLiteral("the platform answered not_found"), now);
-                !noted)
-                return noted.error();
-            break;
-        }
-    }
+    if (auto recorded = answer ? recordMade(refund, answer.value(), now) : recordRefusal(refund, answer.error(), now);
+        !recorded)
+        return recorded.error();
     auto after = m_store.find(refundNo);
     if (!after)
         return after.error();
     if (!after.value())
         return unknownRefund(refundNo);
     return *after.value();
+}
+
+/// The platform did not make the refund: unknown (sent again later) or refused (failed).
+Result<void> RefundService::recordRefusal(const RefundRecord &refund, const Error &error, qint64 now)
+{
+    const QString &refundNo = refund.refundNo;
+    if (outcomeUnknown(error)) {
+        // Maybe made, maybe not: the same refund number later is safe either way.
+        if (auto noted = m_store.recordAttempt(refundNo, false, {}, error.internalMessage, now); !noted)
+            return noted.error();
+    } else if (auto failed = applyFailure(refund,
+                                          QStringLiteral("refused by the platform: %1").arg(error.internalMessage));
+               !failed) {
+        return failed.error();
+    }
+    return {};
+}
+
+/// The platform's answer to a refund it took: processing, settled, closed, abnormal or unknown to it.
+Result<void> RefundService::recordMade(const RefundRecord &refund, const GatewayRefund &made, qint64 now)
+{
+    const QString &refundNo = refund.refundNo;
+    switch (made.state) {
+    case GatewayRefundState::Processing:
+    case GatewayRefundState::Success:
+        if (auto noted = m_store.recordAttempt(refundNo, true, made.refundId, {}, now); !noted)
+            return noted.error();
+        if (made.state == GatewayRefundState::Success) {
+            auto settled = m_store.settleSucceeded(refundNo, made.refundId, kActor,
+                                                   QStringLiteral("the platform answered the refund: success"), now);
+            if (!settled)
+                return settled.error();
+        }
+        break;
+    case GatewayRefundState::Closed:
+        if (auto failed = applyFailure(refund, QStringLiteral("the platform answered %1").arg(stateName(made.state)));
+            !failed)
+            return failed.error();
+        break;
+    case GatewayRefundState::Abnormal:
+        // Accepted, then stuck at the platform: it stays open for SUCCESS or CLOSED.
+        if (auto noted = m_store.recordAttempt(refundNo, true, made.refundId, {}, now); !noted)
+            return noted.error();
+        if (auto abnormal = m_store.noteAbnormal(refundNo, QStringLiteral("the platform answered abnormal"), kActor,
+                                                 now);
+            !abnormal)
+            return abnormal.error();
+        break;
+    case GatewayRefundState::NotFound:
+        if (auto noted = m_store.recordAttempt(refundNo, false, {}, QStringLiteral("the platform answered not_found"),
+                                               now);
+            !noted)
+            return noted.error();
+        break;
+    }
+    return {};
 }
 
 Result<RefundSettlement> RefundService::settle(const RefundNotification &n)

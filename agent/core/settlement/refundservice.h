@@ -10,6 +10,7 @@ namespace payonce::core {
 
 class Clock;
 class PaymentGateway;
+struct GatewayRefund;
 
 struct RefundServiceOptions {
     QString notifyUrlWeChat; ///< where the platform sends the refund's notification
@@ -52,6 +53,8 @@ public:
     Result<FollowUpReport> followUp(qint64 updatedBeforeMs, int limit = 100);
 
 private:
+    Result<void> recordRefusal(const RefundRecord &refund, const Error &error, qint64 now);
+    Result<void> recordMade(const RefundRecord &refund, const GatewayRefund &made, qint64 now);
     Result<RefundSettlement> applyFailure(const RefundRecord &refund, const QString &why);
 
     RefundStore &m_store;
