@@ -223,19 +223,9 @@ core::Result<void> createOwnerOnly(const QString &path)
                                                      .arg(path, QString::fromLocal8Bit(std::strerror(errno))));
 }
 
-} // namespace
-
-core::Result<void> Database::openConnection(Session &session)
+/// The driver's connection settings for url (SQLite: the file, created owner-only).
+core::Result<void> configure(QSqlDatabase &db, const config::DatabaseUrl &url, int timeoutSeconds)
 {
-    const auto &url = m_options.url;
-    const QString driver = driverFor(url.dialect);
-    if (!QSqlDatabase::isDriverAvailable(driver)) {
-        return Error::make(ErrorCode::Misconfigured,
-                           QStringLiteral("the Qt Sql driver %1 is not installed (Debian package %2)")
-                               .arg(driver, packageFor(url.dialect)));
-    }
-    QSqlDatabase db = QSqlDatabase::addDatabase(driver, session.m_connectionName);
-    const int timeoutSeconds = std::max(2, (m_options.connectTimeoutMs + 999) / 1000);
     switch (url.dialect) {
     case Dialect::Sqlite: {
         const QFileInfo file(url.sqlitePath);
@@ -276,21 +266,27 @@ core::Result<void> Database::openConnection(Session &session)
                                  .arg(std::max(30, timeoutSeconds)));
         break;
     }
-    session.m_db = db;
-    if (!db.open()) {
-        const QSqlError error = db.lastError();
-        const QString where = url.dialect == Dialect::Sqlite ? url.sqlitePath
-                                                             : QStringLiteral("%1:%2").arg(url.host).arg(url.port);
-        const QString what =
-            QStringLiteral("cannot connect to %1 at %2").arg(config::DatabaseUrl::dialectName(url.dialect), where);
-        Error mapped = toCoreError(url.dialect, error, what);
-        if (mapped.code != ErrorCode::Misconfigured)
-            mapped.code = ErrorCode::Unavailable;
-        return mapped;
-    }
+    return {};
+}
 
+/// A failed open: Unavailable (the server may come back), unless the settings are wrong.
+Error openFailure(const config::DatabaseUrl &url, const QSqlError &error)
+{
+    const QString where = url.dialect == Dialect::Sqlite ? url.sqlitePath
+                                                         : QStringLiteral("%1:%2").arg(url.host).arg(url.port);
+    const QString what =
+        QStringLiteral("cannot connect to %1 at %2").arg(config::DatabaseUrl::dialectName(url.dialect), where);
+    Error mapped = toCoreError(url.dialect, error, what);
+    if (mapped.code != ErrorCode::Misconfigured)
+        mapped.code = ErrorCode::Unavailable;
+    return mapped;
+}
+
+/// Each connection's session settings, run once it is open.
+QStringList sessionSetup(Dialect dialect)
+{
     QStringList setup;
-    switch (url.dialect) {
+    switch (dialect) {
     case Dialect::Sqlite:
         // synchronous=FULL: in WAL mode NORMAL may lose the last commits on power loss, and
         // a lost `accepted` row that already earned SUCCESS is a payment the platform will
@@ -300,7 +296,7 @@ core::Result<void> Database::openConnection(Session &session)
         // (docs/design.md, "Memory").
         setup = {QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("PRAGMA synchronous=FULL"),
                  QStringLiteral("PRAGMA foreign_keys=ON"),
-                 QStringLiteral("PRAGMA cache_size=-%1").arg(kSqlitePageCacheKiB)};
+                 QStringLiteral("PRAGMA cache_size=-%1").arg(Database::kSqlitePageCacheKiB)};
         break;
     case Dialect::PostgreSql:
         // client_min_messages: libpq prints NOTICEs ("relation … already exists, skipping")
@@ -313,12 +309,33 @@ core::Result<void> Database::openConnection(Session &session)
         // MariaDB defaults to REPEATABLE READ, where SELECT-then-UPDATE races were
         // measured here; payonce runs READ COMMITTED everywhere (docs/design.md, Storage).
         setup = {QStringLiteral("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"),
-                 QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(kLockWaitTimeoutSeconds),
+                 QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(Database::kLockWaitTimeoutSeconds),
                  QStringLiteral("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'"),
                  QStringLiteral("SET time_zone = '+00:00'")};
         break;
     }
-    for (const QString &statement : setup) {
+    return setup;
+}
+
+} // namespace
+
+core::Result<void> Database::openConnection(Session &session)
+{
+    const auto &url = m_options.url;
+    const QString driver = driverFor(url.dialect);
+    if (!QSqlDatabase::isDriverAvailable(driver)) {
+        return Error::make(ErrorCode::Misconfigured,
+                           QStringLiteral("the Qt Sql driver %1 is not installed (Debian package %2)")
+                               .arg(driver, packageFor(url.dialect)));
+    }
+    QSqlDatabase db = QSqlDatabase::addDatabase(driver, session.m_connectionName);
+    const int timeoutSeconds = std::max(2, (m_options.connectTimeoutMs + 999) / 1000);
+    if (auto configured = configure(db, url, timeoutSeconds); !configured)
+        return configured.error();
+    session.m_db = db;
+    if (!db.open())
+        return openFailure(url, db.lastError());
+    for (const QString &statement : sessionSetup(url.dialect)) {
         auto done = session.exec(statement, {}, QStringLiteral("connection set-up"));
         if (!done)
             return done.error();

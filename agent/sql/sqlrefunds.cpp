@@ -111,8 +111,10 @@ core::Result<core::RefundItems> itemsLeftOf(Session &session, const QString &ord
 /// payment's callback-log row is locked before anything is summed and stays locked until
 /// COMMIT, so two approvals of refunds of one payment sum what the other recorded (READ
 /// COMMITTED: the sums below run after the lock is ours).
-core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, const QString &wantedPayNo,
-                                    std::optional<qint64> wantedFen, const core::RefundItems &items, bool lock)
+namespace {
+
+/// The request itself: a positive amount, items of at least one each.
+core::Result<void> checkRefundRequest(std::optional<qint64> wantedFen, const core::RefundItems &items)
 {
     if (wantedFen && *wantedFen <= 0)
         return invalid(QStringLiteral("invalid_amount"), QStringLiteral("a refund's amount must be positive"));
@@ -120,6 +122,13 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
         if (it.value() <= 0)
             return invalid({}, QStringLiteral("the qty of %1 must be at least 1").arg(it.key()));
     }
+    return {};
+}
+
+/// The payment refunded (the order's own unless named) and whether the order can give it back.
+core::Result<void> planPayment(Session &session, const QString &orderNo, const QString &wantedPayNo,
+                               std::optional<qint64> wantedFen, const core::RefundItems &items, RefundPlan &plan)
+{
     auto order = session.exec(QStringLiteral("SELECT status, pay_no FROM orders WHERE order_no = ?"), {orderNo},
                               QStringLiteral("order to refund"));
     if (!order)
@@ -129,7 +138,6 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
             .withContractCode(QStringLiteral("order_not_found"));
     const QString orderStatus = order.value().value(0).toString();
     const QString orderPayNo = order.value().value(1).toString();
-    RefundPlan plan;
     plan.payNo = wantedPayNo.isEmpty() ? orderPayNo : wantedPayNo;
     plan.own = !plan.payNo.isEmpty() && plan.payNo == orderPayNo;
     if (plan.payNo.isEmpty() || (plan.own && orderStatus != u"PAID")) {
@@ -145,7 +153,12 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
         return invalid(QStringLiteral("refund_amount_required"),
                        QStringLiteral("the order's items carry no prices: say the amount to give back for them"));
     }
+    return {};
+}
 
+/// The processed payment (its channel and amount, locked when asked) and its payment record.
+core::Result<void> readPayment(Session &session, const QString &orderNo, bool lock, RefundPlan &plan)
+{
     auto payment = session.exec(QStringLiteral("SELECT channel, amount_fen FROM pay_callback_log "
                                                "WHERE pay_no = ? AND order_no = ? AND status = 'processed'")
                                     + (lock ? forUpdate(session.dialect()) : QString()),
@@ -171,6 +184,13 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
         return invalid({}, QStringLiteral("no %1 payment record for order %2").arg(plan.channelText, orderNo));
     plan.paymentNo = record.value().value(0).toString();
 
+    return {};
+}
+
+/// The amount: what is left of the payment, counting the refunds still open; the last refund
+/// of the order's own payment waits for them.
+core::Result<void> planAmount(Session &session, std::optional<qint64> wantedFen, RefundPlan &plan)
+{
     // Refunds in flight count: the platform may still pay them out.
     auto refunded = session.exec(
         QStringLiteral("SELECT COALESCE(SUM(amount_fen), 0), "
@@ -194,7 +214,7 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
                             .arg(plan.paidFen));
     }
     if (!plan.own)
-        return plan;
+        return {};
     plan.partial = plan.amountFen < left;
     if (!plan.partial && open > 0) {
         // The last refund's success must mean the whole payment went back: the open ones settle first.
@@ -204,8 +224,12 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
                             .arg(open)
                             .arg(plan.payNo));
     }
-    if (items.isEmpty())
-        return plan;
+    return {};
+}
+
+/// Items given back: each bought by the order, no more than is left of it.
+core::Result<void> checkItemsLeft(Session &session, const QString &orderNo, const core::RefundItems &items)
+{
     auto itemsLeft = itemsLeftOf(session, orderNo);
     if (!itemsLeft)
         return itemsLeft.error();
@@ -224,6 +248,27 @@ core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, co
                                .arg(orderNo));
         }
     }
+    return {};
+}
+
+} // namespace
+
+core::Result<RefundPlan> planRefund(Session &session, const QString &orderNo, const QString &wantedPayNo,
+                                    std::optional<qint64> wantedFen, const core::RefundItems &items, bool lock)
+{
+    if (auto checked = checkRefundRequest(wantedFen, items); !checked)
+        return checked.error();
+    RefundPlan plan;
+    if (auto planned = planPayment(session, orderNo, wantedPayNo, wantedFen, items, plan); !planned)
+        return planned.error();
+    if (auto read = readPayment(session, orderNo, lock, plan); !read)
+        return read.error();
+    if (auto amount = planAmount(session, wantedFen, plan); !amount)
+        return amount.error();
+    if (!plan.own || items.isEmpty())
+        return plan;
+    if (auto left = checkItemsLeft(session, orderNo, items); !left)
+        return left.error();
     return plan;
 }
 
