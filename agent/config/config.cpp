@@ -76,8 +76,6 @@ struct FieldSpec {
     bool isPath;
 };
 
-constexpr int kMinimumCallbackRetentionDays = 3;
-
 constexpr FieldSpec kTokenFields[] = {{u"name", false}, {u"role", false}, {u"sha256", false}};
 constexpr FieldSpec kPlatformKeyFields[] = {{u"serial", false}, {u"public_key", true}};
 

@@ -50,10 +50,10 @@ bool isSha256Hex(const QString &hex)
 Result<Config> ConfigBuilder::build()
 {
     Config c;
-    for (auto area : {&ConfigBuilder::storage, &ConfigBuilder::redisTopology, &ConfigBuilder::logging,
-                      &ConfigBuilder::limits, &ConfigBuilder::httpAndOutbox, &ConfigBuilder::identity,
-                      &ConfigBuilder::authTokens, &ConfigBuilder::wechat, &ConfigBuilder::alipay,
-                      &ConfigBuilder::simAndQa}) {
+    for (auto area :
+         {&ConfigBuilder::storage, &ConfigBuilder::redisTopology, &ConfigBuilder::logging, &ConfigBuilder::limits,
+          &ConfigBuilder::httpAndOutbox, &ConfigBuilder::identity, &ConfigBuilder::authTokens, &ConfigBuilder::wechat,
+          &ConfigBuilder::alipay, &ConfigBuilder::simAndQa}) {
         if (auto checked = (this->*area)(c); !checked.ok())
             return checked.error();
     }
@@ -99,7 +99,8 @@ Result<void> ConfigBuilder::redisTopology(Config &c) const
         return badValue(QStringLiteral("redis_sentinels"),
                         QStringLiteral("Sentinels are given, but no redis_master_name to ask them for"));
     if (c.redisSentinel.sentinels.isEmpty() && !c.redisSentinel.masterName.isEmpty())
-        return badValue(QStringLiteral("redis_master_name"), QStringLiteral("a master name without redis_sentinels to ask"));
+        return badValue(QStringLiteral("redis_master_name"),
+                        QStringLiteral("a master name without redis_sentinels to ask"));
     if (!c.redisSentinel.sentinels.isEmpty() && c.redis.embedded)
         return badValue(QStringLiteral("redis_sentinels"),
                         QStringLiteral("Sentinels need redis=redis://[:password@]any/db for the master's password "
@@ -117,9 +118,9 @@ Result<void> ConfigBuilder::redisTopology(Config &c) const
                         QStringLiteral("a cluster needs redis=redis://[:password@]any/0 for the nodes' password (its "
                                        "host:port are not used)"));
     if (c.redis.database != 0)
-        return badValue(QStringLiteral("redis_cluster"),
-                        QStringLiteral("Redis Cluster has database 0 only; the redis URL names db %1")
-                            .arg(c.redis.database));
+        return badValue(
+            QStringLiteral("redis_cluster"),
+            QStringLiteral("Redis Cluster has database 0 only; the redis URL names db %1").arg(c.redis.database));
     return {};
 }
 
@@ -209,8 +210,8 @@ Result<void> ConfigBuilder::limits(Config &c) const
          {std::pair{QStringLiteral("retention.deliveries_days"), c.retention.deliveriesDays},
           std::pair{QStringLiteral("retention.callback_log_days"), c.retention.callbackLogDays}}) {
         if (days != 0 && days < kMinimumCallbackRetentionDays)
-            return badValue(key, QStringLiteral("must be 0 (for ever) or at least %1 days")
-                                     .arg(kMinimumCallbackRetentionDays));
+            return badValue(
+                key, QStringLiteral("must be 0 (for ever) or at least %1 days").arg(kMinimumCallbackRetentionDays));
     }
     // SQLite has one writer: a second callback thread only waits on the first's lock
     // (in SQLite's busy handler, which sleeps), so the tail grows and nothing is gained —
@@ -233,10 +234,11 @@ Result<void> ConfigBuilder::httpAndOutbox(Config &c) const
         for (qsizetype i = 0; i < urls.size(); ++i) {
             const QString text = urls.at(i).toString();
             if (!isHttpUrl(text))
-                return misconfigured(s->origin
-                                     + QStringLiteral(": outbox.webhook_urls[%1] \"%2\" is not an http:// or https:// URL")
-                                           .arg(i)
-                                           .arg(text));
+                return misconfigured(
+                    s->origin
+                    + QStringLiteral(": outbox.webhook_urls[%1] \"%2\" is not an http:// or https:// URL")
+                          .arg(i)
+                          .arg(text));
             c.outbox.webhookUrls.append(text);
         }
     }
@@ -312,8 +314,8 @@ Result<void> ConfigBuilder::wechat(Config &c) const
     string(QStringLiteral("wechat.appid"), c.wechat.appid);
     if (const Setting *s = find(QStringLiteral("wechat.apiv3_key"))) {
         const QString key = s->value.toString();
-        const bool ascii =
-            std::all_of(key.begin(), key.end(), [](QChar ch) { return ch.unicode() >= 0x21 && ch.unicode() < 0x7f; });
+        const bool ascii = std::all_of(key.begin(), key.end(),
+                                       [](QChar ch) { return ch.unicode() >= 0x21 && ch.unicode() < 0x7f; });
         if (key.size() != 32 || !ascii)
             return misconfigured(
                 s->origin
@@ -363,9 +365,9 @@ Result<void> ConfigBuilder::simAndQa(Config &c) const
     if (auto listen = hostPort(QStringLiteral("sim.listen"), c.sim.listen); !listen.ok())
         return listen;
     if (c.sim.enabled && c.sim.listen == c.listen)
-        return badValue(QStringLiteral("sim.listen"),
-                        QStringLiteral("the simulator cannot listen on the agent's own address %1")
-                            .arg(c.listen.toString()));
+        return badValue(
+            QStringLiteral("sim.listen"),
+            QStringLiteral("the simulator cannot listen on the agent's own address %1").arg(c.listen.toString()));
     if (const Setting *s = find(QStringLiteral("qa.enabled")))
         c.qa.enabled = s->value.toBool();
     if (const Setting *s = find(QStringLiteral("qa.token")))

@@ -109,7 +109,9 @@ QStringList describeLoops(const Config &c)
             .arg(c.patrol.intervalMs)
             .arg(c.patrol.stuckPayingAfterMs)
             .arg(c.patrol.stuckAcceptedAfterMs),
-        QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}").arg(c.close.pendingTimeoutMs).arg(c.close.intervalMs),
+        QStringLiteral("close={pending_timeout_ms=%1 interval_ms=%2}")
+            .arg(c.close.pendingTimeoutMs)
+            .arg(c.close.intervalMs),
         QStringLiteral("retention={deliveries_days=%1 callback_log_days=%2 outbox_delivered_days=%3 qa_runs_days=%4 "
                        "batch_size=%5 interval_ms=%6}")
             .arg(c.retention.deliveriesDays)
