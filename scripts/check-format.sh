@@ -16,11 +16,12 @@ if ! command -v "$clang_format" >/dev/null; then
   exit 1
 fi
 
-# The tracked C++ files of a tree (a checkout without git: every .cpp and .h under it).
+# The C++ files of a tree: tracked, and new ones git does not ignore (a checkout without
+# git: every .cpp and .h under it).
 cpp_files() {
   local tree="$1"
   if git -C "$tree" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git -C "$tree" ls-files -- '*.cpp' '*.h'
+    git -C "$tree" ls-files --cached --others --exclude-standard -- '*.cpp' '*.h'
   else
     (cd "$tree" && find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.h' \) -print | sed 's|^\./||')
   fi
