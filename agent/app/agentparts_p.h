@@ -136,7 +136,7 @@ struct AgentRuntime::Parts {
     std::unique_ptr<core::SetupService> setup;
     std::unique_ptr<core::TokenIssuer> tokens;
     std::unique_ptr<core::ConfirmPipeline> confirm;
-    QList<gateway::ExtraPlatformKey> extraPlatformKeys;
+    QList<platform::ExtraPlatformKey> extraPlatformKeys;
     std::unique_ptr<core::NotificationVerifier> verifier;
     std::unique_ptr<core::RefundNotificationVerifier> refundVerifier;
     // qa.enabled only: qa_runs, and the running scenarios' disable_layers the pipeline asks.

@@ -1,6 +1,8 @@
 #include "platformnotificationverifier.h"
 
-#include "notificationparsing.h"
+#include "platform/alipay.h"
+#include "platform/notificationformat.h"
+#include "platform/wechatpay.h"
 
 #include <limits>
 
@@ -19,7 +21,7 @@ Error tooLarge(qsizetype size)
     return Error::make(ErrorCode::InvalidInput,
                        QStringLiteral("notification body of %1 bytes is over the %2-byte limit")
                            .arg(size)
-                           .arg(kMaxNotificationBodyBytes));
+                           .arg(platform::kMaxNotificationBodyBytes));
 }
 
 // With checkTimeWindow false (replay, the accepted-row worker) any signed timestamp is
@@ -32,58 +34,60 @@ constexpr qint64 kUnlimitedWindowSeconds = std::numeric_limits<qint64>::max() / 
 namespace {
 
 struct OpenedWeChatDelivery {
-    WeChatEnvelope envelope;
+    platform::wechat::Envelope envelope;
     QByteArray plaintext;
 };
 
 // Steps 1-5 of a WeChat delivery, payment or refund alike; checkContent is step 4.
-Result<OpenedWeChatDelivery> openWeChatDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+Result<OpenedWeChatDelivery> openWeChatDelivery(const platform::wechat::PlatformVerifier &platformKeys,
                                                 QByteArrayView apiv3Key, const RawDelivery &delivery,
                                                 bool checkTimeWindow, qint64 nowMs,
-                                                Result<void> (*checkContent)(const WeChatEnvelope &))
+                                                Result<void> (*checkContent)(const platform::wechat::Envelope &))
 {
-    if (delivery.body.size() > kMaxNotificationBodyBytes)
+    if (delivery.body.size() > platform::kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
-    auto envelope = parseWeChatEnvelope(delivery.body);
+    auto envelope = platform::wechat::parseEnvelope(delivery.body);
     if (!envelope)
         return envelope.error();
-    const qint64 window = checkTimeWindow ? gateway::wechat::kDefaultTimestampWindowSeconds : kUnlimitedWindowSeconds;
+    const qint64 window = checkTimeWindow ? platform::wechat::kDefaultTimestampWindowSeconds : kUnlimitedWindowSeconds;
     const qint64 nowSeconds = checkTimeWindow ? nowMs / 1000 : 0;
-    if (auto signature = platformKeys.verify(weChatSignedHeaders(delivery), delivery.body, nowSeconds, window);
+    if (auto signature = platformKeys.verify(platform::wechat::signedHeaders(delivery), delivery.body, nowSeconds,
+                                             window);
         !signature)
         return Error::make(ErrorCode::BadSignature,
                            QStringLiteral("WeChat notification: ") + signature.error().internalMessage);
     if (auto content = checkContent(*envelope); !content)
         return content.error();
-    auto plaintext = decryptWeChatResource(apiv3Key, *envelope);
+    auto plaintext = platform::wechat::decryptResource(apiv3Key, *envelope);
     if (!plaintext)
         return plaintext.error();
     return OpenedWeChatDelivery{std::move(envelope).value(), std::move(plaintext).value()};
 }
 
 // The size limit, the form and its RSA2 signature: an Alipay delivery of any kind.
-Result<gateway::alipay::Params> verifiedAlipayForm(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
+Result<platform::alipay::Params> verifiedAlipayForm(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
 {
-    if (delivery.body.size() > kMaxNotificationBodyBytes)
+    if (delivery.body.size() > platform::kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
-    auto params = parseForm(delivery.body);
+    auto params = platform::alipay::parseForm(delivery.body);
     if (!params)
         return params.error();
-    if (auto signature = verifyAlipaySignature(alipayKey, *params); !signature)
+    if (auto signature = platform::alipay::verifySignature(alipayKey, *params); !signature)
         return signature.error();
     return params;
 }
 
 } // namespace
 
-Result<PaymentNotification> verifyWeChatDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+Result<PaymentNotification> verifyWeChatDelivery(const platform::wechat::PlatformVerifier &platformKeys,
                                                  QByteArrayView apiv3Key, const RawDelivery &delivery,
                                                  bool checkTimeWindow, qint64 nowMs)
 {
-    auto opened = openWeChatDelivery(platformKeys, apiv3Key, delivery, checkTimeWindow, nowMs, &checkWeChatEnvelope);
+    auto opened = openWeChatDelivery(platformKeys, apiv3Key, delivery, checkTimeWindow, nowMs,
+                                     &platform::wechat::checkEnvelope);
     if (!opened)
         return opened.error();
-    return parseWeChatTransaction(opened->plaintext, opened->envelope.id);
+    return platform::wechat::parseTransaction(opened->plaintext, opened->envelope.id);
 }
 
 Result<PaymentNotification> verifyAlipayDelivery(const crypto::PublicKey &alipayKey, const RawDelivery &delivery)
@@ -91,18 +95,18 @@ Result<PaymentNotification> verifyAlipayDelivery(const crypto::PublicKey &alipay
     auto params = verifiedAlipayForm(alipayKey, delivery);
     if (!params)
         return params.error();
-    return parseAlipayNotify(*params);
+    return platform::alipay::parseNotify(*params);
 }
 
-Result<core::RefundNotification> verifyWeChatRefundDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+Result<core::RefundNotification> verifyWeChatRefundDelivery(const platform::wechat::PlatformVerifier &platformKeys,
                                                             QByteArrayView apiv3Key, const RawDelivery &delivery,
                                                             bool checkTimeWindow, qint64 nowMs)
 {
     auto opened = openWeChatDelivery(platformKeys, apiv3Key, delivery, checkTimeWindow, nowMs,
-                                     &checkWeChatRefundEnvelope);
+                                     &platform::wechat::checkRefundEnvelope);
     if (!opened)
         return opened.error();
-    return parseWeChatRefund(opened->plaintext, opened->envelope.id, opened->envelope.eventType);
+    return platform::wechat::parseRefund(opened->plaintext, opened->envelope.id, opened->envelope.eventType);
 }
 
 Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::PublicKey &alipayKey,
@@ -111,10 +115,10 @@ Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::Public
     auto params = verifiedAlipayForm(alipayKey, delivery);
     if (!params)
         return params.error();
-    if (!isAlipayRefundNotify(*params))
+    if (!platform::alipay::isRefundNotify(*params))
         return Error::make(ErrorCode::InvalidInput,
                            QStringLiteral("Alipay notification is not a refund's: no out_biz_no or refund_fee"));
-    return parseAlipayRefundNotify(*params);
+    return platform::alipay::parseRefundNotify(*params);
 }
 
 namespace {
@@ -140,7 +144,7 @@ template <typename T, typename WeChatVerify, typename AlipayVerify>
 Result<T> byChannel(const NotificationVerifierOptions &options, const RawDelivery &delivery, WeChatVerify weChat,
                     AlipayVerify alipay)
 {
-    if (delivery.body.size() > kMaxNotificationBodyBytes)
+    if (delivery.body.size() > platform::kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
     switch (delivery.channel) {
     case core::Channel::WeChat:
@@ -163,14 +167,14 @@ Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelive
                                                                  qint64 nowMs) const
 {
     // Over the size limit: refused before its bytes are hashed, as before they are parsed.
-    if (delivery.body.size() > kMaxNotificationBodyBytes)
+    if (delivery.body.size() > platform::kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
     const QByteArray key = VerifiedCopies::keyOf(delivery);
     if (auto copy = m_copies->find(key)) {
         // The same bytes verified before; only the time has moved on since.
         if (delivery.channel == core::Channel::WeChat && checkTimeWindow) {
-            if (auto inWindow = gateway::wechat::checkTimestampWindow(delivery.header("Wechatpay-Timestamp"),
-                                                                      nowMs / 1000);
+            if (auto inWindow = platform::wechat::checkTimestampWindow(delivery.header("Wechatpay-Timestamp"),
+                                                                       nowMs / 1000);
                 !inWindow)
                 return Error::make(ErrorCode::BadSignature,
                                    QStringLiteral("WeChat notification: ") + inWindow.error().internalMessage);
@@ -203,7 +207,7 @@ Result<core::RefundNotification> PlatformNotificationVerifier::verifyRefund(cons
 
 Result<NotificationVerifierOptions> notificationVerifierOptions(
     const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+    const QList<platform::ExtraPlatformKey> &extraPlatformKeys)
 {
     NotificationVerifierOptions o;
     if (weChat.isConfigured()) {
@@ -218,7 +222,7 @@ Result<NotificationVerifierOptions> notificationVerifierOptions(
                                                                  + pub.error().internalMessage);
             o.weChatPlatformKeys.addKey(pk.serial, *pub);
         }
-        for (const gateway::ExtraPlatformKey &extra : extraPlatformKeys) {
+        for (const platform::ExtraPlatformKey &extra : extraPlatformKeys) {
             auto pub = crypto::PublicKey::fromPem(extra.publicKeyPem,
                                                   QStringLiteral("platform key %1").arg(extra.serial));
             if (!pub)
@@ -241,7 +245,7 @@ Result<NotificationVerifierOptions> notificationVerifierOptions(
 
 Result<std::unique_ptr<core::NotificationVerifier>> makeNotificationVerifier(
     const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+    const QList<platform::ExtraPlatformKey> &extraPlatformKeys)
 {
     auto options = notificationVerifierOptions(weChat, alipay, extraPlatformKeys);
     if (!options)
@@ -252,7 +256,7 @@ Result<std::unique_ptr<core::NotificationVerifier>> makeNotificationVerifier(
 
 Result<std::unique_ptr<core::RefundNotificationVerifier>> makeRefundNotificationVerifier(
     const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys)
+    const QList<platform::ExtraPlatformKey> &extraPlatformKeys)
 {
     auto options = notificationVerifierOptions(weChat, alipay, extraPlatformKeys);
     if (!options)

@@ -5,7 +5,7 @@
 #include "core/ports/refundnotificationverifier.h"
 #include "crypto/rsakeys.h"
 #include "gateway/gatewayfactory.h"
-#include "gateway/wechatsignature.h"
+#include "platform/wechatpay.h"
 #include "verifiedcopies.h"
 
 #include <memory>
@@ -15,9 +15,9 @@ namespace payonce::callbacks {
 /// What the verifier trusts. A channel without keys refuses every delivery of its own
 /// (BadSignature: nothing to authenticate it with).
 struct NotificationVerifierOptions {
-    gateway::wechat::PlatformVerifier weChatPlatformKeys; ///< by Wechatpay-Serial; several for rotation
-    QByteArray apiv3Key;                                  ///< 32 bytes, the AES-256-GCM key of resources
-    crypto::PublicKey alipayPublicKey;                    ///< null: Alipay not configured
+    platform::wechat::PlatformVerifier weChatPlatformKeys; ///< by Wechatpay-Serial; several for rotation
+    QByteArray apiv3Key;                                   ///< 32 bytes, the AES-256-GCM key of resources
+    crypto::PublicKey alipayPublicKey;                     ///< null: Alipay not configured
 };
 
 /// WeChat Pay v3, step by step (each step one function of notificationparsing.h):
@@ -30,7 +30,7 @@ struct NotificationVerifierOptions {
 /// 4. event_type TRANSACTION.SUCCESS, algorithm AEAD_AES_256_GCM → InvalidInput;
 /// 5. AES-256-GCM decryption of resource (nonce, associated_data, APIv3 key) →
 ///    BadSignature when it does not authenticate;
-/// 6. the transaction's fields → InvalidInput (parseWeChatTransaction).
+/// 6. the transaction's fields → InvalidInput (platform::wechat::parseTransaction).
 /// Alipay: 1; the body must be a form → InvalidInput; sign (RSA2) over the sorted
 /// URL-decoded pairs without sign/sign_type → BadSignature; fields → InvalidInput.
 /// Alipay carries no signed timestamp header; checkTimeWindow does not apply to it.
@@ -45,9 +45,9 @@ struct NotificationVerifierOptions {
 /// steps with the same keys; only step 4 and the fields differ: event_type REFUND.SUCCESS,
 /// REFUND.ABNORMAL or REFUND.CLOSED (a payment's TRANSACTION.SUCCESS is InvalidInput, and
 /// verify() refuses a refund's event_type likewise), the resource decrypted with its own
-/// associated_data ("refund"), and parseWeChatRefund; Alipay: the verified form must be a
-/// refund's trade_status_sync (isAlipayRefundNotify, else InvalidInput), then
-/// parseAlipayRefundNotify.
+/// associated_data ("refund"), and platform::wechat::parseRefund; Alipay: the verified form must be a
+/// refund's trade_status_sync (platform::alipay::isRefundNotify, else InvalidInput), then
+/// platform::alipay::parseRefundNotify.
 ///
 /// A payment notification byte-identical (body and signed headers) to one verified in the
 /// last 10 minutes is answered from VerifiedCopies (16 384 kept): its timestamp window is
@@ -67,16 +67,15 @@ private:
 };
 
 /// The two channels as free functions (what verify() dispatches to).
-core::Result<core::PaymentNotification> verifyWeChatDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
+core::Result<core::PaymentNotification> verifyWeChatDelivery(const platform::wechat::PlatformVerifier &platformKeys,
                                                              QByteArrayView apiv3Key, const core::RawDelivery &delivery,
                                                              bool checkTimeWindow, qint64 nowMs);
 core::Result<core::PaymentNotification> verifyAlipayDelivery(const crypto::PublicKey &alipayKey,
                                                              const core::RawDelivery &delivery);
 /// The refund counterparts (what verifyRefund() dispatches to).
-core::Result<core::RefundNotification> verifyWeChatRefundDelivery(const gateway::wechat::PlatformVerifier &platformKeys,
-                                                                  QByteArrayView apiv3Key,
-                                                                  const core::RawDelivery &delivery,
-                                                                  bool checkTimeWindow, qint64 nowMs);
+core::Result<core::RefundNotification> verifyWeChatRefundDelivery(
+    const platform::wechat::PlatformVerifier &platformKeys, QByteArrayView apiv3Key, const core::RawDelivery &delivery,
+    bool checkTimeWindow, qint64 nowMs);
 core::Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::PublicKey &alipayKey,
                                                                   const core::RawDelivery &delivery);
 
@@ -87,14 +86,14 @@ core::Result<core::RefundNotification> verifyAlipayRefundDelivery(const crypto::
 /// APIv3 key that is not 32 bytes or no platform key at all, or a key file cannot be used.
 core::Result<std::unique_ptr<core::NotificationVerifier>> makeNotificationVerifier(
     const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+    const QList<platform::ExtraPlatformKey> &extraPlatformKeys = {});
 /// The same verifier, for refund notifications (same keys, same refusals).
 core::Result<std::unique_ptr<core::RefundNotificationVerifier>> makeRefundNotificationVerifier(
     const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+    const QList<platform::ExtraPlatformKey> &extraPlatformKeys = {});
 /// What both factories build from: the keys read and checked as described above.
 core::Result<NotificationVerifierOptions> notificationVerifierOptions(
     const config::WeChatSettings &weChat, const config::AlipaySettings &alipay,
-    const QList<gateway::ExtraPlatformKey> &extraPlatformKeys = {});
+    const QList<platform::ExtraPlatformKey> &extraPlatformKeys = {});
 
 } // namespace payonce::callbacks

@@ -1,7 +1,7 @@
 #include "alipaygateway.h"
 
-#include "alipaysignature.h"
 #include "blockinghttp.h"
+#include "platform/alipay.h"
 #include "shared/money.h"
 #include "wechatpaygateway.h" // isValidOutTradeNo
 
@@ -50,7 +50,7 @@ Error errorFor(const QByteArray &method, const QJsonObject &json)
     return Error::make(ErrorCode::InvalidInput, text, QStringLiteral("the payment platform refused the request"));
 }
 
-QByteArray formEncode(const alipay::Params &params)
+QByteArray formEncode(const platform::alipay::Params &params)
 {
     QByteArray body;
     for (const auto &[key, value] : params) {
@@ -75,7 +75,7 @@ core::Result<AlipayGateway::Reply> AlipayGateway::call(const QByteArray &method,
     // Alipay wants the request time in Beijing time (UTC+8), whatever our time zone.
     const QString timestamp = QDateTime::currentDateTimeUtc().addSecs(8 * 3600).toString(
         QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-    alipay::Params params{
+    platform::alipay::Params params{
         {"app_id", m_options.appId.toUtf8()},
         {"method", method},
         {"format", "JSON"},
@@ -87,7 +87,7 @@ core::Result<AlipayGateway::Reply> AlipayGateway::call(const QByteArray &method,
     };
     if (!notifyUrl.isEmpty())
         params.append(qMakePair(QByteArray("notify_url"), notifyUrl.toUtf8()));
-    auto sign = alipay::signParams(m_options.appPrivateKey, params);
+    auto sign = platform::alipay::signParams(m_options.appPrivateKey, params);
     if (!sign)
         return sign.error();
     params.append(qMakePair(QByteArray("sign"), *sign));
@@ -120,12 +120,12 @@ core::Result<AlipayGateway::Reply> AlipayGateway::call(const QByteArray &method,
                            QStringLiteral("Alipay %1: unexpected HTTP %2").arg(what).arg(response.status),
                            QStringLiteral("the payment platform is unavailable"));
 
-    auto verified = alipay::verifiedResponse(m_options.alipayPublicKey, response.body, method);
+    auto verified = platform::alipay::verifiedResponse(m_options.alipayPublicKey, response.body, method);
     if (!verified) {
         // Alipay does not sign some refusals of our own credentials; those claim nothing
         // about a trade, so believing them unsigned cannot make us act on a forgery.
         const QJsonObject top = QJsonDocument::fromJson(response.body).object();
-        const QJsonObject inner = top.value(QString::fromLatin1(alipay::responseKey(method))).toObject();
+        const QJsonObject inner = top.value(QString::fromLatin1(platform::alipay::responseKey(method))).toObject();
         const QString code = inner.value(u"code").toString();
         if (!top.contains(u"sign") && (code == u"40002" || code == u"40006")) {
             Error e = errorFor(method, inner);

@@ -32,7 +32,7 @@ core::Result<std::unique_ptr<core::PaymentGateway>> makeWeChatPayGateway(const c
                                                              + pub.error().internalMessage);
         o.platformKeys.addKey(pk.serial, *pub);
     }
-    for (const ExtraPlatformKey &extra : options.extraPlatformKeys) {
+    for (const platform::ExtraPlatformKey &extra : options.extraPlatformKeys) {
         auto pub = crypto::PublicKey::fromPem(extra.publicKeyPem, QStringLiteral("platform key %1").arg(extra.serial));
         if (!pub)
             return pub.error();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "platform/wechatpay.h"
+
 #include "config/config.h"
 #include "core/common/result.h"
 #include "core/ports/paymentgateway.h"
@@ -11,17 +13,10 @@
 
 namespace payonce::gateway {
 
-/// A platform public key trusted in addition to the configured ones (the simulator's,
-/// when the agent starts it): its serial and PEM text.
-struct ExtraPlatformKey {
-    QString serial;
-    QByteArray publicKeyPem;
-};
-
 struct GatewayFactoryOptions {
-    int timeoutMs = 10000;                     ///< per HTTP exchange
-    QString baseUrlOverride;                   ///< non-empty: used instead of the configured base_url (sim.enabled)
-    QList<ExtraPlatformKey> extraPlatformKeys; ///< WeChat only
+    int timeoutMs = 10000;   ///< per HTTP exchange
+    QString baseUrlOverride; ///< non-empty: used instead of the configured base_url (sim.enabled)
+    QList<platform::ExtraPlatformKey> extraPlatformKeys; ///< WeChat only
 };
 
 /// Builds the WeChat Pay client from the agent's configuration: reads the merchant private

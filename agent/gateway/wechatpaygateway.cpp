@@ -137,9 +137,9 @@ core::Result<WeChatPayGateway::Reply> WeChatPayGateway::call(QByteArrayView meth
     auto nonce = crypto::nonceString(32);
     if (!nonce)
         return nonce.error();
-    auto authorization = wechat::signRequest(m_options.merchantKey, m_options.mchid.toLatin1(),
-                                             m_options.merchantSerial.toLatin1(), method, pathAndQuery, timestamp,
-                                             nonce->toLatin1(), body);
+    auto authorization = platform::wechat::signRequest(m_options.merchantKey, m_options.mchid.toLatin1(),
+                                                       m_options.merchantSerial.toLatin1(), method, pathAndQuery,
+                                                       timestamp, nonce->toLatin1(), body);
     if (!authorization)
         return authorization.error();
 
@@ -175,7 +175,7 @@ core::Result<WeChatPayGateway::Reply> WeChatPayGateway::call(QByteArrayView meth
                                .arg(what, describe(response.status, json)),
                            QStringLiteral("the payment platform refused our merchant credentials"));
 
-    const wechat::SignedHeaders signedHeaders{
+    const platform::wechat::SignedHeaders signedHeaders{
         response.header("Wechatpay-Timestamp"), response.header("Wechatpay-Nonce"),
         response.header("Wechatpay-Signature"), response.header("Wechatpay-Serial")};
     if (auto verified = m_options.platformKeys.verify(signedHeaders, response.body, QDateTime::currentSecsSinceEpoch(),

@@ -2,7 +2,7 @@
 
 #include "core/ports/paymentgateway.h"
 #include "crypto/rsakeys.h"
-#include "wechatsignature.h"
+#include "platform/wechatpay.h"
 
 #include <QString>
 
@@ -16,10 +16,10 @@ struct WeChatPayOptions {
     QString appid;
     QString merchantSerial;
     crypto::PrivateKey merchantKey;
-    wechat::PlatformVerifier platformKeys;
+    platform::wechat::PlatformVerifier platformKeys;
     QString baseUrl = QStringLiteral("https://api.mch.weixin.qq.com"); ///< no trailing slash needed
     int timeoutMs = 10000;                                             ///< per HTTP exchange
-    qint64 timestampWindowSeconds = wechat::kDefaultTimestampWindowSeconds;
+    qint64 timestampWindowSeconds = platform::wechat::kDefaultTimestampWindowSeconds;
 };
 
 /// WeChat Pay API v3, Native (QR code) payments: create (POST /v3/pay/transactions/native),

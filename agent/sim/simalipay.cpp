@@ -3,8 +3,8 @@
 #include "simserver.h"
 
 #include "crypto/securerandom.h"
-#include "gateway/alipaysignature.h"
-#include "gateway/wechatsignature.h"
+#include "platform/alipay.h"
+#include "platform/wechatpay.h"
 #include "shared/money.h"
 
 #include <QDateTime>
@@ -20,7 +20,7 @@
 namespace payonce::sim {
 
 using core::Channel;
-using namespace payonce::gateway;
+using namespace payonce::platform;
 
 namespace {
 

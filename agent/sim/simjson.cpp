@@ -18,9 +18,9 @@ QString randomToken(int length)
     return nonce ? *nonce : QString(length, u'0');
 }
 
-gateway::alipay::Params parseForm(const QByteArray &text)
+platform::alipay::Params parseForm(const QByteArray &text)
 {
-    gateway::alipay::Params params;
+    platform::alipay::Params params;
     const QList<QByteArray> parts = text.split('&');
     for (const QByteArray &part : parts) {
         if (part.isEmpty())
@@ -35,7 +35,7 @@ gateway::alipay::Params parseForm(const QByteArray &text)
     return params;
 }
 
-QByteArray param(const gateway::alipay::Params &params, QByteArrayView name)
+QByteArray param(const platform::alipay::Params &params, QByteArrayView name)
 {
     for (const auto &p : params) {
         if (p.first == name)

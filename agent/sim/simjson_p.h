@@ -5,7 +5,7 @@
 
 #include "simstate.h"
 
-#include "gateway/alipaysignature.h"
+#include "platform/alipay.h"
 
 #include <QByteArray>
 #include <QDateTime>
@@ -20,9 +20,9 @@ inline constexpr qint64 kRequestWindowSeconds = 300;
 QByteArray compact(const QJsonObject &o);
 QString randomToken(int length);
 /// "a=b&c=d" form decoding: '+' is a space, then percent-decoding.
-gateway::alipay::Params parseForm(const QByteArray &text);
+platform::alipay::Params parseForm(const QByteArray &text);
 /// The value of the first parameter called name, empty when there is none.
-QByteArray param(const gateway::alipay::Params &params, QByteArrayView name);
+QByteArray param(const platform::alipay::Params &params, QByteArrayView name);
 /// Times as Alipay writes them: Beijing time, "yyyy-MM-dd HH:mm:ss".
 QString beijingTime(const QDateTime &t);
 /// The refund object of WeChat Pay's refund and refund-query answers.

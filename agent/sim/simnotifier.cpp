@@ -2,8 +2,8 @@
 
 #include "crypto/aesgcm.h"
 #include "crypto/securerandom.h"
-#include "gateway/alipaysignature.h"
-#include "gateway/wechatsignature.h"
+#include "platform/alipay.h"
+#include "platform/wechatpay.h"
 #include "shared/money.h"
 #include "shared/tracecontext.h"
 
@@ -18,7 +18,7 @@
 namespace payonce::sim {
 
 using core::Channel;
-using namespace payonce::gateway;
+using namespace payonce::platform;
 
 namespace {
 

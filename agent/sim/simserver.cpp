@@ -2,8 +2,8 @@
 #include "simjson_p.h"
 
 #include "crypto/securerandom.h"
-#include "gateway/alipaysignature.h"
-#include "gateway/wechatsignature.h"
+#include "platform/alipay.h"
+#include "platform/wechatpay.h"
 #include "shared/money.h"
 
 #include <QDateTime>
@@ -19,7 +19,7 @@
 namespace payonce::sim {
 
 using core::Channel;
-using namespace payonce::gateway;
+using namespace payonce::platform;
 
 SimServer::SimServer(SimOptions options, crypto::PrivateKey platformKey, QObject *parent)
     : QObject(parent), m_options(std::move(options)), m_platformKey(std::move(platformKey)),

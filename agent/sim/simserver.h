@@ -1,7 +1,7 @@
 #pragma once
 
 #include "crypto/rsakeys.h"
-#include "gateway/alipaysignature.h"
+#include "platform/alipay.h"
 #include "simnotifier.h"
 #include "simoptions.h"
 #include "simstate.h"
@@ -130,7 +130,7 @@ private:
     struct AlipayCall {
         QByteArray method;
         QString endpoint; ///< the method, for the fault counters
-        gateway::alipay::Params params;
+        platform::alipay::Params params;
         QJsonObject biz; ///< biz_content, once the signature verified
         QString outTradeNo;
         QByteArray traceParent;

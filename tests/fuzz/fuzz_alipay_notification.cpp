@@ -4,8 +4,10 @@
 // keeps a valid signature. Seeds: tests/fuzz/corpus/alipay_notification (the signed
 // fixture cases).
 
-#include "callbacks/notificationparsing.h"
 #include "callbacks/platformnotificationverifier.h"
+#include "platform/alipay.h"
+#include "platform/notificationformat.h"
+#include "platform/wechatpay.h"
 
 #include <QFile>
 
@@ -26,7 +28,7 @@ void checkInvariants(const core::Result<core::PaymentNotification> &r)
             std::abort();
         return;
     }
-    if (!callbacks::isValidTradeNo(r->payNo) || !callbacks::isValidTradeNo(r->paymentNo) || r->amountFen <= 0)
+    if (!platform::isValidTradeNo(r->payNo) || !platform::isValidTradeNo(r->paymentNo) || r->amountFen <= 0)
         std::abort();
 }
 
@@ -51,13 +53,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     delivery.body = QByteArray(reinterpret_cast<const char *>(data), qsizetype(size));
 
     checkInvariants(callbacks::verifyAlipayDelivery(*alipayKey, delivery));
-    if (auto params = callbacks::parseForm(delivery.body)) {
-        (void)callbacks::verifyAlipaySignature(*alipayKey, *params);
-        checkInvariants(callbacks::parseAlipayNotify(*params));
+    if (auto params = platform::alipay::parseForm(delivery.body)) {
+        (void)platform::alipay::verifySignature(*alipayKey, *params);
+        checkInvariants(platform::alipay::parseNotify(*params));
         // What the signature covers is a function of the pairs alone, in any order.
-        gateway::alipay::Params reversed(params->crbegin(), params->crend());
-        if (gateway::alipay::signContent(*params, gateway::alipay::SignContentKind::Notification)
-            != gateway::alipay::signContent(reversed, gateway::alipay::SignContentKind::Notification))
+        platform::alipay::Params reversed(params->crbegin(), params->crend());
+        if (platform::alipay::signContent(*params, platform::alipay::SignContentKind::Notification)
+            != platform::alipay::signContent(reversed, platform::alipay::SignContentKind::Notification))
             std::abort();
     }
     return 0;

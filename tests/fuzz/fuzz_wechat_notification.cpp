@@ -7,8 +7,10 @@
 // directly: the envelope checks, the decryption (which must refuse, never crash) and the
 // transaction parser on the body as if it had been decrypted.
 
-#include "callbacks/notificationparsing.h"
 #include "callbacks/platformnotificationverifier.h"
+#include "platform/alipay.h"
+#include "platform/notificationformat.h"
+#include "platform/wechatpay.h"
 
 #include <QFile>
 
@@ -19,7 +21,7 @@ using namespace payonce;
 
 namespace {
 
-gateway::wechat::PlatformVerifier *platformKeys = nullptr;
+platform::wechat::PlatformVerifier *platformKeys = nullptr;
 const QByteArray apiv3Key = "payonceFixtureApiV3Key0123456789";
 constexpr qint64 kNowMs = 1764416733000; // the fixtures' clock
 
@@ -61,7 +63,7 @@ void checkInvariants(const core::Result<core::PaymentNotification> &r)
             std::abort(); // the port promises these two only
         return;
     }
-    if (!callbacks::isValidTradeNo(r->payNo) || r->amountFen <= 0)
+    if (!platform::isValidTradeNo(r->payNo) || r->amountFen <= 0)
         std::abort();
 }
 
@@ -69,7 +71,7 @@ void checkInvariants(const core::Result<core::PaymentNotification> &r)
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***)
 {
-    platformKeys = new gateway::wechat::PlatformVerifier;
+    platformKeys = new platform::wechat::PlatformVerifier;
     platformKeys->addKey(QStringLiteral("PLATFORM_SERIAL_A"), loadKey("platform_a_pub.pem"));
     platformKeys->addKey(QStringLiteral("PLATFORM_SERIAL_B"), loadKey("platform_b_pub.pem"));
     return 0;
@@ -83,11 +85,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     checkInvariants(callbacks::verifyWeChatDelivery(*platformKeys, apiv3Key, delivery, true, kNowMs));
     checkInvariants(callbacks::verifyWeChatDelivery(*platformKeys, apiv3Key, delivery, false, kNowMs));
 
-    if (auto envelope = callbacks::parseWeChatEnvelope(delivery.body)) {
-        (void)callbacks::checkWeChatEnvelope(*envelope);
-        (void)callbacks::decryptWeChatResource(apiv3Key, *envelope);
+    if (auto envelope = platform::wechat::parseEnvelope(delivery.body)) {
+        (void)platform::wechat::checkEnvelope(*envelope);
+        (void)platform::wechat::decryptResource(apiv3Key, *envelope);
     }
-    if (delivery.body.size() <= callbacks::kMaxNotificationBodyBytes)
-        checkInvariants(callbacks::parseWeChatTransaction(delivery.body, QStringLiteral("EV-fuzz")));
+    if (delivery.body.size() <= platform::kMaxNotificationBodyBytes)
+        checkInvariants(platform::wechat::parseTransaction(delivery.body, QStringLiteral("EV-fuzz")));
     return 0;
 }

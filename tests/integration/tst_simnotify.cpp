@@ -28,6 +28,7 @@
 
 using namespace payonce;
 using namespace payonce::gateway;
+using namespace payonce::platform;
 
 namespace {
 

@@ -3,15 +3,15 @@
 // notifications (no sign, no sign_type, empty values kept), and responses (the raw text of
 // the response object). And the keys as Alipay hands them out (bare base64).
 
-#include "gateway/alipaysignature.h"
 #include "gateway/gatewayfactory.h"
+#include "platform/alipay.h"
 
 #include <QFile>
 #include <QProcess>
 #include <QTest>
 
 using namespace payonce;
-using namespace payonce::gateway;
+using namespace payonce::platform;
 
 namespace {
 

@@ -7,9 +7,11 @@
 // through the verifier and matching the independent tool's signatures byte for byte.
 // Refund notifications (verifyRefund) likewise, from refund-cases.json.
 
-#include "callbacks/notificationparsing.h"
 #include "callbacks/platformnotificationverifier.h"
-#include "gateway/notificationsigning.h"
+#include "platform/alipay.h"
+#include "platform/notificationformat.h"
+#include "platform/wechatpay.h"
+#include "sim/notificationsigning.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -363,8 +365,8 @@ void TestNotificationVerifier::factoryRefusesBadSettings()
     // ... but the simulator's key alone (sim.enabled) is enough.
     auto c = callbacks::makeNotificationVerifier(
         noKeys, {},
-        {gateway::ExtraPlatformKey{QStringLiteral("PLATFORM_SERIAL_B"),
-                                   readFixture(QStringLiteral("platform_b_pub.pem"))}});
+        {platform::ExtraPlatformKey{QStringLiteral("PLATFORM_SERIAL_B"),
+                                    readFixture(QStringLiteral("platform_b_pub.pem"))}});
     QVERIFY(c.ok());
     const auto viaExtra = (*c)->verify(deliveryOf(caseNamed(QStringLiteral("wechat_rotation_key_b"))), true,
                                        fixtureNowMs());
@@ -385,7 +387,7 @@ void TestNotificationVerifier::factoryRefusesBadSettings()
 
 void TestNotificationVerifier::weChatSigningHelpersRoundTrip()
 {
-    gateway::wechat::TransactionFields t;
+    platform::wechat::TransactionFields t;
     t.mchid = QStringLiteral("1900000001");
     t.appid = QStringLiteral("wx0000000000000001");
     t.outTradeNo = QStringLiteral("P-roundtrip-1");
@@ -394,19 +396,19 @@ void TestNotificationVerifier::weChatSigningHelpersRoundTrip()
     t.openid = QStringLiteral("oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
     t.totalFen = 12345;
     const QByteArray apiv3 = manifest().value(QLatin1StringView("apiv3_key")).toString().toUtf8();
-    auto resource = gateway::wechat::encryptResource(apiv3, gateway::wechat::transactionJson(t), "transaction",
-                                                     "rtNonce00001");
+    auto resource = platform::wechat::encryptResource(apiv3, platform::wechat::transactionJson(t), "transaction",
+                                                      "rtNonce00001");
     QVERIFY(resource.ok());
-    const QByteArray body = gateway::wechat::notificationBody(
+    const QByteArray body = platform::wechat::notificationBody(
         "EV-roundtrip", "2026-11-29T19:45:34+08:00", "TRANSACTION.SUCCESS", "\xe6\x94\xaf\xe4\xbb\x98\"q\"", *resource);
     QVERIFY2(QJsonDocument::fromJson(body).isObject(), body.constData());
     const qint64 nowSeconds = fixtureNowMs() / 1000;
-    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_b_key.pem")),
-                                                     "PLATFORM_SERIAL_B", nowSeconds, "rtHeaderNonce", body);
+    auto headers = platform::wechat::signNotification(privateKey(QStringLiteral("platform_b_key.pem")),
+                                                      "PLATFORM_SERIAL_B", nowSeconds, "rtHeaderNonce", body);
     QVERIFY(headers.ok());
     core::RawDelivery d;
     d.channel = core::Channel::WeChat;
-    d.headers = gateway::wechat::notificationHeaders(*headers);
+    d.headers = platform::wechat::notificationHeaders(*headers);
     d.body = body;
     const auto result = fixtureVerifier()->verify(d, true, fixtureNowMs());
     QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
@@ -417,9 +419,9 @@ void TestNotificationVerifier::weChatSigningHelpersRoundTrip()
     QVERIFY(result->paid);
 
     // The independent tool's envelope decrypts with the same helper's inverse.
-    auto fixtureEnvelope = callbacks::parseWeChatEnvelope(deliveryOf(caseNamed(QStringLiteral("wechat_valid"))).body);
+    auto fixtureEnvelope = platform::wechat::parseEnvelope(deliveryOf(caseNamed(QStringLiteral("wechat_valid"))).body);
     QVERIFY(fixtureEnvelope.ok());
-    QVERIFY(callbacks::decryptWeChatResource(apiv3, *fixtureEnvelope).ok());
+    QVERIFY(platform::wechat::decryptResource(apiv3, *fixtureEnvelope).ok());
 }
 
 void TestNotificationVerifier::alipaySignNotifyFormMatchesIndependentSignature_data()
@@ -435,19 +437,19 @@ void TestNotificationVerifier::alipaySignNotifyFormMatchesIndependentSignature()
     // fields must give exactly the signature python3-cryptography wrote — with empty
     // parameters too, which Alipay keeps in a notification's signed text.
     QFETCH(QString, name);
-    auto params = callbacks::parseForm(deliveryOf(caseNamed(name)).body);
+    auto params = platform::alipay::parseForm(deliveryOf(caseNamed(name)).body);
     QVERIFY(params.ok());
     QByteArray expected;
-    gateway::alipay::Params unsignedParams;
+    platform::alipay::Params unsignedParams;
     for (const auto &p : *params) {
         if (p.first == "sign")
             expected = p.second;
         else
             unsignedParams.append(p);
     }
-    auto form = gateway::alipay::signNotifyForm(privateKey(QStringLiteral("alipay_key.pem")), unsignedParams);
+    auto form = platform::alipay::signNotifyForm(privateKey(QStringLiteral("alipay_key.pem")), unsignedParams);
     QVERIFY(form.ok());
-    auto ours = callbacks::parseForm(*form);
+    auto ours = platform::alipay::parseForm(*form);
     QVERIFY(ours.ok());
     QByteArray actual;
     for (const auto &p : *ours) {
@@ -475,17 +477,17 @@ void TestNotificationVerifier::alipayPublicKeyAsBareBase64()
 
 void TestNotificationVerifier::alipaySignNotifyFormRoundTrip()
 {
-    const gateway::alipay::Params params{{"notify_id", "N-rt-1"},
-                                         {"notify_type", "trade_status_sync"},
-                                         {"app_id", "2021000000000001"},
-                                         {"seller_id", "2088000000000001"},
-                                         {"trade_no", "2026112922001400000000000777"},
-                                         {"out_trade_no", "P-rt-1"},
-                                         {"trade_status", "TRADE_SUCCESS"},
-                                         {"total_amount", "123.45"},
-                                         {"subject", "a b&c=d%e+f \xe8\xae\xa2\xe5\x8d\x95"},
-                                         {"sign_type", "RSA"}}; // replaced by RSA2
-    auto form = gateway::alipay::signNotifyForm(privateKey(QStringLiteral("alipay_key.pem")), params);
+    const platform::alipay::Params params{{"notify_id", "N-rt-1"},
+                                          {"notify_type", "trade_status_sync"},
+                                          {"app_id", "2021000000000001"},
+                                          {"seller_id", "2088000000000001"},
+                                          {"trade_no", "2026112922001400000000000777"},
+                                          {"out_trade_no", "P-rt-1"},
+                                          {"trade_status", "TRADE_SUCCESS"},
+                                          {"total_amount", "123.45"},
+                                          {"subject", "a b&c=d%e+f \xe8\xae\xa2\xe5\x8d\x95"},
+                                          {"sign_type", "RSA"}}; // replaced by RSA2
+    auto form = platform::alipay::signNotifyForm(privateKey(QStringLiteral("alipay_key.pem")), params);
     QVERIFY(form.ok());
     core::RawDelivery d;
     d.channel = core::Channel::Alipay;
@@ -516,7 +518,7 @@ void TestNotificationVerifier::tradeNoFormat()
 {
     QFETCH(QString, text);
     QFETCH(bool, valid);
-    QCOMPARE(callbacks::isValidTradeNo(text), valid);
+    QCOMPARE(platform::isValidTradeNo(text), valid);
 }
 
 void TestNotificationVerifier::refundFixtureCases_data()
@@ -572,12 +574,12 @@ void TestNotificationVerifier::paymentAndRefundVerifiersDoNotCrossOver()
         caseNamed(QStringLiteral("alipay_refund_partial"), refundManifest()));
     const auto alipayAsPayment = fixtureVerifier()->verify(alipayRefund, true, fixtureNowMs());
     QVERIFY(alipayAsPayment.ok());
-    auto refundForm = callbacks::parseForm(alipayRefund.body);
+    auto refundForm = platform::alipay::parseForm(alipayRefund.body);
     QVERIFY(refundForm.ok());
-    QVERIFY(callbacks::isAlipayRefundNotify(*refundForm));
-    auto paymentForm = callbacks::parseForm(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))).body);
+    QVERIFY(platform::alipay::isRefundNotify(*refundForm));
+    auto paymentForm = platform::alipay::parseForm(deliveryOf(caseNamed(QStringLiteral("alipay_valid"))).body);
     QVERIFY(paymentForm.ok());
-    QVERIFY(!callbacks::isAlipayRefundNotify(*paymentForm));
+    QVERIFY(!platform::alipay::isRefundNotify(*paymentForm));
 }
 
 void TestNotificationVerifier::refundOfUnconfiguredChannelIsRefused()
@@ -617,18 +619,19 @@ void TestNotificationVerifier::weChatRefundSigningHelpersRoundTrip()
                       })
             .toJson(QJsonDocument::Compact);
     const QByteArray apiv3 = manifest().value(QLatin1StringView("apiv3_key")).toString().toUtf8();
-    auto sealed = gateway::wechat::encryptResource(apiv3, plaintext, "refund", "rfNonce00001");
+    auto sealed = platform::wechat::encryptResource(apiv3, plaintext, "refund", "rfNonce00001");
     QVERIFY(sealed.ok());
-    gateway::wechat::EncryptedResource resource = *sealed;
+    platform::wechat::EncryptedResource resource = *sealed;
     resource.originalType = "refund";
-    const QByteArray body = gateway::wechat::notificationBody("EV-refund-rt", "2026-11-30T10:00:00+08:00",
-                                                              "REFUND.ABNORMAL", "refund", resource);
-    auto headers = gateway::wechat::signNotification(privateKey(QStringLiteral("platform_a_key.pem")),
-                                                     "PLATFORM_SERIAL_A", fixtureNowMs() / 1000, "rfHeaderNonce", body);
+    const QByteArray body = platform::wechat::notificationBody("EV-refund-rt", "2026-11-30T10:00:00+08:00",
+                                                               "REFUND.ABNORMAL", "refund", resource);
+    auto headers = platform::wechat::signNotification(privateKey(QStringLiteral("platform_a_key.pem")),
+                                                      "PLATFORM_SERIAL_A", fixtureNowMs() / 1000, "rfHeaderNonce",
+                                                      body);
     QVERIFY(headers.ok());
     core::RawDelivery d;
     d.channel = core::Channel::WeChat;
-    d.headers = gateway::wechat::notificationHeaders(*headers);
+    d.headers = platform::wechat::notificationHeaders(*headers);
     d.body = body;
     const auto result = fixtureRefundVerifier()->verifyRefund(d, true, fixtureNowMs());
     QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));

@@ -3,13 +3,13 @@
 // five-line message with the same key, and our verifier must accept the CLI-signed
 // response and refuse any change to it.
 
-#include "gateway/wechatsignature.h"
+#include "platform/wechatpay.h"
 
 #include <QFile>
 #include <QTest>
 
 using namespace payonce;
-using namespace payonce::gateway;
+using namespace payonce::platform;
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include "httpexchange.h"
 
 #include "crypto/securerandom.h"
-#include "gateway/notificationsigning.h"
+#include "sim/notificationsigning.h"
 
 #include <QDateTime>
 #include <QTimeZone>
@@ -27,7 +27,7 @@ core::Result<QByteArray> WeChatNotifier::paidRequest(const QString &paymentNo, c
                                                      qint64 totalFen) const
 {
     const QDateTime now = QDateTime::currentDateTimeUtc();
-    gateway::wechat::TransactionFields fields;
+    platform::wechat::TransactionFields fields;
     fields.mchid = m_merchant.mchId;
     fields.appid = m_merchant.appId;
     fields.outTradeNo = paymentNo;
@@ -41,19 +41,19 @@ core::Result<QByteArray> WeChatNotifier::paidRequest(const QString &paymentNo, c
         return resourceNonce.error();
     if (!headerNonce.ok())
         return headerNonce.error();
-    auto resource = gateway::wechat::encryptResource(m_merchant.apiv3Key, gateway::wechat::transactionJson(fields),
-                                                     "transaction", resourceNonce->toLatin1());
+    auto resource = platform::wechat::encryptResource(m_merchant.apiv3Key, platform::wechat::transactionJson(fields),
+                                                      "transaction", resourceNonce->toLatin1());
     if (!resource.ok())
         return resource.error();
-    const QByteArray body = gateway::wechat::notificationBody(
+    const QByteArray body = platform::wechat::notificationBody(
         QString(QStringLiteral("EV-") + payNo).toUtf8(), beijingTime(now).toUtf8(), "TRANSACTION.SUCCESS",
         "\xe6\x94\xaf\xe4\xbb\x98\xe6\x88\x90\xe5\x8a\x9f", *resource); // 支付成功
-    auto signedHeaders = gateway::wechat::signNotification(m_platformKey, m_serial, now.toSecsSinceEpoch(),
-                                                           headerNonce->toLatin1(), body);
+    auto signedHeaders = platform::wechat::signNotification(m_platformKey, m_serial, now.toSecsSinceEpoch(),
+                                                            headerNonce->toLatin1(), body);
     if (!signedHeaders.ok())
         return signedHeaders.error();
     QByteArray headerLines;
-    for (const auto &[name, value] : gateway::wechat::notificationHeaders(*signedHeaders)) {
+    for (const auto &[name, value] : platform::wechat::notificationHeaders(*signedHeaders)) {
         // Content-Type comes with the body from httpRequest().
         if (name.compare("Content-Type", Qt::CaseInsensitive) != 0)
             headerLines += name + ": " + value + "\r\n";

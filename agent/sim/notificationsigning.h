@@ -2,8 +2,8 @@
 
 #include "core/common/result.h"
 #include "crypto/rsakeys.h"
-#include "gateway/alipaysignature.h"
-#include "gateway/wechatsignature.h"
+#include "platform/alipay.h"
+#include "platform/wechatpay.h"
 
 #include <QByteArray>
 #include <QList>
@@ -15,7 +15,7 @@
 /// notifications with these; the agent verifies them with payonce_callbacks, which uses
 /// the same message layouts (wechat::responseMessage, alipay::signContent) and nothing
 /// else of this file. All functions are pure and thread-safe.
-namespace payonce::gateway {
+namespace payonce::platform {
 
 namespace wechat {
 
@@ -90,4 +90,4 @@ core::Result<QByteArray> signNotifyForm(const crypto::PrivateKey &alipayKey, Par
 
 } // namespace alipay
 
-} // namespace payonce::gateway
+} // namespace payonce::platform

@@ -1,6 +1,8 @@
 #pragma once
 
+#include "core/callback/paymentnotification.h"
 #include "core/common/result.h"
+#include "core/settlement/refundnotification.h"
 #include "crypto/rsakeys.h"
 
 #include <QByteArray>
@@ -10,7 +12,7 @@
 
 #include <optional>
 
-namespace payonce::gateway::alipay {
+namespace payonce::platform::alipay {
 
 /// Alipay OpenAPI RSA2 (SHA256withRSA, base64) signatures, as the platform documents them:
 ///
@@ -55,4 +57,36 @@ core::Result<QByteArray> verifiedResponse(const crypto::PublicKey &alipayKey, QB
 /// the simulator) frames a signed response.
 QByteArray frameResponse(QByteArrayView method, QByteArrayView responseObjectJson, QByteArrayView signatureBase64);
 
-} // namespace payonce::gateway::alipay
+// ---- Notifications -------------------------------------------------------------------
+
+/// Parses an application/x-www-form-urlencoded body into (name, value) pairs with
+/// URL-decoded names and values ('+' is a space). InvalidInput when the body is empty or
+/// over the size limit, a pair has no '=' or an empty name, a '%' is not followed by two
+/// hex digits, or a name repeats.
+core::Result<Params> parseForm(QByteArrayView body);
+
+/// Checks the RSA2 signature: sign present, sign_type RSA2 (when present), and sign
+/// verifying over signContent(params, Notification) with the Alipay public key.
+/// BadSignature otherwise.
+core::Result<void> verifySignature(const crypto::PublicKey &alipayKey, const Params &params);
+
+/// The notification fields. InvalidInput when notify_id, trade_no, out_trade_no,
+/// trade_status, seller_id or app_id is missing, trade_no/out_trade_no is outside the
+/// format, or total_amount is not a positive decimal yuan amount with at most two places
+/// (parseAmountFen). Currency is CNY (Alipay's notify carries none for domestic trades).
+/// paid = trade_status TRADE_SUCCESS or TRADE_FINISHED.
+core::Result<core::PaymentNotification> parseNotify(const Params &params);
+
+/// A refund's trade_status_sync: the notify carries out_biz_no or refund_fee (Alipay sends
+/// a trade's refunds to its notify_url too, so a payment route sees them). Decide only on
+/// a verified form.
+bool isRefundNotify(const Params &params);
+
+/// The refund fields of a verified trade_status_sync. InvalidInput when notify_id,
+/// trade_status, seller_id, app_id or gmt_refund is missing; trade_no, out_trade_no or
+/// out_biz_no is outside the format; refund_fee or total_amount is not a positive yuan
+/// amount with at most two places, or refund_fee > total_amount. state Success (Alipay
+/// notifies successful refunds only); refundedTotalFen = refund_fee; amountFen unset.
+core::Result<core::RefundNotification> parseRefundNotify(const Params &params);
+
+} // namespace payonce::platform::alipay

@@ -5,7 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
-namespace payonce::gateway {
+namespace payonce::platform {
 
 namespace wechat {
 
@@ -124,4 +124,4 @@ core::Result<QByteArray> signNotifyForm(const crypto::PrivateKey &alipayKey, Par
 
 } // namespace alipay
 
-} // namespace payonce::gateway
+} // namespace payonce::platform

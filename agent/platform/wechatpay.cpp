@@ -1,123 +1,166 @@
-#include "notificationparsing.h"
+#include "wechatpay.h"
+
+#include "notificationformat.h"
 
 #include "crypto/aesgcm.h"
 #include "shared/money.h"
 
 #include <QJsonDocument>
-#include <QJsonObject>
 #include <QJsonParseError>
-#include <QSet>
 
-namespace payonce::callbacks {
+namespace payonce::platform::wechat {
 
 using core::Error;
 using core::ErrorCode;
 using core::PaymentNotification;
+using detail::badSignature;
+using detail::invalid;
+using detail::isCurrencyCode;
+using detail::stringMember;
 
-namespace {
+using core::Error;
+using core::ErrorCode;
 
-Error invalid(const QString &what)
+QByteArray requestMessage(QByteArrayView method, QByteArrayView urlPathAndQuery, qint64 timestamp, QByteArrayView nonce,
+                          QByteArrayView body)
 {
-    return Error::make(ErrorCode::InvalidInput, what);
+    QByteArray m;
+    m.reserve(method.size() + urlPathAndQuery.size() + nonce.size() + body.size() + 32);
+    m.append(method)
+        .append('\n')
+        .append(urlPathAndQuery)
+        .append('\n')
+        .append(QByteArray::number(timestamp))
+        .append('\n')
+        .append(nonce)
+        .append('\n')
+        .append(body)
+        .append('\n');
+    return m;
 }
 
-Error badSignature(const QString &what)
+QByteArray responseMessage(QByteArrayView timestamp, QByteArrayView nonce, QByteArrayView body)
 {
-    return Error::make(ErrorCode::BadSignature, what);
+    QByteArray m;
+    m.reserve(timestamp.size() + nonce.size() + body.size() + 3);
+    m.append(timestamp).append('\n').append(nonce).append('\n').append(body).append('\n');
+    return m;
 }
 
-// A string member, or nullopt when absent or not a string.
-std::optional<QString> stringMember(const QJsonObject &o, QLatin1StringView name)
+QByteArray authorizationHeader(QByteArrayView mchid, QByteArrayView serialNo, qint64 timestamp, QByteArrayView nonce,
+                               QByteArrayView signatureBase64)
 {
-    const QJsonValue v = o.value(name);
-    if (!v.isString())
-        return std::nullopt;
-    return v.toString();
+    QByteArray h;
+    h.append(kAuthScheme)
+        .append(" mchid=\"")
+        .append(mchid)
+        .append("\",nonce_str=\"")
+        .append(nonce)
+        .append("\",signature=\"")
+        .append(signatureBase64)
+        .append("\",timestamp=\"")
+        .append(QByteArray::number(timestamp))
+        .append("\",serial_no=\"")
+        .append(serialNo)
+        .append('"');
+    return h;
 }
 
-bool isCurrencyCode(QStringView text)
+core::Result<QByteArray> signRequest(const crypto::PrivateKey &merchantKey, QByteArrayView mchid,
+                                     QByteArrayView serialNo, QByteArrayView method, QByteArrayView urlPathAndQuery,
+                                     qint64 timestamp, QByteArrayView nonce, QByteArrayView body)
 {
-    if (text.size() != 3)
-        return false;
-    for (const QChar c : text) {
-        if (c.unicode() < u'A' || c.unicode() > u'Z')
-            return false;
+    auto signature = merchantKey.signBase64(requestMessage(method, urlPathAndQuery, timestamp, nonce, body));
+    if (!signature)
+        return signature.error();
+    return authorizationHeader(mchid, serialNo, timestamp, nonce, *signature);
+}
+
+core::Result<Authorization> parseAuthorization(QByteArrayView header)
+{
+    const QByteArray text = header.toByteArray().trimmed();
+    if (!text.startsWith(kAuthScheme) || text.size() <= kAuthScheme.size() || text.at(kAuthScheme.size()) != ' ')
+        return Error::make(ErrorCode::InvalidInput,
+                           QStringLiteral("Authorization: not the WECHATPAY2-SHA256-RSA2048 scheme"));
+    Authorization a;
+    QByteArray rest = text.mid(kAuthScheme.size() + 1);
+    // k="v" pairs separated by commas; values never contain '"' (base64, digits, hex).
+    qsizetype pos = 0;
+    while (pos < rest.size()) {
+        while (pos < rest.size() && (rest.at(pos) == ',' || rest.at(pos) == ' '))
+            ++pos;
+        if (pos >= rest.size())
+            break;
+        const qsizetype eq = rest.indexOf("=\"", pos);
+        if (eq < 0)
+            return Error::make(ErrorCode::InvalidInput, QStringLiteral("Authorization: malformed field"));
+        const qsizetype close = rest.indexOf('"', eq + 2);
+        if (close < 0)
+            return Error::make(ErrorCode::InvalidInput, QStringLiteral("Authorization: unterminated value"));
+        const QByteArray key = rest.mid(pos, eq - pos).trimmed();
+        const QByteArray value = rest.mid(eq + 2, close - eq - 2);
+        if (key == "mchid")
+            a.mchid = value;
+        else if (key == "nonce_str")
+            a.nonce = value;
+        else if (key == "signature")
+            a.signature = value;
+        else if (key == "timestamp")
+            a.timestamp = value;
+        else if (key == "serial_no")
+            a.serialNo = value;
+        pos = close + 1;
     }
-    return true;
+    if (a.mchid.isEmpty() || a.nonce.isEmpty() || a.signature.isEmpty() || a.timestamp.isEmpty()
+        || a.serialNo.isEmpty())
+        return Error::make(ErrorCode::InvalidInput, QStringLiteral("Authorization: a field is missing"));
+    return a;
 }
 
-int hexValue(char c)
+void PlatformVerifier::addKey(const QString &serial, const crypto::PublicKey &key)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    m_keys.insert(serial, key);
 }
 
-std::optional<QByteArray> formDecode(QByteArrayView text)
+core::Result<void> checkTimestampWindow(const QByteArray &timestampText, qint64 nowSeconds, qint64 windowSeconds)
 {
-    QByteArray out;
-    out.reserve(text.size());
-    for (qsizetype i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (c == '+') {
-            out.append(' ');
-        } else if (c == '%') {
-            if (i + 2 >= text.size())
-                return std::nullopt;
-            const int hi = hexValue(text[i + 1]);
-            const int lo = hexValue(text[i + 2]);
-            if (hi < 0 || lo < 0)
-                return std::nullopt;
-            out.append(static_cast<char>(hi * 16 + lo));
-            i += 2;
-        } else {
-            out.append(c);
-        }
-    }
-    return out;
-}
-
-QByteArray paramValue(const gateway::alipay::Params &params, QByteArrayView name)
-{
-    for (const auto &[key, value] : params) {
-        if (key == name)
-            return value;
-    }
+    bool numeric = false;
+    const qint64 timestamp = timestampText.toLongLong(&numeric);
+    if (!numeric)
+        return Error::make(ErrorCode::BadSignature, QStringLiteral("Wechatpay-Timestamp is not a number"));
+    if (timestamp < nowSeconds - windowSeconds || timestamp > nowSeconds + windowSeconds)
+        return Error::make(ErrorCode::BadSignature,
+                           QStringLiteral("Wechatpay-Timestamp %1 is more than %2 s from now (%3)")
+                               .arg(timestamp)
+                               .arg(windowSeconds)
+                               .arg(nowSeconds));
     return {};
 }
 
-bool hasParam(const gateway::alipay::Params &params, QByteArrayView name)
+core::Result<void> PlatformVerifier::verify(const SignedHeaders &headers, QByteArrayView body, qint64 nowSeconds,
+                                            qint64 windowSeconds) const
 {
-    for (const auto &p : params) {
-        if (p.first == name)
-            return true;
-    }
-    return false;
+    if (headers.signature.isEmpty() || headers.timestamp.isEmpty() || headers.nonce.isEmpty()
+        || headers.serial.isEmpty())
+        return Error::make(ErrorCode::BadSignature,
+                           QStringLiteral("response carries no complete Wechatpay-* signature headers"));
+    const auto it = m_keys.constFind(QString::fromLatin1(headers.serial));
+    if (it == m_keys.constEnd())
+        return Error::make(
+            ErrorCode::BadSignature,
+            QStringLiteral("unknown platform key serial \"%1\"").arg(QString::fromLatin1(headers.serial.left(64))));
+    if (auto inWindow = checkTimestampWindow(headers.timestamp, nowSeconds, windowSeconds); !inWindow)
+        return inWindow;
+    if (!it->verifyBase64(responseMessage(headers.timestamp, headers.nonce, body), headers.signature))
+        return Error::make(
+            ErrorCode::BadSignature,
+            QStringLiteral("Wechatpay-Signature does not verify with platform key \"%1\"").arg(it.key()));
+    return {};
 }
 
-} // namespace
+// ---- Notifications -------------------------------------------------------------------
 
-bool isValidTradeNo(QStringView text)
-{
-    if (text.isEmpty() || text.size() > 64)
-        return false;
-    for (const QChar c : text) {
-        const char16_t u = c.unicode();
-        const bool ok = (u >= u'A' && u <= u'Z') || (u >= u'a' && u <= u'z') || (u >= u'0' && u <= u'9') || u == u'_'
-                        || u == u'-';
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-// ---- WeChat Pay v3 -----------------------------------------------------------------
-
-core::Result<WeChatEnvelope> parseWeChatEnvelope(QByteArrayView body)
+core::Result<Envelope> parseEnvelope(QByteArrayView body)
 {
     if (body.size() > kMaxNotificationBodyBytes)
         return invalid(QStringLiteral("notification body of %1 bytes is over the %2-byte limit")
@@ -143,7 +186,7 @@ core::Result<WeChatEnvelope> parseWeChatEnvelope(QByteArrayView body)
     if (!algorithm || !ciphertext || ciphertext->isEmpty() || !nonce || nonce->isEmpty()
         || !(ad.isString() || ad.isUndefined() || ad.isNull()))
         return invalid(QStringLiteral("WeChat notification resource lacks algorithm, ciphertext or nonce"));
-    WeChatEnvelope e;
+    Envelope e;
     e.id = *id;
     e.eventType = *eventType;
     e.algorithm = algorithm->toUtf8();
@@ -153,13 +196,13 @@ core::Result<WeChatEnvelope> parseWeChatEnvelope(QByteArrayView body)
     return e;
 }
 
-gateway::wechat::SignedHeaders weChatSignedHeaders(const core::RawDelivery &delivery)
+SignedHeaders signedHeaders(const core::RawDelivery &delivery)
 {
     return {delivery.header("Wechatpay-Timestamp"), delivery.header("Wechatpay-Nonce"),
             delivery.header("Wechatpay-Signature"), delivery.header("Wechatpay-Serial")};
 }
 
-core::Result<void> checkWeChatEnvelope(const WeChatEnvelope &envelope)
+core::Result<void> checkEnvelope(const Envelope &envelope)
 {
     if (envelope.eventType != QLatin1StringView("TRANSACTION.SUCCESS"))
         return invalid(QStringLiteral("WeChat notification event_type \"%1\" is not TRANSACTION.SUCCESS")
@@ -169,7 +212,7 @@ core::Result<void> checkWeChatEnvelope(const WeChatEnvelope &envelope)
     return {};
 }
 
-core::Result<QByteArray> decryptWeChatResource(QByteArrayView apiv3Key, const WeChatEnvelope &envelope)
+core::Result<QByteArray> decryptResource(QByteArrayView apiv3Key, const Envelope &envelope)
 {
     auto plain = crypto::aes256GcmDecrypt(apiv3Key, envelope.nonce, envelope.associatedData, envelope.ciphertext);
     if (!plain) {
@@ -181,7 +224,7 @@ core::Result<QByteArray> decryptWeChatResource(QByteArrayView apiv3Key, const We
     return *plain;
 }
 
-core::Result<PaymentNotification> parseWeChatTransaction(QByteArrayView plaintext, const QString &eventId)
+core::Result<PaymentNotification> parseTransaction(QByteArrayView plaintext, const QString &eventId)
 {
     QJsonParseError error{};
     const QJsonDocument doc = QJsonDocument::fromJson(plaintext.toByteArray(), &error);
@@ -227,7 +270,7 @@ core::Result<PaymentNotification> parseWeChatTransaction(QByteArrayView plaintex
     return n;
 }
 
-core::Result<void> checkWeChatRefundEnvelope(const WeChatEnvelope &envelope)
+core::Result<void> checkRefundEnvelope(const Envelope &envelope)
 {
     if (envelope.eventType != QLatin1StringView("REFUND.SUCCESS")
         && envelope.eventType != QLatin1StringView("REFUND.ABNORMAL")
@@ -239,8 +282,8 @@ core::Result<void> checkWeChatRefundEnvelope(const WeChatEnvelope &envelope)
     return {};
 }
 
-core::Result<core::RefundNotification> parseWeChatRefund(QByteArrayView plaintext, const QString &eventId,
-                                                         const QString &eventType)
+core::Result<core::RefundNotification> parseRefund(QByteArrayView plaintext, const QString &eventId,
+                                                   const QString &eventType)
 {
     QJsonParseError error{};
     const QJsonDocument doc = QJsonDocument::fromJson(plaintext.toByteArray(), &error);
@@ -300,125 +343,4 @@ core::Result<core::RefundNotification> parseWeChatRefund(QByteArrayView plaintex
     return n;
 }
 
-// ---- Alipay -------------------------------------------------------------------------
-
-core::Result<gateway::alipay::Params> parseForm(QByteArrayView body)
-{
-    if (body.size() > kMaxNotificationBodyBytes)
-        return invalid(QStringLiteral("notification body of %1 bytes is over the %2-byte limit")
-                           .arg(body.size())
-                           .arg(kMaxNotificationBodyBytes));
-    if (body.isEmpty())
-        return invalid(QStringLiteral("Alipay notification body is empty"));
-    gateway::alipay::Params params;
-    QSet<QByteArray> seen;
-    qsizetype pos = 0;
-    while (pos <= body.size()) {
-        qsizetype end = body.indexOf('&', pos);
-        if (end < 0)
-            end = body.size();
-        const QByteArrayView pair = body.sliced(pos, end - pos);
-        const qsizetype eq = pair.indexOf('=');
-        if (eq <= 0)
-            return invalid(QStringLiteral("Alipay notification is not a form: a pair without a name or '='"));
-        auto name = formDecode(pair.first(eq));
-        auto value = formDecode(pair.sliced(eq + 1));
-        if (!name || !value || name->isEmpty())
-            return invalid(QStringLiteral("Alipay notification is not a form: bad percent-encoding"));
-        if (seen.contains(*name))
-            return invalid(QStringLiteral("Alipay notification repeats a parameter"));
-        seen.insert(*name);
-        params.append({*name, *value});
-        pos = end + 1;
-    }
-    return params;
-}
-
-core::Result<void> verifyAlipaySignature(const crypto::PublicKey &alipayKey, const gateway::alipay::Params &params)
-{
-    if (!hasParam(params, "sign") || paramValue(params, "sign").isEmpty())
-        return badSignature(QStringLiteral("Alipay notification is not signed"));
-    if (hasParam(params, "sign_type") && paramValue(params, "sign_type") != "RSA2")
-        return badSignature(QStringLiteral("Alipay notification sign_type is not RSA2"));
-    if (!gateway::alipay::verifyParams(alipayKey, params, gateway::alipay::SignContentKind::Notification))
-        return badSignature(QStringLiteral("Alipay notification signature does not verify"));
-    return {};
-}
-
-core::Result<PaymentNotification> parseAlipayNotify(const gateway::alipay::Params &params)
-{
-    const auto field = [&params](QByteArrayView name) { return QString::fromUtf8(paramValue(params, name)); };
-    const QString notifyId = field("notify_id");
-    const QString tradeNo = field("trade_no");
-    const QString outTradeNo = field("out_trade_no");
-    const QString tradeStatus = field("trade_status");
-    const QString sellerId = field("seller_id");
-    const QString appId = field("app_id");
-    if (notifyId.isEmpty() || tradeStatus.isEmpty() || sellerId.isEmpty() || appId.isEmpty())
-        return invalid(QStringLiteral("Alipay notification lacks notify_id, trade_status, seller_id or app_id"));
-    if (!isValidTradeNo(tradeNo))
-        return invalid(QStringLiteral("Alipay trade_no is not 1-64 of [A-Za-z0-9_-]"));
-    if (!isValidTradeNo(outTradeNo))
-        return invalid(QStringLiteral("Alipay out_trade_no is not 1-64 of [A-Za-z0-9_-]"));
-    const auto fen = parseAmountFen(field("total_amount"));
-    if (!fen)
-        return invalid(QStringLiteral("Alipay total_amount is not a positive yuan amount with at most two places"));
-
-    PaymentNotification n;
-    n.channel = core::Channel::Alipay;
-    n.payNo = tradeNo;
-    n.paymentNo = outTradeNo;
-    n.amountFen = *fen;
-    n.currency = QStringLiteral("CNY");
-    n.merchantId = sellerId;
-    n.appId = appId;
-    n.tradeState = tradeStatus;
-    n.paid = tradeStatus == QLatin1StringView("TRADE_SUCCESS") || tradeStatus == QLatin1StringView("TRADE_FINISHED");
-    n.eventId = notifyId;
-    return n;
-}
-
-bool isAlipayRefundNotify(const gateway::alipay::Params &params)
-{
-    return !paramValue(params, "out_biz_no").isEmpty() || !paramValue(params, "refund_fee").isEmpty();
-}
-
-core::Result<core::RefundNotification> parseAlipayRefundNotify(const gateway::alipay::Params &params)
-{
-    const auto field = [&params](QByteArrayView name) { return QString::fromUtf8(paramValue(params, name)); };
-    const QString notifyId = field("notify_id");
-    const QString tradeStatus = field("trade_status");
-    const QString sellerId = field("seller_id");
-    const QString appId = field("app_id");
-    if (notifyId.isEmpty() || tradeStatus.isEmpty() || sellerId.isEmpty() || appId.isEmpty()
-        || field("gmt_refund").isEmpty())
-        return invalid(QStringLiteral(
-            "Alipay refund notification lacks notify_id, trade_status, seller_id, app_id or gmt_refund"));
-    const QString tradeNo = field("trade_no");
-    const QString outTradeNo = field("out_trade_no");
-    const QString outBizNo = field("out_biz_no");
-    if (!isValidTradeNo(tradeNo) || !isValidTradeNo(outTradeNo) || !isValidTradeNo(outBizNo))
-        return invalid(
-            QStringLiteral("Alipay refund: trade_no, out_trade_no or out_biz_no is not 1-64 of [A-Za-z0-9_-]"));
-    const auto refunded = parseAmountFen(field("refund_fee"));
-    const auto total = parseAmountFen(field("total_amount"));
-    if (!refunded || !total || *refunded > *total)
-        return invalid(QStringLiteral(
-            "Alipay refund_fee and total_amount must be positive yuan amounts, refund_fee <= total_amount"));
-
-    core::RefundNotification n;
-    n.channel = core::Channel::Alipay;
-    n.state = core::RefundNotification::State::Success;
-    n.refundNo = outBizNo;
-    n.paymentNo = outTradeNo;
-    n.payNo = tradeNo;
-    n.refundedTotalFen = *refunded;
-    n.totalFen = *total;
-    n.refundStatus = tradeStatus;
-    n.merchantId = sellerId;
-    n.appId = appId;
-    n.eventId = notifyId;
-    return n;
-}
-
-} // namespace payonce::callbacks
+} // namespace payonce::platform::wechat
