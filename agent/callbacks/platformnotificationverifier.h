@@ -20,7 +20,7 @@ struct NotificationVerifierOptions {
     crypto::PublicKey alipayPublicKey;                     ///< null: Alipay not configured
 };
 
-/// WeChat Pay v3, step by step (each step one function of notificationparsing.h):
+/// WeChat Pay v3, step by step (each step one function of platform/wechatpay.h):
 /// 1. body over 64 KiB → InvalidInput, before anything else is read;
 /// 2. the envelope must be a JSON object of the platform's shape → InvalidInput;
 /// 3. Wechatpay-Signature over "timestamp\nnonce\nbody\n" (raw body bytes) with the key

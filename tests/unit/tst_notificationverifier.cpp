@@ -3,7 +3,7 @@
 // cryptography: RSA keys, SHA256withRSA, AES-256-GCM). Every case of cases.json is run
 // through the verifier built from config settings, and its error code (or its fields)
 // asserted. Also: the size limit before anything, the factory's refusals, and the
-// notification-side signing helpers (gateway/notificationsigning.h) round-tripping
+// notification-side signing helpers (sim/notificationsigning.h) round-tripping
 // through the verifier and matching the independent tool's signatures byte for byte.
 // Refund notifications (verifyRefund) likewise, from refund-cases.json.
 
