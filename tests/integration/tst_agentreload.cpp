@@ -4,7 +4,7 @@
 // stream is closed, a broken file changes nothing (the agent keeps serving on the running
 // configuration and says why) — and one token cannot open streams without end.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include <QFile>
@@ -72,12 +72,7 @@ QByteArray handshakeStatus(int port, const QByteArray &token)
 class TestAgentReload : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = TestDatabase::start(Dialect::Sqlite, &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_fixture.startDatabase(Dialect::Sqlite), m_fixture.error()); }
 
     void sighupAppliesNewTokensAndClosesTheRemovedTokensStreams();
     void sighupWithABrokenConfigKeepsTheRunningOne_data();
@@ -88,17 +83,12 @@ private:
     std::unique_ptr<AgentProcess> startAgent(const QJsonObject &extraConfig = {})
     {
         AgentProcess::Options options;
-        options.db = m_db->url();
         options.sim = false;
         options.extraConfig = extraConfig;
-        QString error;
-        auto agent = AgentProcess::start(options, &error);
-        if (!agent)
-            qWarning().noquote() << error;
-        return agent;
+        return m_fixture.startAnother(options);
     }
 
-    std::unique_ptr<TestDatabase> m_db;
+    AgentFixture m_fixture; ///< the database; each test starts its own agent on it
 };
 
 void TestAgentReload::sighupAppliesNewTokensAndClosesTheRemovedTokensStreams()

@@ -6,7 +6,7 @@
 // late callback (the relay's copy, byte for byte) reach the agent at the same moment.
 // Exactly one of them pays the order; every effect is written once.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "httptestsupport.h"
 #include "notificationrelay.h"
 #include "storagefixture.h"
@@ -31,37 +31,23 @@ namespace {
 constexpr qint64 kUser = 77;
 constexpr qint64 kStuckAfterMs = 60 * 1000;
 
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
-}
-
-const QList<QPair<QByteArray, QByteArray>> kDesk{{"Authorization", "Bearer desk-token"}};
-
 } // namespace
 
 class TestPatrolPath : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
     NotificationRelay m_relay;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     int m_serial = 0;
 
-    qint64 count(const QString &sql, const QVariantList &binds = {})
+    QString text(const QString &sql, const QVariantList &binds)
     {
-        QString error;
-        const qint64 n = countRows(*m_db.database, sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
+        return firstValueText(m_agent.database(), sql, binds);
     }
-
-    QString text(const QString &sql, const QVariantList &binds) { return firstValueText(*m_db.database, sql, binds); }
 
     bool exec(const QString &sql, const QVariantList &binds)
     {
-        auto done = m_db.database->write([&](sql::Session &session) -> core::Result<void> {
+        auto done = m_agent.database().write([&](sql::Session &session) -> core::Result<void> {
             auto q = session.exec(sql, binds);
             if (!q)
                 return q.error();
@@ -144,12 +130,14 @@ private:
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("PAID"));
         QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), payNo);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
                       {QString(QStringLiteral("SKU-") + orderNo)}),
                  QStringLiteral("99"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
                  qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT status FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("processed"));
@@ -158,25 +146,16 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
             {QStringLiteral("public_base_url"), m_relay.baseUrl()},
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0},
                                                    {QStringLiteral("stuck_paying_after_ms"), kStuckAfterMs}}}};
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
+        QVERIFY2(m_agent.start(options), m_agent.error());
         // The platform's next try comes minutes later: the relay's copy is the late callback.
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":20}").status, 200);
+        //TIMESCALE 20
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void patrolAndLateCallbackAtTheSameMomentPayOnce_data()
     {
@@ -227,10 +206,10 @@ private Q_SLOTS:
 
             // Exactly one made PAYING → PAID: the patrol (its audit row) or the callback
             // (its delivery decided "processed").
-            const qint64 patrolFinished = count(
+            const qint64 patrolFinished = m_agent.count(
                 QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
                 {QString(QStringLiteral("order:") + orderNo)});
-            const qint64 callbackProcessed = count(
+            const qint64 callbackProcessed = m_agent.count(
                 QStringLiteral(
                     "SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND error_code = 'processed'"),
                 {orderNo});
@@ -258,8 +237,9 @@ private Q_SLOTS:
         QVERIFY(!payNo.isEmpty());
         verifyPaidOnce(orderNo, payNo);
         QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
-                  {QString(QStringLiteral("order:") + orderNo)}),
+            m_agent.count(
+                QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
+                {QString(QStringLiteral("order:") + orderNo)}),
             qint64(1));
         // The late callback afterwards: acknowledged, nothing written twice.
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
@@ -283,8 +263,9 @@ private Q_SLOTS:
         const HttpAnswer trade = m_agent->simCall("GET", QStringLiteral("/sim/trades/") + paymentNo);
         QVERIFY2(trade.body.contains("CLOSED"), qPrintable(describe(trade)));
         QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
-                  {QString(QStringLiteral("order:") + orderNo)}),
+            m_agent.count(
+                QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
+                {QString(QStringLiteral("order:") + orderNo)}),
             qint64(1));
 
         // The user pays again: a new confirm creates a new trade under a new payment_no.
@@ -301,14 +282,14 @@ private Q_SLOTS:
 
     void onlyAnOperatorRunsThePatrol()
     {
-        const qint64 before = count(QStringLiteral("SELECT COUNT(*) FROM findings"));
+        const qint64 before = m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings"));
         const HttpAnswer viewer = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
-                                           "{\"reason\":\"x\"}", {{"Authorization", "Bearer view-token"}});
+                                           "{\"reason\":\"x\"}", kView);
         QCOMPARE(viewer.status, 403);
         const HttpAnswer nobody = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
                                            "{\"reason\":\"x\"}", {});
         QCOMPARE(nobody.status, 401);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings")), before);
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings")), before);
     }
 };
 
