@@ -46,7 +46,7 @@ public:
         int port = 0;
         /// Run the agent as `valgrind --error-exitcode=99 --leak-check=no
         /// --log-file=<valgrindLog> <agent> ...` (payonce-sim, its child, runs natively),
-        /// with tests/integration/valgrind-qt.supp (one false positive of Qt's forkfd).
+        /// with tests/support/agent/valgrind-qt.supp (one false positive of Qt's forkfd).
         /// stop() then returns 99 when valgrind found an error.
         bool valgrind = false;
         QString valgrindLog;
