@@ -19,9 +19,9 @@ private Q_SLOTS:
     void initTestCase()
     {
         AgentProcess::Options options;
-        QVERIFY2(m_agent.start(options), m_agent.error());
         // Notifications go out at once and retries follow quickly (the schedule × 0.001).
-        //TIMESCALE 0.001
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
     void cleanupTestCase() { m_agent.stop(); }
 
@@ -44,9 +44,7 @@ private Q_SLOTS:
                                QStringLiteral("{\"channel\":\"%1\",\"duplicate\":5}").arg(channel).toUtf8())
                      .status,
                  200);
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(channel, paymentNo);
         QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent
@@ -128,12 +126,7 @@ private Q_SLOTS:
         // The mode is shared through the database and each agent re-reads it at most once a
         // second (CallbackPipelineOptions::modeCacheMs): the documented propagation bound.
         QTest::qWait(1500);
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
                                {orderNo}),
@@ -166,24 +159,14 @@ private Q_SLOTS:
         const QString latePayment = confirmOrder(late, QStringLiteral("alipay"));
         QVERIFY(!warmPayment.isEmpty() && !latePayment.isEmpty());
         // A delivery in normal mode: the agent has just read the mode.
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(warmPayment).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("alipay"), warmPayment).status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(
             m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {warm}), qint64(1),
             30000);
         const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
                                             "{\"callbacks\":\"accept_only\",\"reason\":\"failover now\"}", kDesk);
         QVERIFY2(on.status == 200, qPrintable(describe(on)));
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(latePayment).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("alipay"), latePayment).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(latePayment) == u"acknowledged", 30000);
         QCOMPARE(
             m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {late}),

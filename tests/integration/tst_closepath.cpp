@@ -94,12 +94,7 @@ private:
         return confirmed.json().value(QStringLiteral("payment_no")).toString();
     }
 
-    HttpAnswer payAtSimulator(const QString &paymentNo)
-    {
-        return m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
-    }
+    HttpAnswer payAtSimulator(const QString &paymentNo) { return m_agent->simPay(QStringLiteral("wechat"), paymentNo); }
 
     /// Paid at the simulator, its notification kept by the relay (its last capture): the pay_no.
     QString payWhileTheRelayHoldsTheNotification(const QString &paymentNo)
@@ -139,9 +134,9 @@ private Q_SLOTS:
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
             {QStringLiteral("close"),
              QJsonObject{{QStringLiteral("pending_timeout_ms"), kTimeoutMs}, {QStringLiteral("interval_ms"), 200}}}};
-        QVERIFY2(m_agent.start(options), m_agent.error());
         // The platform's next try comes minutes later: the relay's copy is the late notification.
-        //TIMESCALE 20
+        options.simNotifyTimeScale = "20";
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
     void cleanupTestCase() { m_agent.stop(); }
 

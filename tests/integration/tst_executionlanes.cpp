@@ -112,13 +112,7 @@ private:
             QString paymentNo;
             if (agent.postOrder(names.at(i), kUser, QStringLiteral("12.00"), kSku, &error))
                 paymentNo = agent.confirmPayment(names.at(i), kUser, QStringLiteral("wechat"), &error);
-            const bool paid =
-                !paymentNo.isEmpty()
-                && agent.simCall(
-                            "POST", QStringLiteral("/sim/pay"),
-                            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                           .status
-                       == 200;
+            const bool paid = !paymentNo.isEmpty() && agent.simPay(QStringLiteral("wechat"), paymentNo).status == 200;
             if (!paid) {
                 failures.fetch_add(1);
                 qWarning().noquote() << names.at(i) << error;

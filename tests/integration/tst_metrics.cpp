@@ -161,12 +161,7 @@ private Q_SLOTS:
         QCOMPARE(
             m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
             200);
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -218,12 +213,7 @@ private Q_SLOTS:
             QVERIFY2(set.status == 200, set.body.constData());
         };
         setMode("accept_only");
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(
             m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
                           {orderNo}),

@@ -585,9 +585,7 @@ private:
             qWarning("%s", qPrintable(error));
             return false;
         }
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(QStringLiteral("wechat"), paymentNo);
         if (paid.status != 200) {
             qWarning("sim pay: %s", qPrintable(describe(paid)));
             return false;
@@ -611,16 +609,7 @@ private:
                 m_agent.count("SELECT COUNT(*) FROM outbox WHERE redriven = 1")};
     }
 
-    void exec(const char *sql, const QVariantList &binds)
-    {
-        auto done = m_agent.database().write([&](sql::Session &session) -> core::Result<void> {
-            auto query = session.exec(QString::fromLatin1(sql), binds, QStringLiteral("test set-up"));
-            if (!query)
-                return query.error();
-            return {};
-        });
-        QVERIFY2(done.ok(), done.ok() ? "" : qPrintable(done.error().internalMessage));
-    }
+    void exec(const char *sql, const QVariantList &binds) { QVERIFY(m_agent.exec(sql, binds)); }
 
     std::unique_ptr<WebhookReceiver> m_receiver;
     AgentFixture m_agent;

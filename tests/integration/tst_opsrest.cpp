@@ -651,11 +651,7 @@ private:
         return values;
     }
 
-    void exec(const char *sql, const QVariantList &binds)
-    {
-        const auto done = execSql(m_agent.database(), QString::fromLatin1(sql), binds);
-        QVERIFY2(done.ok(), done.ok() ? "" : qPrintable(done.error().internalMessage));
-    }
+    void exec(const char *sql, const QVariantList &binds) { QVERIFY(m_agent.exec(sql, binds)); }
 
     AgentFixture m_agent;
     int m_sourceAddress = 0;

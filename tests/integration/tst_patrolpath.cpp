@@ -40,24 +40,6 @@ private:
     AgentFixture m_agent;
     int m_serial = 0;
 
-    QString text(const QString &sql, const QVariantList &binds)
-    {
-        return firstValueText(m_agent.database(), sql, binds);
-    }
-
-    bool exec(const QString &sql, const QVariantList &binds)
-    {
-        auto done = m_agent.database().write([&](sql::Session &session) -> core::Result<void> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return {};
-        });
-        if (!done.ok())
-            qWarning() << "exec failed:" << done.error().internalMessage;
-        return done.ok();
-    }
-
     /// A PENDING order confirmed on `channel`: PAYING, with its trade at the simulator.
     QString confirm(const QString &orderNo, const QString &channel, const QString &idempotencyKey)
     {
@@ -96,9 +78,7 @@ private:
     std::optional<PaidAtSimulator> payAtSimulator(const QString &channel, const QString &paymentNo)
     {
         const qsizetype before = m_relay.captured.size();
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(channel, paymentNo);
         if (paid.status != 200) {
             qWarning("sim pay: %s", qPrintable(describe(paid)));
             return std::nullopt;
@@ -115,8 +95,8 @@ private:
     /// The order's last change, moved back past the patrol's threshold.
     bool makeStuck(const QString &orderNo)
     {
-        return exec(QStringLiteral("UPDATE orders SET updated_at = updated_at - ? WHERE order_no = ?"),
-                    {kStuckAfterMs + 60000, orderNo});
+        return m_agent.exec(QStringLiteral("UPDATE orders SET updated_at = updated_at - ? WHERE order_no = ?"),
+                            {kStuckAfterMs + 60000, orderNo});
     }
 
     HttpAnswer runPatrol(const QByteArray &reason = "stuck payments drill")
@@ -127,19 +107,19 @@ private:
 
     void verifyPaidOnce(const QString &orderNo, const QString &payNo)
     {
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("PAID"));
-        QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), payNo);
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), payNo);
         QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
                  qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
-                      {QString(QStringLiteral("SKU-") + orderNo)}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+                              {QString(QStringLiteral("SKU-") + orderNo)}),
                  QStringLiteral("99"));
         QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}),
                  qint64(1));
         QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
                  qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("processed"));
     }
 
@@ -151,9 +131,9 @@ private Q_SLOTS:
             {QStringLiteral("public_base_url"), m_relay.baseUrl()},
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0},
                                                    {QStringLiteral("stuck_paying_after_ms"), kStuckAfterMs}}}};
-        QVERIFY2(m_agent.start(options), m_agent.error());
         // The platform's next try comes minutes later: the relay's copy is the late callback.
-        //TIMESCALE 20
+        options.simNotifyTimeScale = "20";
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
     void cleanupTestCase() { m_agent.stop(); }
 
@@ -181,7 +161,7 @@ private Q_SLOTS:
             QVERIFY2(late, "the simulator's notification never reached the relay");
             const QString payNo = late->payNo;
             QVERIFY(!payNo.isEmpty());
-            QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+            QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
                      QStringLiteral("PAYING"));
             QVERIFY(makeStuck(orderNo));
 
@@ -233,7 +213,7 @@ private Q_SLOTS:
         const HttpAnswer run = runPatrol();
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
         QVERIFY2(run.body.contains(orderNo.toUtf8()), qPrintable(describe(run)));
-        const QString payNo = text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
+        const QString payNo = m_agent.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
         QVERIFY(!payNo.isEmpty());
         verifyPaidOnce(orderNo, payNo);
         QCOMPARE(
@@ -245,8 +225,8 @@ private Q_SLOTS:
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
         verifyPaidOnce(orderNo, payNo);
         QVERIFY2(runPatrol().status == 200, "second run");
-        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
-                      {QString(QStringLiteral("order:") + orderNo)}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
+                              {QString(QStringLiteral("order:") + orderNo)}),
                  QStringLiteral("resolved"));
     }
 
@@ -258,7 +238,7 @@ private Q_SLOTS:
         QVERIFY(makeStuck(orderNo));
         const HttpAnswer run = runPatrol();
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("PENDING"));
         const HttpAnswer trade = m_agent->simCall("GET", QStringLiteral("/sim/trades/") + paymentNo);
         QVERIFY2(trade.body.contains("CLOSED"), qPrintable(describe(trade)));
@@ -275,7 +255,7 @@ private Q_SLOTS:
         const auto late = payAtSimulator(QStringLiteral("wechat"), again);
         QVERIFY(late);
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
-        const QString payNo = text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
+        const QString payNo = m_agent.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
         QVERIFY(!payNo.isEmpty());
         verifyPaidOnce(orderNo, payNo);
     }

@@ -173,9 +173,7 @@ private:
     /// Paid at the simulator (which notifies the agent): the pay_no, or empty.
     QString payAtSimulator(const QString &channel, const QString &paymentNo)
     {
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            json({{QStringLiteral("channel"), channel}, {QStringLiteral("out_trade_no"), paymentNo}}));
+        const HttpAnswer paid = m_agent->simPay(channel, paymentNo);
         if (paid.status != 200) {
             qWarning("sim pay: %s", qPrintable(describe(paid)));
             return {};

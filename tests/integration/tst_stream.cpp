@@ -234,12 +234,7 @@ private Q_SLOTS:
         QCOMPARE(
             m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
             200);
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(

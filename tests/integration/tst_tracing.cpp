@@ -110,9 +110,7 @@ private Q_SLOTS:
         QCOMPARE(atGateway->flags, QStringLiteral("01"));
 
         // The user pays; the simulator's notification continues the trace.
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(QStringLiteral("wechat"), paymentNo);
         QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
         const QByteArray eventId = "order.paid:" + orderNo.toUtf8();
         QTRY_COMPARE_WITH_TIMEOUT(m_receiver->requestsWithKey(eventId).size(), 1, 30000);

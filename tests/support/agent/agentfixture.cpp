@@ -70,4 +70,22 @@ qint64 AgentFixture::count(const char *sql, const QVariantList &binds) const
     return count(QString::fromUtf8(sql), binds);
 }
 
+bool AgentFixture::exec(const QString &sql, const QVariantList &binds) const
+{
+    const auto done = execSql(*m_db.database, sql, binds);
+    if (!done.ok())
+        qWarning().noquote() << "exec failed:" << sql << done.error().internalMessage;
+    return done.ok();
+}
+
+bool AgentFixture::exec(const char *sql, const QVariantList &binds) const
+{
+    return exec(QString::fromUtf8(sql), binds);
+}
+
+QString AgentFixture::text(const QString &sql, const QVariantList &binds) const
+{
+    return firstValueText(*m_db.database, sql, binds);
+}
+
 } // namespace payonce::testsupport

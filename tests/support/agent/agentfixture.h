@@ -76,6 +76,13 @@ public:
     qint64 count(const QString &sql, const QVariantList &binds = {}) const;
     qint64 count(const char *sql, const QVariantList &binds = {}) const;
 
+    /// One write statement (test set-up by raw SQL) in its own transaction; false and a
+    /// warning with the database's reason when it failed.
+    bool exec(const QString &sql, const QVariantList &binds = {}) const;
+    bool exec(const char *sql, const QVariantList &binds = {}) const;
+    /// The first column of the first row as text (firstValueText()).
+    QString text(const QString &sql, const QVariantList &binds = {}) const;
+
 private:
     MigratedDatabase m_db;
     std::unique_ptr<AgentProcess> m_agent;
