@@ -10,6 +10,7 @@
 // refused token comes last, because the agent throttles an address after ten failed
 // authentications and every request of this test comes from 127.0.0.1.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
@@ -77,10 +78,10 @@ private Q_SLOTS:
     {
         AgentProcess::Options options;
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
+            streamEvery(100),
             // No patrol or closer: every finding and compensation is this test's doing.
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
         };
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());

@@ -9,6 +9,7 @@
 // untranslated-allowlist.txt (the one place for them). The same windows, walked again,
 // fail on a text the layout cuts off (clippedtextfinder.h).
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "clippedtextfinder.h"
 #include "consoletestsupport.h"
@@ -210,8 +211,8 @@ private Q_SLOTS:
         QVERIFY2(loaded, "the zh_CN translation is not built into the console");
         AgentProcess::Options options;
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
-            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
+            streamEvery(100),
+            qaEnabled(),
         };
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());

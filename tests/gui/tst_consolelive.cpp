@@ -9,6 +9,7 @@
 // it ends abandoned in the open QA view once another agent takes the address over. The
 // views have no polling timer to thank for any of it.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
@@ -66,10 +67,10 @@ private Q_SLOTS:
     {
         AgentProcess::Options options;
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kStreamIntervalMs}}},
+            streamEvery(kStreamIntervalMs),
             // Findings and proposals come from this test's reconciliation runs only.
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
             // Port 1: every order.paid delivery fails, and one failure makes it dead.
             {QStringLiteral("outbox"),
              QJsonObject{{QStringLiteral("webhook_urls"), QJsonArray{QStringLiteral("http://127.0.0.1:1/hooks/paid")}},
@@ -226,10 +227,10 @@ private:
         options.simNotifyTimeScale = kFastSimulator;
         options.extraConfig = QJsonObject{
             {QStringLiteral("instance_id"), instanceId},
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kStreamIntervalMs}}},
+            streamEvery(kStreamIntervalMs),
             {QStringLiteral("qa"),
              QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("lease_ms"), kQaLeaseMs}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
         };
         return m_agent.startAnother(options);
     }

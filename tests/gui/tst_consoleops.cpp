@@ -8,6 +8,7 @@
 // shows the drain reaching zero; the locks view shows the fencing token a payment was
 // written with. Every model and proxy of every window runs under QAbstractItemModelTester.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
@@ -60,15 +61,15 @@ private Q_SLOTS:
         m_receiver = std::make_unique<WebhookReceiver>(200);
         AgentProcess::Options options;
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
+            streamEvery(100),
             // One attempt: a failed delivery is dead at once.
             {QStringLiteral("outbox"),
              QJsonObject{{QStringLiteral("webhook_urls"),
                           QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}},
                          {QStringLiteral("max_attempts"), 1}}},
             // No patrol or closer: every write is this test's doing or the callback path's.
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
         };
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());

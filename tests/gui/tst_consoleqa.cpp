@@ -6,6 +6,7 @@
 // hits by layer and in the dashboard's live totals. Every model and proxy of every window
 // runs under QAbstractItemModelTester meanwhile.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
@@ -74,9 +75,9 @@ private Q_SLOTS:
     {
         AgentProcess::Options options;
         options.extraConfig = QJsonObject{
-            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            qaEnabled(),
+            streamEvery(100),
+            noPatrolTimer(),
         };
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());

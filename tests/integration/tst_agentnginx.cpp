@@ -3,6 +3,7 @@
 // and confirm (operator token, user header, Idempotency-Key) proxied to the agent; the live
 // stream over wss through nginx, trusting the test certificate as the only CA; the
 // failed-authentication limiter behind nginx (http.trusted_proxies), per client address.
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "httptestsupport.h"
 #include "serverharness.h"
@@ -191,7 +192,7 @@ void TestAgentNginx::streamThroughNginxOverWss()
 {
     QString error;
     AgentProcess::Options options;
-    options.extraConfig = QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 20}}}};
+    options.extraConfig = QJsonObject{streamEvery(20)};
     AgentFixture agent;
     QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
     auto nginx = NginxFront::start(agent->port(), QStringLiteral(PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf"),

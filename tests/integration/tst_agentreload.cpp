@@ -4,6 +4,7 @@
 // stream is closed, a broken file changes nothing (the agent keeps serving on the running
 // configuration and says why) — and one token cannot open streams without end.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "storagefixture.h"
 
@@ -93,7 +94,7 @@ private:
 
 void TestAgentReload::sighupAppliesNewTokensAndClosesTheRemovedTokensStreams()
 {
-    auto agent = startAgent(QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 50}}}});
+    auto agent = startAgent(QJsonObject{streamEvery(50)});
     QVERIFY(agent);
     QCOMPARE(statusWith(*agent, "view-token"), 200);
     QCOMPARE(statusWith(*agent, "fresh-token"), 401);

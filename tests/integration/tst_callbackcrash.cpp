@@ -3,6 +3,7 @@
 // order is PAID once, every effect once, nothing lost. One payonce-sim, run on its own,
 // outlives the agent (as the real platform does) and keeps re-delivering meanwhile.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "simprocess.h"
 #include "storagefixture.h"
@@ -27,8 +28,7 @@ private Q_SLOTS:
         AgentProcess::Options options;
         options.sim = false;
         options.port = freeLoopbackPort(); // the notify URL must survive the restart
-        options.extraConfig = QJsonObject{{QStringLiteral("wechat"), sim->weChatConfig()},
-                                          {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}}};
+        options.extraConfig = QJsonObject{{QStringLiteral("wechat"), sim->weChatConfig()}, qaEnabled()};
         AgentProcess::Options paused = options;
         paused.environment = {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_log_row_durable")};
         // The point between the log row and the paid transaction exists on the

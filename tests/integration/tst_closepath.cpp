@@ -12,6 +12,7 @@
 // saw the trade); the test makes it by hiding the record from the closer (status
 // `closed`) before the order expires — said again where it happens.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "httptestsupport.h"
 #include "notificationrelay.h"
@@ -131,7 +132,7 @@ private Q_SLOTS:
         AgentProcess::Options options;
         options.extraConfig = QJsonObject{
             {QStringLiteral("public_base_url"), m_relay.baseUrl()},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
             {QStringLiteral("close"),
              QJsonObject{{QStringLiteral("pending_timeout_ms"), kTimeoutMs}, {QStringLiteral("interval_ms"), 200}}}};
         // The platform's next try comes minutes later: the relay's copy is the late notification.

@@ -7,6 +7,7 @@
 // delivered; bad input is refused with nothing written. The slots run in order and share
 // the agent, its database and the receiver.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "storagefixture.h"
 #include "webhookreceiver.h"
@@ -70,7 +71,7 @@ private Q_SLOTS:
              QJsonObject{{QStringLiteral("webhook_urls"),
                           QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}},
                          {QStringLiteral("max_attempts"), 1}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
         };
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(options), m_agent.error());

@@ -5,6 +5,7 @@
 // pay_nos; the L1 inspector and unlock; GET /api/v1/locks with a delivery parked holding
 // its pay lock. The slots run in order and share the first agent and its database.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "auditrefusal.h"
 #include "storagefixture.h"
@@ -61,8 +62,8 @@ private Q_SLOTS:
         // No patrol or closer timers: every write in this database is the test's own doing
         // or the callback path's.
         options.extraConfig = QJsonObject{
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
         };
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(options), m_agent.error());
@@ -495,8 +496,7 @@ private Q_SLOTS:
     {
         QString error;
         AgentProcess::Options options;
-        options.extraConfig = QJsonObject{{QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
-                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+        options.extraConfig = QJsonObject{qaEnabled(), noPatrolTimer()};
         options.environment = {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_lock_before_begin")};
         // An agent and a database of its own: the parked delivery never lets it drain.
         AgentFixture held;

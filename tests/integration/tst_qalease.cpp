@@ -5,6 +5,7 @@
 // writes it down. An agent frozen (SIGSTOP) past its lease loses the run: thawed, it stops
 // it and writes no end of its own over the abandonment.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "storagefixture.h"
 
@@ -160,7 +161,7 @@ private:
         options.extraConfig = QJsonObject{{QStringLiteral("instance_id"), instanceId},
                                           {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true},
                                                                              {QStringLiteral("lease_ms"), kLeaseMs}}},
-                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+                                          noPatrolTimer()};
         return m_fixture.startAnother(options);
     }
 

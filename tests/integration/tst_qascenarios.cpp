@@ -6,6 +6,7 @@
 // Bad requests are 400 naming the field with nothing written, a target that is neither
 // the agent nor one of its qa.peers too; without qa.enabled the routes do not exist.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "storagefixture.h"
 #include "webhookreceiver.h"
@@ -66,7 +67,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         AgentProcess::Options options;
-        options.extraConfig = QJsonObject{{QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}}};
+        options.extraConfig = QJsonObject{qaEnabled()};
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(options), m_agent.error());
     }

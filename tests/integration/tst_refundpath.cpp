@@ -21,6 +21,7 @@
 // The slots run in order and share the agent, its database and the simulator; every
 // simulator count is taken as a difference around the step that should cause it.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "httptestsupport.h"
 #include "storagefixture.h"
@@ -306,7 +307,7 @@ private Q_SLOTS:
     {
         AgentProcess::Options options;
         // No patrol timer: every run (and every proposal) is the test's own.
-        options.extraConfig = QJsonObject{{QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+        options.extraConfig = QJsonObject{noPatrolTimer()};
         QVERIFY2(m_agent.start(options), m_agent.error());
     }
     void cleanupTestCase() { m_agent.stop(); }

@@ -7,6 +7,7 @@
 // its memory stays bounded. The agent runs with stream.interval_ms = 5 (a test-only
 // interval; 250 ms by default) so 10 000 ticks take about a minute, not 40.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "storagefixture.h"
 
@@ -134,9 +135,7 @@ private Q_SLOTS:
     {
         AgentProcess::Options options;
         // No patrol timer: the findings and compensations the stream shows are the tests' own.
-        options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kIntervalMs}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+        options.extraConfig = QJsonObject{streamEvery(kIntervalMs), noPatrolTimer()};
         options.simNotifyTimeScale = kFastSimulator;
         QVERIFY2(m_agent.start(options), m_agent.error());
     }

@@ -6,6 +6,7 @@
 // lines for those requests carry "trace_id". A malformed traceparent starts a new trace
 // (never an error), and a line logged on the handler's worker thread carries the trace id.
 
+#include "agentconfig.h"
 #include "agentfixture.h"
 #include "storagefixture.h"
 #include "webhookreceiver.h"
@@ -77,7 +78,7 @@ private Q_SLOTS:
             {QStringLiteral("outbox"),
              QJsonObject{{QStringLiteral("webhook_urls"),
                           QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
         };
         // The access line of every reply (debug level, off by default).
         options.environment = {QStringLiteral("QT_LOGGING_RULES=payonce.agent.access.debug=true")};
