@@ -34,8 +34,6 @@ private Q_SLOTS:
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
 struct Answer {
     int status = 0;
     QByteArray body;
@@ -144,8 +142,7 @@ void TestAgentNginx::paymentThroughNginx()
     QCOMPARE(httpCall(agent->port(), "GET", QStringLiteral("/metrics"), {}, {}).status, 200);
 
     // Set-up with the operator token, then the user's token and confirm — all via nginx.
-    const Headers desk{{"Authorization", "Bearer desk-token"}};
-    const Answer sku = client.send("PUT", QStringLiteral("/api/v1/skus/SKU-NGINX"), "{\"stock\": 10}", desk);
+    const Answer sku = client.send("PUT", QStringLiteral("/api/v1/skus/SKU-NGINX"), "{\"stock\": 10}", kDesk);
     QVERIFY2(sku.status == 200, qPrintable(sku.describe()));
     const QByteArray order =
         QJsonDocument(QJsonObject{{QStringLiteral("order_no"), QStringLiteral("ORD-NGINX")},
@@ -155,7 +152,7 @@ void TestAgentNginx::paymentThroughNginx()
                                    QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU-NGINX")},
                                                           {QStringLiteral("qty"), 1}}}}})
             .toJson(QJsonDocument::Compact);
-    const Answer created = client.send("POST", QStringLiteral("/api/v1/orders"), order, desk);
+    const Answer created = client.send("POST", QStringLiteral("/api/v1/orders"), order, kDesk);
     QVERIFY2(created.status == 201, qPrintable(created.describe()));
 
     const Headers user{{"X-User-Id", "10086"}};
