@@ -1,6 +1,5 @@
 #include "consoletestsupport.h"
 
-#include "agentprocess.h"
 #include "storagefixture.h"
 
 #include "console/views/tablepanel.h"
@@ -14,11 +13,6 @@
 #include <QWidget>
 
 namespace payonce::testsupport {
-
-Headers bearer(const QByteArray &token)
-{
-    return {{"Authorization", "Bearer " + token}};
-}
 
 bool selectSourceRow(console::TablePanel *panel, int sourceRow)
 {
@@ -65,7 +59,7 @@ bool raiseEffectMismatch(const AgentProcess &agent, sql::Database &database, con
         return false;
     }
     const HttpAnswer run = agent.call("POST", QStringLiteral("/api/v1/reconciliation/run"),
-                                      R"({"reason":"points complaint"})", bearer("desk-token"));
+                                      R"({"reason":"points complaint"})", kDesk);
     if (run.status != 200) {
         *error = QStringLiteral("reconciliation run: %1 %2").arg(run.status).arg(QString::fromUtf8(run.body));
         return false;

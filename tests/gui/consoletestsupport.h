@@ -3,6 +3,7 @@
 // What the console's GUI tests share: finding widgets by object name and answering the
 // reason dialog as an operator would.
 
+#include "agentfixture.h"
 #include "console/app/mainwindow.h"
 
 #include <QApplication>
@@ -26,15 +27,8 @@ class TablePanel;
 namespace payonce::sql {
 class Database;
 }
-namespace payonce::testsupport {
-class AgentProcess;
-}
 
 namespace payonce::testsupport {
-
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
-Headers bearer(const QByteArray &token);
 
 template <typename T>
 T *child(QObject *parent, const char *name)

@@ -10,7 +10,8 @@
 // refused token comes last, because the agent throttles an address after ten failed
 // authentications and every request of this test comes from 127.0.0.1.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
 
@@ -75,30 +76,21 @@ class TestConsole : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(Dialect::Sqlite, &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
+            streamEvery(100),
             // No patrol or closer: every finding and compensation is this test's doing.
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void dashboardMovesWhileDuplicatesAreSent()
     {
-        auto window = openConsole("view-token");
+        auto window = openConsole(kViewToken);
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         QLabel *requests = child<QLabel>(window.get(), "requestsValue");
         QTRY_VERIFY_WITH_TIMEOUT(QLocale().toLongLong(requests->text()) > 0, kAgentTimeoutMs);
@@ -132,7 +124,7 @@ private Q_SLOTS:
     {
         const QString orderNo = QStringLiteral("ORD-CON-REPLAY");
         payWithDuplicates(orderNo, QStringLiteral("SKU-CON-REPLAY"), 0);
-        auto window = openConsole("desk-token");
+        auto window = openConsole(kDeskToken);
         child<QAction>(window.get(), "showView2")->trigger();
         QCOMPARE(window->views()->currentWidget(), window->callbacks());
         child<QComboBox>(window.get(), "callbackQueryKind")->setCurrentText(QStringLiteral("order_no"));
@@ -175,8 +167,8 @@ private Q_SLOTS:
 
     void breakerFlipReachesTheAgentAndASecondConsole()
     {
-        auto desk = openConsole("desk-token");
-        auto other = openConsole("view-token");
+        auto desk = openConsole(kDeskToken);
+        auto other = openConsole(kViewToken);
         QTRY_COMPARE_WITH_TIMEOUT(other->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         BreakersModel *deskBreakers = desk->breakers()->breakers();
         BreakersModel *otherBreakers = other->breakers()->breakers();
@@ -223,13 +215,13 @@ private Q_SLOTS:
     {
         const QString orderNo = QStringLiteral("ORD-CON-COMP");
         payWithDuplicates(orderNo, QStringLiteral("SKU-CON-COMP"), 0);
-        const qint64 byDesk = propose("desk-token", orderNo, QStringLiteral("freeze_coupon"),
+        const qint64 byDesk = propose(kDeskToken, orderNo, QStringLiteral("freeze_coupon"),
                                       QStringLiteral("coupon twice"));
-        const qint64 byLead = propose("lead-token", orderNo, QStringLiteral("reverse_points"),
+        const qint64 byLead = propose(kLeadToken, orderNo, QStringLiteral("reverse_points"),
                                       QStringLiteral("points twice"));
         QVERIFY(byDesk > 0 && byLead > 0);
 
-        auto lead = openConsole("lead-token");
+        auto lead = openConsole(kLeadToken);
         child<QAction>(lead.get(), "showView4")->trigger();
         CompensationsModel *queue = lead->compensations()->compensations();
         QTRY_VERIFY_WITH_TIMEOUT(rowWithId(queue, byDesk) >= 0 && rowWithId(queue, byLead) >= 0, kAgentTimeoutMs);
@@ -273,9 +265,9 @@ private Q_SLOTS:
         const QString orderNo = QStringLiteral("ORD-CON-FIND");
         payWithDuplicates(orderNo, QStringLiteral("SKU-CON-FIND"), 0);
         QString error;
-        QVERIFY2(raiseEffectMismatch(*m_agent, *m_db.database, orderNo, &error), qPrintable(error));
+        QVERIFY2(raiseEffectMismatch(*m_agent, m_agent.database(), orderNo, &error), qPrintable(error));
 
-        auto viewer = openConsole("view-token");
+        auto viewer = openConsole(kViewToken);
         child<QAction>(viewer.get(), "showView4")->trigger();
         QTest::mouseClick(child<QPushButton>(viewer.get(), "refreshCompensations"), Qt::LeftButton);
         FindingsModel *findings = viewer->compensations()->findings();
@@ -306,7 +298,7 @@ private Q_SLOTS:
 
     void roleTooLowShowsTheBannerNamingTheRole()
     {
-        auto viewer = openConsole("view-token");
+        auto viewer = openConsole(kViewToken);
         BreakersModel *breakers = viewer->breakers()->breakers();
         QTRY_VERIFY_WITH_TIMEOUT(breakers->rowOf(QStringLiteral("gateway.alipay")) >= 0, kAgentTimeoutMs);
         QLabel *banner = child<QLabel>(viewer.get(), "connectionBanner");
@@ -329,7 +321,7 @@ private Q_SLOTS:
     {
         MainWindow window;
         window.show();
-        window.connectTo(QUrl(QStringLiteral("http://127.0.0.1:%1").arg(freeLoopbackPort())), "view-token");
+        window.connectTo(QUrl(QStringLiteral("http://127.0.0.1:%1").arg(freeLoopbackPort())), kViewToken);
         QLabel *banner = child<QLabel>(&window, "connectionBanner");
         QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kAgentTimeoutMs);
         QVERIFY2(banner->text().contains(u"unreachable"), qPrintable(banner->text()));
@@ -362,7 +354,7 @@ private Q_SLOTS:
         QVERIFY2(stored.open(QIODevice::ReadOnly), qPrintable(settings.fileName()));
         const QByteArray text = stored.readAll();
         QVERIFY(text.contains(url.toUtf8()));
-        QVERIFY(!text.contains("view-token"));
+        QVERIFY(!text.contains(kViewToken));
         // A second dialog offers the remembered URL first.
         ConnectionDialog again;
         QCOMPARE(again.agentUrl(), QUrl(url));
@@ -422,7 +414,7 @@ private:
 
     QJsonObject agentBreaker(const QString &name) const
     {
-        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/breakers"), {}, bearer("view-token"));
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/breakers"), {}, kView);
         for (const QJsonValue &row : QJsonDocument::fromJson(answer.body).array()) {
             if (row.toObject().value(QStringLiteral("name")).toString() == name)
                 return row.toObject();
@@ -432,8 +424,7 @@ private:
 
     QJsonObject agentCompensation(qint64 id) const
     {
-        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/compensations"), {},
-                                                bearer("view-token"));
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/compensations"), {}, kView);
         for (const QJsonValue &row : QJsonDocument::fromJson(answer.body).array()) {
             if (row.toObject().value(QStringLiteral("id")).toInteger() == id)
                 return row.toObject();
@@ -455,12 +446,11 @@ private:
     QJsonArray auditRows(const QString &action, const QString &target) const
     {
         const HttpAnswer answer = m_agent->call(
-            "GET", QStringLiteral("/api/v1/audit?action=%1&target=%2").arg(action, target), {}, bearer("view-token"));
+            "GET", QStringLiteral("/api/v1/audit?action=%1&target=%2").arg(action, target), {}, kView);
         return QJsonDocument::fromJson(answer.body).array();
     }
 
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 int main(int argc, char *argv[])

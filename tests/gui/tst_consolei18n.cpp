@@ -9,7 +9,8 @@
 // untranslated-allowlist.txt (the one place for them). The same windows, walked again,
 // fail on a text the layout cuts off (clippedtextfinder.h).
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "clippedtextfinder.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
@@ -208,36 +209,28 @@ private Q_SLOTS:
         bool loaded = false;
         QCOMPARE(language::install(*qApp, QStringLiteral("zh_CN"), &loaded), QStringLiteral("zh_CN"));
         QVERIFY2(loaded, "the zh_CN translation is not built into the console");
-        QString error;
-        m_db = MigratedDatabase::start(Dialect::Sqlite, &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
-            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
+            streamEvery(100),
+            qaEnabled(),
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());
+        QString error;
         // Something in every list: a paid order with a finding (extra points written
         // behind the keys' back) and the patrol's compensation, and a finished QA run.
         const QString orderNo = QStringLiteral("ORD-I18N-1");
         const QString payNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-I18N"),
                                                       &error);
         QVERIFY2(!payNo.isEmpty(), qPrintable(error));
-        QVERIFY2(raiseEffectMismatch(*m_agent, *m_db.database, orderNo, &error), qPrintable(error));
+        QVERIFY2(raiseEffectMismatch(*m_agent, m_agent.database(), orderNo, &error), qPrintable(error));
         const HttpAnswer qa = m_agent->call(
             "POST", QStringLiteral("/api/v1/qa/scenarios"),
             R"({"kind":"concurrent_burst","orders":4,"duplicates":2,"concurrency":2,"time_scale":0.001,"reason":"zh_CN pictures"})",
-            bearer("desk-token"));
+            kDesk);
         QVERIFY2(qa.status == 202 || qa.status == 200, qa.body.constData());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void allowListSpareWordsOnlyAsWholeWords()
     {
@@ -328,7 +321,7 @@ private:
     void walkEveryWindow(const std::function<void(QWidget *)> &look,
                          const std::function<void(const QString &, QMenu *)> &lookAtMenu)
     {
-        auto window = openTestedConsole(m_agent->port(), "lead-token");
+        auto window = openTestedConsole(m_agent->port(), kLeadToken);
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         // The status bar's notices: a money finding (standing) and another (passing).
         const auto raised = [&](const QString &kind) {
@@ -375,14 +368,13 @@ private:
         // Unreachable: the banner and the reconnecting state.
         auto lost = std::make_unique<MainWindow>();
         lost->show();
-        lost->connectTo(QUrl(QStringLiteral("http://127.0.0.1:1")), "lead-token");
+        lost->connectTo(QUrl(QStringLiteral("http://127.0.0.1:1")), kLeadToken);
         QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(lost.get(), "connectionBanner")->isVisible(), kAgentTimeoutMs);
         QTRY_COMPARE_WITH_TIMEOUT(lost->stream()->state(), StreamClient::State::WaitingToReconnect, kAgentTimeoutMs);
         look(lost.get());
     }
 
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 int main(int argc, char *argv[])

@@ -9,7 +9,8 @@
 // it ends abandoned in the open QA view once another agent takes the address over. The
 // views have no polling timer to thank for any of it.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
 
@@ -64,34 +65,25 @@ class TestConsoleLive : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(Dialect::Sqlite, &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kStreamIntervalMs}}},
+            streamEvery(kStreamIntervalMs),
             // Findings and proposals come from this test's reconciliation runs only.
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
             // Port 1: every order.paid delivery fails, and one failure makes it dead.
             {QStringLiteral("outbox"),
              QJsonObject{{QStringLiteral("webhook_urls"), QJsonArray{QStringLiteral("http://127.0.0.1:1/hooks/paid")}},
                          {QStringLiteral("max_attempts"), 1}}},
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void findingAndProposalAppearWithinOneStreamInterval()
     {
-        auto window = openTestedConsole(m_agent->port(), "view-token");
+        auto window = openTestedConsole(m_agent->port(), kViewToken);
         child<QAction>(window.get(), "showView4")->trigger();
         QCOMPARE(window->views()->currentWidget(), window->compensations());
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
@@ -103,7 +95,7 @@ private Q_SLOTS:
         QCOMPARE(rowWhere(findings, QStringLiteral("order_no"), orderNo), -1);
 
         QString error;
-        QVERIFY2(raiseEffectMismatch(*m_agent, *m_db.database, orderNo, &error), qPrintable(error));
+        QVERIFY2(raiseEffectMismatch(*m_agent, m_agent.database(), orderNo, &error), qPrintable(error));
         QElapsedTimer sinceTheRun;
         sinceTheRun.start();
 
@@ -123,7 +115,7 @@ private Q_SLOTS:
 
     void deadLetterReachesTheOutboxView()
     {
-        auto window = openTestedConsole(m_agent->port(), "view-token");
+        auto window = openTestedConsole(m_agent->port(), kViewToken);
         child<QAction>(window.get(), "showView9")->trigger();
         QCOMPARE(window->views()->currentWidget(), window->outbox());
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
@@ -151,7 +143,7 @@ private Q_SLOTS:
 
     void moneyFindingStaysNoticedUntilLookedAt()
     {
-        auto window = openTestedConsole(m_agent->port(), "view-token");
+        auto window = openTestedConsole(m_agent->port(), kViewToken);
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         QLabel *notice = child<QLabel>(window.get(), "findingNotice");
         QVERIFY(!notice->isVisible());
@@ -180,7 +172,7 @@ private Q_SLOTS:
     {
         auto dying = startQaAgent(QStringLiteral("qa-live-dying"), 0);
         QVERIFY(dying);
-        auto window = openTestedConsole(dying->port(), "view-token");
+        auto window = openTestedConsole(dying->port(), kViewToken);
         child<QAction>(window.get(), "showView5")->trigger();
         QCOMPARE(window->views()->currentWidget(), window->qa());
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
@@ -192,8 +184,7 @@ private Q_SLOTS:
         noClockOfItsOwn();
 
         // Started elsewhere (a script, another console): listed and followed from its events.
-        const HttpAnswer started = dying->call("POST", QStringLiteral("/api/v1/qa/scenarios"), kLongStorm,
-                                               bearer("desk-token"));
+        const HttpAnswer started = dying->call("POST", QStringLiteral("/api/v1/qa/scenarios"), kLongStorm, kDesk);
         QVERIFY2(started.status == 202, started.body.constData());
         const QString id = started.json().value(QStringLiteral("scenario_id")).toString();
         QaRunsModel *runs = window->qa()->runs();
@@ -231,22 +222,17 @@ private:
     /// simulator's notifications fast (x 0.001); `port` 0: a free one.
     std::unique_ptr<AgentProcess> startQaAgent(const QString &instanceId, int port)
     {
-        QString error;
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.port = port;
-        options.simNotifyTimeScale = "0.001";
+        options.simNotifyTimeScale = kFastSimulator;
         options.extraConfig = QJsonObject{
             {QStringLiteral("instance_id"), instanceId},
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kStreamIntervalMs}}},
+            streamEvery(kStreamIntervalMs),
             {QStringLiteral("qa"),
              QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("lease_ms"), kQaLeaseMs}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
         };
-        auto agent = AgentProcess::start(options, &error);
-        if (!agent)
-            qWarning("%s", qPrintable(error));
-        return agent;
+        return m_agent.startAnother(options);
     }
 
     /// An order paid through the simulator, settled by the agent (its points granted).
@@ -256,14 +242,14 @@ private:
         const QString payNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-LIVE"),
                                                       &error);
         QVERIFY2(!payNo.isEmpty(), qPrintable(error));
-        QTRY_VERIFY_WITH_TIMEOUT(
-            countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {orderNo})
-                > 0,
-            kAgentTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(countRows(m_agent.database(),
+                                           QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"),
+                                           {orderNo})
+                                     > 0,
+                                 kAgentTimeoutMs);
     }
 
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 int main(int argc, char *argv[])

@@ -8,7 +8,8 @@
 // shows the drain reaching zero; the locks view shows the fencing token a payment was
 // written with. Every model and proxy of every window runs under QAbstractItemModelTester.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
 #include "webhookreceiver.h"
@@ -57,32 +58,23 @@ class TestConsoleOps : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(Dialect::Sqlite, &error);
-        QVERIFY2(m_db, qPrintable(error));
         m_receiver = std::make_unique<WebhookReceiver>(200);
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
+            streamEvery(100),
             // One attempt: a failed delivery is dead at once.
             {QStringLiteral("outbox"),
              QJsonObject{{QStringLiteral("webhook_urls"),
                           QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}},
                          {QStringLiteral("max_attempts"), 1}}},
             // No patrol or closer: every write is this test's doing or the callback path's.
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void stuckKeyIsUnlockedFromTheInspector()
     {
@@ -94,11 +86,11 @@ private Q_SLOTS:
         const QString insert = QStringLiteral(
             "INSERT INTO idempotency_keys (user_id, idem_key, fingerprint, status, locked_at, "
             "created_at) VALUES (?, ?, 'f00d', 'in_flight', ?, ?)");
-        QVERIFY(
-            execSql(*m_db.database, insert, {kUser, QStringLiteral("stuck-ui-1"), now - 600000, now - 600000}).ok());
-        QVERIFY(execSql(*m_db.database, insert, {kUser, QStringLiteral("fresh-ui-1"), now, now}).ok());
+        QVERIFY(execSql(m_agent.database(), insert, {kUser, QStringLiteral("stuck-ui-1"), now - 600000, now - 600000})
+                    .ok());
+        QVERIFY(execSql(m_agent.database(), insert, {kUser, QStringLiteral("fresh-ui-1"), now, now}).ok());
 
-        auto desk = openConsole("desk-token");
+        auto desk = openConsole(kDeskToken);
         child<QAction>(desk.get(), "showView7")->trigger();
         QCOMPARE(desk->views()->currentWidget(), desk->keys());
         IdempotencyRecordModel *record = desk->keys()->record();
@@ -153,7 +145,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!agentEvent(QStringLiteral("dead"), eventId).isEmpty(), kAgentTimeoutMs);
         const qint64 id = agentEvent(QStringLiteral("dead"), eventId).value(QStringLiteral("id")).toInteger();
 
-        auto desk = openConsole("desk-token");
+        auto desk = openConsole(kDeskToken);
         child<QAction>(desk.get(), "showView9")->trigger();
         QCOMPARE(desk->views()->currentWidget(), desk->outbox());
         OutboxModel *events = desk->outbox()->events();
@@ -182,8 +174,7 @@ private Q_SLOTS:
         QCOMPARE(eventCell(*events, id, "redriven"), QStringLiteral("yes"));
         QVERIFY(events->index(events->rowOfId(id), 0).data(Qt::BackgroundRole).isValid());
         const HttpAnswer audit = m_agent->call(
-            "GET", QStringLiteral("/api/v1/audit?action=outbox.redrive&target=outbox:%1").arg(id), {},
-            bearer("view-token"));
+            "GET", QStringLiteral("/api/v1/audit?action=outbox.redrive&target=outbox:%1").arg(id), {}, kView);
         const QJsonArray lines = QJsonDocument::fromJson(audit.body).array();
         QCOMPARE(lines.size(), 1);
         QCOMPARE(lines.first().toObject().value(QStringLiteral("reason")).toString(),
@@ -192,8 +183,8 @@ private Q_SLOTS:
 
     void acceptOnlyOnThenOffDrainsToZero()
     {
-        auto desk = openConsole("desk-token");
-        auto viewer = openConsole("view-token");
+        auto desk = openConsole(kDeskToken);
+        auto viewer = openConsole(kViewToken);
         QTRY_COMPARE_WITH_TIMEOUT(viewer->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         child<QAction>(desk.get(), "showView10")->trigger();
         QCOMPARE(desk->views()->currentWidget(), desk->incident());
@@ -229,7 +220,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(waiting->text().toLongLong() >= 2, kAgentTimeoutMs);
         const qint64 waitingShown = waiting->text().toLongLong();
         QCOMPARE(agentMode().value(QStringLiteral("accepted_waiting")).toInteger(), waitingShown);
-        QCOMPARE(countRows(*m_db.database,
+        QCOMPARE(countRows(m_agent.database(),
                            QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'")),
                  waitingShown);
 
@@ -247,7 +238,7 @@ private Q_SLOTS:
         QVERIFY(desk->incident()->progress().peak() >= waitingShown);
         QCOMPARE(agentMode().value(QStringLiteral("accepted_waiting")).toInteger(), qint64(0));
         for (const QString &orderNo : orders)
-            QTRY_COMPARE_WITH_TIMEOUT(countRows(*m_db.database,
+            QTRY_COMPARE_WITH_TIMEOUT(countRows(m_agent.database(),
                                                 QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? "
                                                                "AND status = 'PAID'"),
                                                 {orderNo}),
@@ -258,7 +249,7 @@ private Q_SLOTS:
     {
         const QString orderNo = QStringLiteral("ORD-OPS-LOCK");
         pay(orderNo, QStringLiteral("SKU-OPS-LOCK"));
-        auto viewer = openConsole("view-token");
+        auto viewer = openConsole(kViewToken);
         child<QAction>(viewer.get(), "showView8")->trigger();
         QCOMPARE(viewer->views()->currentWidget(), viewer->locks());
         FencingTokensModel *fences = viewer->locks()->fences();
@@ -272,8 +263,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!tokenOf().isEmpty(), kAgentTimeoutMs);
         QVERIFY2(tokenOf().toULongLong() > 0, qPrintable(tokenOf()));
         // The same token as the agent reports; the refusals count is the agent's number.
-        const QJsonObject locks =
-            m_agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token")).json();
+        const QJsonObject locks = m_agent->call("GET", QStringLiteral("/api/v1/locks"), {}, kView).json();
         QString agentToken;
         for (const QJsonValue &fence : locks.value(QStringLiteral("fencing_tokens")).toArray()) {
             if (fence.toObject().value(QStringLiteral("order_no")).toString() == orderNo)
@@ -305,7 +295,7 @@ private Q_SLOTS:
     /// (runs after them: Qt Test keeps the declaration order).
     void auditViewListsTheseActionsWithTheirActors()
     {
-        auto viewer = openConsole("view-token");
+        auto viewer = openConsole(kViewToken);
         child<QAction>(viewer.get(), "showView6")->trigger();
         QCOMPARE(viewer->views()->currentWidget(), viewer->audit());
         const AuditModel *audit = viewer->audit()->audit();
@@ -368,13 +358,13 @@ private:
     HttpAnswer agentKey(const QString &key) const
     {
         return m_agent->call("GET", QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=%2").arg(kUser).arg(key),
-                             {}, bearer("view-token"));
+                             {}, kView);
     }
 
     QJsonObject agentEvent(const QString &status, const QString &eventId) const
     {
         const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/outbox?status=%1&limit=500").arg(status),
-                                                {}, bearer("view-token"));
+                                                {}, kView);
         for (const QJsonValue &event : QJsonDocument::fromJson(answer.body).array()) {
             if (event.toObject().value(QStringLiteral("event_id")).toString() == eventId)
                 return event.toObject();
@@ -382,21 +372,17 @@ private:
         return {};
     }
 
-    QJsonObject agentMode() const
-    {
-        return m_agent->call("GET", QStringLiteral("/api/v1/mode"), {}, bearer("view-token")).json();
-    }
+    QJsonObject agentMode() const { return m_agent->call("GET", QStringLiteral("/api/v1/mode"), {}, kView).json(); }
 
     QJsonArray auditRows(const QString &action) const
     {
         const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/audit?action=%1").arg(action), {},
-                                                bearer("view-token"));
+                                                kView);
         return QJsonDocument::fromJson(answer.body).array();
     }
 
-    MigratedDatabase m_db;
     std::unique_ptr<WebhookReceiver> m_receiver;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 int main(int argc, char *argv[])

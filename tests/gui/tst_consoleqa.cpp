@@ -6,7 +6,8 @@
 // hits by layer and in the dashboard's live totals. Every model and proxy of every window
 // runs under QAbstractItemModelTester meanwhile.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "consoletestsupport.h"
 #include "storagefixture.h"
 
@@ -72,29 +73,20 @@ class TestConsoleQa : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(Dialect::Sqlite, &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
-            {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 100}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            qaEnabled(),
+            streamEvery(100),
+            noPatrolTimer(),
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(Dialect::Sqlite, options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void lockDisabledStormFromTheUiPasses()
     {
-        auto window = openConsole("desk-token");
+        auto window = openConsole(kDeskToken);
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         LayerTotalsModel *totals = window->dashboard()->layerTotals();
         QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(window.get(), "requestsValue")->text() != u"–", kAgentTimeoutMs);
@@ -176,7 +168,7 @@ private Q_SLOTS:
         QCOMPARE(flipBreaker("forced_open", QStringLiteral("audit drill INC-4")), 200);
         QCOMPARE(flipBreaker("auto", QStringLiteral("drill over")), 200);
 
-        auto window = openConsole("view-token");
+        auto window = openConsole(kViewToken);
         QApplication::setActiveWindow(window.get());
         QTest::keyClick(window.get(), Qt::Key_6, Qt::ControlModifier);
         QTRY_COMPARE(window->views()->currentWidget(), window->audit());
@@ -233,7 +225,7 @@ private Q_SLOTS:
     // screen; Esc leaves, and F11 leaves too.
     void wallScreenEntersAndLeavesWithItsKey()
     {
-        auto window = openConsole("view-token");
+        auto window = openConsole(kViewToken);
         QTRY_COMPARE_WITH_TIMEOUT(window->stream()->state(), StreamClient::State::Live, kAgentTimeoutMs);
         WallScreen *wall = window->wall();
         QVERIFY(!wall->isVisible());
@@ -283,7 +275,7 @@ private:
             body.insert(QStringLiteral("expires_in"), 600);
         return m_agent
             ->call("POST", QStringLiteral("/api/v1/breakers/gateway.alipay"),
-                   QJsonDocument(body).toJson(QJsonDocument::Compact), {{"Authorization", "Bearer lead-token"}})
+                   QJsonDocument(body).toJson(QJsonDocument::Compact), kLead)
             .status;
     }
 
@@ -307,8 +299,7 @@ private:
 
     QString agentUrl() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_agent->port()); }
 
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 int main(int argc, char *argv[])

@@ -6,7 +6,7 @@
 //   answers 300 ms late (clients gone while their handler still runs);
 // - 500 idle keep-alive connections closed by http.idle_timeout_ms;
 // - a 200 MB Content-Length on the confirm route refused 413 before buffering.
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "httptestsupport.h"
 #include "serverharness.h"
 
@@ -35,9 +35,6 @@ private Q_SLOTS:
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-const Headers kDesk{{"Authorization", "Bearer desk-token"}};
-
 QByteArray confirmRequest(const QString &token, const QString &orderNo, qint64 userId, const QByteArray &key)
 {
     const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("token"), token},
@@ -53,27 +50,6 @@ QByteArray confirmRequest(const QString &token, const QString &orderNo, qint64 u
 QByteArray get(const QByteArray &target)
 {
     return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-}
-
-std::unique_ptr<TestDatabase> sqliteDatabase()
-{
-    QString error;
-    auto db = TestDatabase::start(Dialect::Sqlite, &error);
-    if (!db)
-        qWarning().noquote() << "sqlite database:" << error;
-    return db;
-}
-
-std::unique_ptr<AgentProcess> startAgent(const QString &db, const QJsonObject &extraConfig = {})
-{
-    AgentProcess::Options options;
-    options.db = db;
-    options.extraConfig = extraConfig;
-    QString error;
-    auto agent = AgentProcess::start(options, &error);
-    if (!agent)
-        qWarning().noquote() << error;
-    return agent;
 }
 
 int paymentsOf(const AgentProcess &agent, const QString &orderNo)
@@ -92,19 +68,16 @@ int paymentsOf(const AgentProcess &agent, const QString &orderNo)
 // exit 0 on SIGTERM, and the order must have exactly one payment record.
 void TestAgentHttp::confirmDisconnectStormUnderValgrind()
 {
-    auto db = sqliteDatabase();
-    QVERIFY(db);
     const QString log = QDir::tempPath()
                         + QStringLiteral("/payonce-agenthttp-valgrind-%1.log").arg(QCoreApplication::applicationPid());
     AgentProcess::Options options;
-    options.db = db->url();
     options.valgrind = true;
     options.valgrindLog = log;
     QElapsedTimer startup;
     startup.start();
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
     QString error;
-    auto agent = AgentProcess::start(options, &error);
-    QVERIFY2(agent, qPrintable(error));
     qInfo("the agent under valgrind was ready after %lld ms", startup.elapsed());
 
     const HttpAnswer faults = agent->simCall("POST", QStringLiteral("/sim/faults"),
@@ -161,13 +134,13 @@ void TestAgentHttp::confirmDisconnectStormUnderValgrind()
 // of them after http.idle_timeout_ms = 2000, measured from each one's answer.
 void TestAgentHttp::idleKeepAliveConnectionsClosed()
 {
-    auto db = sqliteDatabase();
-    QVERIFY(db);
     // All 500 come from 127.0.0.1: lift the per-address cap (256 by default) above them.
-    auto agent = startAgent(
-        db->url(), {{QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), 2000},
-                                                         {QStringLiteral("max_connections_per_address"), 1000}}}});
-    QVERIFY(agent);
+    AgentProcess::Options options;
+    options.extraConfig = QJsonObject{
+        {QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), 2000},
+                                             {QStringLiteral("max_connections_per_address"), 1000}}}};
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
     QVERIFY2(agent->output().contains(QStringLiteral("http={idle_timeout_ms=2000 header_timeout_ms=10000 "
                                                      "max_connections=4096 max_connections_per_address=1000")),
              qPrintable(agent->output()));
@@ -180,17 +153,15 @@ void TestAgentHttp::idleKeepAliveConnectionsClosed()
           m.firstDelayMs, m.lastDelayMs, m.lastCloseMs);
     QVERIFY(m.firstDelayMs >= 1500); // not before the idle timeout (answers are seen up to ~15 ms late)
     QCOMPARE(httpStatusOf(httpExchange(agent->port(), get("/healthz"))), 200);
-    QCOMPARE(agent->stop(), 0);
+    agent.stop();
 }
 
 // POST /api/v1/payments/confirm announcing 200 MB, head sent then the body streamed: 413
 // payload_too_large, and the agent's resident memory does not grow with the body.
 void TestAgentHttp::hugeContentLengthOnConfirmRefusedBeforeBuffering()
 {
-    auto db = sqliteDatabase();
-    QVERIFY(db);
-    auto agent = startAgent(db->url());
-    QVERIFY(agent);
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, {}), agent.error());
     // Warm up the route (threads, database connections) before measuring.
     for (int i = 0; i < 3; ++i) {
         const QByteArray warm = httpExchange(
@@ -218,7 +189,7 @@ void TestAgentHttp::hugeContentLengthOnConfirmRefusedBeforeBuffering()
     QVERIFY2(m.rssPeakKb - m.rssBeforeKb < 16 * 1024, "resident memory peaked 16 MB or more above the start");
     QVERIFY2(m.hwmAfterKb - m.hwmBeforeKb < 16 * 1024, "peak resident memory grew by 16 MB or more");
     QCOMPARE(httpStatusOf(httpExchange(agent->port(), get("/healthz"))), 200);
-    QCOMPARE(agent->stop(), 0);
+    agent.stop();
 }
 
 QTEST_GUILESS_MAIN(TestAgentHttp)

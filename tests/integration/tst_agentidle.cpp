@@ -5,7 +5,7 @@
 // their next request; once it runs again every request must be answered, and only the
 // connection that really stayed silent is closed.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include <QElapsedTimer>
@@ -61,16 +61,12 @@ private Q_SLOTS:
 
 void TestAgentIdle::requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered()
 {
-    QString error;
-    auto db = TestDatabase::start(Dialect::Sqlite, &error);
-    QVERIFY2(db, qPrintable(error));
     AgentProcess::Options options;
-    options.db = db->url();
     options.sim = false;
     options.extraConfig = QJsonObject{
         {QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), kIdleTimeoutMs}}}};
-    auto agent = AgentProcess::start(options, &error);
-    QVERIFY2(agent, qPrintable(error));
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
 
     // Keep-alive connections that have had one answer each, and one that will stay silent.
     std::vector<std::unique_ptr<QTcpSocket>> clients;
@@ -112,7 +108,7 @@ void TestAgentIdle::requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered()
     QTRY_VERIFY_WITH_TIMEOUT(silent.state() != QAbstractSocket::ConnectedState
                                  || (silent.waitForReadyRead(10), silent.state() != QAbstractSocket::ConnectedState),
                              5000);
-    QCOMPARE(agent->stop(), 0);
+    agent.stop();
 }
 
 QTEST_MAIN(TestAgentIdle)

@@ -3,7 +3,8 @@
 // and confirm (operator token, user header, Idempotency-Key) proxied to the agent; the live
 // stream over wss through nginx, trusting the test certificate as the only CA; the
 // failed-authentication limiter behind nginx (http.trusted_proxies), per client address.
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "httptestsupport.h"
 #include "serverharness.h"
 
@@ -32,8 +33,6 @@ private Q_SLOTS:
 };
 
 namespace {
-
-using Headers = QList<QPair<QByteArray, QByteArray>>;
 
 struct Answer {
     int status = 0;
@@ -125,12 +124,9 @@ int statusThroughNginx(const NginxFront &nginx, const char *source, const QByteA
 void TestAgentNginx::paymentThroughNginx()
 {
     QString error;
-    auto db = TestDatabase::start(Dialect::Sqlite, &error);
-    QVERIFY2(db, qPrintable(error));
     AgentProcess::Options options;
-    options.db = db->url();
-    auto agent = AgentProcess::start(options, &error);
-    QVERIFY2(agent, qPrintable(error));
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
     auto nginx = NginxFront::start(agent->port(), QStringLiteral(PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf"),
                                    &error);
     QVERIFY2(nginx, qPrintable(error));
@@ -146,8 +142,7 @@ void TestAgentNginx::paymentThroughNginx()
     QCOMPARE(httpCall(agent->port(), "GET", QStringLiteral("/metrics"), {}, {}).status, 200);
 
     // Set-up with the operator token, then the user's token and confirm — all via nginx.
-    const Headers desk{{"Authorization", "Bearer desk-token"}};
-    const Answer sku = client.send("PUT", QStringLiteral("/api/v1/skus/SKU-NGINX"), "{\"stock\": 10}", desk);
+    const Answer sku = client.send("PUT", QStringLiteral("/api/v1/skus/SKU-NGINX"), "{\"stock\": 10}", kDesk);
     QVERIFY2(sku.status == 200, qPrintable(sku.describe()));
     const QByteArray order =
         QJsonDocument(QJsonObject{{QStringLiteral("order_no"), QStringLiteral("ORD-NGINX")},
@@ -157,7 +152,7 @@ void TestAgentNginx::paymentThroughNginx()
                                    QJsonArray{QJsonObject{{QStringLiteral("sku_id"), QStringLiteral("SKU-NGINX")},
                                                           {QStringLiteral("qty"), 1}}}}})
             .toJson(QJsonDocument::Compact);
-    const Answer created = client.send("POST", QStringLiteral("/api/v1/orders"), order, desk);
+    const Answer created = client.send("POST", QStringLiteral("/api/v1/orders"), order, kDesk);
     QVERIFY2(created.status == 201, qPrintable(created.describe()));
 
     const Headers user{{"X-User-Id", "10086"}};
@@ -187,19 +182,16 @@ void TestAgentNginx::paymentThroughNginx()
           qPrintable(confirm.json().value(QStringLiteral("code_url")).toString()));
 
     QVERIFY2(nginx->stop(), nginx->logText().constData());
-    QCOMPARE(agent->stop(), 0);
+    agent.stop();
 }
 
 void TestAgentNginx::streamThroughNginxOverWss()
 {
     QString error;
-    auto db = TestDatabase::start(Dialect::Sqlite, &error);
-    QVERIFY2(db, qPrintable(error));
     AgentProcess::Options options;
-    options.db = db->url();
-    options.extraConfig = QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 20}}}};
-    auto agent = AgentProcess::start(options, &error);
-    QVERIFY2(agent, qPrintable(error));
+    options.extraConfig = QJsonObject{streamEvery(20)};
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
     auto nginx = NginxFront::start(agent->port(), QStringLiteral(PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf"),
                                    &error);
     QVERIFY2(nginx, qPrintable(error));
@@ -294,7 +286,7 @@ void TestAgentNginx::streamThroughNginxOverWss()
     QVERIFY2(logs.contains("/api/v1/payments/confirm"), logs.constData()); // the log is written at all
     QVERIFY2(!logs.contains("view-token") && !logs.contains("no-such-token") && !logs.contains("access_token"),
              logs.constData());
-    QCOMPARE(agent->stop(), 0);
+    agent.stop();
 }
 
 // Behind nginx every connection comes from nginx's address. With http.trusted_proxies
@@ -304,15 +296,12 @@ void TestAgentNginx::streamThroughNginxOverWss()
 void TestAgentNginx::failedTokensNeverLockTheDeskOut()
 {
     QString error;
-    auto db = TestDatabase::start(Dialect::Sqlite, &error);
-    QVERIFY2(db, qPrintable(error));
     AgentProcess::Options options;
-    options.db = db->url();
     options.extraConfig = QJsonObject{
         {QStringLiteral("http"),
          QJsonObject{{QStringLiteral("trusted_proxies"), QJsonArray{QStringLiteral("127.0.0.1/32")}}}}};
-    auto agent = AgentProcess::start(options, &error);
-    QVERIFY2(agent, qPrintable(error));
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
     auto nginx = NginxFront::start(agent->port(), QStringLiteral(PAYONCE_SOURCE_DIR "/resources/nginx/payonce.conf"),
                                    &error);
     QVERIFY2(nginx, qPrintable(error));
@@ -357,7 +346,7 @@ void TestAgentNginx::failedTokensNeverLockTheDeskOut()
           statuses.value(429), attacker, refused);
 
     QVERIFY2(nginx->stop(), nginx->logText().constData());
-    QCOMPARE(agent->stop(), 0);
+    agent.stop();
 }
 
 QTEST_GUILESS_MAIN(TestAgentNginx)

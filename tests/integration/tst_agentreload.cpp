@@ -4,7 +4,8 @@
 // stream is closed, a broken file changes nothing (the agent keeps serving on the running
 // configuration and says why) — and one token cannot open streams without end.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include <QFile>
@@ -72,12 +73,7 @@ QByteArray handshakeStatus(int port, const QByteArray &token)
 class TestAgentReload : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = TestDatabase::start(Dialect::Sqlite, &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_fixture.startDatabase(Dialect::Sqlite), m_fixture.error()); }
 
     void sighupAppliesNewTokensAndClosesTheRemovedTokensStreams();
     void sighupWithABrokenConfigKeepsTheRunningOne_data();
@@ -88,22 +84,17 @@ private:
     std::unique_ptr<AgentProcess> startAgent(const QJsonObject &extraConfig = {})
     {
         AgentProcess::Options options;
-        options.db = m_db->url();
         options.sim = false;
         options.extraConfig = extraConfig;
-        QString error;
-        auto agent = AgentProcess::start(options, &error);
-        if (!agent)
-            qWarning().noquote() << error;
-        return agent;
+        return m_fixture.startAnother(options);
     }
 
-    std::unique_ptr<TestDatabase> m_db;
+    AgentFixture m_fixture; ///< the database; each test starts its own agent on it
 };
 
 void TestAgentReload::sighupAppliesNewTokensAndClosesTheRemovedTokensStreams()
 {
-    auto agent = startAgent(QJsonObject{{QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), 50}}}});
+    auto agent = startAgent(QJsonObject{streamEvery(50)});
     QVERIFY(agent);
     QCOMPARE(statusWith(*agent, "view-token"), 200);
     QCOMPARE(statusWith(*agent, "fresh-token"), 401);

@@ -3,7 +3,8 @@
 // order is PAID once, every effect once, nothing lost. One payonce-sim, run on its own,
 // outlives the agent (as the real platform does) and keeps re-delivering meanwhile.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "simprocess.h"
 #include "storagefixture.h"
 
@@ -18,26 +19,24 @@ class TestCallbackCrash : public QObject {
 private Q_SLOTS:
     void killedAfterTheLogRowThenTheWorkerFinishes()
     {
+        AgentFixture fixture; // the database; the agent is killed and restarted on it
+        QVERIFY2(fixture.startDatabase(), fixture.error());
         QString error;
-        MigratedDatabase db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(db, qPrintable(error));
         auto sim = SimProcess::start(&error);
         QVERIFY2(sim, qPrintable(error));
 
         AgentProcess::Options options;
-        options.db = db.server->url();
         options.sim = false;
         options.port = freeLoopbackPort(); // the notify URL must survive the restart
-        options.extraConfig = QJsonObject{{QStringLiteral("wechat"), sim->weChatConfig()},
-                                          {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}}};
+        options.extraConfig = QJsonObject{{QStringLiteral("wechat"), sim->weChatConfig()}, qaEnabled()};
         AgentProcess::Options paused = options;
         paused.environment = {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_log_row_durable")};
         // The point between the log row and the paid transaction exists on the
         // accepted-first way only (a one-commit delivery has none).
         paused.extraConfig.insert(QStringLiteral("callbacks"),
                                   QJsonObject{{QStringLiteral("commit"), QStringLiteral("accepted_first")}});
-        auto agent = AgentProcess::start(paused, &error);
-        QVERIFY2(agent, qPrintable(error));
+        auto agent = fixture.startAnother(paused);
+        QVERIFY(agent);
 
         const QString orderNo = QStringLiteral("ORD-CRASH");
         QVERIFY2(agent->createOrder(orderNo, 21, QStringLiteral("12.34"), QStringLiteral("SKU-CRASH"), &error),
@@ -62,7 +61,7 @@ private Q_SLOTS:
                      .status,
                  200);
 
-        auto count = [&](const char *sql) { return countRows(*db.database, QString::fromLatin1(sql), {orderNo}); };
+        auto count = [&](const char *sql) { return fixture.count(sql, {orderNo}); };
         // The delivery made its log row durable and is parked before the transaction.
         QTRY_COMPARE_WITH_TIMEOUT(
             count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'"), qint64(1),
@@ -77,8 +76,8 @@ private Q_SLOTS:
 
         // Restart without the hook: the worker (and any re-delivery, which meets the durable
         // row and answers SUCCESS at once) brings the order to PAID — once.
-        auto restarted = AgentProcess::start(options, &error);
-        QVERIFY2(restarted, qPrintable(error));
+        auto restarted = fixture.startAnother(options);
+        QVERIFY(restarted);
         QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'"),
                                   qint64(1), 60000);
         QTRY_COMPARE_WITH_TIMEOUT(

@@ -3,7 +3,7 @@
 // WeChat, encrypted) notification to the agent — several copies at once — and the order
 // is paid exactly once, with each side effect once.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include <QJsonArray>
@@ -13,40 +13,17 @@
 using namespace payonce;
 using namespace payonce::testsupport;
 
-namespace {
-
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-const Headers kDesk{{"Authorization", "Bearer desk-token"}};
-
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 layer=%2 %3")
-        .arg(answer.status)
-        .arg(QString::fromLatin1(answer.header("X-Payonce-Layer")), QString::fromUtf8(answer.body));
-}
-
-} // namespace
-
 class TestCallbackPath : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
         // Notifications go out at once and retries follow quickly (the schedule × 0.001).
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void concurrentDuplicateNotificationsPayOnce_data()
     {
@@ -67,9 +44,7 @@ private Q_SLOTS:
                                QStringLiteral("{\"channel\":\"%1\",\"duplicate\":5}").arg(channel).toUtf8())
                      .status,
                  200);
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(channel, paymentNo);
         QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent
@@ -80,30 +55,35 @@ private Q_SLOTS:
         // One acknowledged copy ends the platform's retries; the other copies of that
         // delivery may still be inside the agent, so wait until all five are recorded.
         QTRY_VERIFY_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND verified = 1", orderNo) >= 5, 30000);
+            m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND verified = 1", {orderNo})
+                >= 5,
+            30000);
 
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM stock_log WHERE order_no = ?", orderNo), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", orderNo), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no = ?", orderNo), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.paid'", orderNo),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
                  qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'", orderNo),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM stock_log WHERE order_no = ?", {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM point_log WHERE order_no = ?", {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.paid'",
+                               {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'",
+                               {orderNo}),
                  qint64(1));
         // Every copy was recorded, verified, with the layer that decided it: one first
         // processing (layer none, "processed"), the rest caught by a named layer. A copy
         // that met a temporary failure on a loaded machine (SQLite busy past its retries)
         // is also recorded without a layer, answered 500 and re-sent by the platform: it
         // must be that, never a second processing.
-        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = 'none' "
-                       "AND error_code = 'processed'",
-                       orderNo),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = 'none' "
+                               "AND error_code = 'processed'",
+                               {orderNo}),
                  qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = 'none' "
-                       "AND NOT (error_code = 'processed' OR http_status = 500)",
-                       orderNo),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = 'none' "
+                               "AND NOT (error_code = 'processed' OR http_status = 500)",
+                               {orderNo}),
                  qint64(0));
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+        QCOMPARE(countRows(m_agent.database(), QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
                            {QVariant(QStringLiteral("SKU-CB-") + channel)}),
                  qint64(99));
     }
@@ -111,8 +91,8 @@ private Q_SLOTS:
     // A forged notification: 401 FAIL, layer rejected, only its metadata recorded.
     void forgedWeChatNotificationIsRefused()
     {
-        const qint64 deliveries = count("SELECT COUNT(*) FROM callback_deliveries");
-        const qint64 logRows = count("SELECT COUNT(*) FROM pay_callback_log");
+        const qint64 deliveries = m_agent.count("SELECT COUNT(*) FROM callback_deliveries");
+        const qint64 logRows = m_agent.count("SELECT COUNT(*) FROM pay_callback_log");
         const QByteArray body = "{\"id\":\"forged\",\"event_type\":\"TRANSACTION.SUCCESS\",\"resource\":{\"algorithm\":"
                                 "\"AEAD_AES_256_GCM\",\"ciphertext\":\"AAAA\",\"associated_data\":\"transaction\","
                                 "\"nonce\":\"123456789012\"}}";
@@ -125,10 +105,10 @@ private Q_SLOTS:
         QVERIFY2(answer.status == 401 && answer.json().value(QStringLiteral("code")).toString() == u"FAIL"
                      && answer.header("X-Payonce-Layer") == "rejected",
                  qPrintable(describe(answer)));
-        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries"), deliveries + 1);
-        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0 AND raw_body IS NULL"),
-                 count("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0"));
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log"), logRows);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries"), deliveries + 1);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0 AND raw_body IS NULL"),
+                 m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE verified = 0"));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log"), logRows);
     }
 
     // The incident switch: in accept-only mode notifications are acknowledged with their
@@ -146,29 +126,27 @@ private Q_SLOTS:
         // The mode is shared through the database and each agent re-reads it at most once a
         // second (CallbackPipelineOptions::modeCacheMs): the documented propagation bound.
         QTest::qWait(1500);
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", orderNo),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
+                               {orderNo}),
                  qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(0));
-        const HttpAnswer mode = m_agent->call("GET", QStringLiteral("/api/v1/mode"), {},
-                                              {{"Authorization", "Bearer view-token"}});
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+                 qint64(0));
+        const HttpAnswer mode = m_agent->call("GET", QStringLiteral("/api/v1/mode"), {}, kView);
         QVERIFY2(mode.json().value(QStringLiteral("accepted_waiting")).toInteger() >= 1, qPrintable(describe(mode)));
 
         const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
                                              "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
         QVERIFY2(off.status == 200, qPrintable(describe(off)));
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo),
-                                  qint64(1), 30000);
-        QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", orderNo), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND actor = 'desk' AND reason IN "
-                       "('database failover drill', 'failover done')"),
-                 qint64(2));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1),
+            30000);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", {orderNo}), qint64(1));
+        QCOMPARE(
+            m_agent.count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND actor = 'desk' AND reason IN "
+                          "('database failover drill', 'failover done')"),
+            qint64(2));
     }
 
     // The agent that switched the mode applies it from the next delivery on, not after its
@@ -181,40 +159,29 @@ private Q_SLOTS:
         const QString latePayment = confirmOrder(late, QStringLiteral("alipay"));
         QVERIFY(!warmPayment.isEmpty() && !latePayment.isEmpty());
         // A delivery in normal mode: the agent has just read the mode.
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(warmPayment).toUtf8())
-                .status,
-            200);
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", warm),
-                                  qint64(1), 30000);
+        QCOMPARE(m_agent->simPay(QStringLiteral("alipay"), warmPayment).status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {warm}), qint64(1),
+            30000);
         const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
                                             "{\"callbacks\":\"accept_only\",\"reason\":\"failover now\"}", kDesk);
         QVERIFY2(on.status == 200, qPrintable(describe(on)));
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"alipay\",\"out_trade_no\":\"%1\"}").arg(latePayment).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("alipay"), latePayment).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(notificationState(latePayment) == u"acknowledged", 30000);
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", late),
-                 qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", late), qint64(0));
+        QCOMPARE(
+            m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {late}),
+            qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {late}),
+                 qint64(0));
         const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
                                              "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
         QVERIFY2(off.status == 200, qPrintable(describe(off)));
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", late),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {late}), qint64(1),
+            30000);
     }
 
 private:
-    qint64 count(const char *sql, const QString &bind = {})
-    {
-        return countRows(*m_db.database, QString::fromLatin1(sql), bind.isNull() ? QVariantList{} : QVariantList{bind});
-    }
-
     /// Creates an order of one unit of its own SKU for user 42 and confirms it on the
     /// channel: the payment_no (out_trade_no at the platform), or empty.
     QString confirmOrder(const QString &orderNo, const QString &channel)
@@ -243,8 +210,7 @@ private:
                                        : notifications.first().toObject().value(QStringLiteral("state")).toString();
     }
 
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 QTEST_GUILESS_MAIN(TestCallbackPath)

@@ -3,6 +3,7 @@
 // body, so the worker's re-verification of the stored delivery decodes the same thing).
 // Concurrency claims are made with runConcurrently; every storm prints its tally.
 
+#include "fakes/jsonverifier.h"
 #include "storagefixture.h"
 
 #include "core/callback/callbackpipeline.h"
@@ -59,30 +60,6 @@ namespace {
 constexpr qint64 kUser = 10086;
 constexpr qint64 kAmount = 9900;
 const QString kMchId = QStringLiteral("1900000001");
-
-/// Decodes {"pay_no","out_trade_no","amount","currency","mchid","state"}; a delivery with
-/// the header X-Forged is a bad signature.
-class FakeVerifier final : public NotificationVerifier {
-public:
-    Result<PaymentNotification> verify(const RawDelivery &delivery, bool, qint64) const override
-    {
-        if (!delivery.header("X-Forged").isEmpty())
-            return Error::make(ErrorCode::BadSignature, QStringLiteral("forged"));
-        const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
-        if (o.isEmpty())
-            return Error::make(ErrorCode::InvalidInput, QStringLiteral("not json"));
-        PaymentNotification n;
-        n.channel = delivery.channel;
-        n.payNo = o.value(QStringLiteral("pay_no")).toString();
-        n.paymentNo = o.value(QStringLiteral("out_trade_no")).toString();
-        n.amountFen = o.value(QStringLiteral("amount")).toInteger();
-        n.currency = o.value(QStringLiteral("currency")).toString();
-        n.merchantId = o.value(QStringLiteral("mchid")).toString();
-        n.tradeState = o.value(QStringLiteral("state")).toString();
-        n.paid = n.tradeState == QLatin1String("SUCCESS");
-        return n;
-    }
-};
 
 RawDelivery deliveryOf(const QString &payNo, const QString &orderNo, qint64 amount = kAmount, bool forged = false)
 {
@@ -231,7 +208,7 @@ private:
     std::unique_ptr<sql::SqlFenceEpochSource> m_epochs;
     std::unique_ptr<sql::SqlCallbackStore> m_store;
     std::unique_ptr<sql::SqlCallbackModeStore> m_modes;
-    FakeVerifier m_verifier;
+    JsonVerifier m_verifier{kMchId}; ///< reads the mchid of deliveryOf()'s body
     SystemClock m_clock;
     int m_serial = 0;
 

@@ -24,7 +24,7 @@
 // proves the set-up the refusals ran against was able to pay; the very last carries empty
 // parameters (`body=`), signed as Alipay signs them, and pays an order of its own.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include "sql/session.h"
@@ -42,21 +42,11 @@ using namespace payonce::testsupport;
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
 const QString kFixtures = QStringLiteral(PAYONCE_FIXTURES_DIR "/notifications");
 const QString kWeChatOrder = QStringLiteral("ORD-REJ-WX");
 const QString kAlipayOrder = QStringLiteral("ORD-REJ-ALI");
 /// Paid by a notification carrying empty parameters (`body=`), as Alipay sends them.
 const QString kAlipayEmptyOrder = QStringLiteral("ORD-REJ-ALI-EMPTY");
-
-QString describe(const HttpAnswer &answer)
-{
-    QByteArray body = answer.body.left(300);
-    return QStringLiteral("%1 layer=%2 %3")
-        .arg(answer.status)
-        .arg(QString::fromLatin1(answer.header("X-Payonce-Layer")), QString::fromUtf8(body));
-}
 
 struct Signed {
     QString error;
@@ -99,10 +89,6 @@ class TestCallbackRejections : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-
         // The merchant's own private keys: the agent only needs them to exist (they sign
         // requests to the platform, which this test never makes). Freshly generated.
         QVERIFY(m_keys.isValid());
@@ -128,7 +114,6 @@ private Q_SLOTS:
         QCOMPARE(platformKeys.size(), 2);
 
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.sim = false;
         // The fixtures' keys are refused at start unless this says the run is a test's.
         options.environment << QStringLiteral("PAYONCE_ALLOW_REPOSITORY_TEST_KEYS=1");
@@ -148,8 +133,8 @@ private Q_SLOTS:
                           QString(kFixtures + QLatin1Char('/')
                                   + cases.value(QStringLiteral("alipay_public_key")).toString())}}},
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
+        QVERIFY2(m_agent.start(options), m_agent.error());
+        QString error;
 
         // Orders of 99.00 (9900 fen, what sign-now.py signs), each of one unit of its own
         // SKU (stock 100), with a coupon and points as rewards: every side effect a
@@ -164,11 +149,7 @@ private Q_SLOTS:
         QCOMPARE(orderStatus(kWeChatOrder), QStringLiteral("PENDING"));
         QCOMPARE(orderStatus(kAlipayOrder), QStringLiteral("PENDING"));
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void badInputIsRefused_data()
     {
@@ -257,8 +238,8 @@ private Q_SLOTS:
         QVERIFY2(made.error.isEmpty(), qPrintable(made.error));
 
         const Snapshot before = snapshot(orderNo);
-        const qint64 lastDelivery = count("SELECT COALESCE(MAX(id), 0) FROM callback_deliveries");
-        const qint64 findingsBefore = count(
+        const qint64 lastDelivery = m_agent.count("SELECT COALESCE(MAX(id), 0) FROM callback_deliveries");
+        const qint64 findingsBefore = m_agent.count(
             "SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND pay_no = ?", {payNo});
 
         const HttpAnswer answer = m_agent->call(
@@ -284,7 +265,7 @@ private Q_SLOTS:
                  qPrintable(got));
 
         // The counter that moved: one callback_deliveries row (none for the guard's 413).
-        const qint64 recorded = count("SELECT COUNT(*) FROM callback_deliveries WHERE id > ?", {lastDelivery});
+        const qint64 recorded = m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE id > ?", {lastDelivery});
         QCOMPARE(recorded, errorCode.isEmpty() ? qint64(0) : qint64(1));
         if (!errorCode.isEmpty()) {
             const QStringList d = latestDelivery();
@@ -309,7 +290,7 @@ private Q_SLOTS:
                   answer.body.constData());
         }
 
-        QCOMPARE(count("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND pay_no = ?", {payNo}),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND pay_no = ?", {payNo}),
                  findingsBefore + (finding ? 1 : 0));
 
         const Snapshot after = snapshot(orderNo);
@@ -321,7 +302,7 @@ private Q_SLOTS:
             QCOMPARE(after.points, before.points + 1);
             QCOMPARE(after.outbox, before.outbox + 1);
             QCOMPARE(after.callbackLog, before.callbackLog + 1);
-            QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?", {orderNo, payNo}),
+            QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?", {orderNo, payNo}),
                      qint64(1));
         } else {
             // No business row written, anywhere.
@@ -353,28 +334,19 @@ private:
     {
         Snapshot s;
         s.status = orderStatus(orderNo);
-        s.paidOrders = count("SELECT COUNT(*) FROM orders WHERE status = 'PAID'");
-        s.stock = count("SELECT COALESCE(SUM(stock), 0) FROM skus");
-        s.stockLog = count("SELECT COUNT(*) FROM stock_log");
-        s.coupons = count("SELECT COUNT(*) FROM user_coupon");
-        s.points = count("SELECT COUNT(*) FROM point_log");
-        s.outbox = count("SELECT COUNT(*) FROM outbox");
-        s.callbackLog = count("SELECT COUNT(*) FROM pay_callback_log");
+        s.paidOrders = m_agent.count("SELECT COUNT(*) FROM orders WHERE status = 'PAID'");
+        s.stock = m_agent.count("SELECT COALESCE(SUM(stock), 0) FROM skus");
+        s.stockLog = m_agent.count("SELECT COUNT(*) FROM stock_log");
+        s.coupons = m_agent.count("SELECT COUNT(*) FROM user_coupon");
+        s.points = m_agent.count("SELECT COUNT(*) FROM point_log");
+        s.outbox = m_agent.count("SELECT COUNT(*) FROM outbox");
+        s.callbackLog = m_agent.count("SELECT COUNT(*) FROM pay_callback_log");
         return s;
-    }
-
-    qint64 count(const char *sqlText, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(*m_db.database, QString::fromLatin1(sqlText), binds, &error);
-        if (n < 0)
-            qWarning("%s: %s", sqlText, qPrintable(error));
-        return n;
     }
 
     QString orderStatus(const QString &orderNo)
     {
-        auto read = m_db.database->read([&](sql::Session &session) -> core::Result<QString> {
+        auto read = m_agent.database().read([&](sql::Session &session) -> core::Result<QString> {
             auto query = session.exec(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo});
             if (!query)
                 return query.error();
@@ -387,7 +359,7 @@ private:
     /// of the newest callback_deliveries row.
     QStringList latestDelivery()
     {
-        auto read = m_db.database->read([&](sql::Session &session) -> core::Result<QStringList> {
+        auto read = m_agent.database().read([&](sql::Session &session) -> core::Result<QStringList> {
             auto query = session.exec(QStringLiteral(
                 "SELECT verified, layer, http_status, error_code, CASE WHEN raw_body IS NULL THEN 1 ELSE 0 END, "
                 "CASE WHEN headers IS NULL THEN 1 ELSE 0 END, order_no FROM callback_deliveries "
@@ -404,9 +376,8 @@ private:
         return read ? read.value() : QStringList();
     }
 
-    MigratedDatabase m_db;
     QTemporaryDir m_keys;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     int m_serial = 0;
 };
 

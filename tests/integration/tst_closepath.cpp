@@ -12,7 +12,8 @@
 // saw the trade); the test makes it by hiding the record from the closer (status
 // `closed`) before the order expires — said again where it happens.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "httptestsupport.h"
 #include "notificationrelay.h"
 #include "storagefixture.h"
@@ -28,35 +29,19 @@ namespace {
 
 constexpr qint64 kUser = 78;
 constexpr qint64 kTimeoutMs = 60 * 1000;
-const QList<QPair<QByteArray, QByteArray>> kDesk{{"Authorization", "Bearer desk-token"}};
-
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
-}
 
 } // namespace
 
 class TestClosePath : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
     NotificationRelay m_relay;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     int m_serial = 0;
-
-    qint64 count(const QString &sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(*m_db.database, sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
-    }
 
     QString statusOf(const QString &orderNo)
     {
-        return firstValueText(*m_db.database, QStringLiteral("SELECT status FROM orders WHERE order_no = ?"),
+        return firstValueText(m_agent.database(), QStringLiteral("SELECT status FROM orders WHERE order_no = ?"),
                               {orderNo});
     }
 
@@ -64,7 +49,7 @@ private:
     /// record becomes `recordStatus`, then the order PENDING and older than the timeout.
     bool expire(const QString &orderNo, const QString &recordStatus)
     {
-        auto done = m_db.database->write([&](sql::Session &session) -> core::Result<void> {
+        auto done = m_agent.database().write([&](sql::Session &session) -> core::Result<void> {
             if (!recordStatus.isEmpty()) {
                 auto record = session.exec(QStringLiteral("UPDATE payment_records SET status = ? WHERE order_no = ?"),
                                            {recordStatus, orderNo});
@@ -110,12 +95,7 @@ private:
         return confirmed.json().value(QStringLiteral("payment_no")).toString();
     }
 
-    HttpAnswer payAtSimulator(const QString &paymentNo)
-    {
-        return m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
-    }
+    HttpAnswer payAtSimulator(const QString &paymentNo) { return m_agent->simPay(QStringLiteral("wechat"), paymentNo); }
 
     /// Paid at the simulator, its notification kept by the relay (its last capture): the pay_no.
     QString payWhileTheRelayHoldsTheNotification(const QString &paymentNo)
@@ -140,7 +120,7 @@ private:
 
     qint64 closeAudits(const QString &orderNo)
     {
-        return count(
+        return m_agent.count(
             QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'order.close' AND actor = 'system:closer' "
                            "AND target = ?"),
             {QString(QStringLiteral("order:") + orderNo)});
@@ -149,26 +129,17 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
             {QStringLiteral("public_base_url"), m_relay.baseUrl()},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
             {QStringLiteral("close"),
              QJsonObject{{QStringLiteral("pending_timeout_ms"), kTimeoutMs}, {QStringLiteral("interval_ms"), 200}}}};
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
         // The platform's next try comes minutes later: the relay's copy is the late notification.
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":20}").status, 200);
+        options.simNotifyTimeScale = "20";
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void anUnconfirmedExpiredOrderIsClosedByTheTimer()
     {
@@ -178,9 +149,10 @@ private Q_SLOTS:
         QVERIFY(expire(expired, QString()));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(expired), QStringLiteral("CLOSED"), 20000);
         QCOMPARE(closeAudits(expired), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NOT NULL"),
-                       {expired}),
-                 qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND closed_at IS NOT NULL"),
+                          {expired}),
+            qint64(1));
         const HttpAnswer order = m_agent->call("GET", QStringLiteral("/api/v1/orders/") + expired, {}, kDesk);
         QCOMPARE(order.json().value(QStringLiteral("status")).toString(), QStringLiteral("CLOSED"));
         // Not past the timeout: untouched by the same runs.
@@ -198,8 +170,9 @@ private Q_SLOTS:
         QVERIFY(expire(orderNo, QStringLiteral("failed")));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(orderNo), QStringLiteral("CLOSED"), 20000);
         QVERIFY2(simTradeState(paymentNo).contains("CLOSED"), simTradeState(paymentNo).constData());
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'closed'"),
-                       {orderNo}),
+        QCOMPARE(m_agent.count(
+                     QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'closed'"),
+                     {orderNo}),
                  qint64(1));
         QCOMPARE(closeAudits(orderNo), qint64(1));
         // The user's QR code is dead: the platform refuses the payment.
@@ -218,18 +191,23 @@ private Q_SLOTS:
         // confirm's timeout state above): the closer's close meets a paid trade.
         QVERIFY(expire(orderNo, QStringLiteral("failed")));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(orderNo), QStringLiteral("PAID"), 20000);
-        QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?"), {orderNo, payNo}),
-            qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND pay_no = ?"),
+                               {orderNo, payNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
         QCOMPARE(closeAudits(orderNo), qint64(0));
         // The late notification: acknowledged, nothing twice.
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(m_relay.captured.last()), 30000)), 200);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE order_no = ? AND kind = 'double_payment'"),
-                       {orderNo}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count(
+                     QStringLiteral("SELECT COUNT(*) FROM findings WHERE order_no = ? AND kind = 'double_payment'"),
+                     {orderNo}),
                  qint64(0));
     }
 
@@ -249,19 +227,23 @@ private Q_SLOTS:
 
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late), 30000)), 200);
         QCOMPARE(statusOf(orderNo), QStringLiteral("CLOSED"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
-                       {QString(QStringLiteral("wechat:") + payNo)}),
-                 qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                          {QString(QStringLiteral("wechat:") + payNo)}),
+            qint64(1));
         const HttpAnswer run = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
                                         "{\"reason\":\"close drill\"}", kDesk);
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE kind = 'refund' AND order_no = ? "
-                                      "AND pay_no = ? AND amount_fen = 4500 AND status = 'proposed'"),
-                       {orderNo, payNo}),
-                 qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE kind = 'refund' AND order_no = ? "
+                                         "AND pay_no = ? AND amount_fen = 4500 AND status = 'proposed'"),
+                          {orderNo, payNo}),
+            qint64(1));
         // Nothing shipped: no order.paid event, no stock taken.
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}),
+                 qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
+                 qint64(0));
     }
 
     void anOperatorRunsTheCloserOnDemand()
@@ -269,7 +251,7 @@ private Q_SLOTS:
         const QString orderNo = newOrder();
         QVERIFY(!orderNo.isEmpty());
         const HttpAnswer viewer = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/orders/close-expired"),
-                                           "{\"reason\":\"x\"}", {{"Authorization", "Bearer view-token"}});
+                                           "{\"reason\":\"x\"}", kView);
         QCOMPARE(viewer.status, 403);
         const HttpAnswer noReason = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/orders/close-expired"),
                                              "{}", kDesk);
@@ -291,8 +273,8 @@ private Q_SLOTS:
         QCOMPARE(answer.value(QStringLiteral("pending_timeout_ms")).toInteger(), kTimeoutMs);
         for (const char *key : {"closed", "settled", "left", "moved_on"})
             QVERIFY2(answer.value(QLatin1String(key)).isDouble(), qPrintable(describe(run)));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'orders.close_expired' "
-                                      "AND actor = 'desk' AND reason = 'desk run'")),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'orders.close_expired' "
+                                              "AND actor = 'desk' AND reason = 'desk run'")),
                  qint64(1));
         QCOMPARE(statusOf(orderNo), QStringLiteral("PENDING")); // young
     }

@@ -9,7 +9,7 @@
 //   notifications at once: those that do not fit get 503 with WeChat's FAIL and
 //   Retry-After, counted; sent again as the platform would, all are paid exactly once.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "httptestsupport.h"
 #include "notificationrelay.h"
 #include "storagefixture.h"
@@ -77,22 +77,17 @@ qint64 percentile(std::vector<qint64> values, double p)
 class TestExecutionLanes : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
+    AgentFixture m_fixture; ///< the database; each test starts its own agents on it
 
     std::unique_ptr<AgentProcess> startAgent(const NotificationRelay &relay, const QJsonObject &http)
     {
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{{QStringLiteral("public_base_url"), relay.baseUrl()},
                                           {QStringLiteral("http"), http}};
-        QString error;
-        auto agent = AgentProcess::start(options, &error);
-        if (!agent) {
-            qWarning().noquote() << error;
-            return nullptr;
-        }
         // The platform's own next try comes much later: the test's deliveries are the ones.
-        if (agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":20}").status != 200)
+        options.simNotifyTimeScale = "20";
+        auto agent = m_fixture.startAnother(options);
+        if (!agent)
             return nullptr;
         QString skuError;
         if (!agent->putSku(kSku, 100000, &skuError)) {
@@ -117,13 +112,7 @@ private:
             QString paymentNo;
             if (agent.postOrder(names.at(i), kUser, QStringLiteral("12.00"), kSku, &error))
                 paymentNo = agent.confirmPayment(names.at(i), kUser, QStringLiteral("wechat"), &error);
-            const bool paid =
-                !paymentNo.isEmpty()
-                && agent.simCall(
-                            "POST", QStringLiteral("/sim/pay"),
-                            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                           .status
-                       == 200;
+            const bool paid = !paymentNo.isEmpty() && agent.simPay(QStringLiteral("wechat"), paymentNo).status == 200;
             if (!paid) {
                 failures.fetch_add(1);
                 qWarning().noquote() << names.at(i) << error;
@@ -141,18 +130,13 @@ private:
 
     qint64 paidOrders(const QString &prefix)
     {
-        return countRows(*m_db.database,
+        return countRows(m_fixture.database(),
                          QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND status = 'PAID'"),
                          {QString(QStringLiteral("ORD-") + prefix + QStringLiteral("-%"))});
     }
 
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_fixture.startDatabase(), m_fixture.error()); }
 
     void slowGatewayNeverDelaysCallbacks()
     {
@@ -288,13 +272,13 @@ private Q_SLOTS:
             QCOMPARE(httpStatusOf(httpExchange(port, replayOf(notifications.at(i)), 20000)), 200);
         QCOMPARE(paidOrders(QStringLiteral("FULL")), qint64(100));
         for (const QString &orderNo : std::as_const(orderNos)) {
-            QCOMPARE(countRows(*m_db.database,
+            QCOMPARE(countRows(m_fixture.database(),
                                QStringLiteral(
                                    "SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'"),
                                {orderNo}),
                      qint64(1));
-            QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"),
-                               {orderNo}),
+            QCOMPARE(countRows(m_fixture.database(),
+                               QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
                      qint64(1));
         }
         QCOMPARE(agent->stop(), 0);

@@ -3,7 +3,7 @@
 // duplicate notifications decided; the scrape, taken while requests are in flight, is
 // accepted by `promtool check metrics`; the alerting rules by `promtool check rules`.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include <QJsonDocument>
@@ -52,20 +52,11 @@ class TestMetrics : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     // No token needed, the exposition content type, every family docs/openapi.yaml names.
     void scrapeNeedsNoTokenAndListsTheContract()
@@ -170,17 +161,13 @@ private Q_SLOTS:
         QCOMPARE(
             m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
             200);
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
-        QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
-                                 30000);
-        const qint64 deliveries = count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}) >= 5, 30000);
+        const qint64 deliveries = m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?",
+                                                {orderNo});
         // The counter moves when a delivery's answer is decided, just after its row is written.
         QTRY_COMPARE_WITH_TIMEOUT(callbackDecisions(before), double(deliveries), 30000);
 
@@ -190,7 +177,7 @@ private Q_SLOTS:
             if (qstrcmp(layer, "side_effect") == 0)
                 continue; // not a delivery's answer: an effect's own key, counted besides
             const qint64 recorded = countRows(
-                *m_db.database,
+                m_agent.database(),
                 QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
                 {QVariant(orderNo), QVariant(QString::fromLatin1(layer))});
             QVERIFY2(after.at(layerKey(layer)) - before.at(layerKey(layer)) == double(recorded),
@@ -201,7 +188,8 @@ private Q_SLOTS:
         }
         QCOMPARE(after.at(layerKey("side_effect")), before.at(layerKey("side_effect")));
         QVERIFY(deliveries - 1 >= 4);
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+                 qint64(1));
         const QString callbacksOk = QStringLiteral(
             "payonce_requests_total{endpoint=\"/api/v1/callbacks/wechat\",outcome=\"2xx\"}");
         QVERIFY(after.at(callbacksOk) - before.at(callbacksOk) >= 1);
@@ -219,25 +207,20 @@ private Q_SLOTS:
         const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
         QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
         const auto setMode = [&](const char *mode) {
-            const HttpAnswer set = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                                                 QByteArray("{\"callbacks\":\"") + mode
-                                                     + "\",\"reason\":\"metrics test\"}",
-                                                 {{"Authorization", "Bearer desk-token"}});
+            const HttpAnswer set = m_agent->call(
+                "PUT", QStringLiteral("/api/v1/mode"),
+                QByteArray("{\"callbacks\":\"") + mode + "\",\"reason\":\"metrics test\"}", kDesk);
             QVERIFY2(set.status == 200, set.body.constData());
         };
         setMode("accept_only");
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", orderNo),
+            m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
+                          {orderNo}),
             qint64(1), 30000);
         QTest::qWait(1100); // the row waits a second
         const qint64 accepted = countRows(
-            *m_db.database, QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'"));
+            m_agent.database(), QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE status = 'accepted'"));
         const Samples waiting = scrape();
         QCOMPARE(waiting.at(QStringLiteral("payonce_callbacks_accepted")), double(accepted));
         QVERIFY2(waiting.at(QStringLiteral("payonce_callbacks_accepted_oldest_seconds")) >= 1.0,
@@ -245,8 +228,9 @@ private Q_SLOTS:
         QVERIFY(waiting.count(QStringLiteral("payonce_outbox_oldest_pending_seconds")));
 
         setMode("normal");
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1),
+            30000);
         QTRY_COMPARE_WITH_TIMEOUT(scrape().at(QStringLiteral("payonce_callbacks_accepted")), 0.0, 30000);
         QCOMPARE(scrape().at(QStringLiteral("payonce_callbacks_accepted_oldest_seconds")), 0.0);
     }
@@ -272,13 +256,13 @@ private Q_SLOTS:
             QCOMPARE(statusFrom(first, port, "GET", path, {}, {}), 401);
         for (int i = 0; i < 4; ++i)
             QCOMPARE(statusFrom(first, port, "GET", path, {}, "no-such-token"), 401);
-        QCOMPARE(statusFrom(first, port, "GET", path, {}, "view-token"), 200);
+        QCOMPARE(statusFrom(first, port, "GET", path, {}, kViewToken), 200);
         // Up to the limit, then wrong tokens are refused while the window lasts; a valid
         // token is still answered, and a missing one is a 401 (it guessed nothing).
         for (int i = 0; i < 10; ++i)
             QCOMPARE(statusFrom(second, port, "GET", path, {}, "no-such-token"), 401);
         QCOMPARE(statusFrom(second, port, "GET", path, {}, "no-such-token"), 429);
-        QCOMPARE(statusFrom(second, port, "GET", path, {}, "view-token"), 200);
+        QCOMPARE(statusFrom(second, port, "GET", path, {}, kViewToken), 200);
         QCOMPARE(statusFrom(second, port, "GET", path, {}, {}), 401);
         QCOMPARE(statusFrom(second, port, "GET", path, {}, "no-such-token"), 429);
 
@@ -358,13 +342,7 @@ private:
         return sum;
     }
 
-    qint64 count(const char *sql, const QString &bind)
-    {
-        return countRows(*m_db.database, QString::fromLatin1(sql), QVariantList{bind});
-    }
-
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 QTEST_GUILESS_MAIN(TestMetrics)

@@ -9,6 +9,7 @@
 // report cross-checked by the test's.
 
 #include "agentcluster.h"
+#include "agentfixture.h"
 #include "callbackstorm.h"
 #include "paidonceinvariants.h"
 
@@ -475,7 +476,7 @@ private Q_SLOTS:
             std::mutex mutex;
             runConcurrently(24, [&](int) {
                 const HttpAnswer answer = m_cluster->agent(i).call("GET", QStringLiteral("/api/v1/orders/DBDOWN-0000"),
-                                                                   {}, {{"Authorization", "Bearer view-token"}});
+                                                                   {}, kView);
                 if (answer.status == 200) {
                     ++answered;
                 } else {
@@ -568,9 +569,9 @@ private:
     /// running: the run as GET /api/v1/qa/scenarios/{id} answers it, with scenario_id.
     QJsonObject runScenario(const QJsonObject &params)
     {
-        const Headers desk{{"Authorization", "Bearer desk-token"}};
         const HttpAnswer started = m_cluster->agent(0).call("POST", QStringLiteral("/api/v1/qa/scenarios"),
-                                                            QJsonDocument(params).toJson(QJsonDocument::Compact), desk);
+                                                            QJsonDocument(params).toJson(QJsonDocument::Compact),
+                                                            kDesk);
         if (started.status != 202) {
             qWarning("POST scenario: %d %s", started.status, started.body.constData());
             return {};
@@ -580,7 +581,7 @@ private:
         waited.start();
         QJsonObject run;
         while (waited.elapsed() < 300000) {
-            run = m_cluster->agent(0).call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, desk).json();
+            run = m_cluster->agent(0).call("GET", QStringLiteral("/api/v1/qa/scenarios/") + id, {}, kDesk).json();
             if (run.value(QStringLiteral("status")).toString() != u"running")
                 break;
             QTest::qWait(250); // the agents' output pipes read meanwhile

@@ -7,7 +7,8 @@
 // delivered; bad input is refused with nothing written. The slots run in order and share
 // the agent, its database and the receiver.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 #include "webhookreceiver.h"
 
@@ -22,24 +23,10 @@ using namespace payonce::testsupport;
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
 const QString kPaid = QStringLiteral("ORD-OPS-1");
 const QString kDead = QStringLiteral("ORD-OPS-2");
 const QString kHeld = QStringLiteral("ORD-OPS-3");
 const qint64 kUser = 77;
-
-Headers bearer(const char *token)
-{
-    if (!*token)
-        return {};
-    return {{"Authorization", QByteArray("Bearer ") + token}};
-}
-
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
-}
 
 QJsonArray arrayOf(const HttpAnswer &answer)
 {
@@ -75,12 +62,8 @@ class TestOpsApi : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         m_receiver = std::make_unique<WebhookReceiver>(200);
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         // One attempt makes a failed delivery dead at once; no patrol timer, so every run
         // (and the resolving of findings) is the test's own.
         options.extraConfig = QJsonObject{
@@ -88,17 +71,12 @@ private Q_SLOTS:
              QJsonObject{{QStringLiteral("webhook_urls"),
                           QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}},
                          {QStringLiteral("max_attempts"), 1}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     // The running dispatcher delivers the order.paid event of a real payment to the
     // configured webhook, Idempotency-Key = event id, once; GET /outbox shows it delivered.
@@ -115,9 +93,10 @@ private Q_SLOTS:
         QCOMPARE(body.value(QStringLiteral("aggregate_id")).toString(), kPaid);
 
         QTRY_COMPARE_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'delivered'", {QString::fromUtf8(key)}),
+            m_agent.count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'delivered'",
+                          {QString::fromUtf8(key)}),
             qint64(1), 30000);
-        const HttpAnswer delivered = get(QStringLiteral("/api/v1/outbox?status=delivered"), "view-token");
+        const HttpAnswer delivered = get(QStringLiteral("/api/v1/outbox?status=delivered"), kViewToken);
         QVERIFY2(delivered.status == 200, qPrintable(describe(delivered)));
         const auto rows = where(arrayOf(delivered), QStringLiteral("event_id"), QString::fromUtf8(key));
         QCOMPARE(rows.size(), 1);
@@ -138,11 +117,11 @@ private Q_SLOTS:
         exec("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, created_at) "
              "VALUES (?, ?, 'reward-replayed', 100, 1, 5)",
              {kPaid, kUser});
-        m_extraCouponId = count("SELECT id FROM user_coupon WHERE order_no = ? AND template_id = 'WELCOME10-AGAIN'",
-                                {kPaid});
+        m_extraCouponId = m_agent.count(
+            "SELECT id FROM user_coupon WHERE order_no = ? AND template_id = 'WELCOME10-AGAIN'", {kPaid});
         QVERIFY(m_extraCouponId > 0);
 
-        const HttpAnswer run = post(QStringLiteral("/api/v1/reconciliation/run"), "desk-token",
+        const HttpAnswer run = post(QStringLiteral("/api/v1/reconciliation/run"), kDeskToken,
                                     reason(QStringLiteral("coupon complaint")));
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
         QVERIFY(!run.json().value(QStringLiteral("ran_at")).toString().isEmpty());
@@ -158,7 +137,7 @@ private Q_SLOTS:
         QCOMPARE(points.value(QStringLiteral("found")).toInteger(), 200);
         m_findingId = finding.value(QStringLiteral("id")).toInteger();
 
-        const HttpAnswer open = get(QStringLiteral("/api/v1/findings?status=open&kind=effect_mismatch"), "view-token");
+        const HttpAnswer open = get(QStringLiteral("/api/v1/findings?status=open&kind=effect_mismatch"), kViewToken);
         QVERIFY2(open.status == 200, qPrintable(describe(open)));
         const auto listed = where(arrayOf(open), QStringLiteral("id"), m_findingId);
         QCOMPARE(listed.size(), 1);
@@ -169,7 +148,7 @@ private Q_SLOTS:
             QVERIFY2(at.endsWith(u'Z') && QDateTime::fromString(at, Qt::ISODateWithMs).isValid(), qPrintable(at));
         }
 
-        const HttpAnswer proposed = get(QStringLiteral("/api/v1/compensations?status=proposed"), "view-token");
+        const HttpAnswer proposed = get(QStringLiteral("/api/v1/compensations?status=proposed"), kViewToken);
         QVERIFY2(proposed.status == 200, qPrintable(describe(proposed)));
         const auto byPatrol = where(arrayOf(proposed), QStringLiteral("proposed_by"), QStringLiteral("system:patrol"));
         QCOMPARE(byPatrol.size(), 2);
@@ -188,7 +167,7 @@ private Q_SLOTS:
     // operator cannot decide at all (403 forbidden), another approver rejects it.
     void fourEyesAndReject()
     {
-        const HttpAnswer mine = post(QStringLiteral("/api/v1/compensations"), "lead-token",
+        const HttpAnswer mine = post(QStringLiteral("/api/v1/compensations"), kLeadToken,
                                      json({{QStringLiteral("kind"), QStringLiteral("restore_stock")},
                                            {QStringLiteral("order_no"), kPaid},
                                            {QStringLiteral("reason"), QStringLiteral("stock looked off")}}));
@@ -196,33 +175,35 @@ private Q_SLOTS:
         QCOMPARE(mine.json().value(QStringLiteral("proposed_by")).toString(), QStringLiteral("lead"));
         QCOMPARE(mine.json().value(QStringLiteral("status")).toString(), QStringLiteral("proposed"));
         const qint64 mineId = mine.json().value(QStringLiteral("id")).toInteger();
-        const HttpAnswer self = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(mineId), "lead-token",
+        const HttpAnswer self = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(mineId), kLeadToken,
                                      reason(QStringLiteral("looks right to me")));
         QVERIFY2(self.status == 403 && self.errorCode() == u"four_eyes", qPrintable(describe(self)));
-        QCOMPARE(count("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'proposed'", {mineId}), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'proposed'", {mineId}),
+                 qint64(1));
 
-        const HttpAnswer desk = post(QStringLiteral("/api/v1/compensations"), "desk-token",
+        const HttpAnswer desk = post(QStringLiteral("/api/v1/compensations"), kDeskToken,
                                      json({{QStringLiteral("kind"), QStringLiteral("restore_stock")},
                                            {QStringLiteral("order_no"), kPaid},
                                            {QStringLiteral("reason"), QStringLiteral("second opinion")}}));
         QVERIFY2(desk.status == 201, qPrintable(describe(desk)));
         m_rejectedId = desk.json().value(QStringLiteral("id")).toInteger();
         const HttpAnswer byOperator = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_rejectedId),
-                                           "desk-token", reason(QStringLiteral("mine")));
+                                           kDeskToken, reason(QStringLiteral("mine")));
         QVERIFY2(byOperator.status == 403 && byOperator.errorCode() == u"forbidden", qPrintable(describe(byOperator)));
         const HttpAnswer rejected = post(QStringLiteral("/api/v1/compensations/%1/reject").arg(m_rejectedId),
-                                         "lead-token", reason(QStringLiteral("stock is right")));
+                                         kLeadToken, reason(QStringLiteral("stock is right")));
         QVERIFY2(rejected.status == 200, qPrintable(describe(rejected)));
         QCOMPARE(rejected.json().value(QStringLiteral("status")).toString(), QStringLiteral("rejected"));
         QCOMPARE(rejected.json().value(QStringLiteral("decided_by")).toString(), QStringLiteral("lead"));
         QCOMPARE(rejected.json().value(QStringLiteral("decision_reason")).toString(), QStringLiteral("stock is right"));
         // Approving what was rejected is a conflict, and changes nothing.
-        const HttpAnswer late = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_rejectedId), "lead-token",
+        const HttpAnswer late = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_rejectedId), kLeadToken,
                                      reason(QStringLiteral("changed my mind")));
         QVERIFY2(late.status == 409, qPrintable(describe(late)));
-        QCOMPARE(count("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'rejected'", {m_rejectedId}),
-                 qint64(1));
-        const HttpAnswer rejectedList = get(QStringLiteral("/api/v1/compensations?status=rejected"), "view-token");
+        QCOMPARE(
+            m_agent.count("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'rejected'", {m_rejectedId}),
+            qint64(1));
+        const HttpAnswer rejectedList = get(QStringLiteral("/api/v1/compensations?status=rejected"), kViewToken);
         QCOMPARE(where(arrayOf(rejectedList), QStringLiteral("id"), m_rejectedId).size(), 1);
     }
 
@@ -230,7 +211,7 @@ private Q_SLOTS:
     // balances are right afterwards, and approving again executes nothing more.
     void approvedProposalsExecuteOnce()
     {
-        const HttpAnswer freeze = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_freezeId), "lead-token",
+        const HttpAnswer freeze = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_freezeId), kLeadToken,
                                        reason(QStringLiteral("extra coupon")));
         QVERIFY2(freeze.status == 200, qPrintable(describe(freeze)));
         QCOMPARE(freeze.json().value(QStringLiteral("status")).toString(), QStringLiteral("executed"));
@@ -241,8 +222,8 @@ private Q_SLOTS:
                                       .toArray();
         QCOMPARE(frozen.size(), 1);
         QCOMPARE(frozen.at(0).toInteger(), m_extraCouponId);
-        const HttpAnswer reverse = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_reverseId),
-                                        "lead-token", reason(QStringLiteral("extra points")));
+        const HttpAnswer reverse = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_reverseId), kLeadToken,
+                                        reason(QStringLiteral("extra points")));
         QVERIFY2(reverse.status == 200, qPrintable(describe(reverse)));
         QCOMPARE(reverse.json().value(QStringLiteral("status")).toString(), QStringLiteral("executed"));
         QCOMPARE(
@@ -250,21 +231,24 @@ private Q_SLOTS:
             -100);
 
         for (int round = 0; round < 2; ++round) {
-            QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'", {kPaid}),
+            QCOMPARE(
+                m_agent.count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'", {kPaid}),
+                qint64(1));
+            QCOMPARE(
+                m_agent.count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'", {kPaid}),
+                qint64(1));
+            QCOMPARE(m_agent.count("SELECT SUM(delta) FROM point_log WHERE order_no = ?", {kPaid}), qint64(100));
+            QCOMPARE(m_agent.count("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND delta < 0", {kPaid}),
                      qint64(1));
-            QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'", {kPaid}),
-                     qint64(1));
-            QCOMPARE(count("SELECT SUM(delta) FROM point_log WHERE order_no = ?", {kPaid}), qint64(100));
-            QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND delta < 0", {kPaid}), qint64(1));
             if (round == 1)
                 break;
             // Again: 200 with the row as it stands, nothing executed twice.
             const HttpAnswer again = post(QStringLiteral("/api/v1/compensations/%1/approve").arg(m_reverseId),
-                                          "lead-token", reason(QStringLiteral("extra points, again")));
+                                          kLeadToken, reason(QStringLiteral("extra points, again")));
             QVERIFY2(again.status == 200, qPrintable(describe(again)));
             QCOMPARE(again.json().value(QStringLiteral("status")).toString(), QStringLiteral("executed"));
         }
-        const HttpAnswer executed = get(QStringLiteral("/api/v1/compensations?status=executed"), "view-token");
+        const HttpAnswer executed = get(QStringLiteral("/api/v1/compensations?status=executed"), kViewToken);
         QCOMPARE(where(arrayOf(executed), QStringLiteral("order_no"), kPaid).size(), 2);
     }
 
@@ -272,25 +256,25 @@ private Q_SLOTS:
     // is resolved.
     void secondRunResolvesTheFinding()
     {
-        const HttpAnswer run = post(QStringLiteral("/api/v1/reconciliation/run"), "desk-token",
+        const HttpAnswer run = post(QStringLiteral("/api/v1/reconciliation/run"), kDeskToken,
                                     reason(QStringLiteral("after the repair")));
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
         QCOMPARE(
             where(run.json().value(QStringLiteral("findings")).toArray(), QStringLiteral("order_no"), kPaid).size(), 0);
         const HttpAnswer resolved = get(QStringLiteral("/api/v1/findings?status=resolved&kind=effect_mismatch"),
-                                        "view-token");
+                                        kViewToken);
         QVERIFY2(resolved.status == 200, qPrintable(describe(resolved)));
         const auto rows = where(arrayOf(resolved), QStringLiteral("id"), m_findingId);
         QCOMPARE(rows.size(), 1);
         QCOMPARE(rows.first().value(QStringLiteral("status")).toString(), QStringLiteral("resolved"));
-        const HttpAnswer open = get(QStringLiteral("/api/v1/findings?status=open"), "view-token");
+        const HttpAnswer open = get(QStringLiteral("/api/v1/findings?status=open"), kViewToken);
         QCOMPARE(where(arrayOf(open), QStringLiteral("id"), m_findingId).size(), 0);
     }
 
     // Every step above is in the audit trail with its actor and reason; the filters work.
     void auditShowsEveryStep()
     {
-        const HttpAnswer runs = get(QStringLiteral("/api/v1/audit?actor=desk&action=reconciliation.run"), "view-token");
+        const HttpAnswer runs = get(QStringLiteral("/api/v1/audit?actor=desk&action=reconciliation.run"), kViewToken);
         QVERIFY2(runs.status == 200, qPrintable(describe(runs)));
         const QJsonArray runRows = arrayOf(runs);
         QCOMPARE(runRows.size(), 2);
@@ -327,7 +311,7 @@ private Q_SLOTS:
         QCOMPARE(story.at(1).toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("extra points"));
 
         const QJsonArray all = auditRows(QStringLiteral("since=2000-01-01T00:00:00Z&limit=1000"));
-        QCOMPARE(qint64(all.size()), count("SELECT COUNT(*) FROM audit_log"));
+        QCOMPARE(qint64(all.size()), m_agent.count("SELECT COUNT(*) FROM audit_log"));
         for (const QJsonValue &row : all) {
             QVERIFY(!row.toObject().value(QStringLiteral("actor")).toString().isEmpty());
             QVERIFY(!row.toObject().value(QStringLiteral("reason")).toString().isEmpty());
@@ -345,9 +329,10 @@ private Q_SLOTS:
         QVERIFY(payThroughSim(kDead, QStringLiteral("SKU-OPS-2")));
         const QString eventId = QStringLiteral("order.paid:") + kDead;
         QTRY_COMPARE_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}), qint64(1), 30000);
+            m_agent.count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}), qint64(1),
+            30000);
         QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 1);
-        const auto dead = where(arrayOf(get(QStringLiteral("/api/v1/outbox?status=dead"), "view-token")),
+        const auto dead = where(arrayOf(get(QStringLiteral("/api/v1/outbox?status=dead"), kViewToken)),
                                 QStringLiteral("event_id"), eventId);
         QCOMPARE(dead.size(), 1);
         QVERIFY2(dead.first().value(QStringLiteral("last_error")).toString().contains(u"500"),
@@ -355,7 +340,7 @@ private Q_SLOTS:
         const qint64 id = dead.first().value(QStringLiteral("id")).toInteger();
         const QString redrive = QStringLiteral("/api/v1/outbox/%1/redrive").arg(id);
 
-        const HttpAnswer noReason = post(redrive, "desk-token", "{}");
+        const HttpAnswer noReason = post(redrive, kDeskToken, "{}");
         QVERIFY2(noReason.status == 400 && noReason.errorCode() == u"invalid_request", qPrintable(describe(noReason)));
         QVERIFY2(noReason.json()
                      .value(QStringLiteral("error"))
@@ -364,18 +349,18 @@ private Q_SLOTS:
                      .toString()
                      .contains(u"reason"),
                  qPrintable(describe(noReason)));
-        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'dead' AND redriven = 0", {id}),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'dead' AND redriven = 0", {id}),
                  qint64(1));
-        QCOMPARE(post(redrive, "view-token", reason(QStringLiteral("viewer"))).status, 403);
+        QCOMPARE(post(redrive, kViewToken, reason(QStringLiteral("viewer"))).status, 403);
 
         m_receiver->setStatus(200);
-        const HttpAnswer redriven = post(redrive, "desk-token", reason(QStringLiteral("receiver fixed")));
+        const HttpAnswer redriven = post(redrive, kDeskToken, reason(QStringLiteral("receiver fixed")));
         QVERIFY2(redriven.status == 200, qPrintable(describe(redriven)));
         QCOMPARE(redriven.json().value(QStringLiteral("redriven")).toBool(), true);
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'delivered'", {id}),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'delivered'", {id}), qint64(1), 30000);
         QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 2);
-        const HttpAnswer twice = post(redrive, "desk-token", reason(QStringLiteral("again")));
+        const HttpAnswer twice = post(redrive, kDeskToken, reason(QStringLiteral("again")));
         QVERIFY2(twice.status == 409, qPrintable(describe(twice)));
 
         const QJsonArray audited = auditRows(QStringLiteral("action=outbox.redrive&target=outbox:%1").arg(id));
@@ -395,10 +380,10 @@ private Q_SLOTS:
     void webhookBreakerForcedOpenHoldsDeliveries()
     {
         const QString name = QStringLiteral("webhook.order.paid");
-        const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/breakers"), "view-token")),
-                                  QStringLiteral("name"), name);
+        const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/breakers"), kViewToken)), QStringLiteral("name"),
+                                  name);
         QCOMPARE(listed.size(), 1);
-        const HttpAnswer forced = post(QStringLiteral("/api/v1/breakers/") + name, "desk-token",
+        const HttpAnswer forced = post(QStringLiteral("/api/v1/breakers/") + name, kDeskToken,
                                        json({{QStringLiteral("mode"), QStringLiteral("forced_open")},
                                              {QStringLiteral("reason"), QStringLiteral("receiver maintenance")},
                                              {QStringLiteral("expires_in"), 600}}));
@@ -407,24 +392,25 @@ private Q_SLOTS:
         QVERIFY(payThroughSim(kHeld, QStringLiteral("SKU-OPS-3")));
         const QString eventId = QStringLiteral("order.paid:") + kHeld;
         QTRY_COMPARE_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}), qint64(1), 30000);
+            m_agent.count("SELECT COUNT(*) FROM outbox WHERE event_id = ? AND status = 'dead'", {eventId}), qint64(1),
+            30000);
         QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 0);
-        const auto dead = where(arrayOf(get(QStringLiteral("/api/v1/outbox?status=dead"), "view-token")),
+        const auto dead = where(arrayOf(get(QStringLiteral("/api/v1/outbox?status=dead"), kViewToken)),
                                 QStringLiteral("event_id"), eventId);
         QCOMPARE(dead.size(), 1);
         QVERIFY2(dead.first().value(QStringLiteral("last_error")).toString().contains(u"open"),
                  qPrintable(dead.first().value(QStringLiteral("last_error")).toString()));
 
-        const HttpAnswer back = post(QStringLiteral("/api/v1/breakers/") + name, "desk-token",
+        const HttpAnswer back = post(QStringLiteral("/api/v1/breakers/") + name, kDeskToken,
                                      json({{QStringLiteral("mode"), QStringLiteral("auto")},
                                            {QStringLiteral("reason"), QStringLiteral("maintenance over")}}));
         QVERIFY2(back.status == 200, qPrintable(describe(back)));
         const qint64 id = dead.first().value(QStringLiteral("id")).toInteger();
-        const HttpAnswer redriven = post(QStringLiteral("/api/v1/outbox/%1/redrive").arg(id), "desk-token",
+        const HttpAnswer redriven = post(QStringLiteral("/api/v1/outbox/%1/redrive").arg(id), kDeskToken,
                                          reason(QStringLiteral("breaker closed again")));
         QVERIFY2(redriven.status == 200, qPrintable(describe(redriven)));
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'delivered'", {id}),
-                                  qint64(1), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM outbox WHERE id = ? AND status = 'delivered'", {id}), qint64(1), 30000);
         QCOMPARE(m_receiver->requestsWithKey(eventId.toUtf8()).size(), 1);
     }
 
@@ -433,10 +419,10 @@ private Q_SLOTS:
     void refundProposalNamesPaymentAndAmount()
     {
         // A proposal is checked when it is made: it must name the order's processed payment.
-        const QString payNo = firstValueText(*m_db.database,
+        const QString payNo = firstValueText(m_agent.database(),
                                              QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {kPaid});
         QVERIFY(!payNo.isEmpty() && !payNo.startsWith(u'<'));
-        const HttpAnswer proposed = post(QStringLiteral("/api/v1/compensations"), "desk-token",
+        const HttpAnswer proposed = post(QStringLiteral("/api/v1/compensations"), kDeskToken,
                                          json({{QStringLiteral("kind"), QStringLiteral("refund")},
                                                {QStringLiteral("order_no"), kPaid},
                                                {QStringLiteral("pay_no"), payNo},
@@ -446,14 +432,14 @@ private Q_SLOTS:
         QCOMPARE(proposed.json().value(QStringLiteral("pay_no")).toString(), payNo);
         QCOMPARE(proposed.json().value(QStringLiteral("amount")).toString(), QStringLiteral("5.50"));
         const qint64 id = proposed.json().value(QStringLiteral("id")).toInteger();
-        QCOMPARE(
-            count("SELECT COUNT(*) FROM compensations WHERE id = ? AND amount_fen = 550 AND pay_no = ?", {id, payNo}),
-            qint64(1));
-        const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/compensations?status=proposed"), "view-token")),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM compensations WHERE id = ? AND amount_fen = 550 AND pay_no = ?",
+                               {id, payNo}),
+                 qint64(1));
+        const auto listed = where(arrayOf(get(QStringLiteral("/api/v1/compensations?status=proposed"), kViewToken)),
                                   QStringLiteral("id"), QJsonValue(id));
         QCOMPARE(listed.size(), 1);
         QCOMPARE(listed.first().value(QStringLiteral("amount")).toString(), QStringLiteral("5.50"));
-        QVERIFY(post(QStringLiteral("/api/v1/compensations/%1/reject").arg(id), "lead-token",
+        QVERIFY(post(QStringLiteral("/api/v1/compensations/%1/reject").arg(id), kLeadToken,
                      reason(QStringLiteral("not this one")))
                     .status
                 == 200);
@@ -473,81 +459,80 @@ private Q_SLOTS:
             QTest::newRow(name) << QByteArray(method) << QString::fromLatin1(path) << QByteArray(token) << body
                                 << status << QString::fromLatin1(code);
         };
-        row("outbox bad status", "GET", "/api/v1/outbox?status=stuck", "view-token", {}, 400, "invalid_request");
-        row("outbox limit 0", "GET", "/api/v1/outbox?limit=0", "view-token", {}, 400, "invalid_request");
-        row("outbox limit text", "GET", "/api/v1/outbox?limit=ten", "view-token", {}, 400, "invalid_request");
+        row("outbox bad status", "GET", "/api/v1/outbox?status=stuck", kViewToken, {}, 400, "invalid_request");
+        row("outbox limit 0", "GET", "/api/v1/outbox?limit=0", kViewToken, {}, 400, "invalid_request");
+        row("outbox limit text", "GET", "/api/v1/outbox?limit=ten", kViewToken, {}, 400, "invalid_request");
         row("outbox no token", "GET", "/api/v1/outbox", "", {}, 401, "unauthenticated");
-        row("redrive unknown id", "POST", "/api/v1/outbox/987654321/redrive", "desk-token", ok, 404, "not_found");
-        row("redrive bad id", "POST", "/api/v1/outbox/abc/redrive", "desk-token", ok, 400, "invalid_request");
-        row("redrive no reason", "POST", "/api/v1/outbox/1/redrive", "desk-token", "{}", 400, "invalid_request");
-        row("redrive by viewer", "POST", "/api/v1/outbox/1/redrive", "view-token", ok, 403, "forbidden");
-        row("findings bad status", "GET", "/api/v1/findings?status=closed", "view-token", {}, 400, "invalid_request");
-        row("findings bad kind", "GET", "/api/v1/findings?kind=gremlins", "view-token", {}, 400, "invalid_request");
-        row("compensations bad status", "GET", "/api/v1/compensations?status=maybe", "view-token", {}, 400,
+        row("redrive unknown id", "POST", "/api/v1/outbox/987654321/redrive", kDeskToken, ok, 404, "not_found");
+        row("redrive bad id", "POST", "/api/v1/outbox/abc/redrive", kDeskToken, ok, 400, "invalid_request");
+        row("redrive no reason", "POST", "/api/v1/outbox/1/redrive", kDeskToken, "{}", 400, "invalid_request");
+        row("redrive by viewer", "POST", "/api/v1/outbox/1/redrive", kViewToken, ok, 403, "forbidden");
+        row("findings bad status", "GET", "/api/v1/findings?status=closed", kViewToken, {}, 400, "invalid_request");
+        row("findings bad kind", "GET", "/api/v1/findings?kind=gremlins", kViewToken, {}, 400, "invalid_request");
+        row("compensations bad status", "GET", "/api/v1/compensations?status=maybe", kViewToken, {}, 400,
             "invalid_request");
-        row("propose by viewer", "POST", "/api/v1/compensations", "view-token",
+        row("propose by viewer", "POST", "/api/v1/compensations", kViewToken,
             json({{QStringLiteral("kind"), QStringLiteral("freeze_coupon")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             403, "forbidden");
-        row("refund amount as a number", "POST", "/api/v1/compensations", "desk-token",
+        row("refund amount as a number", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("refund")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("amount"), 12.5},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             400, "invalid_amount");
-        row("refund amount zero", "POST", "/api/v1/compensations", "desk-token",
+        row("refund amount zero", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("refund")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("amount"), QStringLiteral("0.00")},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             400, "invalid_amount");
-        row("refund bad pay_no", "POST", "/api/v1/compensations", "desk-token",
+        row("refund bad pay_no", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("refund")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("pay_no"), QStringLiteral("no spaces please")},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             400, "invalid_request");
-        row("pay_no on a coupon freeze", "POST", "/api/v1/compensations", "desk-token",
+        row("pay_no on a coupon freeze", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("freeze_coupon")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("pay_no"), QStringLiteral("4200000001")},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             400, "invalid_request");
-        row("propose bad kind", "POST", "/api/v1/compensations", "desk-token",
+        row("propose bad kind", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("burn")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             400, "invalid_request");
-        row("propose no reason", "POST", "/api/v1/compensations", "desk-token",
+        row("propose no reason", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("freeze_coupon")}, {QStringLiteral("order_no"), kPaid}}), 400,
             "invalid_request");
-        row("propose blank reason", "POST", "/api/v1/compensations", "desk-token",
+        row("propose blank reason", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("freeze_coupon")},
                   {QStringLiteral("order_no"), kPaid},
                   {QStringLiteral("reason"), QStringLiteral("   ")}}),
             400, "invalid_request");
-        row("propose bad order_no", "POST", "/api/v1/compensations", "desk-token",
+        row("propose bad order_no", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("freeze_coupon")},
                   {QStringLiteral("order_no"), QStringLiteral("no such!")},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             400, "invalid_request");
-        row("propose unknown order", "POST", "/api/v1/compensations", "desk-token",
+        row("propose unknown order", "POST", "/api/v1/compensations", kDeskToken,
             json({{QStringLiteral("kind"), QStringLiteral("freeze_coupon")},
                   {QStringLiteral("order_no"), QStringLiteral("ORD-OPS-NOPE")},
                   {QStringLiteral("reason"), QStringLiteral("x")}}),
             404, "order_not_found");
-        row("propose not json", "POST", "/api/v1/compensations", "desk-token", "{kind:", 400, "invalid_request");
-        row("approve bad id", "POST", "/api/v1/compensations/abc/approve", "lead-token", ok, 400, "invalid_request");
-        row("approve unknown id", "POST", "/api/v1/compensations/987654321/approve", "lead-token", ok, 404,
-            "not_found");
-        row("approve by operator", "POST", "/api/v1/compensations/1/approve", "desk-token", ok, 403, "forbidden");
-        row("reject no reason", "POST", "/api/v1/compensations/1/reject", "lead-token", "{}", 400, "invalid_request");
-        row("run by viewer", "POST", "/api/v1/reconciliation/run", "view-token", ok, 403, "forbidden");
-        row("run no reason", "POST", "/api/v1/reconciliation/run", "desk-token", "{}", 400, "invalid_request");
-        row("audit bad since", "GET", "/api/v1/audit?since=yesterday", "view-token", {}, 400, "invalid_request");
-        row("audit empty actor", "GET", "/api/v1/audit?actor=", "view-token", {}, 400, "invalid_request");
-        row("audit limit 5000", "GET", "/api/v1/audit?limit=5000", "view-token", {}, 400, "invalid_request");
+        row("propose not json", "POST", "/api/v1/compensations", kDeskToken, "{kind:", 400, "invalid_request");
+        row("approve bad id", "POST", "/api/v1/compensations/abc/approve", kLeadToken, ok, 400, "invalid_request");
+        row("approve unknown id", "POST", "/api/v1/compensations/987654321/approve", kLeadToken, ok, 404, "not_found");
+        row("approve by operator", "POST", "/api/v1/compensations/1/approve", kDeskToken, ok, 403, "forbidden");
+        row("reject no reason", "POST", "/api/v1/compensations/1/reject", kLeadToken, "{}", 400, "invalid_request");
+        row("run by viewer", "POST", "/api/v1/reconciliation/run", kViewToken, ok, 403, "forbidden");
+        row("run no reason", "POST", "/api/v1/reconciliation/run", kDeskToken, "{}", 400, "invalid_request");
+        row("audit bad since", "GET", "/api/v1/audit?since=yesterday", kViewToken, {}, 400, "invalid_request");
+        row("audit empty actor", "GET", "/api/v1/audit?actor=", kViewToken, {}, 400, "invalid_request");
+        row("audit limit 5000", "GET", "/api/v1/audit?limit=5000", kViewToken, {}, 400, "invalid_request");
     }
     void badInputWritesNothing()
     {
@@ -581,7 +566,7 @@ private:
 
     QJsonArray auditRows(const QString &query)
     {
-        const HttpAnswer answer = get(QStringLiteral("/api/v1/audit?") + query, "view-token");
+        const HttpAnswer answer = get(QStringLiteral("/api/v1/audit?") + query, kViewToken);
         if (answer.status != 200)
             qWarning("GET /api/v1/audit?%s: %s", qPrintable(query), qPrintable(describe(answer)));
         return arrayOf(answer);
@@ -601,52 +586,34 @@ private:
             qWarning("%s", qPrintable(error));
             return false;
         }
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(QStringLiteral("wechat"), paymentNo);
         if (paid.status != 200) {
             qWarning("sim pay: %s", qPrintable(describe(paid)));
             return false;
         }
         return QTest::qWaitFor(
-            [&] { return count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}) == 1; },
+            [&] {
+                return m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo})
+                       == 1;
+            },
             30000);
     }
 
     /// What a refused request must not change.
     QList<qint64> writtenState()
     {
-        return {count("SELECT COUNT(*) FROM audit_log"),
-                count("SELECT COUNT(*) FROM compensations"),
-                count("SELECT COUNT(*) FROM compensations WHERE status = 'proposed'"),
-                count("SELECT COUNT(*) FROM findings"),
-                count("SELECT COUNT(*) FROM outbox WHERE status = 'pending'"),
-                count("SELECT COUNT(*) FROM outbox WHERE redriven = 1")};
+        return {m_agent.count("SELECT COUNT(*) FROM audit_log"),
+                m_agent.count("SELECT COUNT(*) FROM compensations"),
+                m_agent.count("SELECT COUNT(*) FROM compensations WHERE status = 'proposed'"),
+                m_agent.count("SELECT COUNT(*) FROM findings"),
+                m_agent.count("SELECT COUNT(*) FROM outbox WHERE status = 'pending'"),
+                m_agent.count("SELECT COUNT(*) FROM outbox WHERE redriven = 1")};
     }
 
-    qint64 count(const char *sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(*m_db.database, QString::fromLatin1(sql), binds, &error);
-        if (n < 0)
-            qWarning("%s: %s", sql, qPrintable(error));
-        return n;
-    }
+    void exec(const char *sql, const QVariantList &binds) { QVERIFY(m_agent.exec(sql, binds)); }
 
-    void exec(const char *sql, const QVariantList &binds)
-    {
-        auto done = m_db.database->write([&](sql::Session &session) -> core::Result<void> {
-            auto query = session.exec(QString::fromLatin1(sql), binds, QStringLiteral("test set-up"));
-            if (!query)
-                return query.error();
-            return {};
-        });
-        QVERIFY2(done.ok(), done.ok() ? "" : qPrintable(done.error().internalMessage));
-    }
-
-    MigratedDatabase m_db;
     std::unique_ptr<WebhookReceiver> m_receiver;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     qint64 m_extraCouponId = 0;
     qint64 m_findingId = 0;
     qint64 m_freezeId = 0;

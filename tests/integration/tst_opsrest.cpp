@@ -5,7 +5,8 @@
 // pay_nos; the L1 inspector and unlock; GET /api/v1/locks with a delivery parked holding
 // its pay lock. The slots run in order and share the first agent and its database.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "auditrefusal.h"
 #include "storagefixture.h"
 
@@ -19,21 +20,7 @@ using namespace payonce::testsupport;
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
 const qint64 kUser = 88;
-
-Headers bearer(const QByteArray &token)
-{
-    if (token.isEmpty())
-        return {};
-    return {{"Authorization", "Bearer " + token}};
-}
-
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
-}
 
 QByteArray reason(const QString &text)
 {
@@ -71,27 +58,18 @@ class TestOpsRest : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         // No patrol or closer timers: every write in this database is the test's own doing
         // or the callback path's.
         options.extraConfig = QJsonObject{
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
-            {QStringLiteral("close"), QJsonObject{{QStringLiteral("pending_timeout_ms"), 0}}},
+            noPatrolTimer(),
+            noOrderCloser(),
         };
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
         QVERIFY(pay(QStringLiteral("ORD-REST-1"), QStringLiteral("SKU-REST-1"), true));
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     // Every operations endpoint: no token 401; a role too low 403; the role it needs gets
     // past authorization (bad input then answers 400 and nothing is written).
@@ -106,32 +84,30 @@ private Q_SLOTS:
         auto row = [](const char *name, const QByteArray &method, const QString &path, const QByteArray &body,
                       const QByteArray &low,
                       const QByteArray &need) { QTest::newRow(name) << method << path << body << low << need; };
-        row("outbox list", "GET", QStringLiteral("/api/v1/outbox"), {}, {}, "view-token");
-        row("outbox redrive", "POST", QStringLiteral("/api/v1/outbox/1/redrive"), bad, "view-token", "desk-token");
-        row("findings", "GET", QStringLiteral("/api/v1/findings"), {}, {}, "view-token");
-        row("compensations list", "GET", QStringLiteral("/api/v1/compensations"), {}, {}, "view-token");
-        row("compensation propose", "POST", QStringLiteral("/api/v1/compensations"), bad, "view-token", "desk-token");
-        row("compensation approve", "POST", QStringLiteral("/api/v1/compensations/1/approve"), bad, "desk-token",
-            "lead-token");
-        row("compensation reject", "POST", QStringLiteral("/api/v1/compensations/1/reject"), bad, "desk-token",
-            "lead-token");
-        row("reconciliation run", "POST", QStringLiteral("/api/v1/reconciliation/run"), bad, "view-token",
-            "desk-token");
-        row("close expired", "POST", QStringLiteral("/api/v1/orders/close-expired"), bad, "view-token", "desk-token");
-        row("audit", "GET", QStringLiteral("/api/v1/audit"), {}, {}, "view-token");
-        row("breakers", "GET", QStringLiteral("/api/v1/breakers"), {}, {}, "view-token");
-        row("breaker set", "POST", QStringLiteral("/api/v1/breakers/gateway.wechat"), bad, "view-token", "desk-token");
-        row("mode", "GET", QStringLiteral("/api/v1/mode"), {}, {}, "view-token");
-        row("mode set", "PUT", QStringLiteral("/api/v1/mode"), bad, "view-token", "desk-token");
-        row("callbacks", "GET", QStringLiteral("/api/v1/callbacks?pay_no=X1"), {}, {}, "view-token");
-        row("callback replay", "POST", QStringLiteral("/api/v1/callbacks/wechat/X1/replay"), bad, "view-token",
-            "desk-token");
-        row("idempotency keys", "GET", QStringLiteral("/api/v1/idempotency-keys?user_id=1&key=k"), {}, {},
-            "view-token");
-        row("idempotency unlock", "POST", QStringLiteral("/api/v1/idempotency-keys/1/k/unlock"), bad, "view-token",
-            "desk-token");
-        row("locks", "GET", QStringLiteral("/api/v1/locks"), {}, {}, "view-token");
-        row("stored locks", "GET", QStringLiteral("/api/v1/locks/keys"), {}, {}, "view-token");
+        row("outbox list", "GET", QStringLiteral("/api/v1/outbox"), {}, {}, kViewToken);
+        row("outbox redrive", "POST", QStringLiteral("/api/v1/outbox/1/redrive"), bad, kViewToken, kDeskToken);
+        row("findings", "GET", QStringLiteral("/api/v1/findings"), {}, {}, kViewToken);
+        row("compensations list", "GET", QStringLiteral("/api/v1/compensations"), {}, {}, kViewToken);
+        row("compensation propose", "POST", QStringLiteral("/api/v1/compensations"), bad, kViewToken, kDeskToken);
+        row("compensation approve", "POST", QStringLiteral("/api/v1/compensations/1/approve"), bad, kDeskToken,
+            kLeadToken);
+        row("compensation reject", "POST", QStringLiteral("/api/v1/compensations/1/reject"), bad, kDeskToken,
+            kLeadToken);
+        row("reconciliation run", "POST", QStringLiteral("/api/v1/reconciliation/run"), bad, kViewToken, kDeskToken);
+        row("close expired", "POST", QStringLiteral("/api/v1/orders/close-expired"), bad, kViewToken, kDeskToken);
+        row("audit", "GET", QStringLiteral("/api/v1/audit"), {}, {}, kViewToken);
+        row("breakers", "GET", QStringLiteral("/api/v1/breakers"), {}, {}, kViewToken);
+        row("breaker set", "POST", QStringLiteral("/api/v1/breakers/gateway.wechat"), bad, kViewToken, kDeskToken);
+        row("mode", "GET", QStringLiteral("/api/v1/mode"), {}, {}, kViewToken);
+        row("mode set", "PUT", QStringLiteral("/api/v1/mode"), bad, kViewToken, kDeskToken);
+        row("callbacks", "GET", QStringLiteral("/api/v1/callbacks?pay_no=X1"), {}, {}, kViewToken);
+        row("callback replay", "POST", QStringLiteral("/api/v1/callbacks/wechat/X1/replay"), bad, kViewToken,
+            kDeskToken);
+        row("idempotency keys", "GET", QStringLiteral("/api/v1/idempotency-keys?user_id=1&key=k"), {}, {}, kViewToken);
+        row("idempotency unlock", "POST", QStringLiteral("/api/v1/idempotency-keys/1/k/unlock"), bad, kViewToken,
+            kDeskToken);
+        row("locks", "GET", QStringLiteral("/api/v1/locks"), {}, {}, kViewToken);
+        row("stored locks", "GET", QStringLiteral("/api/v1/locks/keys"), {}, {}, kViewToken);
     }
     void rolesOnEveryOperationsEndpoint()
     {
@@ -164,7 +140,7 @@ private Q_SLOTS:
         QVERIFY(!payNo.isEmpty());
         for (const QString &query :
              QStringList{QString(QStringLiteral("pay_no=") + payNo), QStringLiteral("order_no=ORD-REST-1")}) {
-            const HttpAnswer answer = get(QStringLiteral("/api/v1/callbacks?") + query, "view-token");
+            const HttpAnswer answer = get(QStringLiteral("/api/v1/callbacks?") + query, kViewToken);
             QVERIFY2(answer.status == 200, qPrintable(describe(answer)));
             const QJsonArray deliveries = answer.json().value(QStringLiteral("deliveries")).toArray();
             QVERIFY(!deliveries.isEmpty());
@@ -182,7 +158,7 @@ private Q_SLOTS:
         }
         for (const QString &query : {QString(), QStringLiteral("?pay_no=%1&order_no=ORD-REST-1").arg(payNo),
                                      QStringLiteral("?pay_no="), QStringLiteral("?order_no=ORD-REST-1&limit=0")}) {
-            const HttpAnswer refused = get(QStringLiteral("/api/v1/callbacks") + query, "view-token");
+            const HttpAnswer refused = get(QStringLiteral("/api/v1/callbacks") + query, kViewToken);
             QVERIFY2(refused.status == 400 && refused.errorCode() == u"invalid_request", qPrintable(describe(refused)));
         }
     }
@@ -197,7 +173,7 @@ private Q_SLOTS:
         const QString payNo = payNoOf(orderNo);
         exec("DELETE FROM callback_deliveries WHERE pay_no = ?", {payNo}); // as retention does
         const auto before = snapshot();
-        const HttpAnswer replayed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("dispute 7")));
+        const HttpAnswer replayed = post(replayPath(payNo, false), kDeskToken, reason(QStringLiteral("dispute 7")));
         QVERIFY2(replayed.status == 404 && replayed.errorCode() == u"not_found", qPrintable(describe(replayed)));
         const QString message =
             replayed.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
@@ -212,7 +188,7 @@ private Q_SLOTS:
     {
         const QString payNo = payNoOf(QStringLiteral("ORD-REST-1"));
         const auto before = snapshot();
-        const HttpAnswer replayed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("ticket 42")));
+        const HttpAnswer replayed = post(replayPath(payNo, false), kDeskToken, reason(QStringLiteral("ticket 42")));
         QVERIFY2(replayed.status == 200, qPrintable(describe(replayed)));
         const QJsonObject answer = replayed.json();
         QCOMPARE(answer.value(QStringLiteral("outcome")).toString(), QStringLiteral("success"));
@@ -224,10 +200,11 @@ private Q_SLOTS:
         QCOMPARE(after.takeLast(), before.last() + 1); // audit_log: the replay's row, nothing else
         QCOMPARE(after, before.mid(0, before.size() - 1));
         for (const char *table : {"stock_log", "user_coupon", "point_log", "outbox"})
-            QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM %1 WHERE %2 = ?")
-                               .arg(QLatin1String(table), table == QByteArray("outbox") ? QStringLiteral("aggregate_id")
-                                                                                        : QStringLiteral("order_no")),
-                           {QStringLiteral("ORD-REST-1")}),
+            QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM %1 WHERE %2 = ?")
+                                       .arg(QLatin1String(table), table == QByteArray("outbox")
+                                                                      ? QStringLiteral("aggregate_id")
+                                                                      : QStringLiteral("order_no")),
+                                   {QStringLiteral("ORD-REST-1")}),
                      qint64(1));
         const QJsonArray audit = auditRows(QStringLiteral("callback.replay"),
                                            QStringLiteral("callback:wechat:") + payNo);
@@ -237,14 +214,14 @@ private Q_SLOTS:
 
         // Bad input: nothing written.
         const auto unchanged = snapshot();
-        QCOMPARE(post(replayPath(payNo, false), "desk-token", "{}").status, 400);
-        QCOMPARE(post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("  "))).status, 400);
-        QCOMPARE(post(QStringLiteral("/api/v1/callbacks/paypal/%1/replay").arg(payNo), "desk-token",
+        QCOMPARE(post(replayPath(payNo, false), kDeskToken, "{}").status, 400);
+        QCOMPARE(post(replayPath(payNo, false), kDeskToken, reason(QStringLiteral("  "))).status, 400);
+        QCOMPARE(post(QStringLiteral("/api/v1/callbacks/paypal/%1/replay").arg(payNo), kDeskToken,
                       reason(QStringLiteral("x")))
                      .status,
                  400);
         QCOMPARE(
-            post(replayPath(payNo, false) + QStringLiteral("?dry_run=maybe"), "desk-token", reason(QStringLiteral("x")))
+            post(replayPath(payNo, false) + QStringLiteral("?dry_run=maybe"), kDeskToken, reason(QStringLiteral("x")))
                 .status,
             400);
         QCOMPARE(snapshot(), unchanged);
@@ -284,10 +261,12 @@ private Q_SLOTS:
             QTest::qWait(1100);
             QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-2"), false));
             QTRY_COMPARE_WITH_TIMEOUT(
-                count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {orderNo}),
+                m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
+                              {orderNo}),
                 qint64(1), 30000);
             payNo = payNoFromLog(orderNo);
-            QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(0));
+            QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+                     qint64(0));
         } else if (setUp == u"amount_mismatch") {
             QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-3"), true));
             payNo = payNoOf(orderNo);
@@ -299,11 +278,11 @@ private Q_SLOTS:
         QVERIFY(!payNo.isEmpty());
 
         const auto before = snapshot();
-        const HttpAnswer dry = post(replayPath(payNo, true), "desk-token", reason(QStringLiteral("what if")));
+        const HttpAnswer dry = post(replayPath(payNo, true), kDeskToken, reason(QStringLiteral("what if")));
         QCOMPARE(snapshot(), before); // not even an audit row
         if (outcome.isEmpty()) {
             QVERIFY2(dry.status == 404 && dry.errorCode() == u"not_found", qPrintable(describe(dry)));
-            const HttpAnswer real = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("try")));
+            const HttpAnswer real = post(replayPath(payNo, false), kDeskToken, reason(QStringLiteral("try")));
             QVERIFY2(real.status == 404 && real.errorCode() == u"not_found", qPrintable(describe(real)));
             QCOMPARE(snapshot(), before);
             return;
@@ -318,7 +297,7 @@ private Q_SLOTS:
         const QJsonArray changes = predicted.value(QStringLiteral("changes")).toArray();
         QCOMPARE(changes.isEmpty(), layer == u"unique_index");
 
-        const HttpAnswer real = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("do it")));
+        const HttpAnswer real = post(replayPath(payNo, false), kDeskToken, reason(QStringLiteral("do it")));
         QVERIFY2(real.status == 200, qPrintable(describe(real)));
         for (const char *field : {"outcome", "layer", "note", "order_no"})
             QCOMPARE(real.json().value(QLatin1String(field)), predicted.value(QLatin1String(field)));
@@ -326,18 +305,20 @@ private Q_SLOTS:
 
         if (setUp == u"accepted") {
             // Finished once: PAID, every effect once, the row processed.
-            QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1));
-            QCOMPARE(
-                count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'", {orderNo}),
-                qint64(1));
+            QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+                     qint64(1));
+            QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'",
+                                   {orderNo}),
+                     qint64(1));
             for (const char *sql : {"SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
                                     "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
                                     "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
                                     "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"})
-                QCOMPARE(count(sql, {orderNo}), qint64(1));
+                QCOMPARE(m_agent.count(sql, {orderNo}), qint64(1));
             setMode("normal");
         } else if (setUp == u"amount_mismatch") {
-            QCOMPARE(count("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND order_no = ?", {orderNo}),
+            QCOMPARE(m_agent.count("SELECT COUNT(*) FROM findings WHERE kind = 'amount_mismatch' AND order_no = ?",
+                                   {orderNo}),
                      qint64(1));
             exec("UPDATE orders SET amount_fen = amount_fen - 1 WHERE order_no = ?", {orderNo});
         }
@@ -352,7 +333,7 @@ private Q_SLOTS:
     void idempotencyInspectorAndUnlock()
     {
         const HttpAnswer completed = get(
-            QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=ORD-REST-1").arg(kUser), "view-token");
+            QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=ORD-REST-1").arg(kUser), kViewToken);
         QVERIFY2(completed.status == 200, qPrintable(describe(completed)));
         QCOMPARE(completed.json().value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
         QCOMPARE(completed.json().value(QStringLiteral("fingerprint")).toString().size(), 64);
@@ -362,18 +343,18 @@ private Q_SLOTS:
                  QStringLiteral("ORD-REST-1"));
         const QString unlockCompleted = QStringLiteral("/api/v1/idempotency-keys/%1/ORD-REST-1/unlock").arg(kUser);
         const auto before = snapshot();
-        QCOMPARE(post(unlockCompleted, "desk-token", reason(QStringLiteral("stuck?"))).errorCode(),
+        QCOMPARE(post(unlockCompleted, kDeskToken, reason(QStringLiteral("stuck?"))).errorCode(),
                  QStringLiteral("conflict"));
-        QCOMPARE(post(QStringLiteral("/api/v1/idempotency-keys/%1/no-such-key/unlock").arg(kUser), "desk-token",
+        QCOMPARE(post(QStringLiteral("/api/v1/idempotency-keys/%1/no-such-key/unlock").arg(kUser), kDeskToken,
                       reason(QStringLiteral("stuck?")))
                      .status,
                  404);
         QCOMPARE(
-            get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=no-such-key").arg(kUser), "view-token").status,
+            get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=no-such-key").arg(kUser), kViewToken).status,
             404);
-        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=x&key=k"), "view-token").status, 400);
-        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=1"), "view-token").status, 400);
-        QCOMPARE(post(unlockCompleted, "desk-token", "{}").status, 400);
+        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=x&key=k"), kViewToken).status, 400);
+        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=1"), kViewToken).status, 400);
+        QCOMPARE(post(unlockCompleted, kDeskToken, "{}").status, 400);
 
         // A record in_flight, locked just now: not yet past the timeout.
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -381,7 +362,7 @@ private Q_SLOTS:
              "VALUES (?, 'stuck-1', 'abc', 'in_flight', ?, ?)",
              {kUser, now, now});
         const QString unlockStuck = QStringLiteral("/api/v1/idempotency-keys/%1/stuck-1/unlock").arg(kUser);
-        const HttpAnswer fresh = post(unlockStuck, "desk-token", reason(QStringLiteral("stuck?")));
+        const HttpAnswer fresh = post(unlockStuck, kDeskToken, reason(QStringLiteral("stuck?")));
         QVERIFY2(fresh.status == 409 && fresh.errorCode() == u"conflict", qPrintable(describe(fresh)));
         auto afterRefusals = snapshot();
         QCOMPARE(afterRefusals[5], before[5] + 1); // idempotency_keys: the inserted record
@@ -389,7 +370,7 @@ private Q_SLOTS:
         QCOMPARE(afterRefusals, before); // no refusal wrote anything (no audit row either)
 
         const HttpAnswer inFlight = get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=stuck-1").arg(kUser),
-                                        "view-token");
+                                        kViewToken);
         QCOMPARE(inFlight.json().value(QStringLiteral("status")).toString(), QStringLiteral("in_flight"));
         QVERIFY(inFlight.json().value(QStringLiteral("response")).isNull());
         QVERIFY(!inFlight.json().value(QStringLiteral("locked_at")).toString().isEmpty());
@@ -397,11 +378,11 @@ private Q_SLOTS:
         // Locked two minutes ago: past the 60 s timeout, released.
         exec("UPDATE idempotency_keys SET locked_at = ? WHERE user_id = ? AND idem_key = 'stuck-1'",
              {now - 120000, kUser});
-        const HttpAnswer unlocked = post(unlockStuck, "desk-token", reason(QStringLiteral("agent died, INC-7")));
+        const HttpAnswer unlocked = post(unlockStuck, kDeskToken, reason(QStringLiteral("agent died, INC-7")));
         QVERIFY2(unlocked.status == 200, qPrintable(describe(unlocked)));
         QCOMPARE(unlocked.json().value(QStringLiteral("unlocked")).toBool(), true);
-        QCOMPARE(count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-1'"), qint64(0));
-        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=stuck-1").arg(kUser), "view-token").status,
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-1'"), qint64(0));
+        QCOMPARE(get(QStringLiteral("/api/v1/idempotency-keys?user_id=%1&key=stuck-1").arg(kUser), kViewToken).status,
                  404);
         const QJsonArray audit = auditRows(QStringLiteral("idempotency.unlock"), QString());
         QCOMPARE(audit.size(), 1);
@@ -420,22 +401,24 @@ private Q_SLOTS:
              "VALUES (?, 'stuck-2', 'abc', 'in_flight', ?, ?)",
              {kUser, now - 120000, now - 120000});
         const QString unlock = QStringLiteral("/api/v1/idempotency-keys/%1/stuck-2/unlock").arg(kUser);
-        const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
-        auto refused = refuseAuditRows(*m_db.database, {QStringLiteral("idempotency.unlock")});
+        const qint64 auditBefore = m_agent.count("SELECT COUNT(*) FROM audit_log");
+        auto refused = refuseAuditRows(m_agent.database(), {QStringLiteral("idempotency.unlock")});
         QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
-        const HttpAnswer failed = post(unlock, "desk-token", reason(QStringLiteral("INC-8")));
-        auto allowed = allowAuditRows(*m_db.database);
+        const HttpAnswer failed = post(unlock, kDeskToken, reason(QStringLiteral("INC-8")));
+        auto allowed = allowAuditRows(m_agent.database());
         QVERIFY2(allowed.ok(), allowed.ok() ? "" : qPrintable(allowed.error().internalMessage));
         QVERIFY2(failed.status >= 500, qPrintable(describe(failed)));
-        QCOMPARE(count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-2' AND status = 'in_flight'"),
-                 qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
+        QCOMPARE(
+            m_agent.count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-2' AND status = 'in_flight'"),
+            qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM audit_log"), auditBefore);
 
-        const HttpAnswer unlocked = post(unlock, "desk-token", reason(QStringLiteral("INC-8")));
+        const HttpAnswer unlocked = post(unlock, kDeskToken, reason(QStringLiteral("INC-8")));
         QVERIFY2(unlocked.status == 200, qPrintable(describe(unlocked)));
-        QCOMPARE(count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-2'"), qint64(0));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'idempotency.unlock' AND reason = 'INC-8'"),
-                 qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'stuck-2'"), qint64(0));
+        QCOMPARE(
+            m_agent.count("SELECT COUNT(*) FROM audit_log WHERE action = 'idempotency.unlock' AND reason = 'INC-8'"),
+            qint64(1));
     }
 
     // The accept-only switch and its audit row commit together: refused, the mode is as it
@@ -445,23 +428,24 @@ private Q_SLOTS:
         const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("callbacks"), QStringLiteral("accept_only")},
                                                           {QStringLiteral("reason"), QStringLiteral("INC-10")}})
                                     .toJson(QJsonDocument::Compact);
-        const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
-        auto refused = refuseAuditRows(*m_db.database, {QStringLiteral("mode.set")});
+        const qint64 auditBefore = m_agent.count("SELECT COUNT(*) FROM audit_log");
+        auto refused = refuseAuditRows(m_agent.database(), {QStringLiteral("mode.set")});
         QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
-        const HttpAnswer failed = m_agent->call("PUT", QStringLiteral("/api/v1/mode"), body, bearer("desk-token"));
-        auto allowed = allowAuditRows(*m_db.database);
+        const HttpAnswer failed = m_agent->call("PUT", QStringLiteral("/api/v1/mode"), body, kDesk);
+        auto allowed = allowAuditRows(m_agent.database());
         QVERIFY2(allowed.ok(), allowed.ok() ? "" : qPrintable(allowed.error().internalMessage));
         QVERIFY2(failed.status >= 500, qPrintable(describe(failed)));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
-        const HttpAnswer still = get(QStringLiteral("/api/v1/mode"), "view-token");
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM audit_log"), auditBefore);
+        const HttpAnswer still = get(QStringLiteral("/api/v1/mode"), kViewToken);
         QVERIFY2(still.status == 200, qPrintable(describe(still)));
         QCOMPARE(still.json().value(QStringLiteral("callbacks")).toString(), QStringLiteral("normal"));
 
-        const HttpAnswer set = m_agent->call("PUT", QStringLiteral("/api/v1/mode"), body, bearer("desk-token"));
+        const HttpAnswer set = m_agent->call("PUT", QStringLiteral("/api/v1/mode"), body, kDesk);
         QVERIFY2(set.status == 200, qPrintable(describe(set)));
-        QCOMPARE(get(QStringLiteral("/api/v1/mode"), "view-token").json().value(QStringLiteral("callbacks")).toString(),
+        QCOMPARE(get(QStringLiteral("/api/v1/mode"), kViewToken).json().value(QStringLiteral("callbacks")).toString(),
                  QStringLiteral("accept_only"));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND reason = 'INC-10'"), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND reason = 'INC-10'"),
+                 qint64(1));
         setMode("normal");
     }
 
@@ -474,31 +458,34 @@ private Q_SLOTS:
         setMode("accept_only"); // this agent obeys it from the next delivery on
         QVERIFY(pay(orderNo, QStringLiteral("SKU-REST-AUDIT"), false));
         QTRY_COMPARE_WITH_TIMEOUT(
-            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {orderNo}),
+            m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
+                          {orderNo}),
             qint64(1), 30000);
         const QString payNo = payNoFromLog(orderNo);
         QVERIFY(!payNo.isEmpty());
 
         const auto before = snapshot();
-        auto refused = refuseAuditRows(*m_db.database, {QStringLiteral("callback.replay")});
+        auto refused = refuseAuditRows(m_agent.database(), {QStringLiteral("callback.replay")});
         QVERIFY2(refused.ok(), refused.ok() ? "" : qPrintable(refused.error().internalMessage));
-        const HttpAnswer failed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("INC-9")));
-        auto allowed = allowAuditRows(*m_db.database);
+        const HttpAnswer failed = post(replayPath(payNo, false), kDeskToken, reason(QStringLiteral("INC-9")));
+        auto allowed = allowAuditRows(m_agent.database());
         QVERIFY2(allowed.ok(), allowed.ok() ? "" : qPrintable(allowed.error().internalMessage));
         QVERIFY2(failed.status >= 500, qPrintable(describe(failed)));
         QCOMPARE(snapshot(), before);
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(0));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+                 qint64(0));
 
-        const HttpAnswer replayed = post(replayPath(payNo, false), "desk-token", reason(QStringLiteral("INC-9")));
+        const HttpAnswer replayed = post(replayPath(payNo, false), kDeskToken, reason(QStringLiteral("INC-9")));
         QVERIFY2(replayed.status == 200, qPrintable(describe(replayed)));
         QCOMPARE(replayed.json().value(QStringLiteral("note")).toString(), QStringLiteral("processed"));
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+                 qint64(1));
         for (const char *sql : {"SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
                                 "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
                                 "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
                                 "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"})
-            QCOMPARE(count(sql, {orderNo}), qint64(1));
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'callback.replay' AND reason = 'INC-9'"),
+            QCOMPARE(m_agent.count(sql, {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM audit_log WHERE action = 'callback.replay' AND reason = 'INC-9'"),
                  qint64(1));
         setMode("normal");
     }
@@ -508,24 +495,21 @@ private Q_SLOTS:
     void locksShowAHeldLock()
     {
         QString error;
-        MigratedDatabase db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = db.server->url();
-        options.extraConfig = QJsonObject{{QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}},
-                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
+        options.extraConfig = QJsonObject{qaEnabled(), noPatrolTimer()};
         options.environment = {QStringLiteral("PAYONCE_TEST_PAUSE_AT=after_lock_before_begin")};
-        auto agent = AgentProcess::start(options, &error);
-        QVERIFY2(agent, qPrintable(error));
+        // An agent and a database of its own: the parked delivery never lets it drain.
+        AgentFixture held;
+        QVERIFY2(held.start(options), held.error());
         const QString orderNo = QStringLiteral("ORD-LOCK-1");
-        QVERIFY2(!agent->orderPaidAtSim(orderNo, kUser, QStringLiteral("3.00"), QStringLiteral("SKU-LOCK"), &error)
-                      .isEmpty(),
-                 qPrintable(error));
-        QTRY_VERIFY2_WITH_TIMEOUT(agent->output().contains(u"paused holding the lock"), qPrintable(agent->output()),
+        QVERIFY2(
+            !held->orderPaidAtSim(orderNo, kUser, QStringLiteral("3.00"), QStringLiteral("SKU-LOCK"), &error).isEmpty(),
+            qPrintable(error));
+        QTRY_VERIFY2_WITH_TIMEOUT(held->output().contains(u"paused holding the lock"), qPrintable(held->output()),
                                   30000);
 
         auto heldLock = [&]() -> QJsonObject {
-            const HttpAnswer answer = agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token"));
+            const HttpAnswer answer = held->call("GET", QStringLiteral("/api/v1/locks"), {}, kView);
             for (const QJsonValue &lock : answer.json().value(QStringLiteral("locks")).toArray()) {
                 if (lock.toObject().value(QStringLiteral("fence_scope")).toString() == orderNo)
                     return lock.toObject();
@@ -533,7 +517,7 @@ private Q_SLOTS:
             return {};
         };
         const QJsonObject lock = heldLock();
-        QVERIFY2(!lock.isEmpty(), qPrintable(agent->output()));
+        QVERIFY2(!lock.isEmpty(), qPrintable(held->output()));
         QVERIFY(lock.value(QStringLiteral("key")).toString().startsWith(u"lock:pay:"));
         QCOMPARE(lock.value(QStringLiteral("state")).toString(), QStringLiteral("held"));
         QCOMPARE(lock.value(QStringLiteral("owner")).toString().size(), 32);
@@ -544,7 +528,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(heldLock().value(QStringLiteral("renewals")).toInteger() >= 1, 30000);
         QCOMPARE(heldLock().value(QStringLiteral("state")).toString(), QStringLiteral("held"));
 
-        const HttpAnswer answer = agent->call("GET", QStringLiteral("/api/v1/locks"), {}, bearer("view-token"));
+        const HttpAnswer answer = held->call("GET", QStringLiteral("/api/v1/locks"), {}, kView);
         bool tokenListed = false;
         for (const QJsonValue &fence : answer.json().value(QStringLiteral("fencing_tokens")).toArray()) {
             if (fence.toObject().value(QStringLiteral("order_no")).toString() == orderNo)
@@ -562,7 +546,7 @@ private Q_SLOTS:
         QCOMPARE(keyStore.value(QStringLiteral("master_switches")).toInteger(), qint64(0));
         QCOMPARE(keyStore.value(QStringLiteral("degraded")).toBool(true), false);
         // The key inspector reads the store itself: the parked holder's lock, live, not stuck.
-        const HttpAnswer scanned = agent->call("GET", QStringLiteral("/api/v1/locks/keys"), {}, bearer("view-token"));
+        const HttpAnswer scanned = held->call("GET", QStringLiteral("/api/v1/locks/keys"), {}, kView);
         QCOMPARE(scanned.status, 200);
         const QJsonObject scan = scanned.json();
         QCOMPARE(scan.value(QStringLiteral("nodes")).toArray(), QJsonArray{QStringLiteral("embedded")});
@@ -582,14 +566,13 @@ private Q_SLOTS:
             QVERIFY(row.value(QStringLiteral("ttl_left_ms")).toInteger() > 0);
         }
         QVERIFY2(stored, scanned.body.constData());
-        const HttpAnswer badLimit = agent->call("GET", QStringLiteral("/api/v1/locks/keys?limit=0"), {},
-                                                bearer("view-token"));
+        const HttpAnswer badLimit = held->call("GET", QStringLiteral("/api/v1/locks/keys?limit=0"), {}, kView);
         QCOMPARE(badLimit.status, 400);
         QCOMPARE(badLimit.errorCode(), QStringLiteral("invalid_request"));
-        QCOMPARE(count(*db.database, "SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
+        QCOMPARE(held.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
                  qint64(0));
         // The parked delivery never finishes: the agent cannot drain, so it is killed.
-        agent->killHard();
+        held->killHard();
     }
 
 private:
@@ -618,7 +601,8 @@ private:
         return !waitPaid
                || QTest::qWaitFor(
                    [&] {
-                       return count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo})
+                       return m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'",
+                                            {orderNo})
                               == 1;
                    },
                    30000);
@@ -629,12 +613,12 @@ private:
         QString query = QStringLiteral("/api/v1/audit?action=") + action;
         if (!target.isEmpty())
             query += QStringLiteral("&target=") + target;
-        return QJsonDocument::fromJson(get(query, "view-token").body).array();
+        return QJsonDocument::fromJson(get(query, kViewToken).body).array();
     }
 
     QString payNoOf(const QString &orderNo) const
     {
-        return m_agent->call("GET", QStringLiteral("/api/v1/orders/") + orderNo, {}, bearer("view-token"))
+        return m_agent->call("GET", QStringLiteral("/api/v1/orders/") + orderNo, {}, kView)
             .json()
             .value(QStringLiteral("pay_no"))
             .toString();
@@ -643,7 +627,7 @@ private:
     QString payNoFromLog(const QString &orderNo) const
     {
         const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/callbacks?order_no=") + orderNo, {},
-                                                bearer("view-token"));
+                                                kView);
         const QJsonArray log = answer.json().value(QStringLiteral("log")).toArray();
         return log.isEmpty() ? QString() : log.first().toObject().value(QStringLiteral("pay_no")).toString();
     }
@@ -655,7 +639,7 @@ private:
             QJsonDocument(QJsonObject{{QStringLiteral("callbacks"), QLatin1String(mode)},
                                       {QStringLiteral("reason"), QStringLiteral("replay test")}})
                 .toJson(QJsonDocument::Compact),
-            bearer("desk-token"));
+            kDesk);
         QVERIFY2(set.status == 200, qPrintable(describe(set)));
     }
 
@@ -663,29 +647,13 @@ private:
     {
         QList<qint64> values;
         for (const char *sql : kSnapshot)
-            values.append(count(sql));
+            values.append(m_agent.count(sql));
         return values;
     }
 
-    static qint64 count(sql::Database &database, const char *sql, const QVariantList &binds)
-    {
-        QString error;
-        const qint64 n = countRows(database, QString::fromLatin1(sql), binds, &error);
-        if (n < 0)
-            qWarning("%s: %s", sql, qPrintable(error));
-        return n;
-    }
-    qint64 count(const char *sql, const QVariantList &binds = {}) { return count(*m_db.database, sql, binds); }
-    qint64 count(const QString &sql, const QVariantList &binds) { return count(sql.toLatin1().constData(), binds); }
+    void exec(const char *sql, const QVariantList &binds) { QVERIFY(m_agent.exec(sql, binds)); }
 
-    void exec(const char *sql, const QVariantList &binds)
-    {
-        const auto done = execSql(*m_db.database, QString::fromLatin1(sql), binds);
-        QVERIFY2(done.ok(), done.ok() ? "" : qPrintable(done.error().internalMessage));
-    }
-
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     int m_sourceAddress = 0;
 };
 

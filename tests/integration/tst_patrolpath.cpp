@@ -6,7 +6,7 @@
 // late callback (the relay's copy, byte for byte) reach the agent at the same moment.
 // Exactly one of them pays the order; every effect is written once.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "httptestsupport.h"
 #include "notificationrelay.h"
 #include "storagefixture.h"
@@ -31,46 +31,14 @@ namespace {
 constexpr qint64 kUser = 77;
 constexpr qint64 kStuckAfterMs = 60 * 1000;
 
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
-}
-
-const QList<QPair<QByteArray, QByteArray>> kDesk{{"Authorization", "Bearer desk-token"}};
-
 } // namespace
 
 class TestPatrolPath : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
     NotificationRelay m_relay;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     int m_serial = 0;
-
-    qint64 count(const QString &sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(*m_db.database, sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
-    }
-
-    QString text(const QString &sql, const QVariantList &binds) { return firstValueText(*m_db.database, sql, binds); }
-
-    bool exec(const QString &sql, const QVariantList &binds)
-    {
-        auto done = m_db.database->write([&](sql::Session &session) -> core::Result<void> {
-            auto q = session.exec(sql, binds);
-            if (!q)
-                return q.error();
-            return {};
-        });
-        if (!done.ok())
-            qWarning() << "exec failed:" << done.error().internalMessage;
-        return done.ok();
-    }
 
     /// A PENDING order confirmed on `channel`: PAYING, with its trade at the simulator.
     QString confirm(const QString &orderNo, const QString &channel, const QString &idempotencyKey)
@@ -110,9 +78,7 @@ private:
     std::optional<PaidAtSimulator> payAtSimulator(const QString &channel, const QString &paymentNo)
     {
         const qsizetype before = m_relay.captured.size();
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(channel, paymentNo);
         if (paid.status != 200) {
             qWarning("sim pay: %s", qPrintable(describe(paid)));
             return std::nullopt;
@@ -129,8 +95,8 @@ private:
     /// The order's last change, moved back past the patrol's threshold.
     bool makeStuck(const QString &orderNo)
     {
-        return exec(QStringLiteral("UPDATE orders SET updated_at = updated_at - ? WHERE order_no = ?"),
-                    {kStuckAfterMs + 60000, orderNo});
+        return m_agent.exec(QStringLiteral("UPDATE orders SET updated_at = updated_at - ? WHERE order_no = ?"),
+                            {kStuckAfterMs + 60000, orderNo});
     }
 
     HttpAnswer runPatrol(const QByteArray &reason = "stuck payments drill")
@@ -141,42 +107,35 @@ private:
 
     void verifyPaidOnce(const QString &orderNo, const QString &payNo)
     {
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("PAID"));
-        QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), payNo);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
-                      {QString(QStringLiteral("SKU-") + orderNo)}),
-                 QStringLiteral("99"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), payNo);
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
                  qint64(1));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+                              {QString(QStringLiteral("SKU-") + orderNo)}),
+                 QStringLiteral("99"));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM pay_callback_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("processed"));
     }
 
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
             {QStringLiteral("public_base_url"), m_relay.baseUrl()},
             {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0},
                                                    {QStringLiteral("stuck_paying_after_ms"), kStuckAfterMs}}}};
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
         // The platform's next try comes minutes later: the relay's copy is the late callback.
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":20}").status, 200);
+        options.simNotifyTimeScale = "20";
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void patrolAndLateCallbackAtTheSameMomentPayOnce_data()
     {
@@ -202,7 +161,7 @@ private Q_SLOTS:
             QVERIFY2(late, "the simulator's notification never reached the relay");
             const QString payNo = late->payNo;
             QVERIFY(!payNo.isEmpty());
-            QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+            QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
                      QStringLiteral("PAYING"));
             QVERIFY(makeStuck(orderNo));
 
@@ -227,10 +186,10 @@ private Q_SLOTS:
 
             // Exactly one made PAYING → PAID: the patrol (its audit row) or the callback
             // (its delivery decided "processed").
-            const qint64 patrolFinished = count(
+            const qint64 patrolFinished = m_agent.count(
                 QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
                 {QString(QStringLiteral("order:") + orderNo)});
-            const qint64 callbackProcessed = count(
+            const qint64 callbackProcessed = m_agent.count(
                 QStringLiteral(
                     "SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND error_code = 'processed'"),
                 {orderNo});
@@ -254,19 +213,20 @@ private Q_SLOTS:
         const HttpAnswer run = runPatrol();
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
         QVERIFY2(run.body.contains(orderNo.toUtf8()), qPrintable(describe(run)));
-        const QString payNo = text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
+        const QString payNo = m_agent.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
         QVERIFY(!payNo.isEmpty());
         verifyPaidOnce(orderNo, payNo);
         QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
-                  {QString(QStringLiteral("order:") + orderNo)}),
+            m_agent.count(
+                QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.finish_paying' AND target = ?"),
+                {QString(QStringLiteral("order:") + orderNo)}),
             qint64(1));
         // The late callback afterwards: acknowledged, nothing written twice.
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
         verifyPaidOnce(orderNo, payNo);
         QVERIFY2(runPatrol().status == 200, "second run");
-        QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
-                      {QString(QStringLiteral("order:") + orderNo)}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
+                              {QString(QStringLiteral("order:") + orderNo)}),
                  QStringLiteral("resolved"));
     }
 
@@ -278,13 +238,14 @@ private Q_SLOTS:
         QVERIFY(makeStuck(orderNo));
         const HttpAnswer run = runPatrol();
         QVERIFY2(run.status == 200, qPrintable(describe(run)));
-        QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
+        QCOMPARE(m_agent.text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("PENDING"));
         const HttpAnswer trade = m_agent->simCall("GET", QStringLiteral("/sim/trades/") + paymentNo);
         QVERIFY2(trade.body.contains("CLOSED"), qPrintable(describe(trade)));
         QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
-                  {QString(QStringLiteral("order:") + orderNo)}),
+            m_agent.count(
+                QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'patrol.revert_paying' AND target = ?"),
+                {QString(QStringLiteral("order:") + orderNo)}),
             qint64(1));
 
         // The user pays again: a new confirm creates a new trade under a new payment_no.
@@ -294,21 +255,21 @@ private Q_SLOTS:
         const auto late = payAtSimulator(QStringLiteral("wechat"), again);
         QVERIFY(late);
         QCOMPARE(httpStatusOf(httpExchange(m_agent->port(), replayOf(late->notification), 30000)), 200);
-        const QString payNo = text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
+        const QString payNo = m_agent.text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo});
         QVERIFY(!payNo.isEmpty());
         verifyPaidOnce(orderNo, payNo);
     }
 
     void onlyAnOperatorRunsThePatrol()
     {
-        const qint64 before = count(QStringLiteral("SELECT COUNT(*) FROM findings"));
+        const qint64 before = m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings"));
         const HttpAnswer viewer = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
-                                           "{\"reason\":\"x\"}", {{"Authorization", "Bearer view-token"}});
+                                           "{\"reason\":\"x\"}", kView);
         QCOMPARE(viewer.status, 403);
         const HttpAnswer nobody = httpCall(m_agent->port(), "POST", QStringLiteral("/api/v1/reconciliation/run"),
                                            "{\"reason\":\"x\"}", {});
         QCOMPARE(nobody.status, 401);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings")), before);
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings")), before);
     }
 };
 

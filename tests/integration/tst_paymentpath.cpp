@@ -2,7 +2,7 @@
 // (sim.enabled), on each dialect's database (tst_paymentpath_sqlite / _postgresql /
 // _mariadb). What the contract (docs/openapi.yaml, "Paying") promises, seen from outside.
 
-#include "agentprocess.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include <QJsonArray>
@@ -18,9 +18,6 @@ using namespace payonce;
 using namespace payonce::testsupport;
 
 namespace {
-
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-const Headers kDesk{{"Authorization", "Bearer desk-token"}};
 
 QByteArray confirmBody(const QString &token, const QString &orderNo, const QString &channel = QStringLiteral("wechat"))
 {
@@ -38,13 +35,6 @@ Headers confirmHeaders(qint64 userId, const QByteArray &key)
     return headers;
 }
 
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 layer=%2 %3")
-        .arg(answer.status)
-        .arg(QString::fromLatin1(answer.header("X-Payonce-Layer")), QString::fromUtf8(answer.body));
-}
-
 } // namespace
 
 class TestPaymentPath : public QObject {
@@ -52,19 +42,10 @@ class TestPaymentPath : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     // 100 concurrent confirms for one order mixing one shared key, fresh keys, the valid
     // token and stale ones → one order at the simulator, one payment record, and every
@@ -123,10 +104,10 @@ private Q_SLOTS:
         QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(u'\n')));
         QCOMPARE(created, 1);
         QCOMPARE(simOrdersCreated() - createdBefore, 1);
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
-                           {orderNo}),
+        QCOMPARE(countRows(m_agent.database(),
+                           QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"), {orderNo}),
                  qint64(1));
-        QCOMPARE(countRows(*m_db.database,
+        QCOMPARE(countRows(m_agent.database(),
                            QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAYING' "
                                           "AND version = 1"),
                            {orderNo}),
@@ -206,7 +187,7 @@ private Q_SLOTS:
     {
         QFETCH(QByteArray, key);
         QFETCH(QString, code);
-        const qint64 keys = countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys"));
+        const qint64 keys = countRows(m_agent.database(), QStringLiteral("SELECT COUNT(*) FROM idempotency_keys"));
         Headers headers{{"X-User-Id", "9"}};
         if (!key.isNull())
             headers.append({"Idempotency-Key", key});
@@ -214,7 +195,7 @@ private Q_SLOTS:
                                                 confirmBody(QStringLiteral("t"), QStringLiteral("ORD-NONE")), headers);
         QVERIFY2(answer.status == 400 && answer.errorCode() == code && answer.header("X-Payonce-Layer") == "rejected",
                  qPrintable(describe(answer)));
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys")), keys);
+        QCOMPARE(countRows(m_agent.database(), QStringLiteral("SELECT COUNT(*) FROM idempotency_keys")), keys);
     }
 
     void userProblemsAreRefused_data()
@@ -234,7 +215,8 @@ private Q_SLOTS:
         QFETCH(QString, code);
         const QString orderNo = QStringLiteral("ORD-OWNED");
         QString error;
-        if (countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ?"), {orderNo}) == 0)
+        if (countRows(m_agent.database(), QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ?"), {orderNo})
+            == 0)
             QVERIFY2(m_agent->createOrder(orderNo, 5, QStringLiteral("1.00"), QStringLiteral("SKU-O"), &error),
                      qPrintable(error));
         Headers headers;
@@ -244,8 +226,8 @@ private Q_SLOTS:
             "POST", QStringLiteral("/api/v1/payments/token"),
             QJsonDocument(QJsonObject{{QStringLiteral("order_no"), orderNo}}).toJson(), headers);
         QVERIFY2(answer.status == status && answer.errorCode() == code, qPrintable(describe(answer)));
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
-                           {orderNo}),
+        QCOMPARE(countRows(m_agent.database(),
+                           QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"), {orderNo}),
                  qint64(0));
     }
 
@@ -274,16 +256,16 @@ private Q_SLOTS:
         // Someone else presents it for that order — or user 5 for an order that does not exist.
         const QString orderNo = unknownOrder ? QStringLiteral("ORD-NOBODY") : owned;
         const qint64 userId = unknownOrder ? 5 : 99;
-        const qint64 keys = countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys"));
+        const qint64 keys = countRows(m_agent.database(), QStringLiteral("SELECT COUNT(*) FROM idempotency_keys"));
         const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
                                                 confirmBody(token, orderNo),
                                                 confirmHeaders(userId, "who-" + owned.toUtf8()));
         QVERIFY2(answer.status == status && answer.errorCode() == code
                      && answer.header("X-Payonce-Layer") == "rejected",
                  qPrintable(describe(answer)));
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM idempotency_keys")), keys);
-        QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
-                           {owned}),
+        QCOMPARE(countRows(m_agent.database(), QStringLiteral("SELECT COUNT(*) FROM idempotency_keys")), keys);
+        QCOMPARE(countRows(m_agent.database(),
+                           QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"), {owned}),
                  qint64(0));
         // The refused request did not spend the owner's token.
         const HttpAnswer owners = m_agent->call("POST", QStringLiteral("/api/v1/payments/confirm"),
@@ -311,12 +293,12 @@ private Q_SLOTS:
             confirmBody(m_agent->issueToken(11, orderNo), orderNo, QStringLiteral("alipay")),
             confirmHeaders(11, "gw-1"));
         QVERIFY2(failed.status == 503 && failed.errorCode() == u"gateway_unavailable", qPrintable(describe(failed)));
-        QCOMPARE(countRows(*m_db.database,
+        QCOMPARE(countRows(m_agent.database(),
                            QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PENDING'"),
                            {orderNo}),
                  qint64(1));
         QCOMPARE(
-            countRows(*m_db.database,
+            countRows(m_agent.database(),
                       QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND status = 'failed'"),
                       {orderNo}),
             qint64(1));
@@ -330,7 +312,7 @@ private Q_SLOTS:
         QVERIFY2(retried.status == 200 && !retried.json().value(QStringLiteral("code_url")).toString().isEmpty(),
                  qPrintable(describe(retried)));
         QCOMPARE(simOrdersCreated(QStringLiteral("alipay")) - before, 1);
-        QCOMPARE(countRows(*m_db.database,
+        QCOMPARE(countRows(m_agent.database(),
                            QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ? AND attempt = 2 "
                                           "AND status = 'pending'"),
                            {orderNo}),
@@ -351,8 +333,7 @@ private Q_SLOTS:
         QVERIFY2(forced.status == 200 && forced.json().value(QStringLiteral("state")).toString() == u"open",
                  qPrintable(describe(forced)));
         const HttpAnswer viewer = m_agent->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
-                                                "{\"mode\":\"auto\",\"reason\":\"x\"}",
-                                                {{"Authorization", "Bearer view-token"}});
+                                                "{\"mode\":\"auto\",\"reason\":\"x\"}", kView);
         QCOMPARE(viewer.status, 403);
 
         const int requestsBefore = simRequests();
@@ -361,15 +342,14 @@ private Q_SLOTS:
                                                  confirmHeaders(12, "forced-1"));
         QVERIFY2(refused.status == 503 && refused.errorCode() == u"gateway_unavailable", qPrintable(describe(refused)));
         QCOMPARE(simRequests(), requestsBefore); // failed fast: the platform saw nothing
-        QCOMPARE(countRows(*m_db.database,
+        QCOMPARE(countRows(m_agent.database(),
                            QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE actor = 'desk' AND reason = ?"),
                            {QStringLiteral("platform incident drill")}),
                  qint64(1));
 
         // Past expires_in (3 s) the mode is back to auto by itself.
         auto wechatMode = [&] {
-            const HttpAnswer list = m_agent->call("GET", QStringLiteral("/api/v1/breakers"), {},
-                                                  {{"Authorization", "Bearer view-token"}});
+            const HttpAnswer list = m_agent->call("GET", QStringLiteral("/api/v1/breakers"), {}, kView);
             for (const QJsonValue &breaker : QJsonDocument::fromJson(list.body).array()) {
                 if (breaker[QStringLiteral("name")].toString() == u"gateway.wechat")
                     return breaker[QStringLiteral("mode")].toString();
@@ -388,17 +368,14 @@ private Q_SLOTS:
     void forcedModeIsObeyedByEveryAgent()
     {
         QString error;
-        AgentProcess::Options options;
-        options.db = m_db.server->url();
-        auto second = AgentProcess::start(options, &error);
-        QVERIFY2(second, qPrintable(error));
+        auto second = m_agent.startAnother({});
+        QVERIFY(second);
         const QString orderNo = QStringLiteral("ORD-TWO-AGENTS");
         QVERIFY2(m_agent->createOrder(orderNo, 13, QStringLiteral("5.00"), QStringLiteral("SKU-T"), &error),
                  qPrintable(error));
 
         auto modeSeenBy = [](const AgentProcess &agent) {
-            const HttpAnswer list = agent.call("GET", QStringLiteral("/api/v1/breakers"), {},
-                                               {{"Authorization", "Bearer view-token"}});
+            const HttpAnswer list = agent.call("GET", QStringLiteral("/api/v1/breakers"), {}, kView);
             for (const QJsonValue &breaker : QJsonDocument::fromJson(list.body).array()) {
                 if (breaker[QStringLiteral("name")].toString() == u"gateway.alipay")
                     return breaker[QStringLiteral("mode")].toString();
@@ -458,8 +435,7 @@ private:
         return total;
     }
 
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 QTEST_GUILESS_MAIN(TestPaymentPath)

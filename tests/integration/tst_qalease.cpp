@@ -5,7 +5,8 @@
 // writes it down. An agent frozen (SIGSTOP) past its lease loses the run: thawed, it stops
 // it and writes no end of its own over the abandonment.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include "sql/sqlqarunstore.h"
@@ -23,9 +24,6 @@ using namespace payonce;
 using namespace payonce::testsupport;
 
 namespace {
-
-const QList<QPair<QByteArray, QByteArray>> kDesk{{"Authorization", "Bearer desk-token"}};
-const QList<QPair<QByteArray, QByteArray>> kView{{"Authorization", "Bearer view-token"}};
 
 constexpr int kLeaseMs = 5000;
 // A storm on WeChat's schedule x 0.01: 0.15 + 0.15 + 0.3 + 1.8 + 6 + 12 s, far longer than
@@ -48,12 +46,7 @@ qint64 isoToMs(const QJsonValue &value)
 class TestQaLease : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_fixture.startDatabase(), m_fixture.error()); }
 
     void killedAgentsRunIsAbandonedWithinTheLease()
     {
@@ -106,14 +99,14 @@ private Q_SLOTS:
         QVERIFY(!listed.isEmpty());
         QCOMPARE(listed.first().toObject().value(u"scenario_id").toString(), id);
         QCOMPARE(listed.first().toObject().value(u"status").toString(), QStringLiteral("abandoned"));
-        sql::SqlQaRunStore store(*m_db.database);
+        sql::SqlQaRunStore store(m_fixture.database());
         auto live = store.running();
         QVERIFY(live.ok());
         QVERIFY(live.value().isEmpty());
         // The other agent writes it down within a third of its lease.
         QTRY_COMPARE_WITH_TIMEOUT(status(id), QStringLiteral("abandoned"), kLeaseMs);
         QCOMPARE(countRows(
-                     *m_db.database,
+                     m_fixture.database(),
                      QStringLiteral("SELECT COUNT(*) FROM qa_runs WHERE scenario_id = ? AND finished_at = lease_until"),
                      {id}),
                  qint64(1));
@@ -136,7 +129,7 @@ private Q_SLOTS:
         QTest::qWait(1000);
         QCOMPARE(::kill(pid_t(frozen->pid()), SIGSTOP), 0);
         auto thaw = qScopeGuard([&frozen] { ::kill(pid_t(frozen->pid()), SIGCONT); });
-        sql::SqlQaRunStore store(*m_db.database);
+        sql::SqlQaRunStore store(m_fixture.database());
         QTRY_VERIFY_WITH_TIMEOUT(abandonedInStore(store, id), 2 * kLeaseMs);
         QTest::qWait(1000);
         QCOMPARE(::kill(pid_t(frozen->pid()), SIGCONT), 0);
@@ -163,18 +156,13 @@ private Q_SLOTS:
 private:
     std::unique_ptr<AgentProcess> startAgent(const QString &instanceId)
     {
-        QString error;
         AgentProcess::Options options;
-        options.db = m_db.server->url();
-        options.simNotifyTimeScale = "0.001";
+        options.simNotifyTimeScale = kFastSimulator;
         options.extraConfig = QJsonObject{{QStringLiteral("instance_id"), instanceId},
                                           {QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true},
                                                                              {QStringLiteral("lease_ms"), kLeaseMs}}},
-                                          {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
-        auto agent = AgentProcess::start(options, &error);
-        if (!agent)
-            qWarning("%s", qPrintable(error));
-        return agent;
+                                          noPatrolTimer()};
+        return m_fixture.startAnother(options);
     }
 
     /// A long storm, once it is past its set-up.
@@ -225,17 +213,18 @@ private:
 
     QString status(const QString &id)
     {
-        return firstValueText(*m_db.database, QStringLiteral("SELECT status FROM qa_runs WHERE scenario_id = ?"), {id});
+        return firstValueText(m_fixture.database(), QStringLiteral("SELECT status FROM qa_runs WHERE scenario_id = ?"),
+                              {id});
     }
 
     qint64 leaseUntil(const QString &id)
     {
-        return firstValueText(*m_db.database, QStringLiteral("SELECT lease_until FROM qa_runs WHERE scenario_id = ?"),
-                              {id})
+        return firstValueText(m_fixture.database(),
+                              QStringLiteral("SELECT lease_until FROM qa_runs WHERE scenario_id = ?"), {id})
             .toLongLong();
     }
 
-    MigratedDatabase m_db;
+    AgentFixture m_fixture; ///< the database; each test starts its own agents on it
 };
 
 QTEST_GUILESS_MAIN(TestQaLease)

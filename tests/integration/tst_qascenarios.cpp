@@ -6,7 +6,8 @@
 // Bad requests are 400 naming the field with nothing written, a target that is neither
 // the agent nor one of its qa.peers too; without qa.enabled the routes do not exist.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 #include "webhookreceiver.h"
 
@@ -24,10 +25,6 @@ using namespace payonce;
 using namespace payonce::testsupport;
 
 namespace {
-
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-const Headers kDesk{{"Authorization", "Bearer desk-token"}};
-const Headers kView{{"Authorization", "Bearer view-token"}};
 
 /// The scenario.progress events of the live stream, as a console would see them.
 class ProgressListener : public QObject {
@@ -69,21 +66,12 @@ class TestQaScenarios : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
-        options.extraConfig = QJsonObject{{QStringLiteral("qa"), QJsonObject{{QStringLiteral("enabled"), true}}}};
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.extraConfig = QJsonObject{qaEnabled()};
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     void badRequestsWriteNothing_data()
     {
@@ -124,14 +112,14 @@ private Q_SLOTS:
     {
         QFETCH(QByteArray, body);
         QFETCH(QString, field);
-        const qint64 runsBefore = count("SELECT COUNT(*) FROM qa_runs");
+        const qint64 runsBefore = m_agent.count("SELECT COUNT(*) FROM qa_runs");
         const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"), body, kDesk);
         QCOMPARE(answer.status, 400);
         QCOMPARE(answer.errorCode(), QStringLiteral("invalid_request"));
         const QString message =
             answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
         QVERIFY2(message.contains(field), qPrintable(message));
-        QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
     }
 
     // A scenario drives its targets' API with a token and storms them with duplicates: it
@@ -146,8 +134,8 @@ private Q_SLOTS:
     void refusesTargetsNotItselfNorAPeer()
     {
         QFETCH(QString, target);
-        const qint64 runsBefore = count("SELECT COUNT(*) FROM qa_runs");
-        const qint64 auditBefore = count("SELECT COUNT(*) FROM audit_log");
+        const qint64 runsBefore = m_agent.count("SELECT COUNT(*) FROM qa_runs");
+        const qint64 auditBefore = m_agent.count("SELECT COUNT(*) FROM audit_log");
         const QJsonObject body{{QStringLiteral("kind"), QStringLiteral("mixed")},
                                {QStringLiteral("orders"), 1},
                                {QStringLiteral("targets"),
@@ -159,8 +147,8 @@ private Q_SLOTS:
         const QString message =
             answer.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
         QVERIFY2(message.contains(target) && message.contains(u"qa.peers"), qPrintable(message));
-        QCOMPARE(count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log"), auditBefore);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM qa_runs"), runsBefore);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM audit_log"), auditBefore);
     }
 
     // The caller's bearer token never leaves the agent: the set-up calls to a target carry
@@ -170,15 +158,13 @@ private Q_SLOTS:
     {
         WebhookReceiver recorder(500); // refuses the set-up: the run ends with error
         const QString recorderUrl = QStringLiteral("http://127.0.0.1:%1").arg(recorder.url(QStringLiteral("/")).port());
-        QTemporaryDir dir;
-        QString error;
         AgentProcess::Options options;
-        options.db = QStringLiteral("sqlite:") + dir.filePath(QStringLiteral("forward.db"));
         options.extraConfig = QJsonObject{
             {QStringLiteral("qa"),
              QJsonObject{{QStringLiteral("enabled"), true}, {QStringLiteral("peers"), QJsonArray{recorderUrl}}}}};
-        auto agent = AgentProcess::start(options, &error);
-        QVERIFY2(agent, qPrintable(error));
+        // An agent of its own on SQLite: this one's configuration is the test's subject.
+        AgentFixture agent;
+        QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
         const QJsonObject body{{QStringLiteral("kind"), QStringLiteral("concurrent_burst")},
                                {QStringLiteral("orders"), 2},
                                {QStringLiteral("targets"), QJsonArray{recorderUrl}}};
@@ -198,13 +184,13 @@ private Q_SLOTS:
         QVERIFY2(!received.isEmpty(), "the run sent nothing to its target");
         for (const WebhookReceiver::Request &request : received) {
             const QByteArray authorization = request.headers.value("authorization");
-            QVERIFY2(!authorization.contains("desk-token"),
+            QVERIFY2(!authorization.contains(kDeskToken),
                      QByteArray(request.method + ' ' + request.path + ": " + authorization).constData());
             QCOMPARE(authorization, QByteArray("Bearer qa-token"));
         }
         // Who started it is still the caller.
         QCOMPARE(run.value(QStringLiteral("started_by")).toString(), QStringLiteral("desk"));
-        QCOMPARE(agent->stop(), 0);
+        agent.stop();
     }
 
     void rolesAreChecked()
@@ -251,9 +237,9 @@ private Q_SLOTS:
             QCOMPARE(event.reason, QStringLiteral("burst on every dialect"));
         }
         // Audited with actor and reason; listed.
-        QCOMPARE(count("SELECT COUNT(*) FROM audit_log WHERE action = 'qa.scenario.start' AND actor = 'desk' "
-                       "AND target = ? AND reason = 'burst on every dialect'",
-                       QString(QStringLiteral("scenario:") + id)),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM audit_log WHERE action = 'qa.scenario.start' AND actor = 'desk' "
+                               "AND target = ? AND reason = 'burst on every dialect'",
+                               {QString(QStringLiteral("scenario:") + id)}),
                  qint64(1));
         const QJsonArray listed = QJsonDocument::fromJson(
                                       m_agent->call("GET", QStringLiteral("/api/v1/qa/scenarios"), {}, kView).body)
@@ -284,16 +270,16 @@ private Q_SLOTS:
     {
         QVERIFY(!m_burstId.isEmpty());
         const QString prefix = m_burstId + QLatin1Char('-');
-        sql::SqlQaRunStore store(*m_db.database);
+        sql::SqlQaRunStore store(m_agent.database());
         auto before = store.report(prefix);
         QVERIFY2(before.ok(), qPrintable(before.ok() ? QString() : before.error().internalMessage));
         QVERIFY(before.value().passed());
-        const QString orderNo = firstValueText(*m_db.database,
+        const QString orderNo = firstValueText(m_agent.database(),
                                                QStringLiteral("SELECT MIN(order_no) FROM orders WHERE order_no LIKE ?"),
                                                {QVariant(prefix + QStringLiteral("%"))});
         QVERIFY(orderNo.startsWith(prefix));
         // A second points grant for one order, as a bug without the side-effect key would write.
-        auto injected = execSql(*m_db.database,
+        auto injected = execSql(m_agent.database(),
                                 QStringLiteral("INSERT INTO point_log (order_no, user_id, point_type, delta, fence, "
                                                "created_at) SELECT order_no, user_id, 'injected', 10, 0, 0 FROM orders "
                                                "WHERE order_no = ?"),
@@ -341,11 +327,11 @@ private Q_SLOTS:
                  QJsonDocument(report).toJson().constData());
         QCOMPARE(byLayer.value(QStringLiteral("unique_index")).toInteger(), 0);
         // unique_index off skips the callback-log insert — for this scenario only.
-        QCOMPARE(
-            count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))),
-            qint64(0));
-        QCOMPARE(count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?",
-                       QString(m_burstId + QStringLiteral("-%"))),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?",
+                               {QString(id + QStringLiteral("-%"))}),
+                 qint64(0));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no LIKE ?",
+                               {QString(m_burstId + QStringLiteral("-%"))}),
                  qint64(24));
     }
 
@@ -371,39 +357,27 @@ private Q_SLOTS:
         QCOMPARE(confirms.value(QStringLiteral("idempotency_key/503")).toInteger(), 4);
         QCOMPARE(confirms.value(QStringLiteral("idempotency_key")).toInteger(), 4);
         QCOMPARE(confirms.value(QStringLiteral("none")).toInteger(), 16);
-        QCOMPARE(
-            count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ?", QString(id + QStringLiteral("-%"))),
-            qint64(16));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ?",
+                               {QString(id + QStringLiteral("-%"))}),
+                 qint64(16));
     }
 
     void routesAbsentWithoutQaEnabled()
     {
-        QTemporaryDir dir;
-        QString error;
         AgentProcess::Options options;
-        options.db = QStringLiteral("sqlite:") + dir.filePath(QStringLiteral("off.db"));
         options.sim = false;
-        auto agent = AgentProcess::start(options, &error);
-        QVERIFY2(agent, qPrintable(error));
+        // An agent of its own on SQLite: this one's configuration is the test's subject.
+        AgentFixture agent;
+        QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
         const HttpAnswer posted = agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"),
                                               R"({"kind":"mixed","orders":1})", kDesk);
         QCOMPARE(posted.status, 404);
         QCOMPARE(posted.errorCode(), QStringLiteral("not_found"));
         QCOMPARE(agent->call("GET", QStringLiteral("/api/v1/qa/scenarios"), {}, kView).status, 404);
-        QCOMPARE(agent->stop(), 0);
+        agent.stop();
     }
 
 private:
-    qint64 count(const char *sql, const QVariant &bind = {})
-    {
-        QString error;
-        const qint64 n = countRows(*m_db.database, QString::fromUtf8(sql),
-                                   bind.isValid() ? QVariantList{bind} : QVariantList{}, &error);
-        if (n < 0)
-            qWarning("%s", qPrintable(error));
-        return n;
-    }
-
     QString startScenario(const QByteArray &body)
     {
         const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/qa/scenarios"), body, kDesk);
@@ -450,16 +424,19 @@ private:
         QCOMPARE(report.value(QStringLiteral("missing_effects")).toInteger(), 0);
         QCOMPARE(report.value(QStringLiteral("lost")).toInteger(), 0);
         QCOMPARE(report.value(QStringLiteral("passed")).toBool(), true);
-        QCOMPARE(count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND status = 'PAID'", like), qint64(orders));
-        QCOMPARE(count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ? AND status = 'paid'", like),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no LIKE ? AND status = 'PAID'", {like}),
                  qint64(orders));
-        QCOMPARE(count("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE ?", like), qint64(orders));
-        QCOMPARE(count("SELECT COUNT(*) FROM user_coupon WHERE order_no LIKE ?", like), qint64(orders));
-        QCOMPARE(count("SELECT COUNT(*) FROM point_log WHERE order_no LIKE ?", like), qint64(orders));
-        QCOMPARE(count("SELECT COUNT(*) FROM outbox WHERE aggregate_id LIKE ? AND status = 'delivered'", like),
-                 qint64(orders));
+        QCOMPARE(
+            m_agent.count("SELECT COUNT(*) FROM payment_records WHERE order_no LIKE ? AND status = 'paid'", {like}),
+            qint64(orders));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM stock_log WHERE order_no LIKE ?", {like}), qint64(orders));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM user_coupon WHERE order_no LIKE ?", {like}), qint64(orders));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM point_log WHERE order_no LIKE ?", {like}), qint64(orders));
+        QCOMPARE(
+            m_agent.count("SELECT COUNT(*) FROM outbox WHERE aggregate_id LIKE ? AND status = 'delivered'", {like}),
+            qint64(orders));
         // The SKU's stock went down by exactly one per order.
-        QCOMPARE(firstValueText(*m_db.database, QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
+        QCOMPARE(firstValueText(m_agent.database(), QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
                                 {QVariant(id + QStringLiteral("-SKU"))}),
                  QStringLiteral("0"));
         // by_layer is every recorded delivery, exactly one of them processed per order.
@@ -468,17 +445,16 @@ private:
         for (auto it = byLayer.begin(); it != byLayer.end(); ++it)
             sum += it.value().toInteger();
         QCOMPARE(sum, report.value(QStringLiteral("deliveries")).toInteger());
-        QCOMPARE(sum, count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ?", like));
+        QCOMPARE(sum, m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ?", {like}));
         // One delivery per order processed (layer none, 200); a none with 500 is a retryable
         // failure the platform re-sends, never a second processing.
-        QCOMPARE(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND layer = 'none' "
-                       "AND http_status = 200",
-                       like),
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no LIKE ? AND layer = 'none' "
+                               "AND http_status = 200",
+                               {like}),
                  qint64(orders));
     }
 
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     QString m_burstId;
 };
 

@@ -8,6 +8,7 @@
 // the new masters. Last, the key inspector of one agent finds a stuck lock on each master.
 
 #include "agentcluster.h"
+#include "agentfixture.h"
 #include "callbackstorm.h"
 #include "failoverstorm.h"
 #include "paidonceinvariants.h"
@@ -180,8 +181,7 @@ private Q_SLOTS:
             QCOMPARE(redis.cli(master, {QStringLiteral("SET"), key, QStringLiteral("owner-gone")}), QByteArray("OK"));
             stuckOn.insert(key, master);
         }
-        const HttpAnswer answer = m_cluster->agent(1).call("GET", QStringLiteral("/api/v1/locks/keys"), {},
-                                                           {{"Authorization", "Bearer view-token"}});
+        const HttpAnswer answer = m_cluster->agent(1).call("GET", QStringLiteral("/api/v1/locks/keys"), {}, kView);
         QCOMPARE(answer.status, 200);
         const QJsonObject scan = answer.json();
         QVERIFY2(scan.value(QStringLiteral("failures")).toArray().isEmpty(), answer.body.constData());

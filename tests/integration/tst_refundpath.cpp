@@ -21,7 +21,8 @@
 // The slots run in order and share the agent, its database and the simulator; every
 // simulator count is taken as a difference around the step that should cause it.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "httptestsupport.h"
 #include "storagefixture.h"
 
@@ -41,23 +42,11 @@ using namespace payonce::testsupport;
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
 constexpr qint64 kUser = 88;
 constexpr int kWaitMs = 30000;
 constexpr int kCopies = 20;
 const QString kAmount = QStringLiteral("66.00");
 constexpr qint64 kAmountFen = 6600;
-
-Headers bearer(const char *token)
-{
-    return {{"Authorization", QByteArray("Bearer ") + token}};
-}
-
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
-}
 
 QByteArray json(const QJsonObject &object)
 {
@@ -84,22 +73,15 @@ QString refundNoOf(qint64 compensationId)
 class TestRefundPath : public QObject {
     Q_OBJECT
 private:
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     int m_serial = 0;
 
     // ---- SQL -----------------------------------------------------------------------
 
-    qint64 count(const QString &sql, const QVariantList &binds = {})
+    QString text(const QString &sql, const QVariantList &binds)
     {
-        QString error;
-        const qint64 n = countRows(*m_db.database, sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
+        return firstValueText(m_agent.database(), sql, binds);
     }
-
-    QString text(const QString &sql, const QVariantList &binds) { return firstValueText(*m_db.database, sql, binds); }
 
     QString orderStatus(const QString &orderNo)
     {
@@ -113,8 +95,8 @@ private:
 
     qint64 audits(const QString &action, const QString &target)
     {
-        return count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = ? AND target = ?"),
-                     {action, target});
+        return m_agent.count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = ? AND target = ?"),
+                             {action, target});
     }
 
     // ---- HTTP ----------------------------------------------------------------------
@@ -192,9 +174,7 @@ private:
     /// Paid at the simulator (which notifies the agent): the pay_no, or empty.
     QString payAtSimulator(const QString &channel, const QString &paymentNo)
     {
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            json({{QStringLiteral("channel"), channel}, {QStringLiteral("out_trade_no"), paymentNo}}));
+        const HttpAnswer paid = m_agent->simPay(channel, paymentNo);
         if (paid.status != 200) {
             qWarning("sim pay: %s", qPrintable(describe(paid)));
             return {};
@@ -228,31 +208,34 @@ private:
     /// The payment's effects, as paid: one active coupon, 100 points, one unit of stock taken.
     void verifyEffectsKept(const QString &orderNo)
     {
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
-                       {orderNo}),
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                          {orderNo}),
+            qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {orderNo}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?"), {orderNo}), qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("100"));
-        QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type LIKE 'refund:%'"),
-                  {orderNo}),
-            qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key LIKE 'refund:%'"),
-                  {orderNo}),
-            qint64(0));
+        QCOMPARE(m_agent.count(
+                     QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type LIKE 'refund:%'"),
+                     {orderNo}),
+                 qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
+        QCOMPARE(m_agent.count(
+                     QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key LIKE 'refund:%'"),
+                     {orderNo}),
+                 qint64(0));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"),
                       {QString(QStringLiteral("SKU-") + orderNo)}),
                  QStringLiteral("99"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
-                       {QString(QStringLiteral("order.refunded:") + orderNo)}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
+                               {QString(QStringLiteral("order.refunded:") + orderNo)}),
                  qint64(0));
     }
 
     /// A refund proposal by the operator: its id.
-    qint64 propose(const QString &orderNo, const QJsonObject &extra = {}, const char *token = "desk-token")
+    qint64 propose(const QString &orderNo, const QJsonObject &extra = {}, const char *token = kDeskToken)
     {
         const HttpAnswer proposed = proposeAnswer(orderNo, extra, token);
         if (proposed.status != 201) {
@@ -263,7 +246,7 @@ private:
     }
 
     /// The answer to a refund proposal.
-    HttpAnswer proposeAnswer(const QString &orderNo, const QJsonObject &extra = {}, const char *token = "desk-token")
+    HttpAnswer proposeAnswer(const QString &orderNo, const QJsonObject &extra = {}, const char *token = kDeskToken)
     {
         QJsonObject body{{QStringLiteral("kind"), QStringLiteral("refund")},
                          {QStringLiteral("order_no"), orderNo},
@@ -273,7 +256,7 @@ private:
         return post(QStringLiteral("/api/v1/compensations"), token, json(body));
     }
 
-    HttpAnswer approve(qint64 id, const char *token = "lead-token")
+    HttpAnswer approve(qint64 id, const char *token = kLeadToken)
     {
         return post(QStringLiteral("/api/v1/compensations/%1/approve").arg(id), token,
                     reason(QStringLiteral("checked")));
@@ -322,21 +305,12 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         // No patrol timer: every run (and every proposal) is the test's own.
-        options.extraConfig = QJsonObject{{QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
+        options.extraConfig = QJsonObject{noPatrolTimer()};
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
     void cleanup()
     {
         if (m_agent)
@@ -389,16 +363,17 @@ private Q_SLOTS:
                  {extraPayNo}),
             QStringLiteral("double_payment"), kWaitMs);
         const QString subject = extra + QLatin1Char(':') + extraPayNo;
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
-                       {subject}),
-                 qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                          {subject}),
+            qint64(1));
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PAID"));
         verifyEffectsKept(orderNo);
 
         // The patrol finds it and proposes the refund of the extra payment (once, however
         // often it runs).
         for (int run = 0; run < 2; ++run) {
-            const HttpAnswer patrol = post(QStringLiteral("/api/v1/reconciliation/run"), "desk-token",
+            const HttpAnswer patrol = post(QStringLiteral("/api/v1/reconciliation/run"), kDeskToken,
                                            reason(QStringLiteral("double payment complaint")));
             QVERIFY2(patrol.status == 200, qPrintable(describe(patrol)));
             bool found = false;
@@ -409,13 +384,15 @@ private Q_SLOTS:
             }
             QVERIFY2(found, qPrintable(describe(patrol)));
         }
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
-                       {subject}),
-                 qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ? AND kind = 'refund' "
-                                      "AND proposed_by = 'system:patrol'"),
-                       {orderNo}),
-                 qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'double_payment' AND subject = ?"),
+                          {subject}),
+            qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ? AND kind = 'refund' "
+                                         "AND proposed_by = 'system:patrol'"),
+                          {orderNo}),
+            qint64(1));
         const qint64 patrolId = text(QStringLiteral(
                                          "SELECT id FROM compensations WHERE order_no = ? AND kind = 'refund' "
                                          "AND proposed_by = 'system:patrol'"),
@@ -423,7 +400,7 @@ private Q_SLOTS:
                                     .toLongLong();
         QVERIFY(patrolId > 0);
         {
-            const HttpAnswer listed = get(QStringLiteral("/api/v1/compensations?status=proposed"), "view-token");
+            const HttpAnswer listed = get(QStringLiteral("/api/v1/compensations?status=proposed"), kViewToken);
             QVERIFY2(listed.status == 200, qPrintable(describe(listed)));
             QJsonObject mine;
             for (const QJsonValue &c : QJsonDocument::fromJson(listed.body).array()) {
@@ -438,24 +415,26 @@ private Q_SLOTS:
 
         // Four eyes. An operator cannot decide at all; an approver's own proposal cannot be
         // approved by the same approver; an operator's own proposal is rejected by the approver.
-        const HttpAnswer byOperator = approve(patrolId, "desk-token");
+        const HttpAnswer byOperator = approve(patrolId, kDeskToken);
         QVERIFY2(byOperator.status == 403 && byOperator.errorCode() == u"forbidden", qPrintable(describe(byOperator)));
         const qint64 deskId = propose(orderNo, {{QStringLiteral("pay_no"), extraPayNo}});
         QVERIFY(deskId > 0);
-        const HttpAnswer deskSelf = approve(deskId, "desk-token");
+        const HttpAnswer deskSelf = approve(deskId, kDeskToken);
         QVERIFY2(deskSelf.status == 403 && deskSelf.errorCode() == u"forbidden", qPrintable(describe(deskSelf)));
-        const qint64 leadId = propose(orderNo, {{QStringLiteral("pay_no"), extraPayNo}}, "lead-token");
+        const qint64 leadId = propose(orderNo, {{QStringLiteral("pay_no"), extraPayNo}}, kLeadToken);
         QVERIFY(leadId > 0);
-        const HttpAnswer leadSelf = approve(leadId, "lead-token");
+        const HttpAnswer leadSelf = approve(leadId, kLeadToken);
         QVERIFY2(leadSelf.status == 403 && leadSelf.errorCode() == u"four_eyes", qPrintable(describe(leadSelf)));
-        QVERIFY(post(QStringLiteral("/api/v1/compensations/%1/reject").arg(deskId), "lead-token",
+        QVERIFY(post(QStringLiteral("/api/v1/compensations/%1/reject").arg(deskId), kLeadToken,
                      reason(QStringLiteral("the patrol's proposal covers it")))
                     .status
                 == 200);
         QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'proposed'"), {leadId}),
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'proposed'"),
+                          {leadId}),
             qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}),
+                 qint64(0));
         QCOMPARE(simTrade(extra, extraPaymentNo).value(QStringLiteral("refunds")).toArray().size(), 0);
 
         // The approver approves the patrol's proposal twice at the same moment, with every
@@ -526,29 +505,33 @@ private Q_SLOTS:
         verifyEffectsKept(orderNo);
 
         // The agent's side: one refund row, succeeded once, for the extra payment.
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE refund_no = ? AND status = 'succeeded' "
-                                      "AND pay_no = ? AND payment_no = ? AND channel = ? AND amount_fen = ? "
-                                      "AND own_payment = 0"),
-                       {refundNo, extraPayNo, extraPaymentNo, extra, kAmountFen}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}),
                  qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE refund_no = ? AND status = 'succeeded' "
+                                         "AND pay_no = ? AND payment_no = ? AND channel = ? AND amount_fen = ? "
+                                         "AND own_payment = 0"),
+                          {refundNo, extraPayNo, extraPaymentNo, extra, kAmountFen}),
+            qint64(1));
         const QString refundTarget = QStringLiteral("refund:") + refundNo;
         QCOMPARE(audits(QStringLiteral("refund.succeeded"), refundTarget), qint64(1));
         QCOMPARE(audits(QStringLiteral("refund.failed"), refundTarget), qint64(0));
         const QString compensationTarget = QStringLiteral("compensation:%1").arg(patrolId);
         QCOMPARE(audits(QStringLiteral("compensation.approve"), compensationTarget), qint64(1));
         QCOMPARE(audits(QStringLiteral("compensation.execute"), compensationTarget), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'refund.succeeded' "
-                                      "AND actor = 'system:refunds' AND target = ?"),
-                       {refundTarget}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM audit_log WHERE action = 'refund.succeeded' "
+                                              "AND actor = 'system:refunds' AND target = ?"),
+                               {refundTarget}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'executed'"),
-                       {patrolId}),
-                 qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND order_no = ?"),
-                       {orderNo}),
-                 qint64(0));
-        const HttpAnswer listed = get(QStringLiteral("/api/v1/refunds?order_no=") + orderNo, "view-token");
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'executed'"),
+                          {patrolId}),
+            qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND order_no = ?"),
+                          {orderNo}),
+            qint64(0));
+        const HttpAnswer listed = get(QStringLiteral("/api/v1/refunds?order_no=") + orderNo, kViewToken);
         QVERIFY2(listed.status == 200, qPrintable(describe(listed)));
         const QJsonArray rows = QJsonDocument::fromJson(listed.body).array();
         QCOMPARE(rows.size(), 1);
@@ -613,56 +596,63 @@ private Q_SLOTS:
 
         // Every effect undone once.
         QCOMPARE(orderStatus(orderNo), QStringLiteral("REFUNDED"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE refund_no = ? AND own_payment = 1 "
-                                      "AND pay_no = ? AND amount_fen = ?"),
-                       {refundNo, paid.payNo, kAmountFen}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'"),
-                       {orderNo}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE refund_no = ? AND own_payment = 1 "
+                                              "AND pay_no = ? AND amount_fen = ?"),
+                               {refundNo, paid.payNo, kAmountFen}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
-                       {orderNo}),
-                 qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type = ?"),
-                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'frozen'"),
+                          {orderNo}),
+            qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                          {orderNo}),
+            qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ? AND point_type = ?"),
+                               {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT delta FROM point_log WHERE order_no = ? AND point_type = ?"),
                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  QStringLiteral("-100"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {orderNo}), qint64(2));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM point_log WHERE order_no = ?"), {orderNo}),
+                 qint64(2));
         QCOMPARE(text(QStringLiteral("SELECT COALESCE(SUM(delta), 0) FROM point_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("0"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
-                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
+                               {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(1));
-        QCOMPARE(
-            count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
-                                 "AND reason = 'refund' AND qty = -1"),
-                  {orderNo, sku, QString(QStringLiteral("refund:") + refundNo)}),
-            qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral(
+                                   "SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND sku_id = ? AND entry_key = ? "
+                                   "AND reason = 'refund' AND qty = -1"),
+                               {orderNo, sku, QString(QStringLiteral("refund:") + refundNo)}),
+                 qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT SUM(qty) FROM stock_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("0"));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
-                       {QString(QStringLiteral("order.refunded:") + orderNo)}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox WHERE event_id = ?"),
+                               {QString(QStringLiteral("order.refunded:") + orderNo)}),
                  qint64(1));
-        QCOMPARE(count(QStringLiteral(
-                           "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.refunded'"),
-                       {orderNo}),
-                 qint64(1));
+        QCOMPARE(
+            m_agent.count(
+                QStringLiteral("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ? AND event_type = 'order.refunded'"),
+                {orderNo}),
+            qint64(1));
         QCOMPARE(audits(QStringLiteral("refund.succeeded"), QStringLiteral("refund:") + refundNo), qint64(1));
         QCOMPARE(audits(QStringLiteral("refund.failed"), QStringLiteral("refund:") + refundNo), qint64(0));
         QCOMPARE(audits(QStringLiteral("compensation.approve"), QStringLiteral("compensation:%1").arg(id)), qint64(1));
         QCOMPARE(audits(QStringLiteral("compensation.execute"), QStringLiteral("compensation:%1").arg(id)), qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'executed'"), {id}),
+        QCOMPARE(m_agent.count(
+                     QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'executed'"), {id}),
                  qint64(1));
 
         // A second refund of the same (refunded) order is refused when proposed, nothing written.
         const HttpAnswer second = proposeAnswer(orderNo);
         qInfo("a second refund of a refunded order: %s", qPrintable(describe(second)));
         QVERIFY2(second.status == 409 && second.errorCode() == u"order_not_refundable", qPrintable(describe(second)));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}),
+                 qint64(1));
         QCOMPARE(stat(simStats(), "refunds_created", channel), stat(after, "refunds_created", channel));
     }
 
@@ -701,15 +691,17 @@ private Q_SLOTS:
         }
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PAID"));
         QCOMPARE(text(QStringLiteral("SELECT pay_no FROM orders WHERE order_no = ?"), {orderNo}), paid.payNo);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND subject = ? "
-                                      "AND order_no = ? AND status = 'open'"),
-                       {QString(QStringLiteral("refund:") + refundNo), orderNo}),
-                 qint64(1));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'failed'"), {id}),
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings WHERE kind = 'refund_failed' AND subject = ? "
+                                         "AND order_no = ? AND status = 'open'"),
+                          {QString(QStringLiteral("refund:") + refundNo), orderNo}),
+            qint64(1));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE id = ? AND status = 'failed'"),
+                               {id}),
                  qint64(1));
         QCOMPARE(audits(QStringLiteral("refund.failed"), QStringLiteral("refund:") + refundNo), qint64(1));
         QCOMPARE(audits(QStringLiteral("refund.succeeded"), QStringLiteral("refund:") + refundNo), qint64(0));
-        const HttpAnswer failedList = get(QStringLiteral("/api/v1/compensations?status=failed"), "view-token");
+        const HttpAnswer failedList = get(QStringLiteral("/api/v1/compensations?status=failed"), kViewToken);
         QVERIFY2(failedList.status == 200 && failedList.body.contains(refundNo.toUtf8()),
                  qPrintable(describe(failedList)));
 
@@ -719,8 +711,8 @@ private Q_SLOTS:
         QCOMPARE(stat(after, "refunded_fen", channel), stat(before, "refunded_fen", channel));
         QCOMPARE(simTrade(channel, paid.paymentNo).value(QStringLiteral("refunded_fen")).toInteger(), qint64(0));
         verifyEffectsKept(orderNo);
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
-                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
+                               {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(0));
 
         // Approving the failed one again sends nothing new and changes nothing.
@@ -743,13 +735,15 @@ private Q_SLOTS:
         QVERIFY2(refused.status == 409 && refused.errorCode() == u"order_not_refundable",
                  qPrintable(describe(refused)));
         // Nothing written: no proposal, no refund, nothing audited.
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}), qint64(0));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}), qint64(0));
-        QCOMPARE(
-            count(QStringLiteral(
-                      "SELECT COUNT(*) FROM audit_log WHERE action = 'compensation.propose' AND after_state LIKE ?"),
-                  {QString(QStringLiteral("%") + orderNo + QStringLiteral("%"))}),
-            qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}),
+                 qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE order_no = ?"), {orderNo}),
+                 qint64(0));
+        QCOMPARE(m_agent.count(
+                     QStringLiteral(
+                         "SELECT COUNT(*) FROM audit_log WHERE action = 'compensation.propose' AND after_state LIKE ?"),
+                     {QString(QStringLiteral("%") + orderNo + QStringLiteral("%"))}),
+                 qint64(0));
         QCOMPARE(orderStatus(orderNo), QStringLiteral("PENDING"));
         const QJsonObject after = simStats();
         for (const QString &channel : {QStringLiteral("wechat"), QStringLiteral("alipay")})
@@ -810,7 +804,8 @@ private Q_SLOTS:
             QVERIFY2(refused.status == b.status && refused.errorCode() == QLatin1String(b.code),
                      qPrintable(describe(refused)));
         }
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}), qint64(0));
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM compensations WHERE order_no = ?"), {orderNo}),
+                 qint64(0));
 
         // The unit returned, 20.00 back: the order stays PAID.
         const QJsonObject before = simStats();
@@ -830,12 +825,13 @@ private Q_SLOTS:
         // 100 points × 2000 / 6600 = 30.3: 30 back; the coupon stays; the unit is on the shelf.
         QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("70"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
-                       {orderNo}),
-                 qint64(1));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                          {orderNo}),
+            qint64(1));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
-                       {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
+        QCOMPARE(m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no = ? AND entry_key = ?"),
+                               {orderNo, QString(QStringLiteral("refund:") + refundNo)}),
                  qint64(1));
 
         // The rest: 46.00, its own refund number at the platform; the order REFUNDED.
@@ -856,12 +852,13 @@ private Q_SLOTS:
         QCOMPARE(finalTrade.value(QStringLiteral("refunded_fen")).toInteger(), kAmountFen);
         QCOMPARE(text(QStringLiteral("SELECT SUM(delta) FROM point_log WHERE order_no = ?"), {orderNo}),
                  QStringLiteral("0"));
-        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
-                       {orderNo}),
-                 qint64(0));
+        QCOMPARE(
+            m_agent.count(QStringLiteral("SELECT COUNT(*) FROM user_coupon WHERE order_no = ? AND status = 'active'"),
+                          {orderNo}),
+            qint64(0));
         QCOMPARE(text(QStringLiteral("SELECT stock FROM skus WHERE sku_id = ?"), {sku}), QStringLiteral("100"));
         // The desk's list: both, newest first.
-        const HttpAnswer list = get(QStringLiteral("/api/v1/refunds?order_no=") + orderNo, "view-token");
+        const HttpAnswer list = get(QStringLiteral("/api/v1/refunds?order_no=") + orderNo, kViewToken);
         QVERIFY2(list.status == 200, qPrintable(describe(list)));
         const QJsonArray rows = QJsonDocument::fromJson(list.body).array();
         QCOMPARE(rows.size(), 2);
@@ -881,16 +878,16 @@ private Q_SLOTS:
         // findings, outbox events, order statuses.
         auto snapshot = [this] {
             return QList<qint64>{
-                count(QStringLiteral("SELECT COUNT(*) FROM refunds")),
-                count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE status = 'succeeded'")),
-                count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE status = 'failed'")),
-                count(QStringLiteral("SELECT COUNT(*) FROM audit_log")),
-                count(QStringLiteral("SELECT COUNT(*) FROM findings")),
-                count(QStringLiteral("SELECT COUNT(*) FROM outbox")),
-                count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE status = 'REFUNDED'")),
-                count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE status = 'PAID'")),
-                count(QStringLiteral("SELECT COUNT(*) FROM point_log")),
-                count(QStringLiteral("SELECT COUNT(*) FROM stock_log")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE status = 'succeeded'")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM refunds WHERE status = 'failed'")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM audit_log")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM findings")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM outbox")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE status = 'REFUNDED'")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM orders WHERE status = 'PAID'")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM point_log")),
+                m_agent.count(QStringLiteral("SELECT COUNT(*) FROM stock_log")),
             };
         };
         const QList<qint64> before = snapshot();

@@ -4,6 +4,7 @@
 // against payonce-sim are tst_gateway_sim and tst_refundpath) and settles it through
 // SqlRefundStore. Paid orders are set up by SQL with every effect they earned.
 
+#include "fakes/fakeplatform.h"
 #include "storagefixture.h"
 
 #include "core/ports/clock.h"
@@ -33,72 +34,6 @@ constexpr qint64 kAmount = 8800;
 constexpr qint64 kPoints = 120;
 const QString kTemplate = QStringLiteral("TPL-THANKS");
 
-/// The platform's refund API as these cases need it: the next answers queued per refund
-/// number (default Processing), every call counted; refunds made are remembered by
-/// number, so a repeated number answers the first refund.
-class FakeRefundPlatform final : public PaymentGateway {
-public:
-    void queue(const QString &refundNo, Result<GatewayRefund> answer)
-    {
-        std::lock_guard guard(m_mutex);
-        m_answers[refundNo].append(std::move(answer));
-    }
-    void setQuery(const QString &refundNo, GatewayRefundState state)
-    {
-        std::lock_guard guard(m_mutex);
-        m_queried[refundNo] = state;
-    }
-    int refundCalls(const QString &refundNo)
-    {
-        std::lock_guard guard(m_mutex);
-        return m_calls[refundNo];
-    }
-    GatewayRefundRequest lastRequest(const QString &refundNo)
-    {
-        std::lock_guard guard(m_mutex);
-        return m_requests[refundNo];
-    }
-
-    Channel channel() const override { return Channel::WeChat; }
-    Result<GatewayOrder> createOrder(const GatewayOrderRequest &) override { return unexpected(); }
-    Result<GatewayTrade> query(const QString &) override { return unexpected(); }
-    Result<void> close(const QString &) override { return unexpected(); }
-    Result<GatewayRefund> refund(const GatewayRefundRequest &request) override
-    {
-        std::lock_guard guard(m_mutex);
-        ++m_calls[request.refundNo];
-        m_requests[request.refundNo] = request;
-        QList<Result<GatewayRefund>> &answers = m_answers[request.refundNo];
-        if (!answers.isEmpty())
-            return answers.takeFirst();
-        return made(request.refundNo, GatewayRefundState::Processing);
-    }
-    Result<GatewayRefund> queryRefund(const QString &, const QString &refundNo) override
-    {
-        std::lock_guard guard(m_mutex);
-        const auto found = m_queried.find(refundNo);
-        return made(refundNo, found == m_queried.end() ? GatewayRefundState::Processing : found->second);
-    }
-
-    static GatewayRefund made(const QString &refundNo, GatewayRefundState state)
-    {
-        GatewayRefund r;
-        r.state = state;
-        r.refundNo = refundNo;
-        r.refundId = QStringLiteral("5030") + refundNo.right(8);
-        return r;
-    }
-
-private:
-    static Error unexpected() { return Error::make(ErrorCode::Internal, QStringLiteral("not a refund call")); }
-
-    std::mutex m_mutex;
-    std::map<QString, QList<Result<GatewayRefund>>> m_answers;
-    std::map<QString, GatewayRefundState> m_queried;
-    std::map<QString, int> m_calls;
-    std::map<QString, GatewayRefundRequest> m_requests;
-};
-
 RefundNotification notificationOf(const RefundRecord &refund, RefundNotification::State state)
 {
     RefundNotification n;
@@ -122,7 +57,7 @@ class TestRefunds : public QObject {
 private:
     MigratedDatabase m_db;
     SystemClock m_clock;
-    FakeRefundPlatform m_platform;
+    FakePlatform m_platform{kAmount}; ///< only its refund side is asked
     std::unique_ptr<sql::SqlAuditWriter> m_audit;
     std::unique_ptr<sql::SqlCompensationStore> m_compensationStore;
     std::unique_ptr<CompensationService> m_compensations;
@@ -389,7 +324,7 @@ private Q_SLOTS:
         auto sent = m_refunds->submit(refund->refundNo);
         QVERIFY2(sent.ok(), qPrintable(sent.ok() ? QString() : sent.error().internalMessage));
         QCOMPARE(sent.value().status, RefundStatus::Processing);
-        const GatewayRefundRequest request = m_platform.lastRequest(refund->refundNo);
+        const GatewayRefundRequest request = m_platform.lastRefundRequest(refund->refundNo);
         QCOMPARE(request.paymentNo, p.paymentNo);
         QCOMPARE(request.amountFen, kAmount);
         QCOMPARE(request.totalFen, kAmount);
@@ -436,11 +371,12 @@ private Q_SLOTS:
         QVERIFY(!first->ownPayment);
         QCOMPARE(text(QStringLiteral("SELECT status FROM orders WHERE order_no = ?"), {p.orderNo}),
                  QStringLiteral("PAID"));
-        m_platform.queue(first->refundNo, FakeRefundPlatform::made(first->refundNo, GatewayRefundState::Success));
+        m_platform.queueRefundAnswer(first->refundNo,
+                                     FakePlatform::madeRefund(first->refundNo, GatewayRefundState::Success));
         auto sent = m_refunds->submit(first->refundNo);
         QVERIFY(sent.ok());
         QCOMPARE(sent.value().status, RefundStatus::Succeeded);
-        QCOMPARE(m_platform.lastRequest(first->refundNo).payNo, extra);
+        QCOMPARE(m_platform.lastRefundRequest(first->refundNo).payNo, extra);
 
         QString error;
         QVERIFY2(!approvedRefund(p.orderNo, extra, kAmount - 3000 + 1, &error), "an over-refund was recorded");
@@ -489,7 +425,7 @@ private Q_SLOTS:
         QCOMPARE(first->items.value(p.skuId), qint64(1));
         QCOMPARE(orderStatus(p.orderNo), QStringLiteral("PAID"));
         QVERIFY(m_refunds->submit(first->refundNo).ok());
-        const GatewayRefundRequest request = m_platform.lastRequest(first->refundNo);
+        const GatewayRefundRequest request = m_platform.lastRefundRequest(first->refundNo);
         QCOMPARE(request.amountFen, qint64(2000)); // amount.refund / refund_amount
         QCOMPARE(request.totalFen, kAmount);       // amount.total
         // In flight, the order is owed everything: nothing is given back yet.
@@ -755,7 +691,8 @@ private Q_SLOTS:
         const Paid q = paidOrder();
         const auto refused = approvedRefund(q.orderNo);
         QVERIFY(refused);
-        m_platform.queue(refused->refundNo, Error::make(ErrorCode::Conflict, QStringLiteral("NOT_ENOUGH balance")));
+        m_platform.queueRefundAnswer(refused->refundNo,
+                                     Error::make(ErrorCode::Conflict, QStringLiteral("NOT_ENOUGH balance")));
         auto sent = m_refunds->submit(refused->refundNo);
         QVERIFY(sent.ok());
         QCOMPARE(sent.value().status, RefundStatus::Failed);
@@ -768,7 +705,7 @@ private Q_SLOTS:
         const Paid p = paidOrder();
         const auto refund = approvedRefund(p.orderNo);
         QVERIFY(refund);
-        m_platform.queue(refund->refundNo, Error::make(ErrorCode::Unavailable, QStringLiteral("timeout")));
+        m_platform.queueRefundAnswer(refund->refundNo, Error::make(ErrorCode::Unavailable, QStringLiteral("timeout")));
         auto sent = m_refunds->submit(refund->refundNo);
         QVERIFY(sent.ok());
         QCOMPARE(sent.value().status, RefundStatus::Requested);
@@ -781,7 +718,7 @@ private Q_SLOTS:
         QCOMPARE(m_platform.refundCalls(refund->refundNo), 2);
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {refund->refundNo}),
                  QStringLiteral("processing"));
-        m_platform.setQuery(refund->refundNo, GatewayRefundState::Success);
+        m_platform.setQueriedRefundState(refund->refundNo, GatewayRefundState::Success);
         auto second = m_refunds->followUp(m_clock.nowMs() + 1000);
         QVERIFY(second.ok());
         QVERIFY(second.value().settled >= 1);
@@ -816,7 +753,8 @@ private Q_SLOTS:
         const Paid p = paidOrder();
         const auto refund = approvedRefund(p.orderNo);
         QVERIFY(refund);
-        m_platform.queue(refund->refundNo, FakeRefundPlatform::made(refund->refundNo, GatewayRefundState::Success));
+        m_platform.queueRefundAnswer(refund->refundNo,
+                                     FakePlatform::madeRefund(refund->refundNo, GatewayRefundState::Success));
         QVERIFY(m_refunds->submit(refund->refundNo).ok());
         QCOMPARE(stockOf(p.skuId), QStringLiteral("10"));
         // The desk, looking at the stock, asks for it back once more: there is nothing left.
@@ -907,15 +845,16 @@ private Q_SLOTS:
         const Paid q = paidOrder();
         const auto second = approvedRefund(q.orderNo);
         QVERIFY(second);
-        m_platform.queue(second->refundNo, FakeRefundPlatform::made(second->refundNo, GatewayRefundState::Abnormal));
+        m_platform.queueRefundAnswer(second->refundNo,
+                                     FakePlatform::madeRefund(second->refundNo, GatewayRefundState::Abnormal));
         auto sent = m_refunds->submit(second->refundNo);
         QVERIFY(sent.ok());
         QCOMPARE(sent.value().status, RefundStatus::Processing);
-        m_platform.setQuery(second->refundNo, GatewayRefundState::Abnormal);
+        m_platform.setQueriedRefundState(second->refundNo, GatewayRefundState::Abnormal);
         QVERIFY(m_refunds->followUp(m_clock.nowMs() + 60000).ok());
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {second->refundNo}),
                  QStringLiteral("processing"));
-        m_platform.setQuery(second->refundNo, GatewayRefundState::Closed);
+        m_platform.setQueriedRefundState(second->refundNo, GatewayRefundState::Closed);
         QVERIFY(m_refunds->followUp(m_clock.nowMs() + 120000).ok());
         QCOMPARE(text(QStringLiteral("SELECT status FROM refunds WHERE refund_no = ?"), {second->refundNo}),
                  QStringLiteral("failed"));

@@ -7,7 +7,8 @@
 // its memory stays bounded. The agent runs with stream.interval_ms = 5 (a test-only
 // interval; 250 ms by default) so 10 000 ticks take about a minute, not 40.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 
 #include "shared/streammessage.h"
@@ -132,24 +133,13 @@ class TestStream : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         // No patrol timer: the findings and compensations the stream shows are the tests' own.
-        options.extraConfig = QJsonObject{
-            {QStringLiteral("stream"), QJsonObject{{QStringLiteral("interval_ms"), kIntervalMs}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}}};
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.extraConfig = QJsonObject{streamEvery(kIntervalMs), noPatrolTimer()};
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     // The refusal is the HTTP answer to the handshake itself: no 101, no WebSocket.
     void upgradeNeedsAValidToken_data()
@@ -197,15 +187,14 @@ private Q_SLOTS:
 
     void plainGetIsToldToUpgrade()
     {
-        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/stream"), {},
-                                                {{"Authorization", "Bearer view-token"}});
+        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/api/v1/stream"), {}, kView);
         QCOMPARE(answer.status, 426);
         QCOMPARE(answer.errorCode(), QStringLiteral("upgrade_required"));
     }
 
     void snapshotFirstThenMetricsInSequence()
     {
-        StreamClient client(m_agent->port(), "view-token");
+        StreamClient client(m_agent->port(), kViewToken);
         QTRY_VERIFY_WITH_TIMEOUT(client.messages.size() >= 50, 30000);
         QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
         const auto *snapshot = std::get_if<StreamSnapshot>(&client.messages.first().body);
@@ -228,7 +217,7 @@ private Q_SLOTS:
 
     void duplicateStormMovesTheStreamedCounts()
     {
-        StreamClient client(m_agent->port(), "view-token");
+        StreamClient client(m_agent->port(), kViewToken);
         QString error;
         const QString orderNo = QStringLiteral("ORD-STREAM-STORM");
         QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-STREAM-S"), &error),
@@ -244,17 +233,13 @@ private Q_SLOTS:
         QCOMPARE(
             m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
             200);
-        QCOMPARE(
-            m_agent
-                ->simCall("POST", QStringLiteral("/sim/pay"),
-                          QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8())
-                .status,
-            200);
+        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
-        QTRY_VERIFY_WITH_TIMEOUT(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo) >= 5,
-                                 30000);
-        const qint64 deliveries = count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", orderNo);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}) >= 5, 30000);
+        const qint64 deliveries = m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?",
+                                                {orderNo});
         QTRY_COMPARE_WITH_TIMEOUT(callbackDecisions(client.latest(), before), deliveries, 30000);
 
         const StreamMetrics after = client.latest();
@@ -263,7 +248,7 @@ private Q_SLOTS:
             if (layer == Layer::SideEffect)
                 continue;
             const qint64 recorded = countRows(
-                *m_db.database,
+                m_agent.database(),
                 QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = ?"),
                 {QVariant(orderNo), QVariant(layerName(layer))});
             const qint64 moved = after.duplicates.value(layer) - before.duplicates.value(layer);
@@ -292,13 +277,13 @@ private Q_SLOTS:
     /// background about once a second; the stream follows what the database says.
     void outboxCountsFollowTheDatabase()
     {
-        StreamClient client(m_agent->port(), "view-token");
+        StreamClient client(m_agent->port(), kViewToken);
         const QString aggregate = QStringLiteral("ORD-STREAM-OUTBOX");
         const auto deadInDatabase = [this] {
-            return count("SELECT COUNT(*) FROM outbox WHERE status = ?", QStringLiteral("dead"));
+            return m_agent.count("SELECT COUNT(*) FROM outbox WHERE status = ?", {QStringLiteral("dead")});
         };
         const auto pendingInDatabase = [this] {
-            return count("SELECT COUNT(*) FROM outbox WHERE status = ?", QStringLiteral("pending"));
+            return m_agent.count("SELECT COUNT(*) FROM outbox WHERE status = ?", {QStringLiteral("pending")});
         };
         QTRY_VERIFY_WITH_TIMEOUT(client.latest().outboxDead.has_value() && client.latest().outboxPending.has_value(),
                                  30000);
@@ -308,7 +293,7 @@ private Q_SLOTS:
 
         // Two events given up on, written behind the agent's back: the stream shows them.
         for (int i = 1; i <= 2; ++i) {
-            QVERIFY(execSql(*m_db.database,
+            QVERIFY(execSql(m_agent.database(),
                             QStringLiteral("INSERT INTO outbox (event_id, event_type, aggregate_id, payload, status, "
                                            "attempts, next_attempt_at, last_error, created_at) "
                                            "VALUES (?, 'order.paid', ?, '{}', 'dead', 10, 0, 'webhook refused', 5)"),
@@ -318,19 +303,19 @@ private Q_SLOTS:
         QCOMPARE(deadInDatabase(), deadBefore + 2);
         QTRY_COMPARE_WITH_TIMEOUT(client.latest().outboxDead.value_or(-1), deadBefore + 2, 30000);
         // And forgets them when they are gone.
-        QVERIFY(execSql(*m_db.database, QStringLiteral("DELETE FROM outbox WHERE aggregate_id = ?"), {aggregate}).ok());
+        QVERIFY(
+            execSql(m_agent.database(), QStringLiteral("DELETE FROM outbox WHERE aggregate_id = ?"), {aggregate}).ok());
         QTRY_COMPARE_WITH_TIMEOUT(client.latest().outboxDead.value_or(-1), deadBefore, 30000);
         QVERIFY2(client.errors.isEmpty(), qPrintable(client.errors.join(u'\n')));
     }
 
     void operatorChangesArriveAsEvents()
     {
-        StreamClient client(m_agent->port(), "view-token");
+        StreamClient client(m_agent->port(), kViewToken);
         QTRY_VERIFY_WITH_TIMEOUT(client.messages.size() >= 2, 30000);
-        const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
         QCOMPARE(m_agent
                      ->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
-                            "{\"mode\":\"forced_open\",\"reason\":\"stream test: platform incident\"}", desk)
+                            "{\"mode\":\"forced_open\",\"reason\":\"stream test: platform incident\"}", kDesk)
                      .status,
                  200);
         QTRY_VERIFY_WITH_TIMEOUT(!client.events().isEmpty(), 30000);
@@ -345,16 +330,17 @@ private Q_SLOTS:
 
         QCOMPARE(m_agent
                      ->call("POST", QStringLiteral("/api/v1/breakers/gateway.wechat"),
-                            "{\"mode\":\"auto\",\"reason\":\"incident over\"}", desk)
+                            "{\"mode\":\"auto\",\"reason\":\"incident over\"}", kDesk)
                      .status,
                  200);
         QCOMPARE(m_agent
                      ->call("PUT", QStringLiteral("/api/v1/mode"),
-                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: database migration\"}", desk)
+                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: database migration\"}", kDesk)
                      .status,
                  200);
         QCOMPARE(
-            m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
+            m_agent
+                ->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", kDesk)
                 .status,
             200);
         QTRY_COMPARE_WITH_TIMEOUT(client.events().size(), qsizetype(4), 30000);
@@ -373,16 +359,16 @@ private Q_SLOTS:
     // A snapshot names the callback mode as the agent knows it, changes included.
     void snapshotCarriesTheCallbackMode()
     {
-        const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
         QCOMPARE(m_agent
                      ->call("PUT", QStringLiteral("/api/v1/mode"),
-                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: snapshot\"}", desk)
+                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: snapshot\"}", kDesk)
                      .status,
                  200);
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("accept_only"));
         QCOMPARE(
-            m_agent->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", desk)
+            m_agent
+                ->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", kDesk)
                 .status,
             200);
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
@@ -396,16 +382,15 @@ private Q_SLOTS:
         const QString orderNo = QStringLiteral("ORD-STREAM-COMP");
         const QString subject = QStringLiteral("order:") + orderNo;
         const qint64 user = 61;
-        const QList<QPair<QByteArray, QByteArray>> desk{{"Authorization", "Bearer desk-token"}};
-        const QList<QPair<QByteArray, QByteArray>> lead{{"Authorization", "Bearer lead-token"}};
         QString error;
         QVERIFY2(
             !m_agent->orderPaidAtSim(orderNo, user, QStringLiteral("12.00"), QStringLiteral("SKU-STREAM-COMP"), &error)
                  .isEmpty(),
             qPrintable(error));
-        QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", orderNo),
-                                  qint64(1), 30000);
-        StreamClient client(m_agent->port(), "view-token");
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1),
+            30000);
+        StreamClient client(m_agent->port(), kViewToken);
         QTRY_VERIFY_WITH_TIMEOUT(client.messages.size() >= 1, 30000);
 
         // An operator proposes; an approver rejects.
@@ -414,13 +399,13 @@ private Q_SLOTS:
             QStringLiteral("{\"kind\":\"restore_stock\",\"order_no\":\"%1\",\"reason\":\"stream test: by hand\"}")
                 .arg(orderNo)
                 .toUtf8(),
-            desk);
+            kDesk);
         QVERIFY2(proposed.status == 201, proposed.body.constData());
         const qint64 byHand = proposed.json().value(QStringLiteral("id")).toInteger();
         const QString byHandSubject = QStringLiteral("compensation:%1").arg(byHand);
         QCOMPARE(m_agent
                      ->call("POST", QStringLiteral("/api/v1/compensations/%1/reject").arg(byHand),
-                            "{\"reason\":\"stream test: not needed\"}", lead)
+                            "{\"reason\":\"stream test: not needed\"}", kLead)
                      .status,
                  200);
         QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::CompensationDecided, byHandSubject).size(), qsizetype(1),
@@ -437,14 +422,14 @@ private Q_SLOTS:
 
         // An extra coupon, written past the side-effect keys: the patrol's run raises a
         // finding and proposes its freeze; an approver approves, and it executes.
-        QVERIFY(execSql(*m_db.database,
+        QVERIFY(execSql(m_agent.database(),
                         QStringLiteral("INSERT INTO user_coupon (order_no, user_id, template_id, status, fence, "
                                        "created_at, updated_at) VALUES (?, ?, 'WELCOME10-AGAIN', 'active', 1, 5, 5)"),
                         {orderNo, user})
                     .ok());
         QCOMPARE(
             m_agent
-                ->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: run\"}", desk)
+                ->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: run\"}", kDesk)
                 .status,
             200);
         QTRY_COMPARE_WITH_TIMEOUT(client.events(streamevent::FindingRaised, subject).size(), qsizetype(1), 30000);
@@ -469,7 +454,7 @@ private Q_SLOTS:
         const qint64 byPatrol = patrolProposed.detail.value(QStringLiteral("id")).toInteger();
         QCOMPARE(m_agent
                      ->call("POST", QStringLiteral("/api/v1/compensations/%1/approve").arg(byPatrol),
-                            "{\"reason\":\"stream test: freeze it\"}", lead)
+                            "{\"reason\":\"stream test: freeze it\"}", kLead)
                      .status,
                  200);
         const QString byPatrolSubject = QStringLiteral("compensation:%1").arg(byPatrol);
@@ -491,7 +476,7 @@ private Q_SLOTS:
         // not been, the open finding would only be seen again).
         QCOMPARE(m_agent
                      ->call("POST", QStringLiteral("/api/v1/reconciliation/run"), "{\"reason\":\"stream test: again\"}",
-                            desk)
+                            kDesk)
                      .status,
                  200);
         const qint64 seqAfterRun = client.lastSeq();
@@ -516,7 +501,7 @@ private Q_SLOTS:
         QVERIFY2(slow.peek(12) == "HTTP/1.1 101", slow.peek(200).constData());
         // From here on nobody reads `slow`: its 4 KiB buffer fills and Qt stops reading.
 
-        StreamClient reader(m_agent->port(), "view-token");
+        StreamClient reader(m_agent->port(), kViewToken);
         QTRY_VERIFY_WITH_TIMEOUT(reader.messages.size() >= 10, 30000);
         const qint64 rssStart = rssKiB(m_agent->pid());
         QVERIFY(rssStart > 0);
@@ -581,20 +566,14 @@ private:
     /// The snapshot a client connecting now gets (empty when none came).
     StreamSnapshot snapshotNow()
     {
-        StreamClient client(m_agent->port(), "view-token");
+        StreamClient client(m_agent->port(), kViewToken);
         if (!QTest::qWaitFor([&] { return !client.messages.isEmpty(); }, 30000))
             return {};
         const auto *snapshot = std::get_if<StreamSnapshot>(&client.messages.first().body);
         return snapshot ? *snapshot : StreamSnapshot{};
     }
 
-    qint64 count(const char *sql, const QString &bind)
-    {
-        return countRows(*m_db.database, QString::fromLatin1(sql), QVariantList{bind});
-    }
-
-    MigratedDatabase m_db;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
 };
 
 QTEST_GUILESS_MAIN(TestStream)

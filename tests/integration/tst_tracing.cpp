@@ -6,7 +6,8 @@
 // lines for those requests carry "trace_id". A malformed traceparent starts a new trace
 // (never an error), and a line logged on the handler's worker thread carries the trace id.
 
-#include "agentprocess.h"
+#include "agentconfig.h"
+#include "agentfixture.h"
 #include "storagefixture.h"
 #include "webhookreceiver.h"
 
@@ -22,14 +23,7 @@ using namespace payonce::testsupport;
 
 namespace {
 
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-
 const qint64 kUser = 4242;
-
-QString describe(const HttpAnswer &answer)
-{
-    return QStringLiteral("%1 %2").arg(answer.status).arg(QString::fromUtf8(answer.body));
-}
 
 /// The agent's JSON log lines (one object per line; other output is skipped).
 QList<QJsonObject> jsonLines(const QString &output)
@@ -77,30 +71,21 @@ class TestTracing : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
         m_receiver = std::make_unique<WebhookReceiver>(200);
         AgentProcess::Options options;
-        options.db = m_db.server->url();
         options.extraConfig = QJsonObject{
             {QStringLiteral("log_format"), QStringLiteral("json")},
             {QStringLiteral("outbox"),
              QJsonObject{{QStringLiteral("webhook_urls"),
                           QJsonArray{m_receiver->url(QStringLiteral("/hooks/paid")).toString()}}}},
-            {QStringLiteral("patrol"), QJsonObject{{QStringLiteral("interval_ms"), 0}}},
+            noPatrolTimer(),
         };
         // The access line of every reply (debug level, off by default).
         options.environment = {QStringLiteral("QT_LOGGING_RULES=payonce.agent.access.debug=true")};
-        m_agent = AgentProcess::start(options, &error);
-        QVERIFY2(m_agent, qPrintable(error));
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/notify-config"), "{\"time_scale\":0.001}").status, 200);
+        options.simNotifyTimeScale = kFastSimulator;
+        QVERIFY2(m_agent.start(options), m_agent.error());
     }
-    void cleanupTestCase()
-    {
-        if (m_agent)
-            QCOMPARE(m_agent->stop(), 0);
-    }
+    void cleanupTestCase() { m_agent.stop(); }
 
     // One trace from the click to the webhook.
     void confirmTraceReachesGatewayCallbackOutboxAndWebhook()
@@ -126,9 +111,7 @@ private Q_SLOTS:
         QCOMPARE(atGateway->flags, QStringLiteral("01"));
 
         // The user pays; the simulator's notification continues the trace.
-        const HttpAnswer paid = m_agent->simCall(
-            "POST", QStringLiteral("/sim/pay"),
-            QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
+        const HttpAnswer paid = m_agent->simPay(QStringLiteral("wechat"), paymentNo);
         QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
         const QByteArray eventId = "order.paid:" + orderNo.toUtf8();
         QTRY_COMPARE_WITH_TIMEOUT(m_receiver->requestsWithKey(eventId).size(), 1, 30000);
@@ -139,13 +122,13 @@ private Q_SLOTS:
         QCOMPARE(atWebhook->traceId, traceId);
         QCOMPARE(QJsonDocument::fromJson(delivery.body).object().value(QStringLiteral("trace_id")).toString(), traceId);
 
-        QCOMPARE(firstValueText(*m_db.database, QStringLiteral("SELECT trace_id FROM outbox WHERE event_id = ?"),
+        QCOMPARE(firstValueText(m_agent.database(), QStringLiteral("SELECT trace_id FROM outbox WHERE event_id = ?"),
                                 {QString::fromUtf8(eventId)}),
                  traceId);
-        QCOMPARE(
-            count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND trace_id = ?", {orderNo, traceId}),
-            count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}));
-        QVERIFY(count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}) >= 1);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND trace_id = ?",
+                               {orderNo, traceId}),
+                 m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}));
+        QVERIFY(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}) >= 1);
 
         // The agent's log lines of that trace: the confirm's and the callback's access lines
         // (event loop), the webhook delivery's line (a dispatcher thread).
@@ -247,14 +230,9 @@ private:
         return trades.isEmpty() ? QByteArray()
                                 : trades.first().toObject().value(QStringLiteral("traceparent")).toString().toLatin1();
     }
-    qint64 count(const char *sql, const QVariantList &binds) const
-    {
-        return countRows(*m_db.database, QString::fromUtf8(sql), binds);
-    }
 
-    MigratedDatabase m_db;
     std::unique_ptr<WebhookReceiver> m_receiver;
-    std::unique_ptr<AgentProcess> m_agent;
+    AgentFixture m_agent;
     int m_malformed = 0;
 };
 

@@ -6,6 +6,7 @@
 
 #include "core/gateways/circuitbreaker.h"
 #include "core/ports/clock.h"
+#include "fakes/fakeclock.h"
 #include "webhook/webhookhandler.h"
 
 #include <QJsonDocument>
@@ -13,6 +14,7 @@
 #include <QTest>
 
 using namespace payonce;
+using payonce::testsupport::FakeClock;
 
 namespace {
 
@@ -29,11 +31,6 @@ core::OutboxEvent eventNamed(const QString &id)
     e.traceId = QStringLiteral("trace-1");
     return e;
 }
-
-class FakeClock final : public core::Clock {
-public:
-    qint64 nowMs() const override { return 1'700'000'000'000; }
-};
 
 } // namespace
 

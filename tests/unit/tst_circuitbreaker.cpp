@@ -6,6 +6,8 @@
 #include "core/gateways/circuitbreaker.h"
 #include "core/ports/breakermodestore.h"
 #include "core/ports/clock.h"
+#include "fakes/fakeclock.h"
+#include "fakes/fakemodestore.h"
 
 #include <QTest>
 
@@ -15,39 +17,11 @@
 #include <vector>
 
 using namespace payonce::core;
+using payonce::testsupport::FakeClock;
+using payonce::testsupport::FakeModeStore;
 using namespace std::chrono_literals;
 
 namespace {
-
-class FakeClock final : public Clock {
-public:
-    qint64 nowMs() const override { return m_now.load(); }
-    void advance(std::chrono::milliseconds by) { m_now += by.count(); }
-
-private:
-    std::atomic<qint64> m_now{1'700'000'000'000};
-};
-
-class FakeModeStore final : public BreakerModeStore {
-public:
-    Result<QHash<QString, BreakerModeSetting>> all() override
-    {
-        std::lock_guard guard(m_mutex);
-        ++reads;
-        return m_settings;
-    }
-    Result<void> set(const QString &breaker, const BreakerModeSetting &setting) override
-    {
-        std::lock_guard guard(m_mutex);
-        m_settings.insert(breaker, setting);
-        return {};
-    }
-    int reads = 0;
-
-private:
-    std::mutex m_mutex;
-    QHash<QString, BreakerModeSetting> m_settings;
-};
 
 CircuitBreakerOptions options()
 {
@@ -253,10 +227,10 @@ private Q_SLOTS:
         CircuitBreaker breaker(QStringLiteral("gateway.wechat"), clock, &modes, options());
         for (int i = 0; i < 50; ++i)
             (void)breaker.tryAcquire();
-        QCOMPARE(modes.reads, 1);
+        QCOMPARE(modes.reads(), 1);
         clock.advance(1s);
         (void)breaker.tryAcquire();
-        QCOMPARE(modes.reads, 2);
+        QCOMPARE(modes.reads(), 2);
     }
 
     void twoAgentsObeyOneOperator()

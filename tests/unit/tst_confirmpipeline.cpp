@@ -14,6 +14,8 @@
 #include "core/ports/idempotencystore.h"
 #include "core/ports/paymentgateway.h"
 #include "core/ports/paymentstore.h"
+#include "fakes/fakeclock.h"
+#include "fakes/fakemodestore.h"
 #include "redis/embeddedkeystore.h"
 
 #include <QJsonDocument>
@@ -26,6 +28,8 @@
 
 using namespace payonce;
 using namespace payonce::core;
+using payonce::testsupport::FakeClock;
+using payonce::testsupport::FakeModeStore;
 using namespace std::chrono_literals;
 
 namespace {
@@ -45,26 +49,10 @@ struct EventLog {
     }
 };
 
-class FakeClock final : public Clock {
-public:
-    qint64 nowMs() const override { return 1'700'000'000'000; }
-};
-
 class FakeEpochs final : public FenceEpochSource {
 public:
     Result<quint32> newEpoch(const QString &, const QString &) override { return quint32(1); }
     Result<quint32> largestEpoch() override { return quint32(1); }
-};
-
-class FakeModeStore final : public BreakerModeStore {
-public:
-    Result<QHash<QString, BreakerModeSetting>> all() override { return settings; }
-    Result<void> set(const QString &breaker, const BreakerModeSetting &setting) override
-    {
-        settings.insert(breaker, setting);
-        return {};
-    }
-    QHash<QString, BreakerModeSetting> settings;
 };
 
 /// L1 in memory with the store's contract (the SQL adapter is tested per dialect).

@@ -5,6 +5,7 @@
 #include "core/outbox/outboxdispatcher.h"
 #include "core/ports/clock.h"
 #include "core/ports/outboxstore.h"
+#include "fakes/fakeclock.h"
 
 #include <QTest>
 
@@ -12,17 +13,9 @@
 
 using namespace payonce;
 using namespace payonce::core;
+using payonce::testsupport::FakeClock;
 
 namespace {
-
-class FakeClock final : public Clock {
-public:
-    qint64 nowMs() const override { return m_now.load(); }
-    void advance(qint64 ms) { m_now += ms; }
-
-private:
-    std::atomic<qint64> m_now{1'700'000'000'000};
-};
 
 class FakeStore final : public OutboxStore {
 public:
@@ -65,7 +58,7 @@ public:
     {
         seen.append(event.eventId);
         if (m_clock)
-            m_clock->advance(m_takesMs);
+            m_clock->advance(std::chrono::milliseconds(m_takesMs));
         if (m_succeed)
             return {};
         return Error::make(ErrorCode::Unavailable, QStringLiteral("HTTP 503 for %1").arg(event.eventId));

@@ -12,7 +12,7 @@
 
 namespace payonce::testsupport {
 
-/// payonce-http-testserver (tests/integration/httptestserver.cpp) as a child process:
+/// payonce-http-testserver (tests/support/http/httptestserver.cpp) as a child process:
 /// started on a free loopback port, optionally under valgrind; stopped with SIGTERM.
 class HttpTestServer {
 public:

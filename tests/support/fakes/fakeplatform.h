@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/ports/notificationverifier.h"
 #include "core/ports/paymentgateway.h"
 
+#include <QList>
 #include <QStringList>
 
 #include <chrono>
@@ -12,25 +12,12 @@
 
 namespace payonce::testsupport {
 
-/// Decodes the JSON body of jsonDelivery() as a verified notification of merchant
-/// `mchId` (the real signatures are tst_notificationverifier's): for suites about what
-/// happens after verification.
-class JsonVerifier final : public core::NotificationVerifier {
-public:
-    explicit JsonVerifier(QString mchId) : m_mchId(std::move(mchId)) {}
-    core::Result<core::PaymentNotification> verify(const core::RawDelivery &delivery, bool, qint64) const override;
-
-private:
-    QString m_mchId;
-};
-
-/// A WeChat success notification for (payNo, paymentNo, amountFen) that JsonVerifier accepts.
-core::RawDelivery jsonDelivery(const QString &payNo, const QString &paymentNo, qint64 amountFen);
-
-/// A payment platform as the settle and close suites need it: per out_trade_no a state,
-/// every query and close recorded in order. `payOnClose`: the user pays just before the
-/// close arrives (the close then finds it paid: Conflict). `queryFails` / `closeFails`:
-/// the platform times out. Serves whichever channel it is asked for. Thread-safe.
+/// A payment platform as the settle, close and refund suites need it. Trades: per
+/// out_trade_no a state, every query and close recorded in order; `payOnClose`: the user
+/// pays just before the close arrives (the close then finds it paid: Conflict);
+/// `queryFails` / `closeFails`: the platform times out. Refunds: the next answers queued
+/// per refund number (Processing when none is queued), every call counted, a refund's
+/// state as a query finds it. Serves whichever channel it is asked for. Thread-safe.
 class FakePlatform final : public core::PaymentGateway {
 public:
     struct Trade {
@@ -55,9 +42,17 @@ public:
     core::Result<core::GatewayOrder> createOrder(const core::GatewayOrderRequest &) override;
     core::Result<core::GatewayTrade> query(const QString &paymentNo) override;
     core::Result<void> close(const QString &paymentNo) override;
-    /// Never used by the patrol or the closer: an Internal error.
     core::Result<core::GatewayRefund> refund(const core::GatewayRefundRequest &request) override;
     core::Result<core::GatewayRefund> queryRefund(const QString &paymentNo, const QString &refundNo) override;
+
+    /// The answer to the next refund call with this number.
+    void queueRefundAnswer(const QString &refundNo, core::Result<core::GatewayRefund> answer);
+    /// What a refund query for this number finds (Processing until set).
+    void setQueriedRefundState(const QString &refundNo, core::GatewayRefundState state);
+    int refundCalls(const QString &refundNo);
+    core::GatewayRefundRequest lastRefundRequest(const QString &refundNo);
+    /// A refund the platform made, in `state`, with a platform refund id of its own.
+    static core::GatewayRefund madeRefund(const QString &refundNo, core::GatewayRefundState state);
 
 private:
     const qint64 m_paidAmountFen;
@@ -66,6 +61,10 @@ private:
     QStringList m_calls;
     std::function<void(const QString &)> m_onClose;
     std::chrono::milliseconds m_queryDelay{0};
+    std::map<QString, QList<core::Result<core::GatewayRefund>>> m_refundAnswers;
+    std::map<QString, core::GatewayRefundState> m_queriedRefunds;
+    std::map<QString, int> m_refundCalls;
+    std::map<QString, core::GatewayRefundRequest> m_refundRequests;
 };
 
 } // namespace payonce::testsupport

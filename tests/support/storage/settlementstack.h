@@ -1,6 +1,7 @@
 #pragma once
 
-#include "fakeplatform.h"
+#include "fakes/fakeplatform.h"
+#include "fakes/jsonverifier.h"
 #include "storagefixture.h"
 
 #include "core/callback/callbackpipeline.h"

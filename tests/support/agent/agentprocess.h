@@ -46,7 +46,7 @@ public:
         int port = 0;
         /// Run the agent as `valgrind --error-exitcode=99 --leak-check=no
         /// --log-file=<valgrindLog> <agent> ...` (payonce-sim, its child, runs natively),
-        /// with tests/integration/valgrind-qt.supp (one false positive of Qt's forkfd).
+        /// with tests/support/agent/valgrind-qt.supp (one false positive of Qt's forkfd).
         /// stop() then returns 99 when valgrind found an error.
         bool valgrind = false;
         QString valgrindLog;
@@ -101,6 +101,9 @@ public:
     /// A token, then POST /api/v1/payments/confirm on the channel with the order_no as
     /// Idempotency-Key: the payment_no (the platform's out_trade_no), or empty and *error.
     QString confirmPayment(const QString &orderNo, qint64 userId, const QString &channel, QString *error) const;
+    /// The simulator's user pays the trade on `channel` ("wechat", "alipay"): POST /sim/pay,
+    /// after which the simulator notifies the agent.
+    HttpAnswer simPay(const QString &channel, const QString &paymentNo) const;
     /// The state of the simulator's first notification for the payment ("pending",
     /// "acknowledged", …), or empty when it sent none.
     QString notificationState(const QString &paymentNo) const;

@@ -1,8 +1,5 @@
 #include "fakeplatform.h"
 
-#include <QDateTime>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QRandomGenerator>
 
 #include <thread>
@@ -10,35 +7,6 @@
 namespace payonce::testsupport {
 
 using namespace payonce::core;
-
-Result<PaymentNotification> JsonVerifier::verify(const RawDelivery &delivery, bool, qint64) const
-{
-    const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
-    if (o.isEmpty())
-        return Error::make(ErrorCode::InvalidInput, QStringLiteral("not json"));
-    PaymentNotification n;
-    n.channel = delivery.channel;
-    n.payNo = o.value(QStringLiteral("pay_no")).toString();
-    n.paymentNo = o.value(QStringLiteral("out_trade_no")).toString();
-    n.amountFen = o.value(QStringLiteral("amount")).toInteger();
-    n.currency = QStringLiteral("CNY");
-    n.merchantId = m_mchId;
-    n.tradeState = QStringLiteral("SUCCESS");
-    n.paid = true;
-    return n;
-}
-
-RawDelivery jsonDelivery(const QString &payNo, const QString &paymentNo, qint64 amountFen)
-{
-    RawDelivery raw;
-    raw.channel = Channel::WeChat;
-    raw.body = QJsonDocument(QJsonObject{{QStringLiteral("pay_no"), payNo},
-                                         {QStringLiteral("out_trade_no"), paymentNo},
-                                         {QStringLiteral("amount"), amountFen}})
-                   .toJson(QJsonDocument::Compact);
-    raw.receivedAtMs = QDateTime::currentMSecsSinceEpoch();
-    return raw;
-}
 
 void FakePlatform::set(const QString &paymentNo, Trade trade)
 {
@@ -87,14 +55,55 @@ Result<GatewayTrade> FakePlatform::query(const QString &paymentNo)
     return out;
 }
 
-Result<GatewayRefund> FakePlatform::refund(const GatewayRefundRequest &)
+Result<GatewayRefund> FakePlatform::refund(const GatewayRefundRequest &request)
 {
-    return Error::make(ErrorCode::Internal, QStringLiteral("the patrol and the closer never refund"));
+    std::lock_guard guard(m_mutex);
+    ++m_refundCalls[request.refundNo];
+    m_refundRequests[request.refundNo] = request;
+    QList<Result<GatewayRefund>> &answers = m_refundAnswers[request.refundNo];
+    if (!answers.isEmpty())
+        return answers.takeFirst();
+    return madeRefund(request.refundNo, GatewayRefundState::Processing);
 }
 
-Result<GatewayRefund> FakePlatform::queryRefund(const QString &, const QString &)
+Result<GatewayRefund> FakePlatform::queryRefund(const QString &, const QString &refundNo)
 {
-    return Error::make(ErrorCode::Internal, QStringLiteral("the patrol and the closer never ask about refunds"));
+    std::lock_guard guard(m_mutex);
+    const auto found = m_queriedRefunds.find(refundNo);
+    return madeRefund(refundNo, found == m_queriedRefunds.end() ? GatewayRefundState::Processing : found->second);
+}
+
+void FakePlatform::queueRefundAnswer(const QString &refundNo, Result<GatewayRefund> answer)
+{
+    std::lock_guard guard(m_mutex);
+    m_refundAnswers[refundNo].append(std::move(answer));
+}
+
+void FakePlatform::setQueriedRefundState(const QString &refundNo, GatewayRefundState state)
+{
+    std::lock_guard guard(m_mutex);
+    m_queriedRefunds[refundNo] = state;
+}
+
+int FakePlatform::refundCalls(const QString &refundNo)
+{
+    std::lock_guard guard(m_mutex);
+    return m_refundCalls[refundNo];
+}
+
+GatewayRefundRequest FakePlatform::lastRefundRequest(const QString &refundNo)
+{
+    std::lock_guard guard(m_mutex);
+    return m_refundRequests[refundNo];
+}
+
+GatewayRefund FakePlatform::madeRefund(const QString &refundNo, GatewayRefundState state)
+{
+    GatewayRefund r;
+    r.state = state;
+    r.refundNo = refundNo;
+    r.refundId = QStringLiteral("5030") + refundNo.right(8);
+    return r;
 }
 
 Result<void> FakePlatform::close(const QString &paymentNo)

@@ -331,6 +331,12 @@ QString AgentProcess::confirmPayment(const QString &orderNo, qint64 userId, cons
     return confirmed.json().value(QStringLiteral("payment_no")).toString();
 }
 
+HttpAnswer AgentProcess::simPay(const QString &channel, const QString &paymentNo) const
+{
+    return simCall("POST", QStringLiteral("/sim/pay"),
+                   QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
+}
+
 QString AgentProcess::notificationState(const QString &paymentNo) const
 {
     const QJsonArray notifications = simCall("GET", QStringLiteral("/sim/notifications/") + paymentNo)
@@ -349,9 +355,7 @@ QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, cons
     const QString paymentNo = confirmPayment(orderNo, userId, QStringLiteral("wechat"), error);
     if (paymentNo.isEmpty())
         return {};
-    const HttpAnswer paid = simCall(
-        "POST", QStringLiteral("/sim/pay"),
-        QStringLiteral("{\"channel\":\"wechat\",\"out_trade_no\":\"%1\"}").arg(paymentNo).toUtf8());
+    const HttpAnswer paid = simPay(QStringLiteral("wechat"), paymentNo);
     if (paid.status != 200) {
         *error = QStringLiteral("sim pay: %1 %2").arg(paid.status).arg(QString::fromUtf8(paid.body));
         return {};
