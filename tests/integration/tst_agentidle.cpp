@@ -57,6 +57,7 @@ class TestAgentIdle : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered();
+    void firstRequestIsTimedByTheHeaderTimeout();
 };
 
 void TestAgentIdle::requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered()
@@ -108,6 +109,45 @@ void TestAgentIdle::requestsArrivingDuringAStallPastTheIdleTimeoutAreAnswered()
     QTRY_VERIFY_WITH_TIMEOUT(silent.state() != QAbstractSocket::ConnectedState
                                  || (silent.waitForReadyRead(10), silent.state() != QAbstractSocket::ConnectedState),
                              5000);
+    agent.stop();
+}
+
+// Idle is the time after an answer (keep-alive). Before its first request a connection is
+// timed by the header timeout, from its start, as nginx's client_header_timeout does: a
+// burst of connections the agent accepts in turn, whose requests are written once all are
+// connected, must not lose the first ones to the (shorter) idle timeout. One that never
+// sends is still closed, at the header timeout.
+void TestAgentIdle::firstRequestIsTimedByTheHeaderTimeout()
+{
+    constexpr int kHeaderTimeoutMs = 3000;
+    AgentProcess::Options options;
+    options.sim = false;
+    options.extraConfig = QJsonObject{
+        {QStringLiteral("http"), QJsonObject{{QStringLiteral("idle_timeout_ms"), kIdleTimeoutMs},
+                                             {QStringLiteral("header_timeout_ms"), kHeaderTimeoutMs}}}};
+    AgentFixture agent;
+    QVERIFY2(agent.start(Dialect::Sqlite, options), agent.error());
+
+    QTcpSocket late;
+    QTcpSocket silent;
+    for (QTcpSocket *socket : {&late, &silent}) {
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(agent->port()));
+        QVERIFY(socket->waitForConnected(5000));
+    }
+    QElapsedTimer connected;
+    connected.start();
+    QTest::qWait(4 * kIdleTimeoutMs);
+
+    late.write(kRequest);
+    QCOMPARE(readAnswer(late, 5000), 200);
+    silent.waitForReadyRead(10);
+    QVERIFY2(silent.state() == QAbstractSocket::ConnectedState,
+             "a connection that has not sent its first request was closed by the idle timeout");
+    // The header timeout still closes a connection that never sends a request.
+    QTRY_VERIFY_WITH_TIMEOUT((silent.waitForReadyRead(10), silent.state() != QAbstractSocket::ConnectedState),
+                             3 * kHeaderTimeoutMs);
+    QVERIFY2(connected.elapsed() >= kHeaderTimeoutMs - 200,
+             qPrintable(QStringLiteral("closed %1 ms after connecting").arg(connected.elapsed())));
     agent.stop();
 }
 
