@@ -389,7 +389,9 @@ void ConnectionGuard::sweep()
         if (c.state == State::Head && c.headStartedMs >= 0 && now - c.headStartedMs > m_limits.headerTimeout.count()) {
             m_stats.headerTimeouts.fetch_add(1);
             toClose << it.key();
-        } else if (now - c.lastActivityMs > m_limits.idleTimeout.count()) {
+        } else if (c.handedOver && now - c.lastActivityMs > m_limits.idleTimeout.count()) {
+            // Idle is the time after a request (keep-alive, a stalled body): before its first
+            // one a connection is timed by the header timeout from its start, above.
             // A request that has arrived is not idleness, however late the event loop
             // comes to it (a stalled or busy loop): closing now would drop it — and, its
             // bytes unread, reset the connection. Its read notification frames it next.

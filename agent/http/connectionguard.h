@@ -27,8 +27,9 @@ namespace payonce::http {
 ///   refusal the write side is shut down and input is read and dropped until the peer
 ///   closes or lingerTimeout passes (so the client sees the answer rather than a reset).
 /// - A request head not complete within headerTimeout of its first byte (or of the
-///   connection's start) closes the connection (slowloris); a connection with no request
-///   in progress and no bytes for idleTimeout is closed (idle keep-alive, stalled body).
+///   connection's start: before its first request a connection is timed by this alone)
+///   closes the connection (slowloris); a connection that has had a request, with none in
+///   progress and no bytes for idleTimeout, is closed (idle keep-alive, stalled body).
 /// - Caps on connections per peer address and in total: over a cap the connection gets
 ///   503 `too_many_connections` and is closed.
 /// - Only a request head that passed is handed to QtHttpServer (addPendingConnection(),
