@@ -340,27 +340,41 @@ core::Result<void> Database::openConnection(Session &session)
         if (!done)
             return done.error();
     }
+    session.m_lockWaitSeconds = session.m_defaultLockWaitSeconds = kLockWaitTimeoutSeconds;
     qCDebug(payonce::lcSql) << "opened connection" << session.m_connectionName;
     return {};
 }
 
 core::Result<void> Database::runTransactionOnce(Session &session, const ErasedWork &work)
 {
-    auto begun = session.exec(beginStatement(), {}, QStringLiteral("begin"));
-    if (!begun)
-        return begun.error();
+    if (dialect() == Dialect::Sqlite) {
+        // BEGIN IMMEDIATE takes the one writer's lock now, before any statement.
+        auto begun = session.exec(beginStatement(), {}, QStringLiteral("begin"));
+        if (!begun)
+            return begun.error();
+    } else {
+        // Sent with the first statement, which a bounded lock wait rides with
+        // (Session::boundLockWaits).
+        session.deferBegin(beginStatement());
+    }
     session.m_inTransaction = true;
     auto result = work(session);
     if (!result.ok()) {
         session.m_inTransaction = false;
-        if (!session.isBroken())
+        if (!session.isBroken() && !session.beginStillPending())
             (void)session.exec(QStringLiteral("ROLLBACK"), {}, QStringLiteral("rollback"));
-        session.transactionEnded(kLockWaitTimeoutSeconds);
+        session.transactionEnded();
         return result;
+    }
+    if (session.beginStillPending()) {
+        // No statement ran: nothing was begun, nothing to commit.
+        session.m_inTransaction = false;
+        session.transactionEnded();
+        return {};
     }
     auto committed = session.exec(QStringLiteral("COMMIT"), {}, QStringLiteral("commit"));
     session.m_inTransaction = false;
-    session.transactionEnded(kLockWaitTimeoutSeconds);
+    session.transactionEnded();
     if (committed)
         return {};
     Error error = committed.error();

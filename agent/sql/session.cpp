@@ -13,6 +13,8 @@ Session::Session(Dialect dialect, QString connectionName, const core::Clock &clo
 
 core::Result<QSqlQuery> Session::exec(const QString &sql, const QVariantList &binds, const QString &what)
 {
+    if (auto begun = sendPendingBegin(); !begun)
+        return begun.error();
     QSqlQuery query(m_db);
     query.setForwardOnly(true);
     bool ok = false;
@@ -57,25 +59,75 @@ core::Error Session::failure(const QSqlQuery &query, const QString &sql, const Q
 core::Result<void> Session::boundLockWaits(int ms)
 {
     switch (m_dialect) {
-    case Dialect::PostgreSql:
-        if (auto set = exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(ms)); !set)
-            return set.error();
+    case Dialect::PostgreSql: {
+        const QString set = QStringLiteral("SET LOCAL lock_timeout = %1").arg(ms);
+        if (m_pendingBegin.isEmpty()) {
+            if (auto done = exec(set); !done)
+                return done.error();
+            break;
+        }
+        // One round trip: the BEGIN and the SET as one simple query. Not forward-only, so
+        // the driver reads every result and a failed SET is seen here.
+        const QString both = m_pendingBegin + QStringLiteral("; ") + set;
+        m_pendingBegin.clear();
+        QSqlQuery query(m_db);
+        if (!query.exec(both))
+            return failure(query, both, QStringLiteral("begin, lock waits bounded"));
+        while (query.nextResult()) {
+        }
+        if (query.lastError().isValid())
+            return failure(query, both, QStringLiteral("begin, lock waits bounded"));
         break;
-    case Dialect::MariaDb:
-        if (auto set = exec(QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(std::max(1, ms / 1000)));
-            !set)
-            return set.error();
+    }
+    case Dialect::MariaDb: {
+        const int seconds = std::max(1, ms / 1000);
+        if (m_lockWaitSeconds != seconds) {
+            if (auto set = execUnbegun(QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(seconds)); !set)
+                return set.error();
+            m_lockWaitSeconds = seconds;
+        }
         break;
+    }
     case Dialect::Sqlite: break;
     }
     m_lockWaitsBounded = true;
     return {};
 }
 
-void Session::transactionEnded(int defaultLockWaitSeconds)
+core::Result<void> Session::sendPendingBegin()
 {
-    if (m_lockWaitsBounded && m_dialect == Dialect::MariaDb && !m_broken)
-        (void)exec(QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(defaultLockWaitSeconds));
+    if (m_pendingBegin.isEmpty())
+        return {};
+    if (m_dialect == Dialect::MariaDb && !m_lockWaitsBounded && m_lockWaitSeconds != m_defaultLockWaitSeconds) {
+        // A bounded transaction before this one left its value: this one waits as long as
+        // every other.
+        if (auto set = execUnbegun(
+                QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(m_defaultLockWaitSeconds));
+            !set)
+            return set.error();
+        m_lockWaitSeconds = m_defaultLockWaitSeconds;
+    }
+    const QString begin = m_pendingBegin;
+    m_pendingBegin.clear();
+    if (auto begun = exec(begin, {}, QStringLiteral("begin")); !begun)
+        return begun.error();
+    return {};
+}
+
+core::Result<QSqlQuery> Session::execUnbegun(const QString &sql)
+{
+    // A session setting, sent before the pending BEGIN (MariaDB applies it to the
+    // transaction that begins next).
+    const QString pending = m_pendingBegin;
+    m_pendingBegin.clear();
+    auto done = exec(sql);
+    m_pendingBegin = pending;
+    return done;
+}
+
+void Session::transactionEnded()
+{
+    m_pendingBegin.clear();
     m_lockWaitsBounded = false;
     m_lockWaitEnded = false;
 }
@@ -83,6 +135,8 @@ void Session::transactionEnded(int defaultLockWaitSeconds)
 core::Result<void> Session::runKept(const QString &sql, const QVariantList &binds, const QString &what,
                                     const std::function<core::Result<void>(QSqlQuery &)> &use)
 {
+    if (auto begun = sendPendingBegin(); !begun)
+        return begun;
     KeptStatement *kept = nullptr;
     if (auto found = m_kept.find(sql); found != m_kept.end()) {
         if (!found->second.inUse)

@@ -73,9 +73,12 @@ public:
 
     /// From here to the end of the open transaction, a statement that waits on another
     /// holder's row lock gives up after `ms` (PostgreSQL lock_timeout; MariaDB
-    /// innodb_lock_wait_timeout in whole seconds, put back when the transaction ends; SQLite
-    /// waits on its one writer as always): it fails Unavailable, not Busy, so the unit of
-    /// work is not run again, and lockWaitEnded() says why.
+    /// innodb_lock_wait_timeout in whole seconds; SQLite waits on its one writer as always):
+    /// it fails Unavailable, not Busy, so the unit of work is not run again, and
+    /// lockWaitEnded() says why. Called before the transaction's first statement it costs
+    /// no round trip of its own: PostgreSQL gets it with the BEGIN, and MariaDB's session
+    /// keeps the bounded value for the next bounded transaction (a transaction that does not
+    /// bound its waits puts the default back before its first statement).
     core::Result<void> boundLockWaits(int ms);
     /// A statement of this transaction gave up waiting on another holder (boundLockWaits).
     bool lockWaitEnded() const { return m_lockWaitEnded; }
@@ -102,6 +105,18 @@ private:
         bool inUse = false;
     };
     core::Error failure(const QSqlQuery &query, const QString &sql, const QString &what);
+    /// A transaction is open but its BEGIN not sent yet (PostgreSQL and MariaDB: the first
+    /// statement sends it, so that boundLockWaits() can ride with it); empty otherwise.
+    QString m_pendingBegin;
+    /// Sends the pending BEGIN, if any (with MariaDB's default lock wait put back first when
+    /// a bounded transaction left it changed).
+    core::Result<void> sendPendingBegin();
+    /// exec() of a session setting ahead of the pending BEGIN, which stays pending.
+    core::Result<QSqlQuery> execUnbegun(const QString &sql);
+    /// MariaDB: the session's innodb_lock_wait_timeout as last set (connection set-up sets
+    /// the default).
+    int m_lockWaitSeconds = 0;
+    int m_defaultLockWaitSeconds = 0;
 
     Dialect m_dialect;
     QString m_connectionName;
@@ -110,8 +125,12 @@ private:
     bool m_inTransaction = false;
     bool m_lockWaitsBounded = false;
     bool m_lockWaitEnded = false;
+    /// Database: a transaction begins with `beginSql`, sent with its first statement.
+    void deferBegin(const QString &beginSql) { m_pendingBegin = beginSql; }
+    /// No statement ran since deferBegin(): there is nothing to COMMIT or ROLLBACK.
+    bool beginStillPending() const { return !m_pendingBegin.isEmpty(); }
     /// Ends boundLockWaits() with the transaction (Database, after COMMIT or ROLLBACK).
-    void transactionEnded(int defaultLockWaitSeconds);
+    void transactionEnded();
     bool m_broken = false;
     int m_depth = 0;                                   ///< units of work running on this session right now (nesting)
     std::unordered_map<QString, KeptStatement> m_kept; ///< by statement text

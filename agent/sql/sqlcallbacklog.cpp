@@ -27,34 +27,19 @@ QVariantList bindsFor(const Session &session, const CallbackLogEntry &entry)
 /// Well inside the platforms' ~5 s timeout; MariaDB counts whole seconds.
 constexpr int kRowLockWaitMs = 1000;
 
-/// Runs `statement` with its lock waits bounded by kRowLockWaitMs (PostgreSQL
-/// lock_timeout for the transaction, MariaDB innodb_lock_wait_timeout around it). A wait
+/// Runs `statement` with its lock waits bounded by kRowLockWaitMs (Session::boundLockWaits:
+/// PostgreSQL lock_timeout for the transaction, MariaDB innodb_lock_wait_timeout). A wait
 /// that ran out sets *waitEnded and answers Unavailable — not Busy, which write() would run
 /// again for as long again. SQLite waits on its one writer lock as every writer does.
 core::Result<int> execWithBoundedLockWait(Session &session, const QString &statement, const QVariantList &binds,
                                           const QString &what, bool *waitEnded)
 {
-    static const QString mariaDbDefault =
-        QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(Database::kLockWaitTimeoutSeconds);
-    switch (session.dialect()) {
-    case Dialect::PostgreSql:
-        if (auto set = session.exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(kRowLockWaitMs)); !set)
-            return set.error();
-        break;
-    case Dialect::MariaDb:
-        if (auto set = session.exec(
-                QStringLiteral("SET SESSION innodb_lock_wait_timeout = %1").arg(std::max(1, kRowLockWaitMs / 1000)));
-            !set)
-            return set.error();
-        break;
-    case Dialect::Sqlite: break;
+    if (session.dialect() != Dialect::Sqlite) {
+        if (auto bounded = session.boundLockWaits(kRowLockWaitMs); !bounded)
+            return bounded.error();
     }
     auto affected = session.execAffected(statement, binds, what);
-    if (session.dialect() == Dialect::MariaDb) {
-        if (auto reset = session.exec(mariaDbDefault); !reset)
-            return reset.error();
-    }
-    if (!affected && affected.error().code == core::ErrorCode::Busy && session.dialect() != Dialect::Sqlite) {
+    if (!affected && session.lockWaitEnded()) {
         *waitEnded = true;
         return core::Error::make(
             core::ErrorCode::Unavailable,
@@ -128,6 +113,27 @@ core::Result<InsertOutcome> SqlCallbackLog::insertProcessedIfAbsent(Session &ses
     if (!affected)
         return affected.error();
     return affected.value() == 1 ? InsertOutcome::Inserted : InsertOutcome::Duplicate;
+}
+
+GroupedWrite SqlCallbackLog::processedRowAfterDelivery(const Session &session, const QString &delivery,
+                                                       const CallbackLogEntry &entry, const QString &outcome)
+{
+    // In a SELECT list a parameter has no column to take its type from: each is cast.
+    const QString sql =
+        QStringLiteral("INSERT INTO pay_callback_log (%1, outcome, processed_at) SELECT %2, 'processed', %3.id, %4 "
+                       "FROM %3 ON CONFLICT DO NOTHING")
+            .arg(kColumns.join(QStringLiteral(", ")),
+                 castParameters({QStringLiteral("VARCHAR"), QStringLiteral("VARCHAR"), QStringLiteral("VARCHAR"),
+                                 QStringLiteral("BIGINT")}),
+                 delivery,
+                 castParameters({QStringLiteral("BIGINT"), QStringLiteral("VARCHAR"), QStringLiteral("VARCHAR"),
+                                 QStringLiteral("BIGINT")}));
+    const qint64 now = session.nowMs();
+    return GroupedWrite{
+        sql,
+        {entry.channel, entry.payNo, entry.orderNo, entry.amountFen, now,
+         entry.paymentNo.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(entry.paymentNo), outcome,
+         now}};
 }
 
 core::Result<bool> SqlCallbackLog::attachDelivery(const QString &channel, const QString &payNo, qint64 deliveryId)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "database.h"
+#include "groupedwrites.h"
 
 namespace payonce::sql {
 
@@ -39,6 +40,11 @@ public:
     /// insert-if-absent (the one-commit path: the paid transaction writes it with its effects).
     core::Result<InsertOutcome> insertProcessedIfAbsent(Session &session, const CallbackLogEntry &entry,
                                                         const QString &outcome);
+    /// PostgreSQL: the same row as a part of a WITH statement whose earlier part `delivery`
+    /// inserted the delivery (one row, its `id`): the row's delivery_id is that id
+    /// (entry.deliveryId is not read). Insert-if-absent; RETURNING is the caller's.
+    static GroupedWrite processedRowAfterDelivery(const Session &session, const QString &delivery,
+                                                  const CallbackLogEntry &entry, const QString &outcome);
 
     /// A row still `accepted` with no delivery (written from the platform's query) takes
     /// `deliveryId` as its delivery, as a CAS on both. True when this call attached it:

@@ -71,7 +71,75 @@ core::Result<std::optional<CallbackOrder>> readOrder(Session &session, const QSt
     return readOrderWhere(session, QStringLiteral("?"), {orderNo});
 }
 
-core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery);
+/// n '?' placeholders, comma-separated.
+QString marks(int n)
+{
+    QStringList marks;
+    marks.fill(QStringLiteral("?"), n);
+    return marks.join(QStringLiteral(", "));
+}
+
+// The paid transaction's keyed rows (docs/design.md, "Callback path"): columns in the order
+// of their binds, shared by the single writes and the grouped ones.
+const QStringList kCouponColumns{QStringLiteral("order_no"),  QStringLiteral("user_id"), QStringLiteral("template_id"),
+                                 QStringLiteral("status"),    QStringLiteral("fence"),   QStringLiteral("created_at"),
+                                 QStringLiteral("updated_at")};
+const QStringList kPointColumns{QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("point_type"),
+                                QStringLiteral("delta"),    QStringLiteral("fence"),   QStringLiteral("created_at")};
+const QStringList kOutboxColumns{
+    QStringLiteral("event_id"),        QStringLiteral("event_type"), QStringLiteral("aggregate_id"),
+    QStringLiteral("payload"),         QStringLiteral("status"),     QStringLiteral("attempts"),
+    QStringLiteral("next_attempt_at"), QStringLiteral("created_at"), QStringLiteral("trace_id")};
+const QStringList kStockLogColumns{QStringLiteral("order_no"),  QStringLiteral("sku_id"), QStringLiteral("entry_key"),
+                                   QStringLiteral("reason"),    QStringLiteral("qty"),    QStringLiteral("fence"),
+                                   QStringLiteral("created_at")};
+/// Binds: qty, now, sku_id, qty.
+const QString kTakeStockSql = QStringLiteral(
+    "UPDATE skus SET stock = stock - ?, updated_at = ? WHERE sku_id = ? AND stock >= ?");
+/// Binds: now, payment_no.
+const QString kPaymentRecordPaidSql = QStringLiteral(
+    "UPDATE payment_records SET status = 'paid', updated_at = ? "
+    "WHERE payment_no = ? AND status IN ('creating','pending','failed')");
+
+const QString kInsertDeliveryHead = QStringLiteral(
+    "INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, verified, layer, "
+    "http_status, error_code, headers, raw_body, agent_id, trace_id)");
+constexpr int kDeliveryColumns = 12;
+
+/// A delivery's values, in kInsertDeliveryHead's order. The body and headers of a verified
+/// delivery only (an unverified body is not ours to keep; a seen copy comes without one).
+QVariantList deliveryValues(const core::DeliveryRecord &delivery)
+{
+    const QVariant none(QMetaType(QMetaType::QString));
+    QVariant headers = none, body = none;
+    if (delivery.verified && !delivery.rawBody.isEmpty()) {
+        QJsonArray pairs;
+        for (const auto &[name, value] : delivery.headers)
+            pairs.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
+        headers = QString::fromUtf8(QJsonDocument(pairs).toJson(QJsonDocument::Compact));
+        body = QString::fromUtf8(delivery.rawBody);
+    }
+    return {core::channelName(delivery.channel),
+            textOrNull(delivery.payNo),
+            textOrNull(delivery.orderNo),
+            delivery.receivedAtMs,
+            delivery.verified ? 1 : 0,
+            layerName(delivery.layer),
+            delivery.httpStatus,
+            textOrNull(delivery.outcome),
+            headers,
+            body,
+            textOrNull(delivery.agentId),
+            textOrNull(delivery.traceId)};
+}
+
+/// One callback_deliveries row in the caller's transaction; its id.
+core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery)
+{
+    return session.execInsertReturningId(kInsertDeliveryHead + QStringLiteral(" VALUES (") + marks(kDeliveryColumns)
+                                             + QStringLiteral(")"),
+                                         deliveryValues(delivery), QStringLiteral("append callback delivery"));
+}
 
 /// How long a one-commit transaction's statement waits on another holder's lock: well
 /// inside the platforms' ~5 s timeout, as the accepted-first way's log row insert.
@@ -105,9 +173,7 @@ public:
 
     core::Result<bool> takeStock(const QString &skuId, qint64 qty) override
     {
-        return changed(
-            QStringLiteral("UPDATE skus SET stock = stock - ?, updated_at = ? WHERE sku_id = ? AND stock >= ?"),
-            {qty, m_session.nowMs(), skuId, qty}, QStringLiteral("take stock"));
+        return changed(kTakeStockSql, {qty, m_session.nowMs(), skuId, qty}, QStringLiteral("take stock"));
     }
 
     core::Result<void> untakeStock(const QString &skuId, qint64 qty) override
@@ -122,10 +188,7 @@ public:
     core::Result<bool> insertStockLog(const QString &orderNo, const QString &skuId, const QString &entryKey, qint64 qty,
                                       qint64 fence) override
     {
-        return insertIfAbsent(QStringLiteral("stock_log"),
-                              {QStringLiteral("order_no"), QStringLiteral("sku_id"), QStringLiteral("entry_key"),
-                               QStringLiteral("reason"), QStringLiteral("qty"), QStringLiteral("fence"),
-                               QStringLiteral("created_at")},
+        return insertIfAbsent(QStringLiteral("stock_log"), kStockLogColumns,
                               {orderNo, skuId, entryKey, QStringLiteral("paid"), qty, fence, m_session.nowMs()});
     }
 
@@ -133,19 +196,14 @@ public:
                                     qint64 fence) override
     {
         const qint64 now = m_session.nowMs();
-        return insertIfAbsent(QStringLiteral("user_coupon"),
-                              {QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("template_id"),
-                               QStringLiteral("status"), QStringLiteral("fence"), QStringLiteral("created_at"),
-                               QStringLiteral("updated_at")},
+        return insertIfAbsent(QStringLiteral("user_coupon"), kCouponColumns,
                               {orderNo, userId, templateKey, QStringLiteral("active"), fence, now, now});
     }
 
     core::Result<bool> insertPoints(const QString &orderNo, qint64 userId, const QString &pointType, qint64 delta,
                                     qint64 fence) override
     {
-        return insertIfAbsent(QStringLiteral("point_log"),
-                              {QStringLiteral("order_no"), QStringLiteral("user_id"), QStringLiteral("point_type"),
-                               QStringLiteral("delta"), QStringLiteral("fence"), QStringLiteral("created_at")},
+        return insertIfAbsent(QStringLiteral("point_log"), kPointColumns,
                               {orderNo, userId, pointType, delta, fence, m_session.nowMs()});
     }
 
@@ -153,20 +211,16 @@ public:
                                     const QJsonObject &payload, const QString &traceId) override
     {
         const qint64 now = m_session.nowMs();
-        return insertIfAbsent(
-            QStringLiteral("outbox"),
-            {QStringLiteral("event_id"), QStringLiteral("event_type"), QStringLiteral("aggregate_id"),
-             QStringLiteral("payload"), QStringLiteral("status"), QStringLiteral("attempts"),
-             QStringLiteral("next_attempt_at"), QStringLiteral("created_at"), QStringLiteral("trace_id")},
-            {eventId, eventType, aggregateId, QString::fromUtf8(QJsonDocument(payload).toJson(QJsonDocument::Compact)),
-             QStringLiteral("pending"), 0, now, now, textOrNull(traceId)});
+        return insertIfAbsent(QStringLiteral("outbox"), kOutboxColumns,
+                              {eventId, eventType, aggregateId,
+                               QString::fromUtf8(QJsonDocument(payload).toJson(QJsonDocument::Compact)),
+                               QStringLiteral("pending"), 0, now, now, textOrNull(traceId)});
     }
 
     core::Result<void> markPaymentRecordPaid(const QString &paymentNo) override
     {
-        auto done = changed(QStringLiteral("UPDATE payment_records SET status = 'paid', updated_at = ? "
-                                           "WHERE payment_no = ? AND status IN ('creating','pending','failed')"),
-                            {m_session.nowMs(), paymentNo}, QStringLiteral("payment record paid"));
+        auto done = changed(kPaymentRecordPaidSql, {m_session.nowMs(), paymentNo},
+                            QStringLiteral("payment record paid"));
         if (!done)
             return done.error();
         return {};
@@ -203,6 +257,117 @@ public:
                                          qint64 deliveryId) override
     {
         return m_log.markProcessedWithDelivery(m_session, core::channelName(channel), payNo, outcome, deliveryId);
+    }
+
+    core::Result<core::PaidRowsWritten> insertPaidRows(const core::PaidRows &rows) override
+    {
+        const qint64 now = m_session.nowMs();
+        const Dialect dialect = m_session.dialect();
+        const QString id = QStringLiteral("id");
+        QList<GroupedWrite> writes;
+        if (!rows.couponTemplateKey.isEmpty())
+            writes << GroupedWrite{
+                insertIfAbsentSql(dialect, QStringLiteral("user_coupon"), kCouponColumns, id),
+                {rows.orderNo, rows.userId, rows.couponTemplateKey, QStringLiteral("active"), rows.fence, now, now}};
+        if (rows.pointsDelta > 0)
+            writes << GroupedWrite{insertIfAbsentSql(dialect, QStringLiteral("point_log"), kPointColumns, id),
+                                   {rows.orderNo, rows.userId, rows.pointType, rows.pointsDelta, rows.fence, now}};
+        writes << GroupedWrite{insertIfAbsentSql(dialect, QStringLiteral("outbox"), kOutboxColumns, id),
+                               {rows.outboxEventId, rows.outboxEventType, rows.orderNo,
+                                QString::fromUtf8(QJsonDocument(rows.outboxPayload).toJson(QJsonDocument::Compact)),
+                                QStringLiteral("pending"), 0, now, now, textOrNull(rows.traceId)}}
+               << GroupedWrite{kPaymentRecordPaidSql, {now, rows.paymentNo}};
+        auto counts = execGrouped(m_session, writes, QStringLiteral("paid rows"));
+        if (!counts)
+            return counts.error();
+        core::PaidRowsWritten written;
+        qsizetype at = 0;
+        if (!rows.couponTemplateKey.isEmpty())
+            written.coupon = counts.value().at(at++) == 1;
+        if (rows.pointsDelta > 0)
+            written.points = counts.value().at(at++) == 1;
+        written.outbox = counts.value().at(at) == 1;
+        return written;
+    }
+
+    core::Result<core::StockTake> takeStockLogged(const QString &orderNo, const QString &skuId, const QString &entryKey,
+                                                  qint64 qty, qint64 fence) override
+    {
+        if (m_session.dialect() != Dialect::PostgreSql) {
+            core::StockTake take;
+            auto taken = takeStock(skuId, qty);
+            if (!taken.ok())
+                return taken.error();
+            take.taken = taken.value();
+            if (!take.taken)
+                return take;
+            auto logged = insertStockLog(orderNo, skuId, entryKey, qty, fence);
+            if (!logged.ok())
+                return logged.error();
+            take.logged = logged.value();
+            return take;
+        }
+        // One statement: the ledger entry is written only when the stock was there.
+        const qint64 now = m_session.nowMs();
+        static const QString sql =
+            QStringLiteral("WITH s AS (%1 RETURNING 1), l AS (INSERT INTO stock_log (%2) SELECT %3 WHERE EXISTS "
+                           "(SELECT 1 FROM s) ON CONFLICT DO NOTHING RETURNING 1) "
+                           "SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM l)")
+                .arg(kTakeStockSql, kStockLogColumns.join(QStringLiteral(", ")),
+                     castParameters({QStringLiteral("VARCHAR"), QStringLiteral("VARCHAR"), QStringLiteral("VARCHAR"),
+                                     QStringLiteral("VARCHAR"), QStringLiteral("BIGINT"), QStringLiteral("BIGINT"),
+                                     QStringLiteral("BIGINT")}));
+        core::StockTake take;
+        auto read = m_session.forEachRow(
+            sql, {qty, now, skuId, qty, orderNo, skuId, entryKey, QStringLiteral("paid"), qty, fence, now},
+            [&](const QSqlQuery &row) -> core::Result<void> {
+                take.taken = row.value(0).toInt() == 1;
+                take.logged = row.value(1).toInt() == 1;
+                return {};
+            },
+            QStringLiteral("take stock, stock_log"));
+        if (!read)
+            return read.error();
+        return take;
+    }
+
+    core::Result<std::pair<qint64, core::LogInsert>> insertDeliveryProcessed(const core::DeliveryRecord &delivery,
+                                                                             const core::AcceptedCallback &row,
+                                                                             const QString &outcome) override
+    {
+        CallbackLogEntry entry{
+            core::channelName(row.channel), row.payNo, row.orderNo, row.amountFen, std::nullopt, row.paymentNo};
+        if (m_session.dialect() != Dialect::PostgreSql) {
+            auto id = insertDelivery(delivery);
+            if (!id.ok())
+                return id.error();
+            entry.deliveryId = id.value();
+            auto inserted = m_log.insertProcessedIfAbsent(m_session, entry, outcome);
+            if (!inserted)
+                return inserted.error();
+            return std::pair{id.value(), inserted.value() == InsertOutcome::Inserted ? core::LogInsert::Inserted
+                                                                                     : core::LogInsert::Duplicate};
+        }
+        // One statement: the delivery, and the log row naming it.
+        const GroupedWrite logged = SqlCallbackLog::processedRowAfterDelivery(m_session, QStringLiteral("d"), entry,
+                                                                              outcome);
+        const QString sql = QStringLiteral("WITH d AS (%1 VALUES (%2) RETURNING id), l AS (%3 RETURNING 1) "
+                                           "SELECT d.id, (SELECT count(*) FROM l) FROM d")
+                                .arg(kInsertDeliveryHead, marks(kDeliveryColumns), logged.sql);
+        std::optional<std::pair<qint64, core::LogInsert>> answer;
+        auto read = m_session.forEachRow(
+            sql, deliveryValues(delivery) + logged.binds,
+            [&](const QSqlQuery &q) -> core::Result<void> {
+                answer = std::pair{q.value(0).toLongLong(),
+                                   q.value(1).toInt() == 1 ? core::LogInsert::Inserted : core::LogInsert::Duplicate};
+                return {};
+            },
+            QStringLiteral("append callback delivery, pay_callback_log processed"));
+        if (!read)
+            return read.error();
+        if (!answer)
+            return core::Error::make(ErrorCode::Internal, QStringLiteral("the delivery insert returned no id"));
+        return *answer;
     }
 
     core::Result<void> boundLockWaits() override { return m_session.boundLockWaits(kOneCommitLockWaitMs); }
@@ -273,46 +438,6 @@ private:
     SqlCallbackLog &m_log;
     SqlCallbackStore &m_store;
 };
-
-const QString kInsertDeliveryHead = QStringLiteral(
-    "INSERT INTO callback_deliveries (channel, pay_no, order_no, received_at, verified, layer, "
-    "http_status, error_code, headers, raw_body, agent_id, trace_id)");
-constexpr int kDeliveryColumns = 12;
-
-/// A delivery's values, in kInsertDeliveryHead's order. The body and headers of a verified
-/// delivery only (an unverified body is not ours to keep; a seen copy comes without one).
-QVariantList deliveryValues(const core::DeliveryRecord &delivery)
-{
-    const QVariant none(QMetaType(QMetaType::QString));
-    QVariant headers = none, body = none;
-    if (delivery.verified && !delivery.rawBody.isEmpty()) {
-        QJsonArray pairs;
-        for (const auto &[name, value] : delivery.headers)
-            pairs.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
-        headers = QString::fromUtf8(QJsonDocument(pairs).toJson(QJsonDocument::Compact));
-        body = QString::fromUtf8(delivery.rawBody);
-    }
-    return {core::channelName(delivery.channel),
-            textOrNull(delivery.payNo),
-            textOrNull(delivery.orderNo),
-            delivery.receivedAtMs,
-            delivery.verified ? 1 : 0,
-            layerName(delivery.layer),
-            delivery.httpStatus,
-            textOrNull(delivery.outcome),
-            headers,
-            body,
-            textOrNull(delivery.agentId),
-            textOrNull(delivery.traceId)};
-}
-
-/// One callback_deliveries row in the caller's transaction; its id.
-core::Result<qint64> insertDelivery(Session &session, const core::DeliveryRecord &delivery)
-{
-    return session.execInsertReturningId(kInsertDeliveryHead
-                                             + QStringLiteral(" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-                                         deliveryValues(delivery), QStringLiteral("append callback delivery"));
-}
 
 } // namespace
 

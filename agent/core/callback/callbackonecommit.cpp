@@ -117,16 +117,14 @@ Result<void> CallbackPipeline::logDeliveryIn(CallbackTransaction &tx, Context &c
 {
     // The delivery's row with its decision, then its log row `processed`.
     const PaymentNotification &n = ctx.n;
-    auto id = tx.insertDelivery(deliveryRecordOf(ctx, attempt.decided));
-    if (!id.ok())
-        return id.error();
-    attempt.deliveryId = id.value();
-    auto logged = tx.insertProcessed(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
-                                                      attempt.deliveryId, m_clock.nowMs(), n.paymentNo},
-                                     attempt.decided->note);
+    auto logged = tx.insertDeliveryProcessed(deliveryRecordOf(ctx, attempt.decided),
+                                             AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
+                                                              std::nullopt, m_clock.nowMs(), n.paymentNo},
+                                             attempt.decided->note);
     if (!logged.ok())
         return logged.error();
-    if (logged.value() != LogInsert::Duplicate)
+    attempt.deliveryId = logged.value().first;
+    if (logged.value().second != LogInsert::Duplicate)
         return {};
     // The row exists. `accepted` — a copy made it durable while this delivery held the lock,
     // an accept-only delivery, the patrol's query — is finished here by the lock's holder,

@@ -8,10 +8,10 @@ Result<void> takeStock(CallbackTransaction &tx, const CallbackOrder &order, cons
                        const QString &keySuffix, PaidEffectsWritten &written)
 {
     for (const CallbackOrder::Item &item : order.items) {
-        auto taken = tx.takeStock(item.skuId, item.qty);
+        auto taken = tx.takeStockLogged(order.orderNo, item.skuId, QStringLiteral("take") + keySuffix, item.qty, fence);
         if (!taken.ok())
             return taken.error();
-        if (!taken.value()) {
+        if (!taken.value().taken) {
             const CallbackFinding finding{
                 QStringLiteral("oversold"), order.orderNo + QLatin1Char(':') + item.skuId, order.orderNo, n.payNo,
                 QJsonObject{{QStringLiteral("sku_id"), item.skuId},
@@ -21,10 +21,7 @@ Result<void> takeStock(CallbackTransaction &tx, const CallbackOrder &order, cons
                 return raised.error();
             continue;
         }
-        auto logged = tx.insertStockLog(order.orderNo, item.skuId, QStringLiteral("take") + keySuffix, item.qty, fence);
-        if (!logged.ok())
-            return logged.error();
-        if (!logged.value()) {
+        if (!taken.value().logged) {
             // Another path took this stock already (its stock_log row exists): give back
             // what this uncommitted transaction just took.
             auto back = tx.untakeStock(item.skuId, item.qty);
@@ -54,33 +51,32 @@ Result<void> writePaidEffects(CallbackTransaction &tx, const CallbackOrder &orde
                               PaidEffectsWritten &written)
 {
     const QString &orderNo = order.orderNo;
-    if (!order.rewardCouponTemplate.isEmpty()) {
-        auto coupon = tx.insertCoupon(orderNo, order.userId, order.rewardCouponTemplate + keySuffix, fence);
-        if (!coupon.ok())
-            return coupon.error();
-        if (!coupon.value())
-            ++written.keysFoundTaken;
-    }
+    PaidRows rows;
+    rows.orderNo = orderNo;
+    rows.userId = order.userId;
+    rows.fence = fence;
+    if (!order.rewardCouponTemplate.isEmpty())
+        rows.couponTemplateKey = order.rewardCouponTemplate + keySuffix;
     if (order.rewardPoints > 0) {
-        auto points = tx.insertPoints(orderNo, order.userId, QStringLiteral("reward") + keySuffix, order.rewardPoints,
-                                      fence);
-        if (!points.ok())
-            return points.error();
-        if (!points.value())
-            ++written.keysFoundTaken;
+        rows.pointType = QStringLiteral("reward") + keySuffix;
+        rows.pointsDelta = order.rewardPoints;
     }
-    auto outboxed = tx.insertOutbox(QStringLiteral("order.paid:") + orderNo, QStringLiteral("order.paid"), orderNo,
-                                    QJsonObject{{QStringLiteral("order_no"), orderNo},
-                                                {QStringLiteral("pay_no"), n.payNo},
-                                                {QStringLiteral("channel"), channelName(n.channel)},
-                                                {QStringLiteral("amount_fen"), n.amountFen},
-                                                {QStringLiteral("user_id"), order.userId}},
-                                    traceId);
-    if (!outboxed.ok())
-        return outboxed.error();
-    auto recorded = tx.markPaymentRecordPaid(n.paymentNo);
-    if (!recorded.ok())
-        return recorded.error();
+    rows.outboxEventId = QStringLiteral("order.paid:") + orderNo;
+    rows.outboxEventType = QStringLiteral("order.paid");
+    rows.outboxPayload = QJsonObject{{QStringLiteral("order_no"), orderNo},
+                                     {QStringLiteral("pay_no"), n.payNo},
+                                     {QStringLiteral("channel"), channelName(n.channel)},
+                                     {QStringLiteral("amount_fen"), n.amountFen},
+                                     {QStringLiteral("user_id"), order.userId}};
+    rows.traceId = traceId;
+    rows.paymentNo = n.paymentNo;
+    auto inserted = tx.insertPaidRows(rows);
+    if (!inserted.ok())
+        return inserted.error();
+    if (!rows.couponTemplateKey.isEmpty() && !inserted.value().coupon)
+        ++written.keysFoundTaken;
+    if (rows.pointsDelta > 0 && !inserted.value().points)
+        ++written.keysFoundTaken;
     return takeStock(tx, order, n, fence, keySuffix, written);
 }
 

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 
 namespace payonce::core {
 
@@ -76,6 +77,36 @@ enum class LogInsert {
     Duplicate
 };
 
+/// A paid order's keyed rows that need nothing from each other, for
+/// CallbackTransaction::insertPaidRows.
+struct PaidRows {
+    QString orderNo;
+    qint64 userId = 0;
+    qint64 fence = 0;
+    QString couponTemplateKey; ///< user_coupon (order_no, template_id); empty: no coupon
+    QString pointType;         ///< point_log (order_no, point_type), with pointsDelta
+    qint64 pointsDelta = 0;    ///< 0: no points
+    QString outboxEventId;     ///< outbox event_id ("order.paid:<order_no>")
+    QString outboxEventType;
+    QJsonObject outboxPayload;
+    QString traceId;   ///< outbox.trace_id; may be empty
+    QString paymentNo; ///< its payment record becomes `paid` (if there is one)
+};
+
+/// Which of PaidRows' keyed rows insertPaidRows wrote (false: its key was taken already, or
+/// it was not asked for).
+struct PaidRowsWritten {
+    bool coupon = false;
+    bool points = false;
+    bool outbox = false;
+};
+
+/// CallbackTransaction::takeStockLogged's answer.
+struct StockTake {
+    bool taken = false;  ///< the stock was there and is taken
+    bool logged = false; ///< the stock_log entry was written now (false and taken: another path wrote it)
+};
+
 /// The statements of one callback business transaction (docs/design.md, "Callback path":
 /// CAS to PAID → stock + stock_log → coupon → points → outbox → log row processed). Valid
 /// only inside CallbackStore::inTransaction(); all commit or roll back together.
@@ -125,6 +156,23 @@ public:
     virtual Result<LogInsert> insertProcessed(const AcceptedCallback &row, const QString &outcome) = 0;
     /// true: the finding is new (not seen before).
     virtual Result<bool> raiseFinding(const CallbackFinding &finding) = 0;
+
+    // The same writes grouped, for the paid transaction's round trips: one statement on
+    // PostgreSQL (a data-modifying WITH), one statement each elsewhere; the answers are those
+    // of the single writes above.
+
+    /// insertCoupon (when couponTemplateKey is set), insertPoints (when pointsDelta > 0),
+    /// insertOutbox and markPaymentRecordPaid.
+    virtual Result<PaidRowsWritten> insertPaidRows(const PaidRows &rows) = 0;
+    /// takeStock, and insertStockLog when the stock was taken. Taken but not logged: another
+    /// path wrote the ledger entry, and the caller gives the stock back (untakeStock).
+    virtual Result<StockTake> takeStockLogged(const QString &orderNo, const QString &skuId, const QString &entryKey,
+                                              qint64 qty, qint64 fence) = 0;
+    /// insertDelivery, then insertProcessed for `row` with the new delivery as its delivery
+    /// (row.deliveryId is not read): the delivery's id and the log row's insert.
+    virtual Result<std::pair<qint64, LogInsert>> insertDeliveryProcessed(const DeliveryRecord &delivery,
+                                                                         const AcceptedCallback &row,
+                                                                         const QString &outcome) = 0;
     /// The one-commit path: a row `accepted` for (channel, pay_no) becomes `processed` with
     /// `outcome` (a CAS on its status), and a row without a delivery (written from the
     /// platform's query) takes `deliveryId` as its delivery. true: this call finished it.
