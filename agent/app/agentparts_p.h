@@ -14,6 +14,7 @@
 
 #include "callbacks/platformnotificationverifier.h"
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/callbackworker.h"
 #include "core/callback/scenarioswitches.h"
 #include "core/confirm/confirmpipeline.h"
 #include "core/confirm/tokenissuer.h"

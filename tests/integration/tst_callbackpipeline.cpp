@@ -7,6 +7,7 @@
 #include "storagefixture.h"
 
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/callbackworker.h"
 #include "core/ports/clock.h"
 #include "core/ports/notificationverifier.h"
 #include "redis/embeddedkeystore.h"

@@ -11,6 +11,7 @@
 #include "settlementstack.h"
 
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/callbackworker.h"
 #include "redis/rediskeystore.h"
 #include "sql/sqlcallbackstore.h"
 #include "sql/sqlfenceepochsource.h"

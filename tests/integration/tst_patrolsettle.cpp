@@ -10,6 +10,7 @@
 #include "settlementstack.h"
 
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/callbackworker.h"
 #include "core/ports/clock.h"
 #include "core/ports/notificationverifier.h"
 #include "core/ports/paymentgateway.h"

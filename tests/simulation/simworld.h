@@ -5,6 +5,7 @@
 #include "simverifier.h"
 
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/callbackworker.h"
 #include "core/confirm/confirmpipeline.h"
 #include "core/confirm/tokenissuer.h"
 #include "core/orders/setupservice.h"

@@ -29,130 +29,129 @@ bool CallbackPipeline::oneCommitApplies(Context &ctx)
 
 std::optional<CallbackOutcome> CallbackPipeline::settleInOneCommit(Context &ctx)
 {
-    const PaymentNotification &n = ctx.n;
-    const QString orderNo = ctx.order.orderNo;
-
     // L3 tried once: a busy lock (another copy of this payment is being paid) or a key store
     // out of reach is the accepted-first path's to handle — it makes the log row durable,
     // then waits or decides without the lock.
-    std::unique_ptr<LockHandle> lock;
-    if (!ctx.sw.disableLock) {
-        auto acquired = m_locks.acquire(QStringLiteral("lock:pay:") + n.payNo, m_options.lockTtl, orderNo);
-        if (!acquired.ok() || !acquired.value()) {
-            m_oneCommitFellBack.fetch_add(1);
-            return std::nullopt;
-        }
-        lock = std::move(acquired).value();
-        event(QStringLiteral("lock"));
+    PayLock lock = takePayLock(ctx, std::chrono::milliseconds(0));
+    if (lock.busy || lock.unreachable) {
+        m_oneCommitFellBack.fetch_add(1);
+        return std::nullopt;
     }
-    const std::optional<qint64> fence = lock ? std::optional<qint64>(qint64(lock->fencingToken())) : std::nullopt;
-    if (!hook(CallbackHookPoint::AfterLockBeforeBegin, ctx, lock.get())) {
-        // As if the process died: the lease runs out, nothing was written.
-        if (lock)
-            lock->stopRenewingForTest();
-        (void)lock.release(); // leaked on purpose: a dead process releases nothing
-        return make(CallbackOutcomeCode::Internal, Layer::None, QStringLiteral("aborted_by_hook"),
-                    QStringLiteral("stopped"));
-    }
+    if (auto stopped = stoppedAtLockHook(ctx, lock))
+        return *stopped; // as if the process died: the lease runs out, nothing was written
 
-    const QString key = ctx.sw.disableSideEffect ? QStringLiteral("#") + nonce() : QString();
-    std::optional<CallbackOutcome> decided;
-    std::optional<qint64> deliveryId;
-    bool staleFence = false;
-    bool logRowProcessed = false;
-    PaidEffectsWritten written; // its findings published, its keys counted, once committed
-    // Any reason not to commit rolls everything back: nothing of this delivery is written,
-    // and the accepted-first path runs it from the start.
-    const Error fallBack = Error::make(ErrorCode::Conflict, QStringLiteral("one-commit path rolled back"));
-    bool waitEnded = false;
-    auto body = [&](CallbackTransaction &tx) -> Result<void> {
-        // A copy never waits on another holder's open transaction for long (a holder paused
-        // before its COMMIT, its lease run out): answered from the committed rows below.
-        if (auto bounded = tx.boundLockWaits(); !bounded.ok())
-            return bounded.error();
-        Result<TransitionOutcome> moved = TransitionOutcome::Lost;
-        if (!ctx.sw.disableStateMachine) {
-            moved = tx.markPaid(orderNo, n.payNo, n.channel, fence);
-        } else if (ctx.order.status == OrderStatus::Pending || ctx.order.status == OrderStatus::Paying) {
-            moved = tx.forcePaid(orderNo, n.payNo, n.channel, fence); // QA: decided on the earlier read
-        }
-        if (!moved.ok())
-            return moved.error();
-        switch (moved.value()) {
-        case TransitionOutcome::Transitioned: decided = success(Layer::None, QStringLiteral("processed")); break;
-        case TransitionOutcome::Lost: {
-            auto lost = lostCasOutcome(tx, orderNo, n, written.newFindings);
-            if (!lost.ok())
-                return lost.error();
-            decided = success(Layer::StateMachine, lost.value());
-            break;
-        }
-        case TransitionOutcome::StaleFence: staleFence = true; return fallBack;
-        case TransitionOutcome::NotFound: return fallBack;
-        }
-
-        // The delivery's row with its decision, then its log row `processed`.
-        auto id = tx.insertDelivery(deliveryRecordOf(ctx, decided));
-        if (!id.ok())
-            return id.error();
-        deliveryId = id.value();
-        auto logged = tx.insertProcessed(
-            AcceptedCallback{n.channel, n.payNo, orderNo, n.amountFen, deliveryId, m_clock.nowMs(), n.paymentNo},
-            decided->note);
-        if (!logged.ok())
-            return logged.error();
-        if (logged.value() == LogInsert::Duplicate) {
-            // The row exists. `accepted` — a copy made it durable while this delivery held
-            // the lock, an accept-only delivery, the patrol's query — is finished here by
-            // the lock's holder, as the worker would (a CAS on its status). `processed`:
-            // this delivery is a duplicate after all.
-            auto finished = tx.finishAcceptedRow(n.channel, n.payNo, decided->note, *deliveryId);
-            if (!finished.ok())
-                return finished.error();
-            if (!finished.value()) {
-                logRowProcessed = true;
-                return fallBack;
-            }
-        }
-
-        if (moved.value() == TransitionOutcome::Transitioned) {
-            if (auto wrote = writePaidEffects(tx, ctx.order, n, fence.value_or(0), key, ctx.raw.traceId, written);
-                !wrote.ok())
-                return wrote.error();
-        }
-        // A lease we can no longer rely on must not COMMIT.
-        if (lock && lock->lost())
-            return fallBack;
-        return {};
-    };
+    SettleAttempt attempt;
     auto committed = m_store.inTransaction([&](CallbackTransaction &tx) -> Result<void> {
-        decided.reset();
-        deliveryId.reset();
-        staleFence = false;
-        logRowProcessed = false;
-        written = {};
+        attempt = {};
         event(QStringLiteral("begin"));
-        auto done = body(tx);
-        waitEnded = tx.lockWaitEnded();
+        auto done = oneCommitIn(tx, ctx, lock, attempt);
+        attempt.lockWaitEnded = tx.lockWaitEnded();
         return done;
     });
-    event(committed.ok() ? QStringLiteral("commit") : QStringLiteral("rollback"));
-    // COMMIT (or rollback) is behind us: only now the lock goes (docs/design.md rule 1).
-    if (lock) {
-        (void)lock->release();
-        event(QStringLiteral("unlock"));
-    }
-    (void)hook(CallbackHookPoint::AfterUnlock, ctx);
+    afterTransaction(ctx, committed.ok(), lock);
 
-    if (staleFence)
-        reportStaleFence(orderNo, n.payNo, fence.value_or(0));
-    if (!committed.ok() && logRowProcessed)
+    if (attempt.staleFence)
+        reportStaleFence(ctx.order.orderNo, ctx.n.payNo, lock.fence().value_or(0));
+    if (!committed.ok())
+        return afterOneCommitRolledBack(ctx, attempt, committed.error());
+    m_oneCommitted.fetch_add(1);
+    publishSettled(ctx, attempt);
+    ctx.deliveryId = attempt.deliveryId;
+    ctx.deliveryDecided = true;
+    ctx.durable = true;
+    return attempt.decided;
+}
+
+namespace {
+
+/// oneCommitIn's rollbacks on purpose: nothing of this delivery is written, and the
+/// accepted-first path runs it from the start.
+const Error &fallBack()
+{
+    static const Error rolledBack = Error::make(ErrorCode::Conflict, QStringLiteral("one-commit path rolled back"));
+    return rolledBack;
+}
+
+} // namespace
+
+Result<void> CallbackPipeline::oneCommitIn(CallbackTransaction &tx, Context &ctx, const PayLock &lock,
+                                           SettleAttempt &attempt)
+{
+    // A copy never waits on another holder's open transaction for long (a holder paused
+    // before its COMMIT, its lease run out): answered from the committed rows afterwards.
+    if (auto bounded = tx.boundLockWaits(); !bounded.ok())
+        return bounded.error();
+    const std::optional<qint64> fence = lock.fence();
+    auto moved = casToPaid(tx, ctx, fence);
+    if (!moved.ok())
+        return moved.error();
+    switch (moved.value()) {
+    case TransitionOutcome::Transitioned: attempt.decided = success(Layer::None, QStringLiteral("processed")); break;
+    case TransitionOutcome::Lost: {
+        auto lost = lostCasOutcome(tx, ctx.order.orderNo, ctx.n, attempt.written.newFindings);
+        if (!lost.ok())
+            return lost.error();
+        attempt.decided = success(Layer::StateMachine, lost.value());
+        break;
+    }
+    case TransitionOutcome::StaleFence: attempt.staleFence = true; return fallBack();
+    case TransitionOutcome::NotFound: return fallBack();
+    }
+
+    if (auto logged = logDeliveryIn(tx, ctx, attempt); !logged.ok())
+        return logged;
+    if (moved.value() == TransitionOutcome::Transitioned) {
+        const QString key = ctx.sw.disableSideEffect ? QStringLiteral("#") + nonce() : QString();
+        if (auto wrote = writePaidEffects(tx, ctx.order, ctx.n, fence.value_or(0), key, ctx.raw.traceId,
+                                          attempt.written);
+            !wrote.ok())
+            return wrote.error();
+    }
+    // A lease we can no longer rely on must not COMMIT.
+    if (lock.handle && lock.handle->lost())
+        return fallBack();
+    return {};
+}
+
+Result<void> CallbackPipeline::logDeliveryIn(CallbackTransaction &tx, Context &ctx, SettleAttempt &attempt)
+{
+    // The delivery's row with its decision, then its log row `processed`.
+    const PaymentNotification &n = ctx.n;
+    auto id = tx.insertDelivery(deliveryRecordOf(ctx, attempt.decided));
+    if (!id.ok())
+        return id.error();
+    attempt.deliveryId = id.value();
+    auto logged = tx.insertProcessed(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
+                                                      attempt.deliveryId, m_clock.nowMs(), n.paymentNo},
+                                     attempt.decided->note);
+    if (!logged.ok())
+        return logged.error();
+    if (logged.value() != LogInsert::Duplicate)
+        return {};
+    // The row exists. `accepted` — a copy made it durable while this delivery held the lock,
+    // an accept-only delivery, the patrol's query — is finished here by the lock's holder,
+    // as the worker would (a CAS on its status). `processed`: this delivery is a duplicate
+    // after all.
+    auto finished = tx.finishAcceptedRow(n.channel, n.payNo, attempt.decided->note, *attempt.deliveryId);
+    if (!finished.ok())
+        return finished.error();
+    if (!finished.value()) {
+        attempt.logRowProcessed = true;
+        return fallBack();
+    }
+    return {};
+}
+
+std::optional<CallbackOutcome> CallbackPipeline::afterOneCommitRolledBack(Context &ctx, const SettleAttempt &attempt,
+                                                                          const Error &error)
+{
+    if (attempt.logRowProcessed)
         return answeredWithoutTransaction(ctx, success(Layer::UniqueIndex, QStringLiteral("log_row_exists")));
-    if (!committed.ok() && waitEnded && m_options.history) {
+    if (attempt.lockWaitEnded && m_options.history) {
         // Another holder has this payment's rows locked. The log row's committed state
         // answers without waiting (MVCC): durable, a duplicate; none, not yet — FAIL, and
         // the platform's retry finds it settled.
-        auto status = m_options.history->logRowStatus(n.channel, n.payNo);
+        auto status = m_options.history->logRowStatus(ctx.n.channel, ctx.n.payNo);
         if (!status.ok())
             return unavailable(Layer::None, QStringLiteral("storage"), status.error().internalMessage);
         if (status.value())
@@ -161,27 +160,14 @@ std::optional<CallbackOutcome> CallbackPipeline::settleInOneCommit(Context &ctx)
                                                     QStringLiteral("held_by_another"),
                                                     QStringLiteral("this payment is being processed; retry")));
     }
-    if (!committed.ok()) {
-        // Rolled back, on purpose or not: whatever the reason, the accepted-first path
-        // starts from a state this attempt did not change. (A COMMIT whose answer was lost
-        // may have gone through: that path then meets the log row and answers from it.)
-        if (committed.error().internalMessage != fallBack.internalMessage)
-            qCWarning(payonce::lcCore) << "callback: one-commit transaction failed, accepted-first path next:"
-                                       << committed.error().internalMessage;
-        m_oneCommitFellBack.fetch_add(1);
-        return std::nullopt;
-    }
-    m_oneCommitted.fetch_add(1);
-    m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(written.keysFoundTaken);
-    for (const CallbackFinding &finding : std::as_const(written.newFindings))
-        publishFinding(finding);
-    if (m_seen)
-        (void)m_seen->markProcessed(channelName(n.channel), n.payNo,
-                                    SeenPayment{orderNo, n.paymentNo, n.amountFen, n.currency});
-    ctx.deliveryId = deliveryId;
-    ctx.deliveryDecided = true;
-    ctx.durable = true;
-    return decided;
+    // Rolled back, on purpose or not: whatever the reason, the accepted-first path starts
+    // from a state this attempt did not change. (A COMMIT whose answer was lost may have gone
+    // through: that path then meets the log row and answers from it.)
+    if (error.internalMessage != fallBack().internalMessage)
+        qCWarning(payonce::lcCore) << "callback: one-commit transaction failed, accepted-first path next:"
+                                   << error.internalMessage;
+    m_oneCommitFellBack.fetch_add(1);
+    return std::nullopt;
 }
 
 CallbackOutcome CallbackPipeline::answeredWithoutTransaction(Context &ctx, const CallbackOutcome &outcome)

@@ -1,13 +1,14 @@
+// The callback pipeline's entry points (a delivery, the worker's row, the patrol's query,
+// the replay), the outcomes it answers with, and what every path shares: the delivery's
+// row, its decision, the counters. The path itself: callbackreceive.cpp, callbacksettle.cpp,
+// callbackonecommit.cpp, callbackreplay.cpp.
 #include "core/callback/callbackpipeline.h"
 
 #include "core/callback/callbackpipelinecontext.h"
-#include "core/callback/paideffects.h"
 
 #include "core/metrics/streamevents.h"
 #include "core/ports/callbackhistory.h"
 #include "core/ports/clock.h"
-#include "core/ports/distributedlock.h"
-#include "core/ports/idempotencycache.h"
 #include "core/ports/notificationverifier.h"
 #include "core/ports/paymentgateway.h"
 
@@ -15,11 +16,8 @@
 
 #include <QJsonObject>
 #include <QRandomGenerator>
-#include <QSet>
 
 #include <condition_variable>
-#include <memory>
-#include <thread>
 
 namespace payonce::core {
 
@@ -115,6 +113,11 @@ CallbackOutcome unavailable(Layer layer, const QString &note, const QString &why
         qCWarning(payonce::lcCore).noquote() << "callback: temporary failure (" << note << "):" << why
                                              << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
     return make(Code::Unavailable, layer, note, QStringLiteral("temporarily unavailable; retry"));
+}
+
+CallbackOutcome abortedByHook()
+{
+    return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
 }
 
 QString nonce()
@@ -298,6 +301,30 @@ void CallbackPipeline::answerOnceWritten(Context &ctx, DeliveryRecord row, Callb
                                });
 }
 
+void CallbackPipeline::answerUnverified(const RawDelivery &delivery, const Error &error, const Answer &answer)
+{
+    const Code code = error.code == ErrorCode::BadSignature ? Code::BadSignature : Code::InvalidNotification;
+    DeliveryRecord record;
+    record.channel = delivery.channel;
+    record.receivedAtMs = delivery.receivedAtMs ? delivery.receivedAtMs : m_clock.nowMs();
+    record.verified = false;
+    record.layer = Layer::Rejected;
+    record.httpStatus = m_options.httpStatusOf ? m_options.httpStatusOf(code) : 0;
+    record.outcome = errorCodeName(error.code);
+    record.agentId = m_options.agentId;
+    record.traceId = delivery.traceId;
+    // Metadata only: an unverified body is not ours to keep, and never reaches
+    // pay_callback_log or a business table. Refused whether or not its row is written.
+    m_byLayer[std::size_t(Layer::Rejected)].fetch_add(1);
+    const CallbackOutcome out = make(code, Layer::Rejected, errorCodeName(error.code), error.publicMessage);
+    m_decidedDeliveries.append(std::move(record), [out, answer](Result<qint64> written) {
+        if (!written.ok())
+            qCWarning(payonce::lcCore) << "callback: rejected delivery not recorded:"
+                                       << written.error().internalMessage;
+        answer(out);
+    });
+}
+
 void CallbackPipeline::handle(const RawDelivery &delivery, Answer answer)
 {
     Context ctx;
@@ -305,27 +332,7 @@ void CallbackPipeline::handle(const RawDelivery &delivery, Answer answer)
     ctx.sw = switches();
     auto verified = m_verifier.verify(delivery, true, m_clock.nowMs());
     if (!verified.ok()) {
-        const Error &error = verified.error();
-        const Code code = error.code == ErrorCode::BadSignature ? Code::BadSignature : Code::InvalidNotification;
-        DeliveryRecord record;
-        record.channel = delivery.channel;
-        record.receivedAtMs = delivery.receivedAtMs ? delivery.receivedAtMs : m_clock.nowMs();
-        record.verified = false;
-        record.layer = Layer::Rejected;
-        record.httpStatus = m_options.httpStatusOf ? m_options.httpStatusOf(code) : 0;
-        record.outcome = errorCodeName(error.code);
-        record.agentId = m_options.agentId;
-        record.traceId = delivery.traceId;
-        // Metadata only: an unverified body is not ours to keep, and never reaches
-        // pay_callback_log or a business table. Refused whether or not its row is written.
-        m_byLayer[std::size_t(Layer::Rejected)].fetch_add(1);
-        const CallbackOutcome out = make(code, Layer::Rejected, errorCodeName(error.code), error.publicMessage);
-        m_decidedDeliveries.append(std::move(record), [out, answer](Result<qint64> written) {
-            if (!written.ok())
-                qCWarning(payonce::lcCore)
-                    << "callback: rejected delivery not recorded:" << written.error().internalMessage;
-            answer(out);
-        });
+        answerUnverified(delivery, verified.error(), answer);
         return;
     }
     ctx.n = std::move(verified).value();
@@ -336,30 +343,6 @@ void CallbackPipeline::handle(const RawDelivery &delivery, Answer answer)
         return;
     }
     answer(out);
-}
-
-std::optional<CallbackOutcome> CallbackPipeline::loadStored(Context &ctx, qint64 deliveryId)
-{
-    auto raw = m_store.rawDelivery(deliveryId);
-    if (!raw.ok())
-        return unavailable(Layer::None, QStringLiteral("storage"), raw.error().internalMessage);
-    if (!raw.value())
-        return make(Code::Internal, Layer::Rejected, QStringLiteral("no_stored_delivery"),
-                    QStringLiteral("the stored delivery is missing"));
-    ctx.raw = *raw.value();
-    // Re-verified as on receipt, except the time window (checked then).
-    auto verified = m_verifier.verify(ctx.raw, false, m_clock.nowMs());
-    if (!verified.ok()) {
-        return make(verified.error().code == ErrorCode::BadSignature ? Code::BadSignature : Code::InvalidNotification,
-                    Layer::Rejected, errorCodeName(verified.error().code), verified.error().publicMessage);
-    }
-    const QString payNo = ctx.n.payNo;
-    const Channel channel = ctx.n.channel;
-    ctx.n = std::move(verified).value();
-    if (ctx.n.payNo != payNo || ctx.n.channel != channel)
-        return make(Code::Internal, Layer::Rejected, QStringLiteral("stored_delivery_mismatch"),
-                    QStringLiteral("the stored delivery is for another payment"));
-    return std::nullopt;
 }
 
 CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)
@@ -377,46 +360,6 @@ CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)
     if (auto failed = loadStored(ctx, *row.deliveryId))
         return *failed;
     return process(ctx);
-}
-
-Result<CallbackReplay> CallbackPipeline::replay(Channel channel, const QString &payNo, bool dryRun,
-                                                const SettledInTransaction &audit)
-{
-    if (!m_options.history)
-        return Error::make(ErrorCode::Misconfigured, QStringLiteral("replay needs the callback history"));
-    auto stored = m_options.history->newestVerifiedDelivery(channel, payNo);
-    if (!stored.ok())
-        return stored.error();
-    if (!stored.value()) {
-        // Its log row outlives the delivery (retention keeps the log longer): the
-        // notification was received, only its raw body is gone.
-        auto logged = m_options.history->logRowStatus(channel, payNo);
-        if (logged.ok() && logged.value())
-            return Error::make(ErrorCode::NotFound,
-                               QStringLiteral("%1 %2 was received, but its delivery is past retention "
-                                              "(retention.deliveries_days): nothing is left to replay")
-                                   .arg(channelName(channel), payNo));
-        return Error::make(ErrorCode::NotFound,
-                           QStringLiteral("no verified delivery is stored for %1 %2").arg(channelName(channel), payNo));
-    }
-    Context ctx;
-    ctx.fromReplay = true;
-    ctx.dryRun = dryRun;
-    if (!dryRun)
-        ctx.audit = audit;
-    ctx.sw = switches();
-    ctx.n.payNo = payNo;
-    ctx.n.channel = channel;
-    CallbackReplay out;
-    out.deliveryId = *stored.value();
-    if (auto failed = loadStored(ctx, out.deliveryId)) {
-        out.outcome = *failed;
-        out.outcome.payNo = payNo;
-        return out;
-    }
-    out.outcome = process(ctx);
-    out.changes = ctx.changes;
-    return out;
 }
 
 CallbackOutcome CallbackPipeline::settleConfirmed(const PaymentNotification &confirmed,
@@ -458,544 +401,6 @@ void CallbackPipeline::reportStaleFence(const QString &orderNo, const QString &p
     qCWarning(payonce::lcCore) << "callback: stale fencing token refused for" << orderNo << "pay_no" << payNo;
     if (m_options.events)
         m_options.events(staleFenceRefusedEvent(orderNo, payNo, quint64(fence), systemActor()));
-}
-
-CallbackOutcome CallbackPipeline::process(Context &ctx)
-{
-    const PaymentNotification &n = ctx.n;
-
-    // The delivery's row, written once: with its decision when that is known already (a
-    // rejection, a duplicate the seen set answers: its delivery's only write, left in
-    // ctx.deferred for the group commit, and answered once that has committed), else
-    // undecided (layer none, status 0), written at once, and decided by finish() once the
-    // pipeline has run. The worker, replays and the patrol's settlements write none.
-    const bool writesDeliveryRow = !ctx.fromWorker && !ctx.fromGatewayQuery && !ctx.fromReplay;
-    auto appendUndecided = [&]() -> std::optional<CallbackOutcome> {
-        if (!writesDeliveryRow)
-            return std::nullopt;
-        auto appended = m_store.appendDelivery(deliveryRecordOf(ctx, std::nullopt));
-        if (!appended.ok())
-            return unavailable(Layer::None, QStringLiteral("storage"), appended.error().internalMessage);
-        ctx.deliveryId = appended.value();
-        return std::nullopt;
-    };
-    auto decidedOnArrival = [&](const CallbackOutcome &decided, bool finishFailure) {
-        if (!writesDeliveryRow)
-            return finish(ctx, decided);
-        ctx.deferred = Context::DeferredRow{deliveryRecordOf(ctx, decided), decided, finishFailure};
-        return decided;
-    };
-    auto reject = [&](Code code, const QString &note, const QString &message) {
-        return decidedOnArrival(make(code, Layer::Rejected, note, message), true);
-    };
-
-    // A running QA scenario's disable_layers, for its own orders only (qa.enabled only).
-    auto applyScenarioSwitches = [&] {
-        if (m_options.qaEnabled && m_options.scenarioSwitches) {
-            if (const auto scenario = m_options.scenarioSwitches(ctx.order.orderNo))
-                ctx.sw = ctx.sw.with(*scenario);
-        }
-    };
-    // The content checks that need no order: our merchant and app, our currency. Empty, or
-    // the field that differs.
-    auto merchantMismatch = [&]() -> QString {
-        const QString &mch = n.channel == Channel::WeChat ? m_options.weChatMchId : m_options.alipaySellerId;
-        const QString &app = n.channel == Channel::WeChat ? m_options.weChatAppId : m_options.alipayAppId;
-        if (!ctx.fromGatewayQuery && !mch.isEmpty() && n.merchantId != mch)
-            return QStringLiteral("merchant");
-        if (!ctx.fromGatewayQuery && !app.isEmpty() && !n.appId.isEmpty() && n.appId != app)
-            return QStringLiteral("app_id");
-        if (n.currency != m_options.currency)
-            return QStringLiteral("currency");
-        return {};
-    };
-    // A copy of a payment the seen set remembers `processed` (terminal and durable, so
-    // remembering it is safe): one write, its delivery row written with its decision.
-    // Its row keeps what tells the copies apart (time, agent, trace, layer) but not its
-    // body and headers: the copy names the payment the processed delivery did, and that
-    // one's body is kept (a replay uses it).
-    auto answerSeen = [&] {
-        const CallbackOutcome seen = decidedOnArrival(success(Layer::UniqueIndex, QStringLiteral("seen_processed")),
-                                                      false);
-        if (ctx.deferred) {
-            ctx.deferred->row.rawBody.clear();
-            ctx.deferred->row.headers.clear();
-        }
-        return seen;
-    };
-
-    // The seen set first: a copy that names the payment, amount and currency the processed
-    // one did, and passes the merchant's own checks, is answered without reading the order
-    // (the patrol compares processed payments with their orders). A replay or a query's
-    // settlement is an operator's or the patrol's question about the order as it is now:
-    // they are checked against it first.
-    std::optional<SeenEntry> seenEntry;
-    if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex && m_seen) {
-        if (auto seen = m_seen->seen(channelName(n.channel), n.payNo); seen.ok() && seen.value().processed)
-            seenEntry = seen.value();
-        const std::optional<SeenPayment> paid = seenEntry ? seenEntry->payment : std::nullopt;
-        if (paid && !ctx.fromReplay && !ctx.fromGatewayQuery && n.paid && paid->paymentNo == n.paymentNo
-            && paid->amountFen == n.amountFen && paid->currency == n.currency && merchantMismatch().isEmpty()) {
-            ctx.order.orderNo = paid->orderNo;
-            applyScenarioSwitches();
-            if (!ctx.sw.disableUniqueIndex) {
-                if (!hook(CallbackHookPoint::AfterContentChecks, ctx))
-                    return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"),
-                                QStringLiteral("stopped"));
-                return answerSeen();
-            }
-        }
-    }
-
-    // Content checks against the order.
-    auto found = m_store.findOrderForPayment(n.paymentNo);
-    if (!found.ok())
-        return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), found.error().internalMessage));
-    if (!found.value())
-        return reject(Code::UnknownOrder, QStringLiteral("unknown_order"),
-                      QStringLiteral("no order for %1").arg(n.paymentNo));
-    ctx.order = *found.value();
-    applyScenarioSwitches();
-    if (!n.paid)
-        return reject(Code::InvalidNotification, QStringLiteral("not_paid"),
-                      QStringLiteral("trade state %1 does not pay").arg(n.tradeState));
-
-    QString mismatch = merchantMismatch();
-    if (mismatch.isEmpty() && !ctx.order.currency.isEmpty() && n.currency != ctx.order.currency)
-        mismatch = QStringLiteral("currency");
-    else if (mismatch.isEmpty() && n.amountFen != ctx.order.amountFen)
-        mismatch = QStringLiteral("amount");
-    if (!mismatch.isEmpty()) {
-        // The findings' kinds are fixed by the contract: a merchant or currency differing
-        // from the order is an amount_mismatch whose evidence names the field.
-        CallbackFinding finding{QStringLiteral("amount_mismatch"), subjectOf(n.channel, n.payNo), ctx.order.orderNo,
-                                n.payNo,
-                                QJsonObject{{QStringLiteral("field"), mismatch},
-                                            {QStringLiteral("order_amount_fen"), ctx.order.amountFen},
-                                            {QStringLiteral("notified_amount_fen"), n.amountFen},
-                                            {QStringLiteral("notified_currency"), n.currency},
-                                            {QStringLiteral("notified_merchant"), n.merchantId},
-                                            {QStringLiteral("notified_app_id"), n.appId}}};
-        if (ctx.dryRun) {
-            ctx.changes << QStringLiteral("findings: amount_mismatch %1 raised (or seen again)").arg(finding.subject);
-        } else if (auto raised = m_store.raiseFinding(finding); !raised.ok()) {
-            qCWarning(payonce::lcCore) << "callback: amount_mismatch finding not stored:"
-                                       << raised.error().internalMessage;
-        } else if (raised.value()) {
-            publishFinding(finding);
-        }
-        return reject(Code::ContentMismatch, QStringLiteral("amount_mismatch"),
-                      QStringLiteral("the notification's %1 does not match the order").arg(mismatch));
-    }
-    if (!hook(CallbackHookPoint::AfterContentChecks, ctx))
-        return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
-
-    // Seen processed but not answered above (its content not kept, or the scenario's
-    // switches): the order's checks have passed, the seen set answers now.
-    if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex && seenEntry)
-        return answerSeen();
-
-    // One commit for the delivery row, the log row and the paid transaction, when the
-    // pay lock is free; otherwise (nothing written) the accepted-first path below.
-    if (oneCommitApplies(ctx)) {
-        if (auto settled = settleInOneCommit(ctx))
-            return finish(ctx, *settled);
-    }
-
-    if (auto failed = appendUndecided())
-        return *failed;
-
-    if (!ctx.fromWorker && !ctx.sw.disableUniqueIndex) {
-        if (ctx.fromReplay) {
-            if (auto ended = replayLogRow(ctx))
-                return finish(ctx, *ended);
-            return finish(ctx, settle(ctx));
-        }
-        // L4, durable before anything else happens.
-        auto inserted = m_store.insertAccepted(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
-                                                                ctx.deliveryId, m_clock.nowMs(), n.paymentNo});
-        if (!inserted.ok())
-            return finish(ctx, unavailable(Layer::None, QStringLiteral("storage"), inserted.error().internalMessage));
-        if (inserted.value() == LogInsert::Duplicate && !ctx.fromGatewayQuery) {
-            // A row the patrol or the closer wrote from the platform's query has no delivery
-            // and may never have been settled (its lock was busy): this delivery becomes the
-            // row's and settles it, as if it had inserted the row. Any other row is durable
-            // and owned by whoever wrote it (or the worker).
-            auto attached = ctx.deliveryId ? m_store.attachDelivery(n.channel, n.payNo, *ctx.deliveryId)
-                                           : Result<bool>(false);
-            if (!attached.ok())
-                return finish(ctx,
-                              unavailable(Layer::None, QStringLiteral("storage"), attached.error().internalMessage));
-            if (!attached.value())
-                return finish(ctx, success(Layer::UniqueIndex, QStringLiteral("log_row_exists")));
-        }
-        ctx.durable = true;
-        if (!hook(CallbackHookPoint::AfterLogRowDurable, ctx))
-            return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
-        if (currentMode() == CallbackMode::AcceptOnly)
-            return finish(ctx, success(Layer::None, QStringLiteral("accept_only")));
-    }
-    return finish(ctx, settle(ctx));
-}
-
-std::optional<CallbackOutcome> CallbackPipeline::replayLogRow(Context &ctx)
-{
-    // L4 for a replay: a processed row ends it like any duplicate; an accepted row is
-    // finished (as the worker would); a missing one is made durable first.
-    const PaymentNotification &n = ctx.n;
-    auto status = m_options.history->logRowStatus(n.channel, n.payNo);
-    if (!status.ok())
-        return unavailable(Layer::None, QStringLiteral("storage"), status.error().internalMessage);
-    if (status.value() == LogRowStatus::Processed)
-        return success(Layer::UniqueIndex, QStringLiteral("log_row_exists"));
-    ctx.durable = true;
-    if (status.value())
-        return std::nullopt;
-    if (ctx.dryRun) {
-        ctx.changes
-            << QStringLiteral("pay_callback_log: %1 %2 inserted as accepted").arg(channelName(n.channel), n.payNo);
-        return std::nullopt;
-    }
-    // Inserted, or a row that appeared meanwhile: either way the CAS and the keys decide.
-    auto inserted = m_store.insertAccepted(AcceptedCallback{n.channel, n.payNo, ctx.order.orderNo, n.amountFen,
-                                                            std::nullopt, m_clock.nowMs(), n.paymentNo});
-    if (!inserted.ok())
-        return unavailable(Layer::None, QStringLiteral("storage"), inserted.error().internalMessage);
-    return std::nullopt;
-}
-
-CallbackOutcome CallbackPipeline::predictSettle(Context &ctx) const
-{
-    // What settle() decides, from the order as read at the content checks: the CAS
-    // PENDING|PAYING -> PAID wins, or it is lost to this pay_no or to another one.
-    const CallbackOrder &order = ctx.order;
-    const PaymentNotification &n = ctx.n;
-    const QString processed =
-        QStringLiteral("pay_callback_log: %1 %2 accepted -> processed").arg(channelName(n.channel), n.payNo);
-    if (order.status != OrderStatus::Pending && order.status != OrderStatus::Paying) {
-        if (paidBy(order, n.payNo)) {
-            ctx.changes << processed;
-            return success(Layer::StateMachine, QStringLiteral("already_paid"));
-        }
-        ctx.changes
-            << QStringLiteral("findings: double_payment %1 raised (or seen again)").arg(subjectOf(n.channel, n.payNo))
-            << processed;
-        return success(Layer::StateMachine, QStringLiteral("double_payment"));
-    }
-    ctx.changes << QStringLiteral("orders: %1 %2 -> PAID (pay_no %3)")
-                       .arg(order.orderNo, orderStatusName(order.status), n.payNo);
-    for (const CallbackOrder::Item &item : order.items)
-        ctx.changes << QStringLiteral(
-                           "skus: %1 stock -%2 and stock_log (%3, %1, take), or an oversold finding when short")
-                           .arg(item.skuId)
-                           .arg(item.qty)
-                           .arg(order.orderNo);
-    if (!order.rewardCouponTemplate.isEmpty())
-        ctx.changes << QStringLiteral("user_coupon: (%1, %2)").arg(order.orderNo, order.rewardCouponTemplate);
-    if (order.rewardPoints > 0)
-        ctx.changes << QStringLiteral("point_log: (%1, reward) +%2").arg(order.orderNo).arg(order.rewardPoints);
-    ctx.changes << QStringLiteral("outbox: order.paid:%1").arg(order.orderNo)
-                << QStringLiteral("payments: %1 -> paid").arg(n.paymentNo) << processed;
-    return success(Layer::None, QStringLiteral("processed"));
-}
-
-CallbackOutcome CallbackPipeline::settle(Context &ctx)
-{
-    if (ctx.dryRun)
-        return predictSettle(ctx);
-    const PaymentNotification &n = ctx.n;
-    const QString orderNo = ctx.order.orderNo;
-
-    // L3: the pay lock, with the order's fencing token taken in the same step.
-    std::unique_ptr<LockHandle> lock;
-    bool keyStoreUnreachable = false;
-    if (!ctx.sw.disableLock) {
-        const auto deadline = std::chrono::steady_clock::now() + m_options.lockWait;
-        for (;;) {
-            auto acquired = m_locks.acquire(QStringLiteral("lock:pay:") + n.payNo, m_options.lockTtl, orderNo);
-            if (!acquired.ok()) {
-                if (qint64 heldBack = 0; m_lockUnavailableLog.admit(m_clock.nowMs(), &heldBack))
-                    qCWarning(payonce::lcCore).noquote()
-                        << "callback: L3 unavailable (key store degraded), L4/L5 decide:"
-                        << acquired.error().internalMessage
-                        << QStringLiteral("(%1 more since the last such line)").arg(heldBack);
-                keyStoreUnreachable = true;
-                break;
-            }
-            if (acquired.value()) {
-                lock = std::move(acquired).value();
-                break;
-            }
-            if (std::chrono::steady_clock::now() >= deadline) {
-                // Rule 8: SUCCESS only when a durable row backs it (its holder or the worker
-                // finishes that row); otherwise the platform must try again.
-                if (ctx.durable)
-                    return success(Layer::Lock, QStringLiteral("lock_busy_durable"));
-                return make(Code::Unavailable, Layer::Lock, QStringLiteral("lock_busy"),
-                            QStringLiteral("this payment is being processed; retry"));
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    if (lock)
-        event(QStringLiteral("lock"));
-    const std::optional<qint64> fence = lock ? std::optional<qint64>(qint64(lock->fencingToken())) : std::nullopt;
-    if (!hook(CallbackHookPoint::AfterLockBeforeBegin, ctx, lock.get())) {
-        // As if the process died: the lease simply runs out (no release).
-        if (lock)
-            lock->stopRenewingForTest();
-        (void)lock.release(); // the handle is leaked on purpose: a dead process releases nothing
-        return make(Code::Internal, Layer::None, QStringLiteral("aborted_by_hook"), QStringLiteral("stopped"));
-    }
-
-    const bool stateMachine = !ctx.sw.disableStateMachine;
-    const QString key = ctx.sw.disableSideEffect ? QStringLiteral("#") + nonce() : QString();
-    bool unlocked = false;
-    auto unlock = [&] {
-        if (lock && !unlocked) {
-            unlocked = true;
-            (void)lock->release();
-            event(QStringLiteral("unlock"));
-        }
-    };
-
-    std::optional<CallbackOutcome> decided;
-    bool staleFence = false;
-    PaidEffectsWritten written; // its findings published, its keys counted, once committed
-    const Error rollback = Error::make(ErrorCode::Conflict, QStringLiteral("callback decided inside the transaction"));
-    auto committed = m_store.inTransaction([&](CallbackTransaction &tx) -> Result<void> {
-        decided.reset();
-        staleFence = false;
-        written = {};
-        event(QStringLiteral("begin"));
-
-        Result<TransitionOutcome> moved = TransitionOutcome::Lost;
-        if (stateMachine) {
-            moved = tx.markPaid(orderNo, n.payNo, n.channel, fence);
-        } else {
-            // QA's classic race: the decision was made on the read of the content checks.
-            const OrderStatus seen = ctx.order.status;
-            if (seen == OrderStatus::Pending || seen == OrderStatus::Paying)
-                moved = tx.forcePaid(orderNo, n.payNo, n.channel, fence);
-        }
-        if (!moved.ok())
-            return moved.error();
-
-        switch (moved.value()) {
-        case TransitionOutcome::Transitioned: break;
-        case TransitionOutcome::NotFound:
-            decided = make(Code::UnknownOrder, Layer::Rejected, QStringLiteral("unknown_order"),
-                           QStringLiteral("the order vanished"));
-            return rollback;
-        case TransitionOutcome::StaleFence:
-            staleFence = true;
-            decided = ctx.durable ? success(Layer::Lock, QStringLiteral("stale_fence"))
-                                  : make(Code::Unavailable, Layer::Lock, QStringLiteral("stale_fence"),
-                                         QStringLiteral("a newer holder owns this order; retry"));
-            return rollback;
-        case TransitionOutcome::Lost: {
-            // Somebody else made a transition: which one decides the answer (rule 2).
-            auto lost = lostCasOutcome(tx, orderNo, n, written.newFindings);
-            if (!lost.ok())
-                return lost.error();
-            const QString outcome = lost.value();
-            if (ctx.durable) {
-                auto marked = tx.markProcessed(n.channel, n.payNo, outcome);
-                if (!marked.ok())
-                    return marked.error();
-            }
-            decided = success(Layer::StateMachine, outcome);
-            if (ctx.audit) {
-                if (auto audited = ctx.audit(*decided); !audited.ok())
-                    return audited.error();
-            }
-            return {}; // commit: the finding and the processed row are the outcome
-        }
-        }
-
-        // The order is PAID by us: its log row processed, then every effect on its own key,
-        // the hot stock rows last (writePaidEffects).
-        if (ctx.durable) {
-            auto marked = tx.markProcessed(n.channel, n.payNo, QStringLiteral("processed"));
-            if (!marked.ok())
-                return marked.error();
-        }
-        if (auto wrote = writePaidEffects(tx, ctx.order, n, fence.value_or(0), key, ctx.raw.traceId, written);
-            !wrote.ok())
-            return wrote.error();
-        // A lease we can no longer rely on must not COMMIT.
-        if (lock && lock->lost()) {
-            decided = ctx.durable ? success(Layer::Lock, QStringLiteral("lock_lost"))
-                                  : make(Code::Unavailable, Layer::Lock, QStringLiteral("lock_lost"),
-                                         QStringLiteral("the payment lock was lost; retry"));
-            return rollback;
-        }
-        if (ctx.sw.unlockBeforeCommit) {
-            // Test only: the classic ghost (`finally { unlock }` before the proxy commits).
-            unlock();
-            if (!hook(CallbackHookPoint::BetweenUnlockAndCommit, ctx))
-                return Error::make(ErrorCode::Internal, QStringLiteral("stopped by the test hook"));
-        }
-        if (ctx.audit) {
-            if (auto audited = ctx.audit(success(Layer::None, QStringLiteral("processed"))); !audited.ok())
-                return audited.error();
-        }
-        return {};
-    });
-
-    event(committed.ok() ? QStringLiteral("commit") : QStringLiteral("rollback"));
-    // COMMIT (or rollback) is behind us: only now the lock goes (docs/design.md rule 1).
-    unlock();
-    (void)hook(CallbackHookPoint::AfterUnlock, ctx);
-
-    if (staleFence)
-        reportStaleFence(orderNo, n.payNo, fence.value_or(0));
-    if (committed.ok()) {
-        m_byLayer[std::size_t(Layer::SideEffect)].fetch_add(written.keysFoundTaken);
-        for (const CallbackFinding &finding : std::as_const(written.newFindings))
-            publishFinding(finding);
-        // No decision inside the transaction: this delivery paid the order.
-        if (keyStoreUnreachable && !decided)
-            m_unfenced.fetch_add(1);
-    }
-    if (committed.ok() && m_seen && !ctx.sw.disableUniqueIndex)
-        (void)m_seen->markProcessed(channelName(n.channel), n.payNo,
-                                    SeenPayment{orderNo, n.paymentNo, n.amountFen, n.currency});
-    // A decision made inside the transaction stands when it rolled back on purpose, or when
-    // its commit (a lost CAS: processed row, finding) went through.
-    if (decided && (committed.ok() || committed.error().internalMessage == rollback.internalMessage))
-        return *decided;
-    if (!committed.ok())
-        return unavailable(Layer::None, QStringLiteral("storage"), committed.error().internalMessage);
-    return success(Layer::None, QStringLiteral("processed"));
-}
-
-CallbackWorker::CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes,
-                               const Clock &clock, qint64 minAgeMs)
-    : m_pipeline(pipeline), m_store(store), m_modes(modes), m_clock(clock), m_minAgeMs(minAgeMs)
-{
-}
-
-CallbackWorker::Report CallbackWorker::runOnce(int limit)
-{
-    Report report;
-    auto mode = m_modes.mode();
-    if (!mode.ok()) {
-        qCWarning(payonce::lcCore) << "callback worker: mode not readable:" << mode.error().internalMessage;
-        return report;
-    }
-    report.modeRead = true;
-    if (mode.value().mode == CallbackMode::AcceptOnly) {
-        report.acceptOnly = true;
-        return report;
-    }
-    auto rows = m_store.listAccepted(m_clock.nowMs() - m_minAgeMs, limit);
-    if (!rows.ok()) {
-        qCWarning(payonce::lcCore) << "callback worker: accepted rows not readable:" << rows.error().internalMessage;
-        return report;
-    }
-    for (const AcceptedCallback &row : rows.value()) {
-        ++report.seen;
-        CallbackOutcome out;
-        if (row.deliveryId) {
-            out = m_pipeline.finishAccepted(row);
-        } else if (auto settled = settleByQuery(row)) {
-            ++report.byQuery;
-            out = *settled;
-        } else {
-            ++report.failed;
-            continue;
-        }
-        if (out.success() && out.note == QLatin1String("stale_fence")) {
-            // Answered SUCCESS to the platform, but nothing was written: the row is not done.
-            ++report.failed;
-            ++report.staleFence;
-            staleFenceRefused(row);
-        } else if (out.success() && leavesTheRowAccepted(out)) {
-            // Its lock is held elsewhere (or was lost before COMMIT), or accept-only began:
-            // the row is still `accepted`, the next run tries again.
-            ++report.failed;
-            ++report.busy;
-        } else if (out.success()) {
-            ++report.finished;
-            std::lock_guard guard(m_mutex);
-            m_staleTries.remove(channelName(row.channel) + QLatin1Char(':') + row.payNo);
-        } else {
-            ++report.failed;
-            qCWarning(payonce::lcCore) << "callback worker:" << row.payNo
-                                       << "not finished:" << callbackOutcomeName(out.code) << out.note << out.message;
-        }
-    }
-    if (rows.value().size() < limit) {
-        // Every accepted row was listed: a row not among them is no longer accepted
-        // (finished elsewhere), its refusals are history.
-        QSet<QString> listed;
-        for (const AcceptedCallback &row : rows.value())
-            listed.insert(channelName(row.channel) + QLatin1Char(':') + row.payNo);
-        std::lock_guard guard(m_mutex);
-        m_staleTries.removeIf([&](const auto &entry) { return !listed.contains(entry.key()); });
-    }
-    return report;
-}
-
-bool CallbackWorker::leavesTheRowAccepted(const CallbackOutcome &outcome)
-{
-    // The SUCCESS answers that a durable row backs without having settled it (rule 8).
-    return outcome.note == QLatin1String("lock_busy_durable") || outcome.note == QLatin1String("lock_lost")
-           || outcome.note == QLatin1String("stale_fence") || outcome.note == QLatin1String("accept_only");
-}
-
-std::optional<CallbackOutcome> CallbackWorker::settleByQuery(const AcceptedCallback &row)
-{
-    // The row was written from the platform's query (the patrol, the closer) and has no
-    // delivery to verify again: the platform is asked again, and a trade it still reports
-    // paid by this pay_no is settled whatever the order's status (PAID by another pay_no or
-    // CLOSED: a double payment, acknowledged with its finding).
-    PaymentGateway *gateway = m_gateways ? m_gateways(row.channel) : nullptr;
-    if (!gateway || row.paymentNo.isEmpty()) {
-        qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "has no delivery and"
-                                   << (gateway ? "no payment number to query" : "no gateway to query")
-                                   << "; left to the patrol";
-        return std::nullopt;
-    }
-    auto trade = gateway->query(row.paymentNo);
-    if (!trade.ok()) {
-        qCWarning(payonce::lcCore) << "callback worker: query of" << row.paymentNo << "for" << row.payNo
-                                   << "failed:" << trade.error().internalMessage;
-        return std::nullopt;
-    }
-    if (trade.value().state != GatewayTradeState::Paid || trade.value().payNo != row.payNo) {
-        qCWarning(payonce::lcCore) << "callback worker:" << row.paymentNo << "is" << tradeStateName(trade.value().state)
-                                   << "by" << trade.value().payNo << "at the platform, the row says paid by"
-                                   << row.payNo << "; left to the patrol";
-        return std::nullopt;
-    }
-    return m_pipeline.settleConfirmed(confirmedByQuery(row.channel, row.paymentNo, trade.value()), {});
-}
-
-void CallbackWorker::staleFenceRefused(const AcceptedCallback &row)
-{
-    const QString subject = channelName(row.channel) + QLatin1Char(':') + row.payNo;
-    int tries = 0;
-    {
-        std::lock_guard guard(m_mutex);
-        tries = ++m_staleTries[subject];
-    }
-    qCWarning(payonce::lcCore) << "callback worker:" << row.payNo << "refused as a stale fence" << tries << "time(s)";
-    if (tries < StaleFenceTriesBeforeFinding)
-        return;
-    const CallbackFinding finding{QStringLiteral("stuck_accepted"), subject, row.orderNo, row.payNo,
-                                  QJsonObject{{QStringLiteral("reason"), QStringLiteral("stale_fence")},
-                                              {QStringLiteral("stale_fence_tries"), tries},
-                                              {QStringLiteral("has_delivery"), true},
-                                              {QStringLiteral("accepted_at_ms"), row.createdAtMs},
-                                              {QStringLiteral("proposal"),
-                                               QStringLiteral("the order carries a fencing token above the key "
-                                                              "store's: check fence_epochs and the Redis fence state, "
-                                                              "then replay")}}};
-    if (auto raised = m_store.raiseFinding(finding); !raised.ok())
-        qCWarning(payonce::lcCore) << "callback worker: finding for" << row.payNo
-                                   << "not raised:" << raised.error().internalMessage;
 }
 
 } // namespace payonce::core

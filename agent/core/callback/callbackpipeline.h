@@ -10,7 +10,6 @@
 #include "core/ports/paymentgateway.h"
 #include "shared/layer.h"
 
-#include <QHash>
 #include <QString>
 #include <QStringList>
 
@@ -258,19 +257,52 @@ public:
 
 private:
     struct Context;
+    struct PayLock;
+    struct SettleAttempt;
+
+    // The way in (callbackreceive.cpp): the seen set, the content checks, the log row.
     CallbackOutcome process(Context &ctx);
+    std::optional<CallbackOutcome> answerFromSeenSet(Context &ctx);
+    std::optional<CallbackOutcome> checkContent(Context &ctx);
+    CallbackOutcome refuseMismatch(Context &ctx, const QString &field);
+    std::optional<CallbackOutcome> acceptDurably(Context &ctx);
+    QString merchantMismatch(const Context &ctx) const;
+    void applyScenarioSwitches(Context &ctx) const;
+    bool writesDeliveryRow(const Context &ctx) const;
+    std::optional<CallbackOutcome> appendUndecided(Context &ctx);
+    CallbackOutcome decidedOnArrival(Context &ctx, const CallbackOutcome &decided, bool finishFailure);
+    CallbackOutcome answerSeen(Context &ctx);
+
+    // The paid transaction (callbacksettle.cpp), shared by both paths.
     CallbackOutcome settle(Context &ctx);
+    Result<void> settleIn(CallbackTransaction &tx, Context &ctx, PayLock &lock, SettleAttempt &attempt);
+    Result<void> recordLostCas(CallbackTransaction &tx, Context &ctx, SettleAttempt &attempt);
+    PayLock takePayLock(const Context &ctx, std::chrono::milliseconds wait);
+    std::optional<CallbackOutcome> stoppedAtLockHook(const Context &ctx, PayLock &lock) const;
+    void releasePayLock(PayLock &lock);
+    void afterTransaction(const Context &ctx, bool committed, PayLock &lock);
+    Result<TransitionOutcome> casToPaid(CallbackTransaction &tx, const Context &ctx, std::optional<qint64> fence) const;
+    void publishSettled(const Context &ctx, const SettleAttempt &attempt);
+
+    // One commit (callbackonecommit.cpp).
     bool oneCommitApplies(Context &ctx);
     /// The delivery settled in one commit; nullopt: rolled back, nothing written, the
     /// accepted-first path goes on.
     std::optional<CallbackOutcome> settleInOneCommit(Context &ctx);
-    DeliveryRecord deliveryRecordOf(const Context &ctx, const std::optional<CallbackOutcome> &decided) const;
+    Result<void> oneCommitIn(CallbackTransaction &tx, Context &ctx, const PayLock &lock, SettleAttempt &attempt);
+    Result<void> logDeliveryIn(CallbackTransaction &tx, Context &ctx, SettleAttempt &attempt);
+    std::optional<CallbackOutcome> afterOneCommitRolledBack(Context &ctx, const SettleAttempt &attempt,
+                                                            const Error &error);
     /// The one-commit attempt rolled back and `outcome` answers the delivery all the same.
     CallbackOutcome answeredWithoutTransaction(Context &ctx, const CallbackOutcome &outcome);
-    void reportStaleFence(const QString &orderNo, const QString &payNo, qint64 fence);
+
+    // The operator's replay (callbackreplay.cpp).
     CallbackOutcome predictSettle(Context &ctx) const;
     std::optional<CallbackOutcome> replayLogRow(Context &ctx);
     std::optional<CallbackOutcome> loadStored(Context &ctx, qint64 deliveryId);
+
+    DeliveryRecord deliveryRecordOf(const Context &ctx, const std::optional<CallbackOutcome> &decided) const;
+    void reportStaleFence(const QString &orderNo, const QString &payNo, qint64 fence);
     CallbackMode currentMode();
     CallbackOutcome finish(Context &ctx, CallbackOutcome outcome);
     /// A decided delivery row written through the group commit: the answer once it has
@@ -278,6 +310,8 @@ private:
     /// finishFailure, as the rejections' are).
     void answerOnceWritten(Context &ctx, DeliveryRecord row, CallbackOutcome outcome, bool finishFailure,
                            const Answer &answer);
+    /// A delivery that failed verification: its metadata row through the group commit.
+    void answerUnverified(const RawDelivery &delivery, const Error &error, const Answer &answer);
     bool hook(CallbackHookPoint point, const Context &ctx, LockHandle *lock = nullptr) const;
     void event(const QString &name) const;
     void publishFinding(const CallbackFinding &finding) const;
@@ -309,58 +343,5 @@ private:
 /// own (verified) query answered Paid: channel, pay_no and amount as the platform says,
 /// out_trade_no `paymentNo`. Used by the patrol and the order closer.
 PaymentNotification confirmedByQuery(Channel channel, const QString &paymentNo, const GatewayTrade &trade);
-
-/// Finishes `accepted` callback log rows (after a crash, after accept-only mode) through
-/// CallbackPipeline::finishAccepted; a row without a stored delivery (written from the
-/// platform's query by the patrol or the closer) through a new query and settleConfirmed.
-/// A row whose lock is busy or lost is not finished: it is tried again next run.
-/// runOnce() does nothing while the mode is accept_only.
-/// Rows younger than minAgeMs are left to the delivery that is still processing them.
-/// A row refused as a stale fence (the order carries a newer token) stays `accepted` and
-/// is never counted finished: it is tried again on the next run with a fresh token, and
-/// from its StaleFenceTriesBeforeFinding-th stale-fence refusal on (counted by this worker
-/// while the row stays accepted), each refusal raises (or sees again) a `stuck_accepted`
-/// finding with reason `stale_fence`.
-/// Thread-safe (each runOnce works alone; two workers on two agents are safe — the lock,
-/// L5 and the side-effect keys decide).
-class CallbackWorker {
-public:
-    struct Report {
-        bool modeRead = false; ///< the shared mode was read (acceptOnly says what it is)
-        bool acceptOnly = false;
-        int seen = 0;
-        int finished = 0;
-        int failed = 0;     ///< not finished, stale fences included
-        int staleFence = 0; ///< refused as a stale fence, left `accepted` for the next run
-        int busy = 0;       ///< its lock held elsewhere or lost, or accept-only began: left `accepted`
-        int byQuery = 0;    ///< rows without a delivery, settled through the platform's query
-    };
-    /// A row refused as a stale fence this many times raises a finding.
-    static constexpr int StaleFenceTriesBeforeFinding = 5;
-    CallbackWorker(CallbackPipeline &pipeline, CallbackStore &store, CallbackModeStore &modes, const Clock &clock,
-                   qint64 minAgeMs = 5000);
-    /// The platforms a row without a stored delivery is settled through (a query by its
-    /// out_trade_no). Without them such rows are left to the patrol.
-    void setGateways(std::function<PaymentGateway *(Channel)> gateways) { m_gateways = std::move(gateways); }
-    Report runOnce(int limit = 100);
-    /// A SUCCESS that a durable row backs without having settled it (a busy or lost lock,
-    /// a stale fence, accept-only): the row stays `accepted`.
-    static bool leavesTheRowAccepted(const CallbackOutcome &outcome);
-
-private:
-    CallbackPipeline &m_pipeline;
-    CallbackStore &m_store;
-    CallbackModeStore &m_modes;
-    const Clock &m_clock;
-    qint64 m_minAgeMs;
-    std::function<PaymentGateway *(Channel)> m_gateways;
-
-    /// A row without a delivery, settled through the platform's query; nullopt: left as it
-    /// is (no gateway, the query failed, or the platform does not report it paid by its pay_no).
-    std::optional<CallbackOutcome> settleByQuery(const AcceptedCallback &row);
-    void staleFenceRefused(const AcceptedCallback &row);
-    std::mutex m_mutex;
-    QHash<QString, int> m_staleTries; ///< consecutive stale-fence refusals per channel:pay_no
-};
 
 } // namespace payonce::core

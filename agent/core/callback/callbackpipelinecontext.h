@@ -1,9 +1,15 @@
 #pragma once
 
 // The callback pipeline's private parts, shared by the files that implement it
-// (callbackpipeline.cpp, callbackonecommit.cpp). Not for other users.
+// (callbackpipeline.cpp: entry points; callbackreceive.cpp: content checks and the log
+// row; callbacksettle.cpp: the paid transaction; callbackonecommit.cpp: the one-commit
+// path; callbackreplay.cpp: the operator's replay). Not for other users.
 
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/paideffects.h"
+#include "core/ports/distributedlock.h"
+
+#include <memory>
 
 namespace payonce::core {
 
@@ -14,6 +20,8 @@ CallbackOutcome make(CallbackOutcomeCode code, Layer layer, const QString &note,
 CallbackOutcome success(Layer layer, const QString &note, bool durable = true);
 /// Logged as a temporary failure: the platform is told FAIL and sends again.
 CallbackOutcome unavailable(Layer layer, const QString &note, const QString &why);
+/// A test hook stopped the delivery (as if the process died there).
+CallbackOutcome abortedByHook();
 /// A random key suffix (QA's side_effect switch).
 QString nonce();
 /// A finding's subject for a payment: "<channel>:<pay_no>".
@@ -43,6 +51,7 @@ struct CallbackPipeline::Context {
     bool dryRun = false;           ///< replay(dryRun): reads only; changes collects the writes
     QStringList changes;
     bool durable = false;       ///< a pay_callback_log row exists for this pay_no
+    bool seenProcessed = false; ///< the seen set remembers this payment processed
     SettledInTransaction audit; ///< run by settle() just before its COMMIT
     /// A delivery (handle()) whose row is decided before it is written — a rejection, a
     /// copy the seen set answers — has it written by the group commit, and answered once it
@@ -53,6 +62,31 @@ struct CallbackPipeline::Context {
         bool finishFailure = false;
     };
     std::optional<DeferredRow> deferred;
+};
+
+/// The pay lock `lock:pay:{pay_no}` (L3) as a settling attempt holds it.
+struct CallbackPipeline::PayLock {
+    std::unique_ptr<LockHandle> handle; ///< null: not taken (switched off, busy or out of reach)
+    bool busy = false;                  ///< held by another owner for longer than we waited
+    bool unreachable = false;           ///< the key store could not be asked: L4/L5 decide alone
+    bool released = false;
+
+    /// The order's fencing token taken with the lock; none without the lock.
+    std::optional<qint64> fence() const
+    {
+        return handle ? std::optional<qint64>(qint64(handle->fencingToken())) : std::nullopt;
+    }
+};
+
+/// What one run of a settling transaction decided and wrote; reset when the store runs
+/// the transaction again.
+struct CallbackPipeline::SettleAttempt {
+    std::optional<CallbackOutcome> decided; ///< a decision made inside the transaction
+    std::optional<qint64> deliveryId;       ///< one commit: the delivery row it inserted
+    bool staleFence = false;                ///< the database refused our fencing token
+    bool logRowProcessed = false;           ///< one commit: the log row was processed already
+    bool lockWaitEnded = false;             ///< one commit: a row lock wait ran out
+    PaidEffectsWritten written;             ///< its findings published, its keys counted, once committed
 };
 
 } // namespace payonce::core

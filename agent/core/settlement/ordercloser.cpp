@@ -1,6 +1,7 @@
 #include "core/settlement/ordercloser.h"
 
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/callbackworker.h"
 #include "core/ports/auditwriter.h"
 #include "core/ports/callbackmodestore.h"
 #include "core/ports/paymentgateway.h"

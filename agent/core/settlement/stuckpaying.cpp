@@ -1,6 +1,7 @@
 #include "core/settlement/stuckpaying_p.h"
 
 #include "core/callback/callbackpipeline.h"
+#include "core/callback/callbackworker.h"
 #include "core/confirm/paymentrecord.h"
 #include "core/ports/auditwriter.h"
 
