@@ -384,17 +384,13 @@ private:
     void payWithDuplicates(const QString &orderNo, const QString &skuId, int duplicates)
     {
         if (duplicates > 0)
-            QCOMPARE(m_agent
-                         ->simCall("POST", QStringLiteral("/sim/faults"),
-                                   QStringLiteral("{\"channel\":\"wechat\",\"duplicate\":%1}").arg(duplicates).toUtf8())
-                         .status,
-                     200);
+            QCOMPARE(m_agent->simDuplicateNotifications(QStringLiteral("wechat"), duplicates).status, 200);
         QString error;
         const QString paymentNo = m_agent->orderPaidAtSim(orderNo, 42, QStringLiteral("99.00"), skuId, &error);
         QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
         QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", kAgentTimeoutMs);
         if (duplicates > 0)
-            QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
+            QCOMPARE(m_agent->simDuplicateNotifications(QStringLiteral("wechat"), 0).status, 200);
     }
 
     static double plottedCaught(const MainWindow &window)

@@ -13,12 +13,7 @@ using namespace payonce::testsupport;
 class TestAuditLog : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_db.start(), m_db.error()); }
 
     void appendsAndReadsBack()
     {

@@ -39,19 +39,8 @@ private Q_SLOTS:
         QVERIFY(!paymentNo.isEmpty());
 
         // Every delivery arrives as 5 simultaneous copies (a replaying proxy, two agents).
-        QCOMPARE(m_agent
-                     ->simCall("POST", QStringLiteral("/sim/faults"),
-                               QStringLiteral("{\"channel\":\"%1\",\"duplicate\":5}").arg(channel).toUtf8())
-                     .status,
-                 200);
-        const HttpAnswer paid = m_agent->simPay(channel, paymentNo);
-        QVERIFY2(paid.status == 200, qPrintable(describe(paid)));
-        QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
-        QCOMPARE(m_agent
-                     ->simCall("POST", QStringLiteral("/sim/faults"),
-                               QStringLiteral("{\"channel\":\"%1\"}").arg(channel).toUtf8())
-                     .status,
-                 200);
+        QString error;
+        QVERIFY2(m_agent->simPayWithCopies(channel, paymentNo, 5, 30000, &error), qPrintable(error));
         // One acknowledged copy ends the platform's retries; the other copies of that
         // delivery may still be inside the agent, so wait until all five are recorded.
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -59,8 +48,7 @@ private Q_SLOTS:
                 >= 5,
             30000);
 
-        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
-                 qint64(1));
+        QCOMPARE(paidRows(orderNo), qint64(1));
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM stock_log WHERE order_no = ?", {orderNo}), qint64(1));
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", {orderNo}), qint64(1));
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM point_log WHERE order_no = ?", {orderNo}), qint64(1));
@@ -118,30 +106,25 @@ private Q_SLOTS:
         const QString orderNo = QStringLiteral("ORD-CB-ACCEPT");
         const QString paymentNo = confirmOrder(orderNo, QStringLiteral("wechat"));
         QVERIFY(!paymentNo.isEmpty());
-        const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                                            "{\"callbacks\":\"accept_only\",\"reason\":\"database failover drill\"}",
-                                            kDesk);
+        const HttpAnswer on = m_agent.setCallbackMode(QStringLiteral("accept_only"),
+                                                      QStringLiteral("database failover drill"));
         QVERIFY2(on.status == 200 && on.json().value(QStringLiteral("callbacks")).toString() == u"accept_only",
                  qPrintable(describe(on)));
         // The mode is shared through the database and each agent re-reads it at most once a
         // second (CallbackPipelineOptions::modeCacheMs): the documented propagation bound.
         QTest::qWait(1500);
         QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
-        QTRY_VERIFY_WITH_TIMEOUT(notificationState(paymentNo) == u"acknowledged", 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'",
                                {orderNo}),
                  qint64(1));
-        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
-                 qint64(0));
+        QCOMPARE(paidRows(orderNo), qint64(0));
         const HttpAnswer mode = m_agent->call("GET", QStringLiteral("/api/v1/mode"), {}, kView);
         QVERIFY2(mode.json().value(QStringLiteral("accepted_waiting")).toInteger() >= 1, qPrintable(describe(mode)));
 
-        const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                                             "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
+        const HttpAnswer off = m_agent.setCallbackMode(QStringLiteral("normal"), QStringLiteral("failover done"));
         QVERIFY2(off.status == 200, qPrintable(describe(off)));
-        QTRY_COMPARE_WITH_TIMEOUT(
-            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1),
-            30000);
+        QTRY_COMPARE_WITH_TIMEOUT(paidRows(orderNo), qint64(1), 30000);
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM user_coupon WHERE order_no = ?", {orderNo}), qint64(1));
         QCOMPARE(
             m_agent.count("SELECT COUNT(*) FROM audit_log WHERE action = 'mode.set' AND actor = 'desk' AND reason IN "
@@ -160,28 +143,27 @@ private Q_SLOTS:
         QVERIFY(!warmPayment.isEmpty() && !latePayment.isEmpty());
         // A delivery in normal mode: the agent has just read the mode.
         QCOMPARE(m_agent->simPay(QStringLiteral("alipay"), warmPayment).status, 200);
-        QTRY_COMPARE_WITH_TIMEOUT(
-            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {warm}), qint64(1),
-            30000);
-        const HttpAnswer on = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                                            "{\"callbacks\":\"accept_only\",\"reason\":\"failover now\"}", kDesk);
+        QTRY_COMPARE_WITH_TIMEOUT(paidRows(warm), qint64(1), 30000);
+        const HttpAnswer on = m_agent.setCallbackMode(QStringLiteral("accept_only"), QStringLiteral("failover now"));
         QVERIFY2(on.status == 200, qPrintable(describe(on)));
         QCOMPARE(m_agent->simPay(QStringLiteral("alipay"), latePayment).status, 200);
-        QTRY_VERIFY_WITH_TIMEOUT(notificationState(latePayment) == u"acknowledged", 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(latePayment) == u"acknowledged", 30000);
         QCOMPARE(
             m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'accepted'", {late}),
             qint64(1));
-        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {late}),
-                 qint64(0));
-        const HttpAnswer off = m_agent->call("PUT", QStringLiteral("/api/v1/mode"),
-                                             "{\"callbacks\":\"normal\",\"reason\":\"failover done\"}", kDesk);
+        QCOMPARE(paidRows(late), qint64(0));
+        const HttpAnswer off = m_agent.setCallbackMode(QStringLiteral("normal"), QStringLiteral("failover done"));
         QVERIFY2(off.status == 200, qPrintable(describe(off)));
-        QTRY_COMPARE_WITH_TIMEOUT(
-            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {late}), qint64(1),
-            30000);
+        QTRY_COMPARE_WITH_TIMEOUT(paidRows(late), qint64(1), 30000);
     }
 
 private:
+    /// The order's rows that are PAID: 1 once it is paid (never more).
+    qint64 paidRows(const QString &orderNo)
+    {
+        return m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo});
+    }
+
     /// Creates an order of one unit of its own SKU for user 42 and confirms it on the
     /// channel: the payment_no (out_trade_no at the platform), or empty.
     QString confirmOrder(const QString &orderNo, const QString &channel)
@@ -190,24 +172,10 @@ private:
         // The storm's orders share their channel's SKU; every other order has one of its own.
         const QString sku = orderNo == QStringLiteral("ORD-CB-") + channel ? QStringLiteral("SKU-CB-") + channel
                                                                            : QStringLiteral("SKU-") + orderNo;
-        if (!m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), sku, &error)) {
-            qWarning("%s", qPrintable(error));
-            return {};
-        }
-        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, channel, &error);
+        const QString paymentNo = m_agent->confirmedOrder(orderNo, 42, QStringLiteral("99.00"), sku, channel, &error);
         if (paymentNo.isEmpty())
             qWarning("%s", qPrintable(error));
         return paymentNo;
-    }
-
-    QString notificationState(const QString &paymentNo)
-    {
-        const QJsonArray notifications = m_agent->simCall("GET", QStringLiteral("/sim/notifications/") + paymentNo)
-                                             .json()
-                                             .value(QStringLiteral("notifications"))
-                                             .toArray();
-        return notifications.isEmpty() ? QString()
-                                       : notifications.first().toObject().value(QStringLiteral("state")).toString();
     }
 
     AgentFixture m_agent;

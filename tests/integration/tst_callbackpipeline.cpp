@@ -215,14 +215,7 @@ private:
 
     sql::Database &db() { return *m_db.database; }
 
-    qint64 count(const QString &sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(db(), sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
-    }
+    qint64 count(const QString &sql, const QVariantList &binds = {}) { return countRowsOrWarn(db(), sql, binds); }
 
     /// A PENDING order for one SKU with `stock` in store, a coupon and points owed.
     QString newOrder(const QString &stem, qint64 stock, qint64 qty = 2)
@@ -239,16 +232,7 @@ private:
         });
         if (!made.ok())
             qWarning() << "sku not made:" << made.error().internalMessage;
-        sql::NewOrder order;
-        order.orderNo = orderNo;
-        order.userId = kUser;
-        order.amountFen = kAmount;
-        order.rewardCouponTemplate = QStringLiteral("WELCOME10");
-        order.rewardPoints = 100;
-        order.items = {{skuId, qty}};
-        auto created = sql::SqlOrders(db()).create(order);
-        if (!created.ok())
-            qWarning() << "order not made:" << created.error().internalMessage;
+        createOrder(db(), rewardedOrder(orderNo, kUser, kAmount, skuId, qty));
         return orderNo;
     }
 
@@ -336,9 +320,7 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
+        QVERIFY2(m_db.start(), m_db.error());
         m_epochs = std::make_unique<sql::SqlFenceEpochSource>(db());
         m_store = std::make_unique<sql::SqlCallbackStore>(db());
         m_modes = std::make_unique<sql::SqlCallbackModeStore>(db());

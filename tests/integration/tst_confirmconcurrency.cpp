@@ -97,12 +97,7 @@ constexpr int kRequests = 100;
 class TestConfirmConcurrency : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_db.start(), m_db.error()); }
 
     void hundredConcurrentConfirmsPayOnce()
     {
@@ -121,12 +116,7 @@ private Q_SLOTS:
         TokenIssuer issuer(payments, store.tokens());
 
         const QString orderNo = QStringLiteral("ORD-STORM");
-        sql::NewOrder order;
-        order.orderNo = orderNo;
-        order.userId = kUser;
-        order.amountFen = 9900;
-        order.items = {{QStringLiteral("SKU1"), 1}};
-        QVERIFY(orders.create(order).ok());
+        QVERIFY(orders.create(oneUnitOrder(orderNo, kUser)).ok());
 
         auto tokenOf = [&]() -> QString {
             const PaymentOutcome out = issuer.issueToken(kUser, orderNo);
@@ -218,12 +208,7 @@ private Q_SLOTS:
         TokenIssuer issuer(payments, store.tokens());
 
         const QString orderNo = QStringLiteral("ORD-SLOW");
-        sql::NewOrder order;
-        order.orderNo = orderNo;
-        order.userId = kUser;
-        order.amountFen = 9900;
-        order.items = {{QStringLiteral("SKU1"), 1}};
-        QVERIFY(sql::SqlOrders(*m_db.database).create(order).ok());
+        QVERIFY(sql::SqlOrders(*m_db.database).create(oneUnitOrder(orderNo, kUser)).ok());
         const QString token = QJsonDocument::fromJson(issuer.issueToken(kUser, orderNo).body)
                                   .object()
                                   .value(QStringLiteral("token"))

@@ -50,12 +50,7 @@ QList<Expected> expectedSettings(config::DatabaseUrl::Dialect dialect)
 class TestConnectionSetup : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void init()
-    {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void init() { QVERIFY2(m_db.start(), m_db.error()); }
     void cleanup()
     {
         // The connections close before their server stops.

@@ -17,12 +17,7 @@ using namespace payonce::testsupport;
 class TestFenceEpochs : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_db.start(), m_db.error()); }
 
     void everyEpochIsLargerThanTheOnesBefore()
     {

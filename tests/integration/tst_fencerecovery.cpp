@@ -89,16 +89,7 @@ private:
         o.payNo = QStringLiteral("4200FENCE") + serial;
         o.skuId = QStringLiteral("SKU-") + o.orderNo;
         exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, 10, 1)"), {o.skuId});
-        sql::NewOrder order;
-        order.orderNo = o.orderNo;
-        order.userId = 20240;
-        order.amountFen = kAmount;
-        order.rewardCouponTemplate = QStringLiteral("WELCOME10");
-        order.rewardPoints = 100;
-        order.items = {{o.skuId, 2}};
-        auto created = sql::SqlOrders(db()).create(order);
-        if (!created.ok())
-            qWarning() << "order not made:" << created.error().internalMessage;
+        createOrder(db(), rewardedOrder(o.orderNo, 20240, kAmount, o.skuId, 2));
         exec(QStringLiteral("UPDATE orders SET status = 'PAYING' WHERE order_no = ?"), {o.orderNo});
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         exec(QStringLiteral(

@@ -6,8 +6,7 @@
 // and the key inspector finding a stuck lock on every master (docs/design.md "Redis
 // topologies").
 
-#include "keystorecontract.h"
-#include "storagefixture.h"
+#include "rediskeystorecontract.h"
 #include "verifyprinting.h"
 
 #include "redis/hashslot.h"
@@ -38,36 +37,31 @@ QString tagged(int slot, const QString &rest)
 
 } // namespace
 
-class TestKeyStoreCluster : public tests::KeyStoreContract {
+class TestKeyStoreCluster : public tests::RedisKeyStoreContract {
     Q_OBJECT
 protected:
-    core::KeyStore &store() override { return *m_store; }
-    core::KeyStore &secondStore() override { return *m_second; }
+    bool startRedis(QString *error) override
+    {
+        m_cluster = RedisClusterTopology::start(error);
+        return m_cluster != nullptr;
+    }
+    const char *redisDescription() const override { return "3 masters and 3 replicas"; }
+    QString redisLogs() const override { return m_cluster->logTail(); }
+
+    redis::RedisOptions options() const override
+    {
+        redis::RedisOptions options;
+        for (const QString &node : m_cluster->nodes()) {
+            auto parsed = config::HostPort::parse(node);
+            Q_ASSERT(parsed.ok());
+            options.clusterSeeds.append(parsed.value());
+        }
+        options.connectTimeout = 1000ms;
+        options.commandTimeout = 1000ms;
+        return options;
+    }
 
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        QElapsedTimer started;
-        started.start();
-        m_cluster = RedisClusterTopology::start(&error);
-        QVERIFY2(m_cluster, qPrintable(error));
-        qInfo("3 masters and 3 replicas up in %lld ms", started.elapsed());
-    }
-
-    void init()
-    {
-        m_store = std::make_unique<redis::RedisKeyStore>(options(), m_epochs);
-        m_second = std::make_unique<redis::RedisKeyStore>(options(), m_epochs);
-        PAYONCE_VERIFY_PRINTING(waitUntilReachable(*m_store, 15000), m_cluster->logTail());
-    }
-
-    void cleanup()
-    {
-        m_second.reset();
-        m_store.reset();
-    }
-
     void slotMapIsLearnedFromOneSeed()
     {
         redis::RedisOptions oneSeed = options();
@@ -344,19 +338,6 @@ private Q_SLOTS:
     }
 
 private:
-    redis::RedisOptions options() const
-    {
-        redis::RedisOptions options;
-        for (const QString &node : m_cluster->nodes()) {
-            auto parsed = config::HostPort::parse(node);
-            Q_ASSERT(parsed.ok());
-            options.clusterSeeds.append(parsed.value());
-        }
-        options.connectTimeout = 1000ms;
-        options.commandTimeout = 1000ms;
-        return options;
-    }
-
     QString masterList() const
     {
         QStringList masters;
@@ -387,10 +368,7 @@ private:
         return true;
     }
 
-    testsupport::SqliteFenceEpochs m_epochs; // fence_epochs in a real (SQLite) database
     std::unique_ptr<RedisClusterTopology> m_cluster;
-    std::unique_ptr<redis::RedisKeyStore> m_store;
-    std::unique_ptr<redis::RedisKeyStore> m_second;
 };
 
 QTEST_GUILESS_MAIN(TestKeyStoreCluster)

@@ -1,5 +1,4 @@
-#include "keystorecontract.h"
-#include "storagefixture.h"
+#include "rediskeystorecontract.h"
 
 #include "redis/keystorefactory.h"
 #include "redis/rediskeystore.h"
@@ -121,33 +120,19 @@ private:
 /// The key-store contract on a real redis-server started by the test harness (two
 /// stores on it: two agents), plus what only Redis has: a server killed and restarted
 /// empty, passwords, the script cache flushed.
-class TestKeyStoreRedis : public tests::KeyStoreContract {
+class TestKeyStoreRedis : public tests::RedisKeyStoreContract {
     Q_OBJECT
 protected:
-    core::KeyStore &store() override { return *m_store; }
-    core::KeyStore &secondStore() override { return *m_second; }
+    bool startRedis(QString *error) override
+    {
+        m_server = RedisServer::start(error);
+        return m_server != nullptr;
+    }
+    const char *redisDescription() const override { return "redis-server"; }
+    QString redisLogs() const override { return m_server->logTail(); }
+    redis::RedisOptions options() const override { return optionsFor(m_server->url()); }
 
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_server = RedisServer::start(&error);
-        QVERIFY2(m_server, qPrintable(error));
-    }
-
-    void init()
-    {
-        m_store = std::make_unique<redis::RedisKeyStore>(optionsFor(m_server->url()), m_epochs);
-        m_second = std::make_unique<redis::RedisKeyStore>(optionsFor(m_server->url()), m_epochs);
-        QVERIFY2(waitUntilReachable(*m_store, 15000), qPrintable(m_server->logTail()));
-    }
-
-    void cleanup()
-    {
-        m_second.reset();
-        m_store.reset();
-    }
-
     void fencingSurvivesRestartEmpty()
     {
         const QString order = uniqueKey("order");
@@ -870,10 +855,7 @@ private Q_SLOTS:
     }
 
 private:
-    testsupport::SqliteFenceEpochs m_epochs; // fence_epochs in a real (SQLite) database
     std::unique_ptr<RedisServer> m_server;
-    std::unique_ptr<redis::RedisKeyStore> m_store;
-    std::unique_ptr<redis::RedisKeyStore> m_second;
 };
 
 QTEST_GUILESS_MAIN(TestKeyStoreRedis)

@@ -6,8 +6,7 @@
 // and on its Sentinels: the right ones work through a failover, a wrong one of either kind
 // is Misconfigured and never shows in a message.
 
-#include "keystorecontract.h"
-#include "storagefixture.h"
+#include "rediskeystorecontract.h"
 #include "verifyprinting.h"
 
 #include "redis/rediskeystore.h"
@@ -94,36 +93,19 @@ private:
 
 } // namespace
 
-class TestKeyStoreSentinel : public tests::KeyStoreContract {
+class TestKeyStoreSentinel : public tests::RedisKeyStoreContract {
     Q_OBJECT
 protected:
-    core::KeyStore &store() override { return *m_store; }
-    core::KeyStore &secondStore() override { return *m_second; }
+    bool startRedis(QString *error) override
+    {
+        m_topology = RedisSentinelTopology::start(error);
+        return m_topology != nullptr;
+    }
+    const char *redisDescription() const override { return "master, replica and 3 Sentinels"; }
+    QString redisLogs() const override { return m_topology->logTail(); }
+    redis::RedisOptions options() const override { return optionsFor(*m_topology); }
 
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        QElapsedTimer started;
-        started.start();
-        m_topology = RedisSentinelTopology::start(&error);
-        QVERIFY2(m_topology, qPrintable(error));
-        qInfo("master, replica and 3 Sentinels up in %lld ms", started.elapsed());
-    }
-
-    void init()
-    {
-        m_store = std::make_unique<redis::RedisKeyStore>(options(), m_epochs);
-        m_second = std::make_unique<redis::RedisKeyStore>(options(), m_epochs);
-        PAYONCE_VERIFY_PRINTING(waitUntilReachable(*m_store, 15000), m_topology->logTail());
-    }
-
-    void cleanup()
-    {
-        m_second.reset();
-        m_store.reset();
-    }
-
     void masterIsFoundThroughTheSentinels()
     {
         QVERIFY(m_store->ping().ok());
@@ -365,8 +347,6 @@ private Q_SLOTS:
     }
 
 private:
-    redis::RedisOptions options() const { return optionsFor(*m_topology); }
-
     /// The store's options for `topology`, without passwords.
     static redis::RedisOptions optionsFor(const RedisSentinelTopology &topology)
     {
@@ -382,10 +362,7 @@ private:
         return options;
     }
 
-    testsupport::SqliteFenceEpochs m_epochs; // fence_epochs in a real (SQLite) database
     std::unique_ptr<RedisSentinelTopology> m_topology;
-    std::unique_ptr<redis::RedisKeyStore> m_store;
-    std::unique_ptr<redis::RedisKeyStore> m_second;
 };
 
 QTEST_GUILESS_MAIN(TestKeyStoreSentinel)

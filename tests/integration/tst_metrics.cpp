@@ -152,18 +152,12 @@ private Q_SLOTS:
     {
         QString error;
         const QString orderNo = QStringLiteral("ORD-MET-STORM");
-        QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-MET-S"), &error),
-                 qPrintable(error));
-        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
+        const QString paymentNo = m_agent->confirmedOrder(
+            orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-MET-S"), QStringLiteral("wechat"), &error);
         QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
         const Samples before = scrape();
 
-        QCOMPARE(
-            m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
-            200);
-        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
-        QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
+        QVERIFY2(m_agent->simPayWithCopies(QStringLiteral("wechat"), paymentNo, 5, 30000, &error), qPrintable(error));
         QTRY_VERIFY_WITH_TIMEOUT(
             m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}) >= 5, 30000);
         const qint64 deliveries = m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?",
@@ -202,14 +196,11 @@ private Q_SLOTS:
     {
         QString error;
         const QString orderNo = QStringLiteral("ORD-MET-ACCEPTED");
-        QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("5.00"), QStringLiteral("SKU-MET-A"), &error),
-                 qPrintable(error));
-        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
+        const QString paymentNo = m_agent->confirmedOrder(
+            orderNo, 42, QStringLiteral("5.00"), QStringLiteral("SKU-MET-A"), QStringLiteral("wechat"), &error);
         QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
         const auto setMode = [&](const char *mode) {
-            const HttpAnswer set = m_agent->call(
-                "PUT", QStringLiteral("/api/v1/mode"),
-                QByteArray("{\"callbacks\":\"") + mode + "\",\"reason\":\"metrics test\"}", kDesk);
+            const HttpAnswer set = m_agent.setCallbackMode(QLatin1String(mode), QStringLiteral("metrics test"));
             QVERIFY2(set.status == 200, set.body.constData());
         };
         setMode("accept_only");
@@ -322,13 +313,7 @@ private Q_SLOTS:
     }
 
 private:
-    Samples scrape()
-    {
-        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
-        if (answer.status != 200)
-            qWarning("scrape: %d %s", answer.status, answer.body.constData());
-        return parseMetricSamples(answer.body);
-    }
+    Samples scrape() { return m_agent->scrapeMetrics(); }
 
     /// How many callback answers were decided since `before` (every layer but side_effect).
     double callbackDecisions(const Samples &before)

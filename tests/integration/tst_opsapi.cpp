@@ -577,11 +577,8 @@ private:
     bool payThroughSim(const QString &orderNo, const QString &sku)
     {
         QString error;
-        if (!m_agent->createOrder(orderNo, kUser, QStringLiteral("12.00"), sku, &error)) {
-            qWarning("%s", qPrintable(error));
-            return false;
-        }
-        const QString paymentNo = m_agent->confirmPayment(orderNo, kUser, QStringLiteral("wechat"), &error);
+        const QString paymentNo = m_agent->confirmedOrder(orderNo, kUser, QStringLiteral("12.00"), sku,
+                                                          QStringLiteral("wechat"), &error);
         if (paymentNo.isEmpty()) {
             qWarning("%s", qPrintable(error));
             return false;

@@ -20,6 +20,14 @@ using namespace payonce::testsupport;
 
 namespace {
 
+/// Each effect of a paid order (stock, coupon, points, the order.paid event), counted by order_no.
+const char *const kEffectsOfAnOrder[] = {
+    "SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
+    "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
+    "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
+    "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?",
+};
+
 const qint64 kUser = 88;
 
 QByteArray reason(const QString &text)
@@ -310,10 +318,7 @@ private Q_SLOTS:
             QCOMPARE(m_agent.count("SELECT COUNT(*) FROM pay_callback_log WHERE order_no = ? AND status = 'processed'",
                                    {orderNo}),
                      qint64(1));
-            for (const char *sql : {"SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
-                                    "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
-                                    "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
-                                    "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"})
+            for (const char *sql : kEffectsOfAnOrder)
                 QCOMPARE(m_agent.count(sql, {orderNo}), qint64(1));
             setMode("normal");
         } else if (setUp == u"amount_mismatch") {
@@ -480,10 +485,7 @@ private Q_SLOTS:
         QCOMPARE(replayed.json().value(QStringLiteral("note")).toString(), QStringLiteral("processed"));
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}),
                  qint64(1));
-        for (const char *sql : {"SELECT COUNT(*) FROM stock_log WHERE order_no = ?",
-                                "SELECT COUNT(*) FROM user_coupon WHERE order_no = ?",
-                                "SELECT COUNT(*) FROM point_log WHERE order_no = ?",
-                                "SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?"})
+        for (const char *sql : kEffectsOfAnOrder)
             QCOMPARE(m_agent.count(sql, {orderNo}), qint64(1));
         QCOMPARE(m_agent.count("SELECT COUNT(*) FROM audit_log WHERE action = 'callback.replay' AND reason = 'INC-9'"),
                  qint64(1));
@@ -634,12 +636,7 @@ private:
 
     void setMode(const char *mode)
     {
-        const HttpAnswer set = m_agent->call(
-            "PUT", QStringLiteral("/api/v1/mode"),
-            QJsonDocument(QJsonObject{{QStringLiteral("callbacks"), QLatin1String(mode)},
-                                      {QStringLiteral("reason"), QStringLiteral("replay test")}})
-                .toJson(QJsonDocument::Compact),
-            kDesk);
+        const HttpAnswer set = m_agent.setCallbackMode(QLatin1String(mode), QStringLiteral("replay test"));
         QVERIFY2(set.status == 200, qPrintable(describe(set)));
     }
 

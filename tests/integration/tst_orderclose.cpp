@@ -77,16 +77,7 @@ private:
         p.skuId = QStringLiteral("SKU-") + p.orderNo;
         p.payNo = QStringLiteral("4300") + serial + u'X' + now;
         exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, 10, 1)"), {p.skuId});
-        sql::NewOrder order;
-        order.orderNo = p.orderNo;
-        order.userId = kUser;
-        order.amountFen = kAmount;
-        order.rewardCouponTemplate = QStringLiteral("WELCOME10");
-        order.rewardPoints = 100;
-        order.items = {{p.skuId, 2}};
-        auto created = sql::SqlOrders(db()).create(order);
-        if (!created.ok())
-            qWarning() << "order not made:" << created.error().internalMessage;
+        createOrder(db(), rewardedOrder(p.orderNo, kUser, kAmount, p.skuId, 2));
         const qint64 since = QDateTime::currentMSecsSinceEpoch() - ageMs;
         exec(QStringLiteral("UPDATE orders SET updated_at = ? WHERE order_no = ?"), {since, p.orderNo});
         if (!recordStatus.isEmpty()) {
@@ -293,16 +284,10 @@ private Q_SLOTS:
 
         // Accept-only mode: nothing is closed, the platform is not even asked.
         m_platform.set(timesOut.paymentNo, {GatewayTradeState::NotPaid, timesOut.payNo, false, false, false});
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("drill"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::AcceptOnly, QStringLiteral("drill")));
         const qsizetype callsBefore = m_platform.calls().size();
         auto acceptOnly = c.runOnce(m_stack.clock.nowMs());
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::Normal, QStringLiteral("drill over")));
         QVERIFY(acceptOnly.ok());
         QVERIFY(acceptOnly.value().acceptOnly);
         QCOMPARE(acceptOnly.value().closed, 0);

@@ -207,9 +207,7 @@ class TestOutbox : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
+        QVERIFY2(m_db.start(), m_db.error());
         m_store = std::make_unique<sql::SqlOutboxStore>(*m_db.database);
     }
 

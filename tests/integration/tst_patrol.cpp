@@ -33,9 +33,7 @@ class TestPatrol : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
+        QVERIFY2(m_db.start(), m_db.error());
         m_audit = std::make_unique<sql::SqlAuditWriter>(*m_db.database);
         m_compensationStore = std::make_unique<sql::SqlCompensationStore>(*m_db.database);
         m_patrolStore = std::make_unique<sql::SqlPatrolStore>(*m_db.database);

@@ -90,16 +90,7 @@ private:
         s.payNo = QStringLiteral("4200") + serial + u'X' + now;
         s.skuId = QStringLiteral("SKU-") + s.orderNo;
         exec(QStringLiteral("INSERT INTO skus (sku_id, stock, updated_at) VALUES (?, 10, 1)"), {s.skuId});
-        sql::NewOrder order;
-        order.orderNo = s.orderNo;
-        order.userId = kUser;
-        order.amountFen = kAmount;
-        order.rewardCouponTemplate = QStringLiteral("WELCOME10");
-        order.rewardPoints = 100;
-        order.items = {{s.skuId, 2}};
-        auto created = sql::SqlOrders(db()).create(order);
-        if (!created.ok())
-            qWarning() << "order not made:" << created.error().internalMessage;
+        createOrder(db(), rewardedOrder(s.orderNo, kUser, kAmount, s.skuId, 2));
         const qint64 since = QDateTime::currentMSecsSinceEpoch() - ageMs;
         exec(QStringLiteral("UPDATE orders SET status = 'PAYING', updated_at = ? WHERE order_no = ?"),
              {since, s.orderNo});
@@ -135,6 +126,12 @@ private:
         return std::nullopt;
     }
 
+    /// The stuck_paying finding of order s among `found`.
+    std::optional<StoredFinding> stuckPayingFinding(const QList<StoredFinding> &found, const Stuck &s)
+    {
+        return findingFor(found, QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo);
+    }
+
     /// Every effect of a paid order exactly once, and the stock taken once.
     void verifyPaidOnce(const Stuck &s)
     {
@@ -168,8 +165,7 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY2(run.ok(), qPrintable(run.ok() ? QString() : run.error().internalMessage));
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
-                                        QStringLiteral("order:") + s.orderNo);
+        const auto finding = stuckPayingFinding(run.value(), s);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("finished"));
         QCOMPARE(finding->payNo, s.payNo);
@@ -194,7 +190,7 @@ private Q_SLOTS:
         // The next run finds nothing stuck: the finding is resolved.
         auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
-        QVERIFY(!findingFor(again.value(), QStringLiteral("stuck_paying"), QStringLiteral("order:") + s.orderNo));
+        QVERIFY(!stuckPayingFinding(again.value(), s));
         QCOMPARE(text(QStringLiteral("SELECT status FROM findings WHERE kind = 'stuck_paying' AND subject = ?"),
                       {QString(QStringLiteral("order:") + s.orderNo)}),
                  QStringLiteral("resolved"));
@@ -283,8 +279,7 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
-                                        QStringLiteral("order:") + s.orderNo);
+        const auto finding = stuckPayingFinding(run.value(), s);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("reverted"));
         // Closed before the revert: nothing can be paid for it afterwards.
@@ -364,8 +359,7 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
-                                        QStringLiteral("order:") + s.orderNo);
+        const auto finding = stuckPayingFinding(run.value(), s);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("finished"));
         verifyPaidOnce(s);
@@ -377,8 +371,7 @@ private Q_SLOTS:
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
-                                        QStringLiteral("order:") + s.orderNo);
+        const auto finding = stuckPayingFinding(run.value(), s);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("left"));
         QVERIFY2(finding->evidence.value(QStringLiteral("why")).toString().contains(QStringLiteral("query failed")),
@@ -392,8 +385,7 @@ private Q_SLOTS:
         // Still stuck on the next run: the same finding, seen twice.
         auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
-        const auto seenAgain = findingFor(again.value(), QStringLiteral("stuck_paying"),
-                                          QStringLiteral("order:") + s.orderNo);
+        const auto seenAgain = stuckPayingFinding(again.value(), s);
         QVERIFY(seenAgain);
         QCOMPARE(seenAgain->id, finding->id);
         QCOMPARE(seenAgain->seenCount, qint64(2));
@@ -403,19 +395,12 @@ private Q_SLOTS:
     void acceptOnlyModeActsOnNothing()
     {
         const Stuck s = stuckOrder(kStuckAfterMs + 5000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("incident drill"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::AcceptOnly, QStringLiteral("incident drill")));
         Patrol p = patrol();
         auto run = p.runOnce(m_stack.clock.nowMs());
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("drill over"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::Normal, QStringLiteral("drill over")));
         QVERIFY(run.ok());
-        const auto finding = findingFor(run.value(), QStringLiteral("stuck_paying"),
-                                        QStringLiteral("order:") + s.orderNo);
+        const auto finding = stuckPayingFinding(run.value(), s);
         QVERIFY(finding);
         QCOMPARE(evidenceAction(*finding), QStringLiteral("left"));
         QVERIFY(!m_platform.calls().contains(QStringLiteral("query ") + s.paymentNo));
@@ -425,8 +410,7 @@ private Q_SLOTS:
         // Back to normal: the next run settles it.
         auto again = p.runOnce(m_stack.clock.nowMs());
         QVERIFY(again.ok());
-        const auto settled = findingFor(again.value(), QStringLiteral("stuck_paying"),
-                                        QStringLiteral("order:") + s.orderNo);
+        const auto settled = stuckPayingFinding(again.value(), s);
         QVERIFY(settled);
         QCOMPARE(evidenceAction(*settled), QStringLiteral("finished"));
         verifyPaidOnce(s);
@@ -604,15 +588,9 @@ private Q_SLOTS:
     void theWorkerDoesNotCountABusyLockAsFinished()
     {
         const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::AcceptOnly, QStringLiteral("hold")));
         const CallbackOutcome accepted = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::Normal, QStringLiteral("release")));
         QCOMPARE(accepted.note, QStringLiteral("accept_only"));
         CallbackWorker worker(*m_stack.pipeline, *m_stack.callbackStore, *m_stack.modes, m_stack.clock, 0);
         auto lock = holdPayLock(s);
@@ -640,15 +618,9 @@ private Q_SLOTS:
         if (dialectUnderTest() == Dialect::Sqlite)
             QSKIP("SQLite: one writer per database; an open write transaction blocks every writer");
         const Stuck s = stuckOrder(1000, {GatewayTradeState::Paid, {}, false, false});
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::AcceptOnly, QStringLiteral("test"), QStringLiteral("hold"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::AcceptOnly, QStringLiteral("hold")));
         const CallbackOutcome first = m_stack.pipeline->handle(deliveryOf(s.payNo, s.paymentNo));
-        QVERIFY(m_stack.modes
-                    ->setMode(CallbackMode::Normal, QStringLiteral("test"), QStringLiteral("release"),
-                              m_stack.clock.nowMs())
-                    .ok());
+        QVERIFY(m_stack.setCallbackMode(CallbackMode::Normal, QStringLiteral("release")));
         QCOMPARE(first.note, QStringLiteral("accept_only"));
 
         constexpr auto kHeld = 8s;

@@ -10,8 +10,7 @@
 
 #include <QTest>
 
-#include <atomic>
-#include <mutex>
+#include <functional>
 
 using namespace payonce;
 using namespace payonce::testsupport;
@@ -23,15 +22,6 @@ namespace {
 constexpr int kThreads = 32;
 constexpr int kRounds = 10;
 
-sql::NewOrder orderNamed(const QString &orderNo)
-{
-    sql::NewOrder order;
-    order.orderNo = orderNo;
-    order.userId = 10086;
-    order.amountFen = 9900;
-    order.items = {{QStringLiteral("SKU1"), 1}};
-    return order;
-}
 } // namespace
 
 class TestPaymentStore : public QObject {
@@ -39,9 +29,7 @@ class TestPaymentStore : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
+        QVERIFY2(m_db.start(), m_db.error());
         m_store = std::make_unique<sql::SqlPaymentStore>(*m_db.database);
     }
 
@@ -50,32 +38,23 @@ private Q_SLOTS:
         sql::SqlOrders orders(*m_db.database);
         for (int round = 0; round < kRounds; ++round) {
             const QString orderNo = QStringLiteral("ORD-REC-%1").arg(round);
-            QVERIFY(orders.create(orderNamed(orderNo)).ok());
-            std::atomic<int> inserted{0}, present{0}, errors{0};
+            QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
+            RaceTally inserted; // won: inserted; lost: the record was present
             runConcurrently(kThreads, [&](int i) {
-                bool mine = false;
-                auto done = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-                    auto r = tx.insertRecordIfAbsent(PaymentRecord{QStringLiteral("PN-%1-%2").arg(round).arg(i),
-                                                                   orderNo,
-                                                                   Channel::WeChat,
-                                                                   PaymentRecordStatus::Creating,
-                                                                   1,
-                                                                   9900,
-                                                                   {},
-                                                                   {}});
-                    if (!r.ok())
-                        return r.error();
-                    mine = r.value();
-                    return {};
-                });
-                if (!done.ok())
-                    errors.fetch_add(1);
-                else
-                    (mine ? inserted : present).fetch_add(1);
+                inserted.count(answerInTransaction([&](core::ConfirmTransaction &tx) {
+                    return tx.insertRecordIfAbsent(PaymentRecord{QStringLiteral("PN-%1-%2").arg(round).arg(i),
+                                                                 orderNo,
+                                                                 Channel::WeChat,
+                                                                 PaymentRecordStatus::Creating,
+                                                                 1,
+                                                                 9900,
+                                                                 {},
+                                                                 {}});
+                }));
             });
-            QCOMPARE(errors.load(), 0);
-            QCOMPARE(inserted.load(), 1);
-            QCOMPARE(present.load(), kThreads - 1);
+            QVERIFY2(inserted.errors == 0, qPrintable(inserted.firstError));
+            QCOMPARE(inserted.won.load(), 1);
+            QCOMPARE(inserted.lost.load(), kThreads - 1);
             QCOMPARE(countRows(*m_db.database,
                                QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"), {orderNo}),
                      qint64(1));
@@ -88,7 +67,7 @@ private Q_SLOTS:
         for (int round = 0; round < kRounds; ++round) {
             const QString orderNo = QStringLiteral("ORD-REUSE-%1").arg(round);
             const QString paymentNo = QStringLiteral("PNREUSE%1").arg(round);
-            QVERIFY(orders.create(orderNamed(orderNo)).ok());
+            QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
             auto setup = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
                 auto r = tx.insertRecordIfAbsent(
                     PaymentRecord{paymentNo, orderNo, Channel::Alipay, PaymentRecordStatus::Creating, 1, 9900, {}, {}});
@@ -101,24 +80,14 @@ private Q_SLOTS:
                                  : core::Error::make(core::ErrorCode::Internal, QStringLiteral("x"));
             });
             QVERIFY(setup.ok());
-            std::atomic<int> won{0}, lost{0}, errors{0};
+            RaceTally reused;
             runConcurrently(kThreads, [&](int) {
-                bool mine = false;
-                auto done = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-                    auto r = tx.reuseFailedRecord(paymentNo);
-                    if (!r.ok())
-                        return r.error();
-                    mine = r.value();
-                    return {};
-                });
-                if (!done.ok())
-                    errors.fetch_add(1);
-                else
-                    (mine ? won : lost).fetch_add(1);
+                reused.count(
+                    answerInTransaction([&](core::ConfirmTransaction &tx) { return tx.reuseFailedRecord(paymentNo); }));
             });
-            QCOMPARE(errors.load(), 0);
-            QCOMPARE(won.load(), 1);
-            QCOMPARE(lost.load(), kThreads - 1);
+            QVERIFY2(reused.errors == 0, qPrintable(reused.firstError));
+            QCOMPARE(reused.won.load(), 1);
+            QCOMPARE(reused.lost.load(), kThreads - 1);
             QCOMPARE(countRows(*m_db.database,
                                QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE payment_no = ? "
                                               "AND status = 'creating' AND attempt = 2"),
@@ -133,7 +102,7 @@ private Q_SLOTS:
     {
         sql::SqlOrders orders(*m_db.database);
         const QString orderNo = QStringLiteral("ORD-RENUM");
-        QVERIFY(orders.create(orderNamed(orderNo)).ok());
+        QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
         auto setup = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
             auto r = tx.insertRecordIfAbsent(PaymentRecord{
                 QStringLiteral("PNRENUM0"), orderNo, Channel::WeChat, PaymentRecordStatus::Creating, 2, 9900, {}, {}});
@@ -142,23 +111,14 @@ private Q_SLOTS:
             return {};
         });
         QVERIFY(setup.ok());
-        std::atomic<int> won{0}, errors{0};
+        RaceTally renumbered;
         runConcurrently(kThreads, [&](int i) {
-            bool mine = false;
-            auto done = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
-                auto r = tx.renumberRecord(QStringLiteral("PNRENUM0"), QStringLiteral("PNRENUM%1").arg(i + 1));
-                if (!r.ok())
-                    return r.error();
-                mine = r.value();
-                return {};
-            });
-            if (!done.ok())
-                errors.fetch_add(1);
-            else if (mine)
-                won.fetch_add(1);
+            renumbered.count(answerInTransaction([&](core::ConfirmTransaction &tx) {
+                return tx.renumberRecord(QStringLiteral("PNRENUM0"), QStringLiteral("PNRENUM%1").arg(i + 1));
+            }));
         });
-        QCOMPARE(errors.load(), 0);
-        QCOMPARE(won.load(), 1);
+        QVERIFY2(renumbered.errors == 0, qPrintable(renumbered.firstError));
+        QCOMPARE(renumbered.won.load(), 1);
         QCOMPARE(countRows(*m_db.database, QStringLiteral("SELECT COUNT(*) FROM payment_records WHERE order_no = ?"),
                            {orderNo}),
                  qint64(1));
@@ -189,7 +149,7 @@ private Q_SLOTS:
     {
         sql::SqlOrders orders(*m_db.database);
         const QString orderNo = QStringLiteral("ORD-RT");
-        QVERIFY(orders.create(orderNamed(orderNo)).ok());
+        QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
         bool inserted = false, pending = false;
         core::TransitionOutcome forward{}, stale{};
         std::optional<PaymentRecord> record;
@@ -249,6 +209,22 @@ private Q_SLOTS:
     }
 
 private:
+    /// `step` in a confirm transaction of its own: its answer, or the error that failed it.
+    core::Result<bool> answerInTransaction(const std::function<core::Result<bool>(core::ConfirmTransaction &)> &step)
+    {
+        bool answer = false;
+        auto done = m_store->inTransaction([&](core::ConfirmTransaction &tx) -> core::Result<void> {
+            auto r = step(tx);
+            if (!r.ok())
+                return r.error();
+            answer = r.value();
+            return {};
+        });
+        if (!done.ok())
+            return done.error();
+        return answer;
+    }
+
     MigratedDatabase m_db;
     std::unique_ptr<sql::SqlPaymentStore> m_store;
 };

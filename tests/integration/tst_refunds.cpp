@@ -67,14 +67,7 @@ private:
 
     sql::Database &db() { return *m_db.database; }
 
-    qint64 count(const QString &sql, const QVariantList &binds = {})
-    {
-        QString error;
-        const qint64 n = countRows(db(), sql, binds, &error);
-        if (n < 0)
-            qWarning() << "count failed:" << error;
-        return n;
-    }
+    qint64 count(const QString &sql, const QVariantList &binds = {}) { return countRowsOrWarn(db(), sql, binds); }
 
     QString text(const QString &sql, const QVariantList &binds) { return firstValueText(db(), sql, binds); }
 
@@ -288,9 +281,7 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
+        QVERIFY2(m_db.start(), m_db.error());
         m_audit = std::make_unique<sql::SqlAuditWriter>(db());
         m_compensationStore = std::make_unique<sql::SqlCompensationStore>(db());
         m_compensations = std::make_unique<CompensationService>(*m_compensationStore, *m_audit);

@@ -32,9 +32,7 @@ class TestRetention : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
+        QVERIFY2(m_db.start(), m_db.error());
         m_now = QDateTime::currentMSecsSinceEpoch();
         m_old = m_now - (kDays + 5) * kDayMs;
         m_young = m_now - (kDays - 1) * kDayMs;

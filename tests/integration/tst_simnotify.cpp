@@ -11,6 +11,7 @@
 #include "callbacks/platformnotificationverifier.h"
 #include "gateway/blockinghttp.h"
 #include "gateway/gatewayfactory.h"
+#include "receivedrequest.h"
 #include "support/serverharness.h"
 
 #include <QDir>
@@ -133,23 +134,12 @@ private:
         QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
         QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket, buffer] {
             *buffer += socket->readAll();
-            const qsizetype end = buffer->indexOf("\r\n\r\n");
-            if (end < 0)
+            const std::optional<testsupport::ReceivedRequest> request = testsupport::takeRequest(*buffer);
+            if (!request)
                 return;
-            Delivery d;
-            const QList<QByteArray> lines = buffer->left(end).split('\n');
-            d.path = lines.value(0).split(' ').value(1);
-            for (qsizetype i = 1; i < lines.size(); ++i) {
-                const qsizetype colon = lines.at(i).indexOf(':');
-                if (colon > 0)
-                    d.headers.insert(lines.at(i).left(colon).trimmed().toLower(), lines.at(i).mid(colon + 1).trimmed());
-            }
-            const qsizetype length = d.headers.value("content-length").toLongLong();
-            if (buffer->size() < end + 4 + length)
-                return;
-            d.body = buffer->mid(end + 4, length);
-            d.receivedMs = m_clock.elapsed();
-            buffer->clear();
+            Delivery d{request->path, {}, request->body, m_clock.elapsed()};
+            for (const auto &[name, value] : request->headers)
+                d.headers.insert(name.toLower(), value);
             const bool fail = failAlways || deliveries.size() < failFirst;
             deliveries.append(d);
             maxInFlight = qMax(maxInFlight, ++inFlight);

@@ -17,9 +17,6 @@
 #include <QProcess>
 #include <QTest>
 
-#include <atomic>
-#include <mutex>
-
 using namespace payonce;
 using namespace payonce::testsupport;
 using core::OrderStatus;
@@ -31,33 +28,6 @@ namespace {
 constexpr int kThreads = 32;
 constexpr int kRounds = 20;
 
-/// Counts of what racing threads were told, and the first unexpected error verbatim.
-struct Tally {
-    std::atomic<int> won{0};
-    std::atomic<int> lost{0};
-    std::atomic<int> errors{0};
-    std::mutex mutex;
-    QString firstError;
-
-    void error(const core::Error &e)
-    {
-        errors.fetch_add(1);
-        std::lock_guard guard(mutex);
-        if (firstError.isEmpty())
-            firstError = e.internalMessage;
-    }
-};
-
-sql::NewOrder orderNamed(const QString &orderNo)
-{
-    sql::NewOrder order;
-    order.orderNo = orderNo;
-    order.userId = 10086;
-    order.amountFen = 9900;
-    order.items = {{QStringLiteral("SKU1"), 1}};
-    return order;
-}
-
 int runFenceWriter(const QString &url, const QString &orderNo);
 
 } // namespace
@@ -65,19 +35,14 @@ int runFenceWriter(const QString &url, const QString &orderNo);
 class TestStorageConcurrency : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QString error;
-        m_db = MigratedDatabase::start(dialectUnderTest(), &error);
-        QVERIFY2(m_db, qPrintable(error));
-    }
+    void initTestCase() { QVERIFY2(m_db.start(), m_db.error()); }
 
     void callbackLogInsertRace()
     {
         sql::SqlCallbackLog log(*m_db.database);
         for (int round = 0; round < kRounds; ++round) {
             const QString payNo = QStringLiteral("PAY-INSERT-%1").arg(round);
-            Tally tally;
+            RaceTally tally;
             runConcurrently(kThreads, [&](int) {
                 auto outcome = log.insertAccepted(
                     {QStringLiteral("wechat"), payNo, QStringLiteral("ORD-X"), 9900, {}, {}});
@@ -102,8 +67,8 @@ private Q_SLOTS:
         sql::SqlOrders orders(*m_db.database);
         for (int round = 0; round < kRounds; ++round) {
             const QString orderNo = QStringLiteral("ORD-CAS-%1").arg(round);
-            QVERIFY(orders.create(orderNamed(orderNo)).ok());
-            Tally tally;
+            QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
+            RaceTally tally;
             runConcurrently(kThreads, [&](int) {
                 auto outcome = m_db.database->write([&](sql::Session &s) {
                     return orders.transition(s, orderNo, OrderStatus::Pending, OrderStatus::Paid, 0);
@@ -137,9 +102,9 @@ private Q_SLOTS:
         for (int round = 0; round < kRounds; ++round) {
             const QString orderNo = QStringLiteral("ORD-TX-%1").arg(round);
             const QString payNo = QStringLiteral("PAY-TX-%1").arg(round);
-            QVERIFY(orders.create(orderNamed(orderNo)).ok());
+            QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
             std::atomic<int> inserted{0}, duplicates{0};
-            Tally cas;
+            RaceTally cas;
             runConcurrently(kThreads, [&](int) {
                 // Counted only once the transaction committed: a retried attempt's
                 // outcomes are discarded with its rollback.
@@ -190,7 +155,7 @@ private Q_SLOTS:
         for (OrderStatus from : core::allOrderStatuses) {
             for (OrderStatus to : core::allOrderStatuses) {
                 const QString orderNo = QStringLiteral("ORD-SM-%1").arg(pair++);
-                QVERIFY(orders.create(orderNamed(orderNo)).ok());
+                QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
                 auto set = m_db.database->write([&](sql::Session &s) -> core::Result<void> {
                     auto done = s.exec(QStringLiteral("UPDATE orders SET status = ? WHERE order_no = ?"),
                                        {core::orderStatusName(from), orderNo});
@@ -223,7 +188,7 @@ private Q_SLOTS:
         }
         // An allowed edge from the wrong current state loses the CAS and changes nothing.
         const QString orderNo = QStringLiteral("ORD-SM-WRONG-FROM");
-        QVERIFY(orders.create(orderNamed(orderNo)).ok());
+        QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
         auto outcome = m_db.database->write(
             [&](sql::Session &s) { return orders.transition(s, orderNo, OrderStatus::Paying, OrderStatus::Paid, 0); });
         QVERIFY(outcome.ok());
@@ -238,7 +203,7 @@ private Q_SLOTS:
     {
         const QString orderNo = QStringLiteral("ORD-FENCE");
         sql::SqlOrders orders(*m_db.database);
-        QVERIFY(orders.create(orderNamed(orderNo)).ok());
+        QVERIFY(orders.create(oneUnitOrder(orderNo)).ok());
 
         QProcess a, b;
         for (QProcess *p : {&a, &b}) {

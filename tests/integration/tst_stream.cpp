@@ -220,9 +220,8 @@ private Q_SLOTS:
         StreamClient client(m_agent->port(), kViewToken);
         QString error;
         const QString orderNo = QStringLiteral("ORD-STREAM-STORM");
-        QVERIFY2(m_agent->createOrder(orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-STREAM-S"), &error),
-                 qPrintable(error));
-        const QString paymentNo = m_agent->confirmPayment(orderNo, 42, QStringLiteral("wechat"), &error);
+        const QString paymentNo = m_agent->confirmedOrder(
+            orderNo, 42, QStringLiteral("99.00"), QStringLiteral("SKU-STREAM-S"), QStringLiteral("wechat"), &error);
         QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
         // Quiet now: the stream catches up with the scrape.
         const Samples scraped = scrape();
@@ -230,12 +229,7 @@ private Q_SLOTS:
         const StreamMetrics before = client.latest();
         const qsizetype firstStormMessage = client.messages.size();
 
-        QCOMPARE(
-            m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\",\"duplicate\":5}").status,
-            200);
-        QCOMPARE(m_agent->simPay(QStringLiteral("wechat"), paymentNo).status, 200);
-        QTRY_VERIFY_WITH_TIMEOUT(m_agent->notificationState(paymentNo) == u"acknowledged", 30000);
-        QCOMPARE(m_agent->simCall("POST", QStringLiteral("/sim/faults"), "{\"channel\":\"wechat\"}").status, 200);
+        QVERIFY2(m_agent->simPayWithCopies(QStringLiteral("wechat"), paymentNo, 5, 30000, &error), qPrintable(error));
         QTRY_VERIFY_WITH_TIMEOUT(
             m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}) >= 5, 30000);
         const qint64 deliveries = m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?",
@@ -333,16 +327,11 @@ private Q_SLOTS:
                             "{\"mode\":\"auto\",\"reason\":\"incident over\"}", kDesk)
                      .status,
                  200);
-        QCOMPARE(m_agent
-                     ->call("PUT", QStringLiteral("/api/v1/mode"),
-                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: database migration\"}", kDesk)
-                     .status,
-                 200);
         QCOMPARE(
-            m_agent
-                ->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", kDesk)
+            m_agent.setCallbackMode(QStringLiteral("accept_only"), QStringLiteral("stream test: database migration"))
                 .status,
             200);
+        QCOMPARE(m_agent.setCallbackMode(QStringLiteral("normal"), QStringLiteral("done")).status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(client.events().size(), qsizetype(4), 30000);
         const QList<StreamEvent> events = client.events();
         QCOMPARE(events.at(1).value, QStringLiteral("auto"));
@@ -360,17 +349,10 @@ private Q_SLOTS:
     void snapshotCarriesTheCallbackMode()
     {
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
-        QCOMPARE(m_agent
-                     ->call("PUT", QStringLiteral("/api/v1/mode"),
-                            "{\"callbacks\":\"accept_only\",\"reason\":\"stream test: snapshot\"}", kDesk)
-                     .status,
+        QCOMPARE(m_agent.setCallbackMode(QStringLiteral("accept_only"), QStringLiteral("stream test: snapshot")).status,
                  200);
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("accept_only"));
-        QCOMPARE(
-            m_agent
-                ->call("PUT", QStringLiteral("/api/v1/mode"), "{\"callbacks\":\"normal\",\"reason\":\"done\"}", kDesk)
-                .status,
-            200);
+        QCOMPARE(m_agent.setCallbackMode(QStringLiteral("normal"), QStringLiteral("done")).status, 200);
         QCOMPARE(snapshotNow().callbackMode, QStringLiteral("normal"));
     }
 
@@ -534,13 +516,7 @@ private Q_SLOTS:
     }
 
 private:
-    Samples scrape()
-    {
-        const HttpAnswer answer = m_agent->call("GET", QStringLiteral("/metrics"));
-        if (answer.status != 200)
-            qWarning("scrape: %d %s", answer.status, answer.body.constData());
-        return parseMetricSamples(answer.body);
-    }
+    Samples scrape() { return m_agent->scrapeMetrics(); }
 
     static bool sameAsScrape(const StreamMetrics &m, const Samples &scraped)
     {

@@ -1,7 +1,6 @@
 #include "serverharness.h"
 
-#include "processtools.h"
-#include "scratchfolder.h"
+#include "databaseserver.h"
 
 #include <QFile>
 
@@ -13,29 +12,24 @@ namespace payonce::testsupport {
 
 using namespace detail;
 
-namespace {
-const QString serviceUser = u"mysql"_s;
-const QString userName = u"payonce"_s;
-const QString databaseName = u"payonce"_s;
-} // namespace
+struct MariaDbServer::Private : DatabaseServerState {
+    // SIGTERM: graceful shutdown. SIGKILL for the destructor: the data is deleted right after.
+    Private() : DatabaseServerState({u"mariadb"_s, u"mariadbd"_s, u"mariadb"_s, u"mysql"_s, SIGTERM, SIGKILL}) {}
 
-struct MariaDbServer::Private {
-    std::unique_ptr<ScratchFolder> folder;
-    QString password;
-    int port = 0;
     qint64 pid = 0;
 
     QString dataDir() const { return folder->filePath(u"data"_s); }
     QString socketPath() const { return folder->filePath(u"mariadbd.sock"_s); }
     QString pidFile() const { return folder->filePath(u"mariadbd.pid"_s); }
-    QString logFile() const { return folder->filePath(u"mariadbd.err"_s); }
+    QString logFile() const override { return folder->filePath(u"mariadbd.err"_s); }
+    qint64 serverPid() const override { return pid; }
     /// Its own tmpdir: with the shared /tmp, concurrent bootstraps (other tests, other
     /// worktrees) were seen to fail on "#sql-temptable-*" files vanishing under them.
     QString tmpDir() const { return folder->filePath(u"tmp"_s); }
 
     /// --user only as root: mariadbd refuses to run as root, and a normal user cannot
     /// switch to mysql anyway.
-    QStringList userArgument() const { return isRoot() ? QStringList{u"--user="_s + serviceUser} : QStringList{}; }
+    QStringList userArgument() const { return isRoot() ? QStringList{u"--user="_s + kind.serviceUser} : QStringList{}; }
 
     bool installDb(QString *error) const
     {
@@ -65,7 +59,7 @@ struct MariaDbServer::Private {
             .ok;
     }
 
-    Readiness launch(QString *error)
+    Readiness launch(QString *error) override
     {
         // mariadbd reopens its stderr onto --log-error as the mysql user: the file must be
         // that user's before we hand it over as stdout/stderr for the earliest messages.
@@ -76,7 +70,7 @@ struct MariaDbServer::Private {
                 return Readiness::Exited;
             }
         }
-        if (!chownToUser(logFile(), serviceUser, error))
+        if (!chownToUser(logFile(), kind.serviceUser, error))
             return Readiness::Exited;
         const LogWatch log(logFile());
         const Command command{
@@ -108,7 +102,7 @@ struct MariaDbServer::Private {
         QString sql = u"CREATE DATABASE %1;\n"_s.arg(databaseName);
         for (const QString &host : {u"127.0.0.1"_s, u"localhost"_s}) {
             sql += u"CREATE USER '%1'@'%2' IDENTIFIED BY '%3';\n"
-                   "GRANT ALL ON %4.* TO '%1'@'%2';\n"_s.arg(userName, host, password, databaseName);
+                   "GRANT ALL ON %4.* TO '%1'@'%2';\n"_s.arg(databaseUser, host, password, databaseName);
         }
         const Command command{u"mariadb"_s,
                               {u"--no-defaults"_s, u"--protocol=SOCKET"_s, u"--socket="_s + socketPath(), u"-u"_s,
@@ -121,7 +115,7 @@ struct MariaDbServer::Private {
         return true;
     }
 
-    bool halt(int signal)
+    bool halt(int signal) override
     {
         const bool gone = signalAndWait(pid, signal, 2 * stopTimeoutMs);
         if (gone) {
@@ -133,91 +127,19 @@ struct MariaDbServer::Private {
     }
 };
 
-MariaDbServer::MariaDbServer() : d(std::make_unique<Private>())
+MariaDbServer::MariaDbServer() : DatabaseServer(std::make_unique<Private>()), d(static_cast<Private *>(m_state.get()))
 {
 }
 
-MariaDbServer::~MariaDbServer()
-{
-    // No graceful shutdown: the data is deleted right after.
-    if (d->folder)
-        d->halt(SIGKILL);
-}
+MariaDbServer::~MariaDbServer() = default;
 
 std::unique_ptr<MariaDbServer> MariaDbServer::start(QString *error)
 {
     std::unique_ptr<MariaDbServer> server(new MariaDbServer);
     Private &d = *server->d;
-    d.folder = ScratchFolder::create(u"mariadb"_s, serviceUser, error);
-    if (!d.folder)
-        return nullptr;
-    d.password = randomHex();
-    if (!d.installDb(error))
-        return nullptr;
-    Readiness readiness = Readiness::Exited;
-    for (int attempt = 0; attempt < portAttempts; ++attempt) {
-        d.port = freeLoopbackPort();
-        readiness = d.launch(error);
-        if (readiness != Readiness::BindFailed)
-            break;
-    }
-    if (readiness != Readiness::Ready || !d.createUser(error))
+    if (!d.prepare(error) || !d.installDb(error) || !d.launchOnFreePort(error) || !d.createUser(error))
         return nullptr;
     return server;
-}
-
-int MariaDbServer::port() const
-{
-    return d->port;
-}
-
-QString MariaDbServer::user() const
-{
-    return userName;
-}
-
-QString MariaDbServer::password() const
-{
-    return d->password;
-}
-
-QString MariaDbServer::database() const
-{
-    return databaseName;
-}
-
-QString MariaDbServer::url() const
-{
-    return urlWithPassword(d->password);
-}
-
-QString MariaDbServer::urlWithPassword(const QString &password) const
-{
-    return u"mariadb://%1:%2@127.0.0.1:%3/%4"_s.arg(userName, password, QString::number(d->port), databaseName);
-}
-
-QString MariaDbServer::folder() const
-{
-    return d->folder->path();
-}
-
-bool MariaDbServer::stop()
-{
-    return d->halt(SIGTERM);
-}
-
-bool MariaDbServer::startAgain(QString *error)
-{
-    if (pidAlive(d->pid)) {
-        *error = u"mariadbd is still running on port %1"_s.arg(d->port);
-        return false;
-    }
-    return d->launch(error) == Readiness::Ready;
-}
-
-QString MariaDbServer::logTail(int lines) const
-{
-    return tailOfFile(d->logFile(), lines);
 }
 
 } // namespace payonce::testsupport

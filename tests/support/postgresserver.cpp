@@ -1,7 +1,6 @@
 #include "serverharness.h"
 
-#include "processtools.h"
-#include "scratchfolder.h"
+#include "databaseserver.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -14,21 +13,15 @@ namespace payonce::testsupport {
 
 using namespace detail;
 
-namespace {
-const QString serviceUser = u"postgres"_s;
-const QString superuser = u"payonce"_s;
-const QString databaseName = u"payonce"_s;
-} // namespace
+struct PostgresServer::Private : DatabaseServerState {
+    // SIGINT: fast shutdown (data kept). SIGQUIT: immediate, for the destructor.
+    Private() : DatabaseServerState({u"postgresql"_s, u"PostgreSQL"_s, u"pg"_s, u"postgres"_s, SIGINT, SIGQUIT}) {}
 
-struct PostgresServer::Private {
-    std::unique_ptr<ScratchFolder> folder;
     QString bin;
-    QString password;
-    int port = 0;
 
     QString dataDir() const { return folder->filePath(u"data"_s); }
-    QString logFile() const { return folder->filePath(u"postgresql.log"_s); }
-    qint64 postmasterPid() const { return readPidFile(dataDir() + u"/postmaster.pid"_s, u"postgres"_s); }
+    QString logFile() const override { return folder->filePath(u"postgresql.log"_s); }
+    qint64 serverPid() const override { return readPidFile(dataDir() + u"/postmaster.pid"_s, u"postgres"_s); }
     QString tool(const QString &name) const { return bin + u'/' + name; }
 
     RunResult psql(const QString &database, const QString &sql) const
@@ -38,7 +31,7 @@ struct PostgresServer::Private {
         env.insert(u"PGCONNECT_TIMEOUT"_s, u"5"_s);
         return run({tool(u"psql"_s),
                     {u"-X"_s, u"-q"_s, u"-v"_s, u"ON_ERROR_STOP=1"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s,
-                     QString::number(port), u"-U"_s, superuser, u"-d"_s, database, u"-c"_s, sql}},
+                     QString::number(port), u"-U"_s, databaseUser, u"-d"_s, database, u"-c"_s, sql}},
                    env);
     }
 
@@ -54,10 +47,10 @@ struct PostgresServer::Private {
                 return false;
             }
         }
-        if (!chownToUser(pwfile, serviceUser, error))
+        if (!chownToUser(pwfile, kind.serviceUser, error))
             return false;
-        const Command command = asUser(serviceUser, tool(u"initdb"_s),
-                                       {u"-D"_s, dataDir(), u"-U"_s, superuser, u"--pwfile="_s + pwfile, u"-A"_s,
+        const Command command = asUser(kind.serviceUser, tool(u"initdb"_s),
+                                       {u"-D"_s, dataDir(), u"-U"_s, databaseUser, u"--pwfile="_s + pwfile, u"-A"_s,
                                         u"scram-sha-256"_s, u"-E"_s, u"UTF8"_s, u"--locale=C.UTF-8"_s,
                                         // No fsync of the fresh cluster: it lives for one test.
                                         u"--no-sync"_s, u"--no-instructions"_s});
@@ -86,12 +79,12 @@ struct PostgresServer::Private {
         return true;
     }
 
-    Readiness launch(QString *error)
+    Readiness launch(QString *error) override
     {
         const LogWatch log(logFile());
         // pg_ctl -w returns once the postmaster says "ready" in postmaster.pid, or fails
         // when it exits; pg_isready below then checks the TCP port itself.
-        const Command command = asUser(serviceUser, tool(u"pg_ctl"_s),
+        const Command command = asUser(kind.serviceUser, tool(u"pg_ctl"_s),
                                        {u"-D"_s, dataDir(), u"-l"_s, logFile(), u"-w"_s, u"-t"_s,
                                         QString::number(startTimeoutMs / 1000), u"-o"_s,
                                         u"-p "_s + QString::number(port), u"start"_s});
@@ -102,7 +95,7 @@ struct PostgresServer::Private {
             readiness = log.containsSinceStart(u"Address already in use") ? Readiness::BindFailed : Readiness::Exited;
             details = started.describe(command);
         } else {
-            const qint64 pid = postmasterPid();
+            const qint64 pid = serverPid();
             const Command isReady{tool(u"pg_isready"_s),
                                   {u"-q"_s, u"-t"_s, u"1"_s, u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port),
                                    u"-d"_s, u"postgres"_s}};
@@ -117,19 +110,14 @@ struct PostgresServer::Private {
         return readiness;
     }
 
-    /// SIGINT: fast shutdown (data kept). SIGQUIT: immediate, for the destructor.
-    bool halt(int signal) const { return signalAndWait(postmasterPid(), signal); }
+    bool halt(int signal) override { return signalAndWait(serverPid(), signal); }
 };
 
-PostgresServer::PostgresServer() : d(std::make_unique<Private>())
+PostgresServer::PostgresServer() : DatabaseServer(std::make_unique<Private>()), d(static_cast<Private *>(m_state.get()))
 {
 }
 
-PostgresServer::~PostgresServer()
-{
-    if (d->folder)
-        d->halt(SIGQUIT);
-}
+PostgresServer::~PostgresServer() = default;
 
 QString PostgresServer::binDir()
 {
@@ -146,20 +134,7 @@ std::unique_ptr<PostgresServer> PostgresServer::start(QString *error)
         *error = u"no PostgreSQL at %1 (set PAYONCE_PG_BINDIR)"_s.arg(d.bin);
         return nullptr;
     }
-    d.folder = ScratchFolder::create(u"pg"_s, serviceUser, error);
-    if (!d.folder)
-        return nullptr;
-    d.password = randomHex();
-    if (!d.initdb(error))
-        return nullptr;
-    Readiness readiness = Readiness::Exited;
-    for (int attempt = 0; attempt < portAttempts; ++attempt) {
-        d.port = freeLoopbackPort();
-        readiness = d.launch(error);
-        if (readiness != Readiness::BindFailed)
-            break;
-    }
-    if (readiness != Readiness::Ready)
+    if (!d.prepare(error) || !d.initdb(error) || !d.launchOnFreePort(error))
         return nullptr;
     const RunResult created = d.psql(u"postgres"_s, u"CREATE DATABASE "_s + databaseName);
     if (!created.ok) {
@@ -167,60 +142,6 @@ std::unique_ptr<PostgresServer> PostgresServer::start(QString *error)
         return nullptr;
     }
     return server;
-}
-
-int PostgresServer::port() const
-{
-    return d->port;
-}
-
-QString PostgresServer::user() const
-{
-    return superuser;
-}
-
-QString PostgresServer::password() const
-{
-    return d->password;
-}
-
-QString PostgresServer::database() const
-{
-    return databaseName;
-}
-
-QString PostgresServer::url() const
-{
-    return urlWithPassword(d->password);
-}
-
-QString PostgresServer::urlWithPassword(const QString &password) const
-{
-    return u"postgresql://%1:%2@127.0.0.1:%3/%4"_s.arg(superuser, password, QString::number(d->port), databaseName);
-}
-
-QString PostgresServer::folder() const
-{
-    return d->folder->path();
-}
-
-bool PostgresServer::stop()
-{
-    return d->halt(SIGINT);
-}
-
-bool PostgresServer::startAgain(QString *error)
-{
-    if (pidAlive(d->postmasterPid())) {
-        *error = u"PostgreSQL is still running on port %1"_s.arg(d->port);
-        return false;
-    }
-    return d->launch(error) == Readiness::Ready;
-}
-
-QString PostgresServer::logTail(int lines) const
-{
-    return tailOfFile(d->logFile(), lines);
 }
 
 } // namespace payonce::testsupport

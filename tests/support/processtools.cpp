@@ -193,6 +193,16 @@ bool signalAndWait(qint64 pid, int signal, int timeoutMs)
     return true;
 }
 
+bool writeTextFile(const QString &path, const QString &text, QString *error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text.toLocal8Bit()) < 0) {
+        *error = u"could not write %1"_s.arg(path);
+        return false;
+    }
+    return true;
+}
+
 QString tailOfFile(const QString &path, int lines)
 {
     QFile file(path);
@@ -244,6 +254,17 @@ Readiness waitUntilReady(const std::function<bool()> &ready, const std::function
         QThread::msleep(pauseMs);
         pauseMs = std::min(pauseMs * 2, 250UL);
     }
+}
+
+Readiness retryOnBindFailure(const std::function<Readiness()> &attempt)
+{
+    Readiness readiness = Readiness::Exited;
+    for (int attempts = 0; attempts < portAttempts; ++attempts) {
+        readiness = attempt();
+        if (readiness != Readiness::BindFailed)
+            break;
+    }
+    return readiness;
 }
 
 QString startError(const QString &what, const QString &details, const QString &logFile)

@@ -59,6 +59,10 @@ qint64 readPidFile(const QString &path, const QString &expectedName = {});
 /// True once the process is gone.
 bool signalAndWait(qint64 pid, int signal, int timeoutMs = stopTimeoutMs);
 
+/// Writes text (local 8-bit) to path, replacing what was there; false with *error set
+/// ("could not write <path>") otherwise.
+bool writeTextFile(const QString &path, const QString &text, QString *error);
+
 /// The last lines of a text file (empty string when unreadable).
 QString tailOfFile(const QString &path, int lines);
 
@@ -87,6 +91,11 @@ enum class Readiness {
 /// the log decides between BindFailed and Exited), or the deadline passes.
 Readiness waitUntilReady(const std::function<bool()> &ready, const std::function<bool()> &exited, const LogWatch &log,
                          QDeadlineTimer deadline);
+
+/// A first start: attempt() — which picks fresh free ports and launches on them — again
+/// while the port turned out to be taken meanwhile (BindFailed), portAttempts times at the
+/// most. The last attempt's readiness.
+Readiness retryOnBindFailure(const std::function<Readiness()> &attempt);
 
 /// "<what> failed: <details>\n--- <log> (last lines) ---\n<tail>"
 QString startError(const QString &what, const QString &details, const QString &logFile);

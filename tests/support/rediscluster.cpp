@@ -99,30 +99,26 @@ QString describeSlots(const QList<std::pair<int, int>> &slots)
 /// The line "key:value" of an INFO or CLUSTER INFO reply, its value ("" when missing).
 } // namespace
 
-struct RedisClusterTopology::Private {
+struct RedisClusterTopology::Private : RedisTopologyState {
     RedisClusterTopology::Options options;
-    std::unique_ptr<ScratchFolder> folder;
     QList<Instance> nodes;
 
-    RunResult cli(int port, const QStringList &args, bool followRedirects = false) const
+    RunResult cli(int port, const QStringList &args) const override { return cli(port, args, false); }
+    /// followRedirects: -c, redis-cli follows MOVED and ASK.
+    RunResult cli(int port, const QStringList &args, bool followRedirects) const
     {
         QStringList arguments{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)};
         if (followRedirects)
             arguments.prepend(u"-c"_s);
         return run({u"redis-cli"_s, arguments + args}, {}, probeTimeoutMs);
     }
-    /// redis-cli's trimmed answer, or what went wrong (for error messages).
-    QString answer(int port, const QStringList &args) const
-    {
-        const RunResult result = cli(port, args);
-        const QString text = result.output.trimmed();
-        return result.ok ? text : u"(redis-cli failed: "_s + text + u')';
-    }
 
-    bool ping(const Instance &instance) const
+    QList<const RedisProcess *> processes() const override
     {
-        const RunResult result = cli(instance.port, {u"ping"_s});
-        return result.ok && result.output.trimmed() == u"PONG";
+        QList<const RedisProcess *> all;
+        for (const Instance &instance : nodes)
+            all << &instance;
+        return all;
     }
 
     /// CLUSTER NODES as this node sees it; false (and *said) when it does not answer.
@@ -166,41 +162,21 @@ struct RedisClusterTopology::Private {
         return nullptr;
     }
 
-    bool writeFile(const QString &path, const QString &text, QString *error) const
-    {
-        QFile file(path);
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text.toLocal8Bit()) < 0) {
-            *error = u"could not write %1"_s.arg(path);
-            return false;
-        }
-        return true;
-    }
-
     /// A node's config. No persistence; the replication settings keep a sync quick and off
     /// the disk (as in RedisSentinelTopology). nodes.conf lives in the node's dir: it is the
     /// node's identity and survives kill() for restartKilled(). A validity factor of 0 lets a
     /// replica fail over however long its link has been down.
     bool writeNodeConfig(const Instance &node, QString *error) const
     {
-        const QString config = u"bind 127.0.0.1\n"
-                               "port %1\n"
-                               "cluster-enabled yes\n"
-                               "cluster-port %2\n"
-                               "cluster-config-file nodes.conf\n"
-                               "cluster-node-timeout %3\n"
-                               "cluster-replica-validity-factor 0\n"
-                               "save \"\"\n"
-                               "appendonly no\n"
-                               "daemonize no\n"
-                               "dir \"%4\"\n"
-                               "pidfile \"%5\"\n"
-                               "logfile \"%6\"\n"
-                               "repl-diskless-sync yes\n"
-                               "repl-diskless-sync-delay 0\n"
-                               "repl-diskless-load swapdb\n"_s.arg(
-                                   QString::number(node.port), QString::number(node.busPort),
-                                   QString::number(options.nodeTimeoutMs), node.dataDir, node.pidFile, node.logFile);
-        return writeFile(node.configFile, config, error);
+        const QString config = redisBaseConfig(node.port, node.dataDir, node.pidFile, node.logFile)
+                               + u"cluster-enabled yes\n"
+                                 "cluster-port %1\n"
+                                 "cluster-config-file nodes.conf\n"
+                                 "cluster-node-timeout %2\n"
+                                 "cluster-replica-validity-factor 0\n"_s.arg(QString::number(node.busPort),
+                                                                             QString::number(options.nodeTimeoutMs))
+                               + QLatin1String(kDisklessReplication);
+        return writeTextFile(node.configFile, config, error);
     }
 
     /// Start the node (its config already written) and wait until it answers PING.
@@ -215,39 +191,23 @@ struct RedisClusterTopology::Private {
     /// written for them.
     bool launchOnFreePorts(Instance &instance, QString *error)
     {
-        Readiness readiness = Readiness::Exited;
-        for (int attempt = 0; attempt < portAttempts; ++attempt) {
-            instance.port = freeLoopbackPort();
-            instance.busPort = freeLoopbackPort();
-            if (instance.port <= 0 || instance.busPort <= 0) {
-                *error = u"no free loopback port for %1"_s.arg(instance.name);
-                return false;
-            }
-            if (instance.port == instance.busPort) {
-                readiness = Readiness::BindFailed;
-                continue;
-            }
-            if (!writeNodeConfig(instance, error))
-                return false;
-            readiness = launch(instance, error);
-            if (readiness != Readiness::BindFailed)
-                break;
-        }
-        return readiness == Readiness::Ready;
+        return retryOnBindFailure([&] {
+                   instance.port = freeLoopbackPort();
+                   instance.busPort = freeLoopbackPort();
+                   if (instance.port <= 0 || instance.busPort <= 0) {
+                       *error = u"no free loopback port for %1"_s.arg(instance.name);
+                       return Readiness::Exited;
+                   }
+                   if (instance.port == instance.busPort)
+                       return Readiness::BindFailed;
+                   if (!writeNodeConfig(instance, error))
+                       return Readiness::Exited;
+                   return launch(instance, error);
+               })
+               == Readiness::Ready;
     }
 
     bool halt(Instance &instance, int signal) { return haltRedis(instance, signal); }
-
-    /// Every wait's failure message ends with the logs.
-    QString withLogs(const QString &message) const { return message + u"\n"_s + logTail(20); }
-
-    QString logTail(int lines) const
-    {
-        QList<const RedisProcess *> all;
-        for (const Instance &instance : nodes)
-            all << &instance;
-        return redisLogTails(all, lines);
-    }
 
     /// cluster_state of this node's CLUSTER INFO ("" and *said when it does not answer).
     QString clusterState(const Instance &node, QString *said = nullptr) const
@@ -368,12 +328,7 @@ std::unique_ptr<RedisClusterTopology> RedisClusterTopology::start(const Options 
     const int count = masterCount * (1 + options.replicasPerMaster);
     for (int i = 0; i < count; ++i) {
         Instance node;
-        node.name = u"node%1"_s.arg(i);
-        node.configFile = d.folder->filePath(node.name + u".conf"_s);
-        node.logFile = d.folder->filePath(node.name + u".log"_s);
-        node.pidFile = d.folder->filePath(node.name + u".pid"_s);
-        node.dataDir = d.folder->filePath(node.name);
-        if (!d.folder->makeSubfolder(node.name, error))
+        if (!d.place(node, u"node%1"_s.arg(i), true, error))
             return nullptr;
         d.nodes.append(node);
     }

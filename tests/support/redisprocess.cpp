@@ -9,6 +9,43 @@ using namespace Qt::StringLiterals;
 
 namespace payonce::testsupport::detail {
 
+QString redisBaseConfig(int port, const QString &dir, const QString &pidFile, const QString &logFile)
+{
+    return u"bind 127.0.0.1\n"
+           "port %1\n"
+           "save \"\"\n"
+           "appendonly no\n"
+           "daemonize no\n"
+           "dir \"%2\"\n"
+           "pidfile \"%3\"\n"
+           "logfile \"%4\"\n"_s.arg(QString::number(port), dir, pidFile, logFile);
+}
+
+QString RedisTopologyState::answer(int port, const QStringList &args) const
+{
+    const RunResult result = cli(port, args);
+    const QString text = result.output.trimmed();
+    return result.ok ? text : u"(redis-cli failed: "_s + text + u')';
+}
+
+bool RedisTopologyState::ping(const RedisProcess &process) const
+{
+    const RunResult result = cli(process.port, {u"ping"_s});
+    return result.ok && result.output.trimmed() == u"PONG";
+}
+
+bool RedisTopologyState::place(RedisProcess &process, const QString &name, bool withDataDir, QString *error) const
+{
+    process.name = name;
+    process.configFile = folder->filePath(name + u".conf"_s);
+    process.logFile = folder->filePath(name + u".log"_s);
+    process.pidFile = folder->filePath(name + u".pid"_s);
+    if (!withDataDir)
+        return true;
+    process.dataDir = folder->filePath(name);
+    return folder->makeSubfolder(name, error);
+}
+
 Readiness launchRedis(RedisProcess &process, const QStringList &extraArguments, const std::function<bool()> &ping,
                       int timeoutMs, const QString &bindHint, QString *error)
 {

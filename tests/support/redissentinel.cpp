@@ -63,9 +63,8 @@ QString quoted(const QString &value)
 
 } // namespace
 
-struct RedisSentinelTopology::Private {
+struct RedisSentinelTopology::Private : RedisTopologyState {
     RedisSentinelTopology::Options options;
-    std::unique_ptr<ScratchFolder> folder;
     QList<Instance> nodes;     ///< [0] the first master, [1] the first replica
     QList<Instance> sentinels; ///< three
     int killed = -1;           ///< index in nodes of the node killMaster() killed, -1 if none
@@ -85,7 +84,7 @@ struct RedisSentinelTopology::Private {
         return {};
     }
 
-    RunResult cli(int port, const QStringList &args) const
+    RunResult cli(int port, const QStringList &args) const override
     {
         QProcessEnvironment env;
         // REDISCLI_AUTH rather than -a: no password in argv, no warning on stderr.
@@ -94,18 +93,15 @@ struct RedisSentinelTopology::Private {
         return run({u"redis-cli"_s, QStringList{u"-h"_s, u"127.0.0.1"_s, u"-p"_s, QString::number(port)} + args}, env,
                    probeTimeoutMs);
     }
-    /// redis-cli's trimmed answer, or what went wrong (for error messages).
-    QString answer(int port, const QStringList &args) const
-    {
-        const RunResult result = cli(port, args);
-        const QString text = result.output.trimmed();
-        return result.ok ? text : u"(redis-cli failed: "_s + text + u')';
-    }
 
-    bool ping(const Instance &instance) const
+    QList<const RedisProcess *> processes() const override
     {
-        const RunResult result = cli(instance.port, {u"ping"_s});
-        return result.ok && result.output.trimmed() == u"PONG";
+        QList<const RedisProcess *> all;
+        for (const QList<Instance> *group : {&nodes, &sentinels}) {
+            for (const Instance &instance : *group)
+                all << &instance;
+        }
+        return all;
     }
 
     /// The master's port by this Sentinel's get-master-addr-by-name, -1 if it does not answer
@@ -170,16 +166,6 @@ struct RedisSentinelTopology::Private {
         return good == sentinels.size() - 1;
     }
 
-    bool writeFile(const QString &path, const QString &text, QString *error) const
-    {
-        QFile file(path);
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text.toLocal8Bit()) < 0) {
-            *error = u"could not write %1"_s.arg(path);
-            return false;
-        }
-        return true;
-    }
-
     /// A data node's config: a master, or a replica of replicaOf (> 0). No persistence; the
     /// replication settings only keep a sync quick and off the disk (a replica's full sync
     /// would otherwise leave a dump.rdb that a restart loads). With a password: requirepass,
@@ -187,25 +173,15 @@ struct RedisSentinelTopology::Private {
     /// node is converted by the Sentinels and syncs from the new master).
     bool writeNodeConfig(const Instance &node, int replicaOf, QString *error) const
     {
-        QString config = u"bind 127.0.0.1\n"
-                         "port %1\n"
-                         "save \"\"\n"
-                         "appendonly no\n"
-                         "daemonize no\n"
-                         "dir \"%2\"\n"
-                         "pidfile \"%3\"\n"
-                         "logfile \"%4\"\n"
-                         "repl-diskless-sync yes\n"
-                         "repl-diskless-sync-delay 0\n"
-                         "repl-diskless-load swapdb\n"_s.arg(QString::number(node.port), node.dataDir, node.pidFile,
-                                                             node.logFile);
+        QString config = redisBaseConfig(node.port, node.dataDir, node.pidFile, node.logFile)
+                         + QLatin1String(kDisklessReplication);
         if (!options.password.isEmpty()) {
             config += u"requirepass %1\n"
                       "masterauth %1\n"_s.arg(quoted(options.password));
         }
         if (replicaOf > 0)
             config += u"replicaof 127.0.0.1 %1\n"_s.arg(replicaOf);
-        return writeFile(node.configFile, config, error);
+        return writeTextFile(node.configFile, config, error);
     }
 
     /// A Sentinel's config; Sentinel rewrites it (its id, the replicas and Sentinels it
@@ -235,7 +211,7 @@ struct RedisSentinelTopology::Private {
             config += u"requirepass %1\n"
                       "sentinel sentinel-pass %1\n"_s.arg(quoted(options.sentinelPassword));
         }
-        return writeFile(sentinel.configFile, config, error);
+        return writeTextFile(sentinel.configFile, config, error);
     }
 
     /// Start the instance (its config already written) and wait until it answers PING.
@@ -249,38 +225,22 @@ struct RedisSentinelTopology::Private {
     /// First start: a fresh free port per attempt, the config written for it.
     bool launchOnFreePort(Instance &instance, int masterPort, QString *error)
     {
-        Readiness readiness = Readiness::Exited;
-        for (int attempt = 0; attempt < portAttempts; ++attempt) {
-            instance.port = freeLoopbackPort();
-            if (instance.port <= 0) {
-                *error = u"no free loopback port for %1"_s.arg(instance.name);
-                return false;
-            }
-            const bool written = instance.sentinel ? writeSentinelConfig(instance, masterPort, error)
-                                                   : writeNodeConfig(instance, masterPort, error);
-            if (!written)
-                return false;
-            readiness = launch(instance, error);
-            if (readiness != Readiness::BindFailed)
-                break;
-        }
-        return readiness == Readiness::Ready;
+        return retryOnBindFailure([&] {
+                   instance.port = freeLoopbackPort();
+                   if (instance.port <= 0) {
+                       *error = u"no free loopback port for %1"_s.arg(instance.name);
+                       return Readiness::Exited;
+                   }
+                   const bool written = instance.sentinel ? writeSentinelConfig(instance, masterPort, error)
+                                                          : writeNodeConfig(instance, masterPort, error);
+                   if (!written)
+                       return Readiness::Exited;
+                   return launch(instance, error);
+               })
+               == Readiness::Ready;
     }
 
     bool halt(Instance &instance, int signal) { return haltRedis(instance, signal); }
-
-    /// Every wait's failure message ends with the logs.
-    QString withLogs(const QString &message) const { return message + u"\n"_s + logTail(20); }
-
-    QString logTail(int lines) const
-    {
-        QList<const RedisProcess *> all;
-        for (const QList<Instance> *group : {&nodes, &sentinels}) {
-            for (const Instance &instance : *group)
-                all << &instance;
-        }
-        return redisLogTails(all, lines);
-    }
 
     /// After start: the replica in sync, and every Sentinel naming the master, listing the
     /// replica as a synced replica and seeing the two other Sentinels.
@@ -358,22 +318,14 @@ std::unique_ptr<RedisSentinelTopology> RedisSentinelTopology::start(const Option
         return nullptr;
     for (int i = 0; i < 2; ++i) {
         Instance node;
-        node.name = u"node%1"_s.arg(i);
-        node.configFile = d.folder->filePath(node.name + u".conf"_s);
-        node.logFile = d.folder->filePath(node.name + u".log"_s);
-        node.pidFile = d.folder->filePath(node.name + u".pid"_s);
-        node.dataDir = d.folder->filePath(node.name);
-        if (!d.folder->makeSubfolder(node.name, error))
+        if (!d.place(node, u"node%1"_s.arg(i), true, error))
             return nullptr;
         d.nodes.append(node);
     }
     for (int i = 0; i < 3; ++i) {
         Instance sentinel;
-        sentinel.name = u"sentinel%1"_s.arg(i);
         sentinel.sentinel = true;
-        sentinel.configFile = d.folder->filePath(sentinel.name + u".conf"_s);
-        sentinel.logFile = d.folder->filePath(sentinel.name + u".log"_s);
-        sentinel.pidFile = d.folder->filePath(sentinel.name + u".pid"_s);
+        d.place(sentinel, u"sentinel%1"_s.arg(i), false, error);
         d.sentinels.append(sentinel);
     }
 

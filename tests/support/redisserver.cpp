@@ -1,6 +1,7 @@
 #include "serverharness.h"
 
 #include "processtools.h"
+#include "redisprocess.h"
 #include "scratchfolder.h"
 
 #include <QFile>
@@ -41,22 +42,10 @@ struct RedisServer::Private {
     bool writeConfig(QString *error) const
     {
         // A config file rather than arguments keeps the password out of `ps`.
-        QString config = u"bind 127.0.0.1\n"
-                         "port %1\n"
-                         "save \"\"\n"
-                         "appendonly no\n"
-                         "daemonize no\n"
-                         "dir \"%2\"\n"
-                         "pidfile \"%3\"\n"
-                         "logfile \"%4\"\n"_s.arg(QString::number(port), folder->path(), pidFile(), logFile());
+        QString config = redisBaseConfig(port, folder->path(), pidFile(), logFile());
         if (!options.password.isEmpty())
             config += u"requirepass %1\n"_s.arg(options.password);
-        QFile file(folder->filePath(u"redis.conf"_s));
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(config.toLocal8Bit()) < 0) {
-            *error = u"could not write %1"_s.arg(file.fileName());
-            return false;
-        }
-        return true;
+        return writeTextFile(folder->filePath(u"redis.conf"_s), config, error);
     }
 
     Readiness launch(QString *error)
@@ -106,13 +95,10 @@ std::unique_ptr<RedisServer> RedisServer::start(const Options &options, QString 
     server->d->folder = ScratchFolder::create(u"redis"_s, QString(), error);
     if (!server->d->folder)
         return nullptr;
-    Readiness readiness = Readiness::Exited;
-    for (int attempt = 0; attempt < portAttempts; ++attempt) {
+    const Readiness readiness = retryOnBindFailure([&] {
         server->d->port = freeLoopbackPort();
-        readiness = server->d->launch(error);
-        if (readiness != Readiness::BindFailed)
-            break;
-    }
+        return server->d->launch(error);
+    });
     if (readiness != Readiness::Ready)
         return nullptr;
     return server;

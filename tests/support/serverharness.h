@@ -195,62 +195,66 @@ private:
     std::unique_ptr<Private> d;
 };
 
-/// A PostgreSQL 15 cluster with scram-sha-256 authentication: a superuser "payonce" with a
-/// generated password and a database "payonce", so a wrong password can be tested.
-class PostgresServer {
+namespace detail {
+struct DatabaseServerState;
+}
+
+/// What PostgresServer and MariaDbServer have in common: a user "payonce" with a generated
+/// password and a database "payonce", reached on 127.0.0.1:port().
+class DatabaseServer {
 public:
-    static std::unique_ptr<PostgresServer> start(QString *error);
-    ~PostgresServer();
+    virtual ~DatabaseServer();
+    DatabaseServer(const DatabaseServer &) = delete;
+    DatabaseServer &operator=(const DatabaseServer &) = delete;
 
     int port() const;
     QString user() const;
     QString password() const;
     QString database() const;
-    /// "postgresql://payonce:<password>@127.0.0.1:<port>/payonce"
+    /// "<scheme>://payonce:<password>@127.0.0.1:<port>/payonce"
     QString url() const;
     /// The same URL with another password (for wrong-password tests).
     QString urlWithPassword(const QString &password) const;
     /// The server's temporary folder (data/, log, unix socket); gone after the destructor.
     QString folder() const;
+
+    bool stop();                     ///< PostgreSQL: fast shutdown; MariaDB: graceful; data kept
+    bool startAgain(QString *error); ///< same port, same data
+    QString logTail(int lines = 30) const;
+
+protected:
+    explicit DatabaseServer(std::unique_ptr<detail::DatabaseServerState> state);
+    std::unique_ptr<detail::DatabaseServerState> m_state;
+};
+
+/// A PostgreSQL 15 cluster with scram-sha-256 authentication: the superuser is "payonce",
+/// so a wrong password can be tested. url() is "postgresql://…".
+class PostgresServer : public DatabaseServer {
+public:
+    static std::unique_ptr<PostgresServer> start(QString *error);
+    ~PostgresServer() override;
+
     /// Where initdb, pg_ctl, psql … are taken from: $PAYONCE_PG_BINDIR if set, else
     /// /usr/lib/postgresql/15/bin. Tests use it to run the matching psql.
     static QString binDir();
 
-    bool stop();                     ///< fast shutdown, data kept
-    bool startAgain(QString *error); ///< same port, same data
-    QString logTail(int lines = 30) const;
-
 private:
     PostgresServer();
     struct Private;
-    std::unique_ptr<Private> d;
+    Private *d; ///< owned by DatabaseServer (m_state)
 };
 
-/// A MariaDB 10.11 server: a user "payonce"@"127.0.0.1" with a generated password and
-/// all privileges on a database "payonce".
-class MariaDbServer {
+/// A MariaDB 10.11 server: the user is "payonce"@"127.0.0.1" with all privileges on the
+/// database "payonce". url() is "mariadb://…".
+class MariaDbServer : public DatabaseServer {
 public:
     static std::unique_ptr<MariaDbServer> start(QString *error);
-    ~MariaDbServer();
-
-    int port() const;
-    QString user() const;
-    QString password() const;
-    QString database() const;
-    /// "mariadb://payonce:<password>@127.0.0.1:<port>/payonce"
-    QString url() const;
-    QString urlWithPassword(const QString &password) const;
-    /// The server's temporary folder (data/, log, unix socket); gone after the destructor.
-    QString folder() const;
-
-    bool stop();                     ///< graceful shutdown, data kept
-    bool startAgain(QString *error); ///< same port, same data
-    QString logTail(int lines = 30) const;
+    ~MariaDbServer() override;
 
 private:
     MariaDbServer();
     struct Private;
-    std::unique_ptr<Private> d;
+    Private *d; ///< owned by DatabaseServer (m_state)
 };
 
 /// The dialect a suite registered with payonce_add_dialect_test() runs against, from

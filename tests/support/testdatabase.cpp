@@ -34,8 +34,7 @@ QString dialectName(Dialect dialect)
 struct TestDatabase::Private {
     Dialect dialect = Dialect::Sqlite;
     std::unique_ptr<ScratchFolder> sqliteFolder;
-    std::unique_ptr<PostgresServer> postgres;
-    std::unique_ptr<MariaDbServer> mariadb;
+    std::unique_ptr<DatabaseServer> server; ///< null for SQLite
 };
 
 TestDatabase::TestDatabase() : d(std::make_unique<Private>())
@@ -55,13 +54,13 @@ std::unique_ptr<TestDatabase> TestDatabase::start(Dialect dialect, QString *erro
             return nullptr;
         break;
     case Dialect::PostgreSql:
-        database->d->postgres = PostgresServer::start(error);
-        if (!database->d->postgres)
+        database->d->server = PostgresServer::start(error);
+        if (!database->d->server)
             return nullptr;
         break;
     case Dialect::MariaDb:
-        database->d->mariadb = MariaDbServer::start(error);
-        if (!database->d->mariadb)
+        database->d->server = MariaDbServer::start(error);
+        if (!database->d->server)
             return nullptr;
         break;
     }
@@ -75,10 +74,8 @@ Dialect TestDatabase::dialect() const
 
 QString TestDatabase::url() const
 {
-    if (d->postgres)
-        return d->postgres->url();
-    if (d->mariadb)
-        return d->mariadb->url();
+    if (d->server)
+        return d->server->url();
     return u"sqlite:"_s + d->sqliteFolder->filePath(u"payonce.db"_s);
 }
 
@@ -93,30 +90,22 @@ bool TestDatabase::restart(QString *error)
 
 bool TestDatabase::stop()
 {
-    if (d->postgres)
-        return d->postgres->stop();
-    if (d->mariadb)
-        return d->mariadb->stop();
-    return true;
+    return !d->server || d->server->stop();
 }
 
 bool TestDatabase::startAgain(QString *error)
 {
-    if (d->postgres)
-        return d->postgres->startAgain(error);
-    if (d->mariadb)
-        return d->mariadb->startAgain(error);
-    return true;
+    return !d->server || d->server->startAgain(error);
 }
 
 PostgresServer *TestDatabase::postgres() const
 {
-    return d->postgres.get();
+    return dynamic_cast<PostgresServer *>(d->server.get());
 }
 
 MariaDbServer *TestDatabase::mariadb() const
 {
-    return d->mariadb.get();
+    return dynamic_cast<MariaDbServer *>(d->server.get());
 }
 
 } // namespace payonce::testsupport

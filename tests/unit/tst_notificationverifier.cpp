@@ -134,6 +134,52 @@ qint64 fixtureNowMs()
     return manifest().value(QLatin1StringView("now_ms")).toInteger();
 }
 
+/// A fixture case's outcome: refused with the error code it expects, or accepted (from the
+/// channel it names) with the fields it lists, checked by verifyFields.
+template <typename Notification>
+void verifyCaseOutcome(const QJsonObject &c, const core::Result<Notification> &result,
+                       void (*verifyFields)(const Notification &, const QJsonObject &))
+{
+    const QString expect = c.value(QLatin1StringView("expect")).toString();
+    if (expect != QLatin1StringView("ok")) {
+        QVERIFY2(!result.ok(), qPrintable(QStringLiteral("accepted; expected ") + expect));
+        QCOMPARE(codeName(result.error().code), expect);
+        return;
+    }
+    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
+    QCOMPARE(core::channelName(result->channel), c.value(QLatin1StringView("channel")).toString());
+    verifyFields(*result, c.value(QLatin1StringView("fields")).toObject());
+}
+
+void verifyPaymentFields(const core::PaymentNotification &n, const QJsonObject &f)
+{
+    QCOMPARE(n.payNo, f.value(QLatin1StringView("pay_no")).toString());
+    QCOMPARE(n.paymentNo, f.value(QLatin1StringView("payment_no")).toString());
+    QCOMPARE(n.amountFen, f.value(QLatin1StringView("amount_fen")).toInteger());
+    QCOMPARE(n.currency, f.value(QLatin1StringView("currency")).toString());
+    QCOMPARE(n.merchantId, f.value(QLatin1StringView("merchant_id")).toString());
+    QCOMPARE(n.appId, f.value(QLatin1StringView("app_id")).toString());
+    QCOMPARE(n.paid, f.value(QLatin1StringView("paid")).toBool());
+    QCOMPARE(n.tradeState, f.value(QLatin1StringView("trade_state")).toString());
+    QCOMPARE(n.eventId, f.value(QLatin1StringView("event_id")).toString());
+}
+
+void verifyRefundFields(const core::RefundNotification &n, const QJsonObject &f)
+{
+    QCOMPARE(refundStateName(n.state), f.value(QLatin1StringView("state")).toString());
+    QCOMPARE(n.refundNo, f.value(QLatin1StringView("refund_no")).toString());
+    QCOMPARE(n.refundId, f.value(QLatin1StringView("refund_id")).toString());
+    QCOMPARE(n.paymentNo, f.value(QLatin1StringView("payment_no")).toString());
+    QCOMPARE(n.payNo, f.value(QLatin1StringView("pay_no")).toString());
+    QCOMPARE(optionalFen(n.amountFen), f.value(QLatin1StringView("amount_fen")));
+    QCOMPARE(optionalFen(n.refundedTotalFen), f.value(QLatin1StringView("refunded_total_fen")));
+    QCOMPARE(n.totalFen, f.value(QLatin1StringView("total_fen")).toInteger());
+    QCOMPARE(n.refundStatus, f.value(QLatin1StringView("refund_status")).toString());
+    QCOMPARE(n.merchantId, f.value(QLatin1StringView("merchant_id")).toString());
+    QCOMPARE(n.appId, f.value(QLatin1StringView("app_id")).toString());
+    QCOMPARE(n.eventId, f.value(QLatin1StringView("event_id")).toString());
+}
+
 crypto::PrivateKey privateKey(const QString &name)
 {
     auto key = crypto::PrivateKey::fromPem(readFixture(name));
@@ -167,48 +213,39 @@ private Q_SLOTS:
     void tradeNoFormat_data();
     void tradeNoFormat();
 
-    void refundFixtureCases_data();
-    void refundFixtureCases();
     void paymentAndRefundVerifiersDoNotCrossOver();
     void refundOfUnconfiguredChannelIsRefused();
     void weChatRefundSigningHelpersRoundTrip();
 };
 
+// Every case of cases.json through verify() and of refund-cases.json through verifyRefund().
 void TestNotificationVerifier::fixtureCases_data()
 {
     QTest::addColumn<QString>("name");
-    for (const QJsonValue v : manifest().value(QLatin1StringView("cases")).toArray()) {
-        const QString name = v.toObject().value(QLatin1StringView("name")).toString();
-        QTest::newRow(qPrintable(name)) << name;
+    QTest::addColumn<bool>("refund");
+    for (const bool refund : {false, true}) {
+        for (const QJsonValue v :
+             (refund ? refundManifest() : manifest()).value(QLatin1StringView("cases")).toArray()) {
+            const QString name = v.toObject().value(QLatin1StringView("name")).toString();
+            QTest::newRow(qPrintable(name)) << name << refund;
+        }
     }
 }
 
 void TestNotificationVerifier::fixtureCases()
 {
     QFETCH(QString, name);
+    QFETCH(bool, refund);
     static const auto verifier = fixtureVerifier();
-    const QJsonObject c = caseNamed(name);
-    const auto result = verifier->verify(deliveryOf(c), c.value(QLatin1StringView("check_time_window")).toBool(),
-                                         c.value(QLatin1StringView("now_ms")).toInteger());
-    const QString expect = c.value(QLatin1StringView("expect")).toString();
-    if (expect != QLatin1StringView("ok")) {
-        QVERIFY2(!result.ok(), qPrintable(QStringLiteral("accepted; expected ") + expect));
-        QCOMPARE(codeName(result.error().code), expect);
-        return;
-    }
-    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
-    const QJsonObject f = c.value(QLatin1StringView("fields")).toObject();
-    const core::PaymentNotification &n = *result;
-    QCOMPARE(core::channelName(n.channel), c.value(QLatin1StringView("channel")).toString());
-    QCOMPARE(n.payNo, f.value(QLatin1StringView("pay_no")).toString());
-    QCOMPARE(n.paymentNo, f.value(QLatin1StringView("payment_no")).toString());
-    QCOMPARE(n.amountFen, f.value(QLatin1StringView("amount_fen")).toInteger());
-    QCOMPARE(n.currency, f.value(QLatin1StringView("currency")).toString());
-    QCOMPARE(n.merchantId, f.value(QLatin1StringView("merchant_id")).toString());
-    QCOMPARE(n.appId, f.value(QLatin1StringView("app_id")).toString());
-    QCOMPARE(n.paid, f.value(QLatin1StringView("paid")).toBool());
-    QCOMPARE(n.tradeState, f.value(QLatin1StringView("trade_state")).toString());
-    QCOMPARE(n.eventId, f.value(QLatin1StringView("event_id")).toString());
+    static const auto refundVerifier = fixtureRefundVerifier();
+    const QJsonObject c = caseNamed(name, refund ? refundManifest() : manifest());
+    const core::RawDelivery delivery = deliveryOf(c);
+    const bool checkTimeWindow = c.value(QLatin1StringView("check_time_window")).toBool();
+    const qint64 nowMs = c.value(QLatin1StringView("now_ms")).toInteger();
+    if (refund)
+        verifyCaseOutcome(c, refundVerifier->verifyRefund(delivery, checkTimeWindow, nowMs), verifyRefundFields);
+    else
+        verifyCaseOutcome(c, verifier->verify(delivery, checkTimeWindow, nowMs), verifyPaymentFields);
 }
 
 void TestNotificationVerifier::oversizedBodyRefusedBeforeAnything_data()
@@ -519,46 +556,6 @@ void TestNotificationVerifier::tradeNoFormat()
     QFETCH(QString, text);
     QFETCH(bool, valid);
     QCOMPARE(platform::isValidTradeNo(text), valid);
-}
-
-void TestNotificationVerifier::refundFixtureCases_data()
-{
-    QTest::addColumn<QString>("name");
-    for (const QJsonValue v : refundManifest().value(QLatin1StringView("cases")).toArray()) {
-        const QString name = v.toObject().value(QLatin1StringView("name")).toString();
-        QTest::newRow(qPrintable(name)) << name;
-    }
-}
-
-void TestNotificationVerifier::refundFixtureCases()
-{
-    QFETCH(QString, name);
-    static const auto verifier = fixtureRefundVerifier();
-    const QJsonObject c = caseNamed(name, refundManifest());
-    const auto result = verifier->verifyRefund(deliveryOf(c), c.value(QLatin1StringView("check_time_window")).toBool(),
-                                               c.value(QLatin1StringView("now_ms")).toInteger());
-    const QString expect = c.value(QLatin1StringView("expect")).toString();
-    if (expect != QLatin1StringView("ok")) {
-        QVERIFY2(!result.ok(), qPrintable(QStringLiteral("accepted; expected ") + expect));
-        QCOMPARE(codeName(result.error().code), expect);
-        return;
-    }
-    QVERIFY2(result.ok(), qPrintable(result.ok() ? QString() : result.error().internalMessage));
-    const QJsonObject f = c.value(QLatin1StringView("fields")).toObject();
-    const core::RefundNotification &n = *result;
-    QCOMPARE(core::channelName(n.channel), c.value(QLatin1StringView("channel")).toString());
-    QCOMPARE(refundStateName(n.state), f.value(QLatin1StringView("state")).toString());
-    QCOMPARE(n.refundNo, f.value(QLatin1StringView("refund_no")).toString());
-    QCOMPARE(n.refundId, f.value(QLatin1StringView("refund_id")).toString());
-    QCOMPARE(n.paymentNo, f.value(QLatin1StringView("payment_no")).toString());
-    QCOMPARE(n.payNo, f.value(QLatin1StringView("pay_no")).toString());
-    QCOMPARE(optionalFen(n.amountFen), f.value(QLatin1StringView("amount_fen")));
-    QCOMPARE(optionalFen(n.refundedTotalFen), f.value(QLatin1StringView("refunded_total_fen")));
-    QCOMPARE(n.totalFen, f.value(QLatin1StringView("total_fen")).toInteger());
-    QCOMPARE(n.refundStatus, f.value(QLatin1StringView("refund_status")).toString());
-    QCOMPARE(n.merchantId, f.value(QLatin1StringView("merchant_id")).toString());
-    QCOMPARE(n.appId, f.value(QLatin1StringView("app_id")).toString());
-    QCOMPARE(n.eventId, f.value(QLatin1StringView("event_id")).toString());
 }
 
 void TestNotificationVerifier::paymentAndRefundVerifiersDoNotCrossOver()

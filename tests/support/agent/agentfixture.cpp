@@ -1,5 +1,8 @@
 #include "agentfixture.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
+
 #include <QDebug>
 #include <QTest>
 
@@ -56,13 +59,16 @@ void AgentFixture::stop()
         QCOMPARE(m_agent->stop(), 0);
 }
 
+HttpAnswer AgentFixture::setCallbackMode(const QString &mode, const QString &reason) const
+{
+    const QJsonObject body{{QStringLiteral("callbacks"), mode}, {QStringLiteral("reason"), reason}};
+    return m_agent->call("PUT", QStringLiteral("/api/v1/mode"), QJsonDocument(body).toJson(QJsonDocument::Compact),
+                         kDesk);
+}
+
 qint64 AgentFixture::count(const QString &sql, const QVariantList &binds) const
 {
-    QString error;
-    const qint64 n = countRows(*m_db.database, sql, binds, &error);
-    if (n < 0)
-        qWarning().noquote() << "count failed:" << sql << error;
-    return n;
+    return countRowsOrWarn(*m_db.database, sql, binds);
 }
 
 qint64 AgentFixture::count(const char *sql, const QVariantList &binds) const

@@ -71,6 +71,10 @@ public:
     sql::Database &database() const { return *m_db.database; }
     TestDatabase &server() const { return *m_db.server; }
 
+    /// PUT /api/v1/mode as the operator (kDesk): the callbacks mode ("accept_only",
+    /// "normal") and the reason the audit log keeps for it.
+    HttpAnswer setCallbackMode(const QString &mode, const QString &reason) const;
+
     /// SELECT COUNT(*) with binds on the agent's database; -1 and a warning on error (the
     /// test then fails on its comparison).
     qint64 count(const QString &sql, const QVariantList &binds = {}) const;

@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QtCore/qtestsupport_core.h>
 
 #include <atomic>
 #include <csignal>
@@ -337,6 +338,37 @@ HttpAnswer AgentProcess::simPay(const QString &channel, const QString &paymentNo
                    QStringLiteral("{\"channel\":\"%1\",\"out_trade_no\":\"%2\"}").arg(channel, paymentNo).toUtf8());
 }
 
+HttpAnswer AgentProcess::simDuplicateNotifications(const QString &channel, int copies) const
+{
+    const QString faults = copies > 0 ? QStringLiteral("{\"channel\":\"%1\",\"duplicate\":%2}").arg(channel).arg(copies)
+                                      : QStringLiteral("{\"channel\":\"%1\"}").arg(channel);
+    return simCall("POST", QStringLiteral("/sim/faults"), faults.toUtf8());
+}
+
+bool AgentProcess::simPayWithCopies(const QString &channel, const QString &paymentNo, int copies, int timeoutMs,
+                                    QString *error) const
+{
+    const auto failed = [&](const char *step, const HttpAnswer &answer) {
+        *error =
+            QStringLiteral("%1: %2 %3").arg(QLatin1String(step)).arg(answer.status).arg(QString::fromUtf8(answer.body));
+        return false;
+    };
+    if (const HttpAnswer set = simDuplicateNotifications(channel, copies); set.status != 200)
+        return failed("sim faults", set);
+    if (const HttpAnswer paid = simPay(channel, paymentNo); paid.status != 200)
+        return failed("sim pay", paid);
+    if (!QTest::qWaitFor([&] { return notificationState(paymentNo) == u"acknowledged"; }, timeoutMs)) {
+        *error = QStringLiteral("the notification of %1 was not acknowledged within %2 ms (state \"%3\")")
+                     .arg(paymentNo)
+                     .arg(timeoutMs)
+                     .arg(notificationState(paymentNo));
+        return false;
+    }
+    if (const HttpAnswer cleared = simDuplicateNotifications(channel, 0); cleared.status != 200)
+        return failed("sim faults cleared", cleared);
+    return true;
+}
+
 QString AgentProcess::notificationState(const QString &paymentNo) const
 {
     const QJsonArray notifications = simCall("GET", QStringLiteral("/sim/notifications/") + paymentNo)
@@ -347,12 +379,26 @@ QString AgentProcess::notificationState(const QString &paymentNo) const
                                    : notifications.first().toObject().value(QStringLiteral("state")).toString();
 }
 
-QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
-                                     QString *error) const
+std::map<QString, double> AgentProcess::scrapeMetrics() const
+{
+    const HttpAnswer answer = call("GET", QStringLiteral("/metrics"));
+    if (answer.status != 200)
+        qWarning("scrape: %d %s", answer.status, answer.body.constData());
+    return parseMetricSamples(answer.body);
+}
+
+QString AgentProcess::confirmedOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                                     const QString &channel, QString *error) const
 {
     if (!createOrder(orderNo, userId, amount, skuId, error))
         return {};
-    const QString paymentNo = confirmPayment(orderNo, userId, QStringLiteral("wechat"), error);
+    return confirmPayment(orderNo, userId, channel, error);
+}
+
+QString AgentProcess::orderPaidAtSim(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                                     QString *error) const
+{
+    const QString paymentNo = confirmedOrder(orderNo, userId, amount, skuId, QStringLiteral("wechat"), error);
     if (paymentNo.isEmpty())
         return {};
     const HttpAnswer paid = simPay(QStringLiteral("wechat"), paymentNo);

@@ -101,9 +101,23 @@ public:
     /// A token, then POST /api/v1/payments/confirm on the channel with the order_no as
     /// Idempotency-Key: the payment_no (the platform's out_trade_no), or empty and *error.
     QString confirmPayment(const QString &orderNo, qint64 userId, const QString &channel, QString *error) const;
+    /// GET /metrics, its samples (parseMetricSamples()); a warning when it was not answered 200.
+    std::map<QString, double> scrapeMetrics() const;
+    /// createOrder(), then confirmPayment() on `channel`: the payment_no, or empty and *error.
+    QString confirmedOrder(const QString &orderNo, qint64 userId, const QString &amount, const QString &skuId,
+                           const QString &channel, QString *error) const;
     /// The simulator's user pays the trade on `channel` ("wechat", "alipay"): POST /sim/pay,
     /// after which the simulator notifies the agent.
     HttpAnswer simPay(const QString &channel, const QString &paymentNo) const;
+    /// From now on the simulator sends every notification on `channel` as `copies`
+    /// simultaneous copies (a replaying proxy, two agents); 0 clears the channel's faults.
+    HttpAnswer simDuplicateNotifications(const QString &channel, int copies) const;
+    /// simPay() while the simulator sends every notification on `channel` as `copies`
+    /// copies: true once its first notification is acknowledged (within timeoutMs) and the
+    /// copies are switched off again; false and *error saying which step failed. The other
+    /// copies of that delivery may still be inside the agent.
+    bool simPayWithCopies(const QString &channel, const QString &paymentNo, int copies, int timeoutMs,
+                          QString *error) const;
     /// The state of the simulator's first notification for the payment ("pending",
     /// "acknowledged", …), or empty when it sent none.
     QString notificationState(const QString &paymentNo) const;

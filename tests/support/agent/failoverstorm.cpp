@@ -1,5 +1,7 @@
 #include "failoverstorm.h"
 
+#include "paidonceinvariants.h"
+
 #include <QElapsedTimer>
 #include <QStringList>
 
@@ -87,6 +89,45 @@ QString effectsWithAnotherToken(sql::Database &database, const QString &prefix)
             found << QStringLiteral("%1: %2").arg(QLatin1String(table)).arg(rows);
     }
     return found.join(QStringLiteral(", "));
+}
+
+qint64 countWithPrefix(sql::Database &database, const char *sql, const QString &prefix)
+{
+    const QVariantList binds = prefix.isEmpty() ? QVariantList{} : QVariantList{QVariant(prefix + u'%')};
+    return countRows(database, QString::fromLatin1(sql), binds);
+}
+
+namespace {
+
+void verifyStormPaidOnce(AgentCluster &cluster, const QString &prefix, int orders, qint64 deliveries, int settleMs)
+{
+    QVERIFY2(pollUntil([&] { return checkPaidOnce(cluster.database(), prefix, orders).settled(); }, settleMs),
+             "the storm's orders did not settle");
+    const PaidOnceReport report = checkPaidOnce(cluster.database(), prefix, orders);
+    qInfo("%s", qPrintable(report.describe()));
+    QVERIFY2(report.holds(), qPrintable(report.describe()));
+    QCOMPARE(report.deliveries, deliveries);
+    QCOMPARE(cluster.stockLeft(prefix), qint64(10));
+}
+
+void verifyFencesOnlyRose(sql::Database &database, const QString &prefix, int orders, FenceHistory *history)
+{
+    *history = readFenceHistory(database, prefix);
+    QVERIFY2(history->backwards.isEmpty(), qPrintable(QStringLiteral("fences that went down: ") + history->backwards));
+    QVERIFY2(history->changes >= orders,
+             qPrintable(QStringLiteral("only %1 fence changes recorded").arg(history->changes)));
+    const QString otherTokens = effectsWithAnotherToken(database, prefix);
+    QVERIFY2(otherTokens.isEmpty(), qPrintable(QStringLiteral("effects with another token: ") + otherTokens));
+}
+
+} // namespace
+
+void verifyStormOutcome(AgentCluster &cluster, const QString &prefix, int orders, qint64 deliveries, int settleMs,
+                        FenceHistory *history)
+{
+    verifyStormPaidOnce(cluster, prefix, orders, deliveries, settleMs);
+    if (!QTest::currentTestFailed())
+        verifyFencesOnlyRose(cluster.database(), prefix, orders, history);
 }
 
 } // namespace payonce::testsupport

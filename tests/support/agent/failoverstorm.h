@@ -48,6 +48,19 @@ struct FenceHistory {
 };
 FenceHistory readFenceHistory(sql::Database &database, const QString &prefix);
 
+/// SELECT COUNT(*) (or another single number) on the storm's database; with a prefix, its
+/// one ? is bound to `<prefix>%`.
+qint64 countWithPrefix(sql::Database &database, const char *sql, const QString &prefix = {});
+
+/// After a storm over the orders `<prefix>…` that took `deliveries` POSTs in all: within
+/// settleMs every order is PAID once with one of each effect and nothing is lost
+/// (PaidOnceReport, logged), every POST is a recorded delivery, and 10 of the stock are
+/// left; then no order's fence went down (test_fence_history), there are at least `orders`
+/// fence changes, and every fenced effect carries its order's token. *history: the fence
+/// history read. A failure fails the calling test: check QTest::currentTestFailed() after.
+void verifyStormOutcome(AgentCluster &cluster, const QString &prefix, int orders, qint64 deliveries, int settleMs,
+                        FenceHistory *history);
+
 /// Rows of stock_log, user_coupon and point_log of the orders `<prefix>…` whose fence is
 /// neither 0 (written without a lock) nor their order's: an effect written with a token
 /// other than the one the order's last write carried. "table: n" for each that has any.

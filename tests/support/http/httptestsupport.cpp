@@ -189,6 +189,11 @@ QString NginxFront::certificatePath() const
     return m_dir.path() + QStringLiteral("/cert.pem");
 }
 
+QString NginxFront::pidFilePath() const
+{
+    return m_dir.path() + QStringLiteral("/nginx.pid");
+}
+
 QByteArray NginxFront::logText()
 {
     QFile errorLog(m_dir.path() + QStringLiteral("/error.log"));
@@ -208,7 +213,7 @@ bool NginxFront::stop(int timeoutMs)
 {
     if (m_process.state() == QProcess::NotRunning)
         return true;
-    QFile pidFile(m_dir.path() + QStringLiteral("/nginx.pid"));
+    QFile pidFile(pidFilePath());
     const pid_t pid = pidFile.open(QIODevice::ReadOnly) ? pid_t(pidFile.readAll().trimmed().toLongLong())
                                                         : pid_t(m_process.processId());
     if (pid <= 0 || ::kill(pid, SIGQUIT) != 0 || !m_process.waitForFinished(timeoutMs))

@@ -60,6 +60,13 @@ public:
     QByteArray logText();
     /// nginx's access log (the http block's, in its default format).
     QByteArray accessLogText() const;
+    /// The temporary folder nginx runs in (its configuration, certificate, logs, pid file);
+    /// removed with this object.
+    QString folder() const { return m_dir.path(); }
+    /// The pid file nginx writes (and removes when it exits).
+    QString pidFilePath() const;
+    /// The nginx master process.
+    qint64 processId() const { return m_process.processId(); }
     /// SIGQUIT (graceful) by the pid file, wait; true when nginx exited and its port is free.
     bool stop(int timeoutMs = 15000);
 

@@ -21,27 +21,10 @@ void NotificationRelay::accept(QTcpSocket *socket)
     QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
     QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket, buffer] {
         *buffer += socket->readAll();
-        const qsizetype end = buffer->indexOf("\r\n\r\n");
-        if (end < 0)
+        const std::optional<CapturedRequest> taken = takeRequest(*buffer);
+        if (!taken)
             return;
-        CapturedRequest request;
-        const QList<QByteArray> lines = buffer->left(end).split('\n');
-        request.path = lines.value(0).split(' ').value(1);
-        qsizetype length = 0;
-        for (qsizetype i = 1; i < lines.size(); ++i) {
-            const qsizetype colon = lines.at(i).indexOf(':');
-            if (colon <= 0)
-                continue;
-            const QByteArray name = lines.at(i).left(colon).trimmed();
-            const QByteArray value = lines.at(i).mid(colon + 1).trimmed();
-            request.headers.append({name, value});
-            if (name.compare("Content-Length", Qt::CaseInsensitive) == 0)
-                length = value.toLongLong();
-        }
-        if (buffer->size() < end + 4 + length)
-            return;
-        request.body = buffer->mid(end + 4, length);
-        buffer->clear();
+        const CapturedRequest &request = *taken;
         const bool alipay = request.path.endsWith("/alipay");
         captured.append(request);
         const QByteArray body = alipay ? QByteArray("failure") : QByteArray("{\"code\":\"FAIL\",\"message\":\"busy\"}");

@@ -1,19 +1,16 @@
 #pragma once
 
+#include "receivedrequest.h"
+
 #include <QByteArray>
 #include <QList>
-#include <QPair>
 #include <QString>
 #include <QTcpServer>
 
 namespace payonce::testsupport {
 
 /// One HTTP request as the relay received it.
-struct CapturedRequest {
-    QByteArray path;
-    QList<QPair<QByteArray, QByteArray>> headers; // as sent, in order
-    QByteArray body;
-};
+using CapturedRequest = ReceivedRequest;
 
 /// Where the platform believes the agent is (the agent's public_base_url): keeps every
 /// notification and answers FAIL (WeChat 500, Alipay "failure"), as an agent that never

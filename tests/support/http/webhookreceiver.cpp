@@ -1,5 +1,7 @@
 #include "webhookreceiver.h"
 
+#include "receivedrequest.h"
+
 #include <QTcpServer>
 #include <QTcpSocket>
 
@@ -72,24 +74,13 @@ void WebhookReceiver::onData(QTcpSocket *socket)
 {
     QByteArray &buffer = m_buffers[socket];
     buffer += socket->readAll();
-    const qsizetype end = buffer.indexOf("\r\n\r\n");
-    if (end < 0)
+    const std::optional<ReceivedRequest> taken = takeRequest(buffer);
+    if (!taken)
         return;
-    Request request;
-    const QList<QByteArray> lines = buffer.left(end).split('\n');
-    const QList<QByteArray> first = lines.value(0).trimmed().split(' ');
-    request.method = first.value(0);
-    request.path = first.value(1);
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        const qsizetype colon = lines[i].indexOf(':');
-        if (colon > 0)
-            request.headers.insert(lines[i].left(colon).trimmed().toLower(), lines[i].mid(colon + 1).trimmed());
-    }
-    const qsizetype length = request.headers.value("content-length").toLongLong();
-    if (buffer.size() < end + 4 + length)
-        return;
-    request.body = buffer.mid(end + 4, length);
     m_buffers.remove(socket);
+    Request request{taken->method, taken->path, {}, taken->body};
+    for (const auto &[name, value] : taken->headers)
+        request.headers.insert(name.toLower(), value);
     int status = 0;
     {
         QMutexLocker lock(&m_mutex);

@@ -8,9 +8,10 @@
 namespace payonce::tests {
 
 /// The key-store contract, one set of test bodies run against every implementation:
-/// tst_keystore_redis (a real redis-server from the harness) and tst_keystore_embedded.
-/// A subclass provides the stores (init() makes them fresh for every test function) and
-/// adds the tests only its backend can run. Concurrency is proven with 64 real threads
+/// tst_keystore_embedded, and through RedisKeyStoreContract (rediskeystorecontract.h)
+/// tst_keystore_redis, tst_keystore_sentinel and tst_keystore_cluster on the servers of the
+/// harness. A subclass provides the stores (its init() makes them fresh for every test
+/// function) and adds the tests only its backend can run. Concurrency is proven with 64 real threads
 /// and counting; timing is only ever "within N seconds" with generous slack.
 class KeyStoreContract : public QObject {
     Q_OBJECT

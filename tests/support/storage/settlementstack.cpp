@@ -37,11 +37,7 @@ bool SettlementStack::start(Dialect dialect, const QString &mchId, QString *erro
 
 qint64 SettlementStack::count(const QString &sql, const QVariantList &binds)
 {
-    QString error;
-    const qint64 n = countRows(database(), sql, binds, &error);
-    if (n < 0)
-        qWarning() << "count failed:" << error;
-    return n;
+    return countRowsOrWarn(database(), sql, binds);
 }
 
 QString SettlementStack::text(const QString &sql, const QVariantList &binds)
@@ -60,6 +56,14 @@ bool SettlementStack::exec(const QString &sql, const QVariantList &binds)
     if (!done.ok())
         qWarning() << "exec failed:" << done.error().internalMessage;
     return done.ok();
+}
+
+bool SettlementStack::setCallbackMode(core::CallbackMode mode, const QString &reason)
+{
+    const auto set = modes->setMode(mode, QStringLiteral("test"), reason, clock.nowMs());
+    if (!set.ok())
+        qWarning() << "setMode failed:" << set.error().internalMessage;
+    return set.ok();
 }
 
 } // namespace payonce::testsupport

@@ -48,6 +48,8 @@ struct SettlementStack {
     QString text(const QString &sql, const QVariantList &binds);
     /// One statement in its own transaction; false on error (logged).
     bool exec(const QString &sql, const QVariantList &binds = {});
+    /// Sets the callback mode as the actor "test" would, for `reason`, now; false on error (logged).
+    bool setCallbackMode(core::CallbackMode mode, const QString &reason);
 };
 
 } // namespace payonce::testsupport

@@ -2,6 +2,8 @@
 
 #include "sql/migrationrunner.h"
 
+#include <QDebug>
+
 #include <latch>
 #include <thread>
 #include <vector>
@@ -36,6 +38,70 @@ MigratedDatabase MigratedDatabase::start(Dialect dialect, QString *error)
     result.server = std::move(server);
     result.database = std::move(database);
     return result;
+}
+
+bool MigratedDatabase::start(Dialect dialect)
+{
+    QString error;
+    *this = start(dialect, &error);
+    m_error = error.toLocal8Bit();
+    return bool(*this);
+}
+
+void RaceTally::error(const core::Error &e)
+{
+    errors.fetch_add(1);
+    std::lock_guard guard(mutex);
+    if (firstError.isEmpty())
+        firstError = e.internalMessage;
+}
+
+void RaceTally::count(const core::Result<bool> &mine)
+{
+    if (!mine.ok())
+        error(mine.error());
+    else
+        (mine.value() ? won : lost).fetch_add(1);
+}
+
+sql::NewOrder oneUnitOrder(const QString &orderNo, qint64 userId)
+{
+    sql::NewOrder order;
+    order.orderNo = orderNo;
+    order.userId = userId;
+    order.amountFen = 9900;
+    order.items = {{QStringLiteral("SKU1"), 1}};
+    return order;
+}
+
+sql::NewOrder rewardedOrder(const QString &orderNo, qint64 userId, qint64 amountFen, const QString &skuId,
+                            qint64 quantity)
+{
+    sql::NewOrder order;
+    order.orderNo = orderNo;
+    order.userId = userId;
+    order.amountFen = amountFen;
+    order.rewardCouponTemplate = QStringLiteral("WELCOME10");
+    order.rewardPoints = 100;
+    order.items = {{skuId, quantity}};
+    return order;
+}
+
+bool createOrder(sql::Database &database, const sql::NewOrder &order)
+{
+    auto created = sql::SqlOrders(database).create(order);
+    if (!created.ok())
+        qWarning() << "order not made:" << created.error().internalMessage;
+    return created.ok();
+}
+
+qint64 countRowsOrWarn(sql::Database &database, const QString &sql, const QVariantList &binds)
+{
+    QString error;
+    const qint64 n = countRows(database, sql, binds, &error);
+    if (n < 0)
+        qWarning().noquote() << "count failed:" << sql << error;
+    return n;
 }
 
 SqliteFenceEpochs::SqliteFenceEpochs() : m_db(MigratedDatabase::start(Dialect::Sqlite, &m_error))
