@@ -4,6 +4,7 @@
 
 #include "core/qa/mutants.h"
 
+#include <QMap>
 #include <QStringList>
 
 namespace payonce::sql {
@@ -41,6 +42,39 @@ OutboxEvent eventFrom(const QSqlQuery &q)
     if (!q.value(14).isNull())
         e.deliveredAtMs = q.value(14).toLongLong();
     return e;
+}
+
+/// Delivered events with the same attempt count marked in as few statements as it takes:
+/// `id IN (…)` lists of 64, 32, …, 1 ids, so at most seven texts are kept prepared.
+core::Result<int> markDelivered(Session &session, const QString &dispatcherId, int attempts, const QList<qint64> &ids,
+                                qint64 nowMs)
+{
+    // The mutant (simulation only) leaves delivered events pending, to be sent again.
+    const QString status = core::mutants::isOn(core::mutants::Mutant::DuplicateOutbox) ? QStringLiteral("pending")
+                                                                                       : QStringLiteral("delivered");
+    int applied = 0;
+    qsizetype at = 0;
+    while (at < ids.size()) {
+        qsizetype chunk = 64;
+        while (chunk > ids.size() - at)
+            chunk /= 2;
+        QStringList marks;
+        marks.fill(QStringLiteral("?"), chunk);
+        QVariantList binds{status, attempts, nowMs};
+        for (qsizetype i = at; i < at + chunk; ++i)
+            binds << ids.at(i);
+        binds << dispatcherId;
+        auto affected = session.execAffected(
+            QStringLiteral("UPDATE outbox SET status = ?, attempts = ?, delivered_at = ?, claimed_by = NULL, "
+                           "claimed_until = NULL WHERE id IN (%1) AND status = 'pending' AND claimed_by = ?")
+                .arg(marks.join(QStringLiteral(", "))),
+            binds, QStringLiteral("outbox delivered"));
+        if (!affected)
+            return affected.error();
+        applied += affected.value();
+        at += chunk;
+    }
+    return applied;
 }
 
 } // namespace
@@ -108,19 +142,13 @@ core::Result<int> SqlOutboxStore::complete(const QString &dispatcherId, const QL
         // Each statement changes claimed_until, so MariaDB's changed-rows count is the
         // matched-rows count here.
         const QString guard = QStringLiteral(" WHERE id = ? AND status = 'pending' AND claimed_by = ?");
+        // Delivered events, the usual outcome, are marked in a statement per attempt count
+        // (one for a whole batch delivered at the first attempt) rather than one per event.
+        QMap<int, QList<qint64>> deliveredByAttempts;
         for (const OutboxOutcome &o : outcomes) {
             core::Result<int> r = 0;
             switch (o.kind) {
-            case OutboxOutcome::Kind::Delivered:
-                r = session.execAffected(QStringLiteral("UPDATE outbox SET status = ?, attempts = ?, "
-                                                        "delivered_at = ?, claimed_by = NULL, claimed_until = NULL")
-                                             + guard,
-                                         {core::mutants::isOn(core::mutants::Mutant::DuplicateOutbox)
-                                              ? QStringLiteral("pending")
-                                              : QStringLiteral("delivered"),
-                                          o.attempts, nowMs, o.id, dispatcherId},
-                                         QStringLiteral("outbox delivered"));
-                break;
+            case OutboxOutcome::Kind::Delivered: deliveredByAttempts[o.attempts].append(o.id); continue;
             case OutboxOutcome::Kind::Retry:
                 r = session.execAffected(QStringLiteral("UPDATE outbox SET attempts = ?, next_attempt_at = ?, "
                                                         "last_error = ?, claimed_by = NULL, claimed_until = NULL")
@@ -143,6 +171,12 @@ core::Result<int> SqlOutboxStore::complete(const QString &dispatcherId, const QL
             if (!r)
                 return r.error();
             applied += r.value();
+        }
+        for (auto group = deliveredByAttempts.cbegin(); group != deliveredByAttempts.cend(); ++group) {
+            auto marked = markDelivered(session, dispatcherId, group.key(), group.value(), nowMs);
+            if (!marked)
+                return marked.error();
+            applied += marked.value();
         }
         return applied;
     });

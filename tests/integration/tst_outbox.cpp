@@ -213,6 +213,50 @@ private Q_SLOTS:
 
     void init() { QVERIFY(clearOutbox()); }
 
+    void aBatchDeliveredIsMarkedWhateverItsSize()
+    {
+        // 100 outcomes at once: delivered events are marked by attempt count in id lists
+        // (64 + 32 + 4 ids here), each still guarded by its own claim and status.
+        QVERIFY(insertRows(101));
+        const qint64 now = m_clock.nowMs();
+        auto a = m_store->claim(QStringLiteral("A"), 100, now, now + 60000);
+        QVERIFY(a.ok());
+        QCOMPARE(a->size(), 100);
+        auto b = m_store->claim(QStringLiteral("B"), 10, now, now + 60000);
+        QVERIFY(b.ok());
+        QCOMPARE(b->size(), 1);
+
+        QList<OutboxOutcome> outcomes;
+        for (int i = 0; i < 70; ++i)
+            outcomes.append({a->at(i).id, OutboxOutcome::Kind::Delivered, 1, 0, {}});
+        for (int i = 70; i < 99; ++i)
+            outcomes.append({a->at(i).id, OutboxOutcome::Kind::Delivered, 2, 0, {}});
+        outcomes.append({a->at(99).id, OutboxOutcome::Kind::Retry, 1, now + 5000, QStringLiteral("receiver 503")});
+        // Not A's: left as B claimed it.
+        outcomes.append({b->at(0).id, OutboxOutcome::Kind::Delivered, 1, 0, {}});
+        auto applied = m_store->complete(QStringLiteral("A"), outcomes, now);
+        QVERIFY(applied.ok());
+        QCOMPARE(applied.value(), 100);
+
+        auto delivered = m_store->list(OutboxStatus::Delivered, 200);
+        QVERIFY(delivered.ok());
+        QCOMPARE(delivered->size(), 99);
+        int firstAttempt = 0;
+        for (const OutboxEvent &event : delivered.value()) {
+            QVERIFY(event.deliveredAtMs.has_value());
+            QVERIFY(event.claimedBy.isEmpty());
+            QVERIFY(event.id != b->at(0).id);
+            if (event.attempts == 1)
+                ++firstAttempt;
+            else
+                QCOMPARE(event.attempts, 2);
+        }
+        QCOMPARE(firstAttempt, 70);
+        auto pending = m_store->list(OutboxStatus::Pending, 10);
+        QVERIFY(pending.ok());
+        QCOMPARE(pending->size(), 2); // the retried one and B's
+    }
+
     void claimsAreExclusiveLeases()
     {
         QVERIFY(insertRows(5));
