@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include <atomic>
+#include <mutex>
 
 using namespace payonce;
 using namespace payonce::testsupport;
@@ -99,15 +100,20 @@ private Q_SLOTS:
     {
         const auto bundled = sql::MigrationRunner::bundled(m_database->dialect());
         std::atomic<int> applied{0}, failed{0};
+        std::mutex mutex;
+        QStringList failures; // what each failed runner said: a failure must explain itself
         runConcurrently(6, [&](int) {
             sql::MigrationRunner runner(*m_database);
             auto result = runner.migrate();
-            if (result)
+            if (result) {
                 applied += result.value();
-            else
-                ++failed;
+                return;
+            }
+            ++failed;
+            std::lock_guard guard(mutex);
+            failures << result.error().internalMessage;
         });
-        QCOMPARE(failed.load(), 0);
+        QVERIFY2(failed.load() == 0, qPrintable(failures.join(QStringLiteral("; "))));
         QCOMPARE(applied.load(), int(bundled.size()));
         QCOMPARE(countRows(*m_database, QStringLiteral("SELECT COUNT(*) FROM schema_migrations")),
                  qint64(bundled.size()));
