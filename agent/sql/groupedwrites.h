@@ -22,8 +22,9 @@ struct GroupedWrite {
 /// the order given. Kept prepared like every statement (Session::forEachRow).
 core::Result<QList<int>> execGrouped(Session &session, const QList<GroupedWrite> &writes, const QString &what);
 
-/// `sql`'s values as PostgreSQL must see them in a SELECT list, where a bare parameter has no
-/// column to take its type from: CAST(? AS type) for each type, comma-separated.
+/// Placeholders for a SELECT list that feeds an INSERT (`INSERT … SELECT`): there a bare
+/// parameter has no column to take its type from, so each is CAST(? AS type), one per type,
+/// comma-separated.
 QString castParameters(const QStringList &types);
 
 } // namespace payonce::sql
