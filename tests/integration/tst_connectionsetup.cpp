@@ -8,8 +8,12 @@
 
 #include "storagefixture.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+
+#include <atomic>
+#include <mutex>
 
 #include <memory>
 
@@ -76,6 +80,47 @@ private Q_SLOTS:
         QCOMPARE(seen.size(), expected.size());
         for (qsizetype i = 0; i < expected.size(); ++i)
             QCOMPARE(seen.at(i), expected.at(i).value);
+    }
+
+    // Agents and pools open their connections all at once at start. On SQLite, the first
+    // connections of a fresh file race to switch it to WAL, which needs the file to
+    // themselves: a connection that loses is told "database is locked" at once (SQLite does
+    // not wait when waiting could deadlock). Every connection must still be set up.
+    void connectionsOpenedAtOnceAreAllSetUp()
+    {
+        constexpr int kRounds = 40;
+        constexpr int kThreads = 8;
+        std::atomic<int> failed{0};
+        std::mutex mutex;
+        QString firstError;
+        for (int round = 0; round < kRounds; ++round) {
+            QTemporaryDir folder; // a fresh file each round on SQLite; the same server otherwise
+            QVERIFY(folder.isValid());
+            const bool sqlite = m_db.database->dialect() == config::DatabaseUrl::Dialect::Sqlite;
+            sql::DatabaseOptions options = m_db.database->options();
+            if (sqlite) {
+                auto url = config::DatabaseUrl::parse(QStringLiteral("sqlite:")
+                                                      + folder.filePath(QStringLiteral("fresh.db")));
+                QVERIFY2(url.ok(), qPrintable(url.ok() ? QString() : url.error().internalMessage));
+                options.url = url.value();
+            }
+            sql::Database database(options);
+            runConcurrently(kThreads, [&](int) {
+                const auto connected = database.connect();
+                if (!connected) {
+                    failed.fetch_add(1);
+                    std::lock_guard guard(mutex);
+                    if (firstError.isEmpty())
+                        firstError = connected.error().internalMessage;
+                }
+            });
+            if (sqlite)
+                QCOMPARE(firstValueText(database, QStringLiteral("PRAGMA journal_mode")), QStringLiteral("wal"));
+        }
+        QVERIFY2(failed.load() == 0, qPrintable(QStringLiteral("%1 of %2 connections failed, the first: %3")
+                                                    .arg(failed.load())
+                                                    .arg(kRounds * kThreads)
+                                                    .arg(firstError)));
     }
 
 private:
