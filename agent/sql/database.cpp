@@ -3,6 +3,7 @@
 #include "logging/categories.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QRandomGenerator>
@@ -335,10 +336,20 @@ core::Result<void> Database::openConnection(Session &session)
     session.m_db = db;
     if (!db.open())
         return openFailure(url, db.lastError());
+    // A fresh SQLite file's first connections race to switch it to WAL, which needs the file
+    // alone: the loser is told busy at once (SQLite does not wait where waiting could
+    // deadlock), so a busy set-up statement is tried again, within the connect timeout.
+    QElapsedTimer settingUp;
+    settingUp.start();
     for (const QString &statement : sessionSetup(url.dialect)) {
-        auto done = session.exec(statement, {}, QStringLiteral("connection set-up"));
-        if (!done)
-            return done.error();
+        for (int attempt = 0;; ++attempt) {
+            auto done = session.exec(statement, {}, QStringLiteral("connection set-up"));
+            if (done)
+                break;
+            if (done.error().code != ErrorCode::Busy || settingUp.elapsed() >= m_options.connectTimeoutMs)
+                return done.error();
+            backoff(attempt);
+        }
     }
     session.m_lockWaitSeconds = session.m_defaultLockWaitSeconds = kLockWaitTimeoutSeconds;
     qCDebug(payonce::lcSql) << "opened connection" << session.m_connectionName;
