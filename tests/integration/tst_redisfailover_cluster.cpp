@@ -115,13 +115,16 @@ private Q_SLOTS:
 
         // The epochs strictly increase: the promoted replica's copy of each slot's state was
         // installed by another process, so every order of the killed master's slots paid
-        // after the failover carries an epoch above every epoch handed out before the kill.
+        // under a lock after the failover carries an epoch above every epoch handed out
+        // before the kill. Paid under a lock: its stock_log row carries the token. (The
+        // order's own fence is not the witness: an order paid with no lock keeps the token
+        // its confirm wrote before the kill.)
         const QString inList = u'\'' + victimsOrders.join(QStringLiteral("','")) + u'\'';
         const qint64 fencedAfter = count(qPrintable(
-            QStringLiteral("SELECT COUNT(*) FROM orders WHERE order_no IN (%1) AND fence <> 0").arg(inList)));
+            QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no IN (%1) AND fence <> 0").arg(inList)));
         const qint64 lowestAfter = count(qPrintable(
             QStringLiteral(
-                "SELECT COALESCE(MIN(fence / 4294967296), 0) FROM orders WHERE order_no IN (%1) AND fence <> 0")
+                "SELECT COALESCE(MIN(fence / 4294967296), 0) FROM stock_log WHERE order_no IN (%1) AND fence <> 0")
                 .arg(inList)));
         QVERIFY2(fencedAfter > 0, "no order of the killed master's slots was paid under a lock after the failover");
         QVERIFY2(lowestAfter > epochBeforeKill,
@@ -137,9 +140,11 @@ private Q_SLOTS:
         qInfo(
             "%lld fence changes, none down; %lld epochs handed out (%lld for a promoted replica's state); the killed "
             "master's %lld orders of part two: %lld paid under a lock, from epoch %lld (above %lld); %lld orders paid "
-            "with no lock while a master was unreachable",
+            "with no lock while a master was unreachable (%lld of them the killed master's of part two)",
             history.changes, count("SELECT COUNT(*) FROM fence_epochs"), otherRun, qint64(victimsOrders.size()),
-            fencedAfter, lowestAfter, epochBeforeKill, unfenced);
+            fencedAfter, lowestAfter, epochBeforeKill, unfenced,
+            count(qPrintable(
+                QStringLiteral("SELECT COUNT(*) FROM stock_log WHERE order_no IN (%1) AND fence = 0").arg(inList))));
 
         // Every agent names the masters as they are now.
         for (int i = 0; i < kAgents; ++i) {
