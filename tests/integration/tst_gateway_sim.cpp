@@ -7,6 +7,7 @@
 
 #include "gateway/blockinghttp.h"
 #include "gateway/gatewayfactory.h"
+#include "simprocess.h"
 #include "support/serverharness.h"
 
 #include <QElapsedTimer>
@@ -30,9 +31,10 @@ constexpr int kShortTimeoutMs = 800;
 // timeout" from "hung".
 constexpr int kSlackMs = 2500;
 
-const QString kMchid = QStringLiteral("1900000001");
-const QString kAppid = QStringLiteral("wx0000000000000000");
-const QString kAlipayAppId = QStringLiteral("2021000000000000");
+// The merchant the simulator is started for (its defaults).
+const QString kMchid = testsupport::SimProcess::Options{}.mchId;
+const QString kAppid = testsupport::SimProcess::Options{}.appId;
+const QString kAlipayAppId = testsupport::SimProcess::Options{}.alipayAppId;
 
 QString fixture(const char *name)
 {
@@ -89,7 +91,10 @@ private:
     }
     std::unique_ptr<core::PaymentGateway> makeGateway(core::Channel channel, int timeoutMs = kClientTimeoutMs,
                                                       const QString &merchantKey = fixture("merchant_key.pem"));
-    QJsonObject control(const QByteArray &method, const QString &path, const QJsonObject &body = {});
+    QJsonObject control(const QByteArray &method, const QString &path, const QJsonObject &body = {})
+    {
+        return m_sim->control(method, path, body);
+    }
     void setFaults(core::Channel channel, const QJsonObject &faults);
     int stat(const char *group, core::Channel channel);
     core::GatewayOrderRequest orderRequest(core::Channel channel);
@@ -100,8 +105,7 @@ private:
     QJsonObject simTrade(core::Channel channel, const QString &outTradeNo);
 
     QTemporaryDir m_dir;
-    QProcess m_sim;
-    int m_port = 0;
+    std::unique_ptr<testsupport::SimProcess> m_sim;
     QByteArray m_platformPem;
     int m_counter = 0;
 };
@@ -109,27 +113,14 @@ private:
 void TestGatewaySim::initTestCase()
 {
     QVERIFY(m_dir.isValid());
-    m_port = testsupport::freeLoopbackPort();
-    QVERIFY(m_port > 0);
-    const QString keyOut = m_dir.filePath(QStringLiteral("platform.pem"));
-    m_sim.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    m_sim.start(QStringLiteral(PAYONCE_SIM_PATH),
-                {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(m_port),
-                 QStringLiteral("--merchant-public-key"), fixture("merchant_pub.pem"), QStringLiteral("--mchid"),
-                 kMchid, QStringLiteral("--appid"), kAppid, QStringLiteral("--alipay-app-id"), kAlipayAppId,
-                 QStringLiteral("--platform-key-out"), keyOut, QStringLiteral("--exit-with-parent")});
-    QVERIFY2(m_sim.waitForStarted(10000), qPrintable(m_sim.errorString()));
-    QElapsedTimer waited;
-    waited.start();
-    // The key file is written (atomically) only once the server listens.
-    while (!QFile::exists(keyOut) && waited.elapsed() < 30000 && m_sim.state() == QProcess::Running)
-        QTest::qWait(50);
-    QVERIFY2(QFile::exists(keyOut), qPrintable(QStringLiteral("payonce-sim not ready: ")
-                                               + QString::fromLocal8Bit(m_sim.readAllStandardOutput())));
-    QFile key(keyOut);
-    QVERIFY(key.open(QIODevice::ReadOnly));
-    m_platformPem = key.readAll();
-    QVERIFY(m_platformPem.startsWith("-----BEGIN PUBLIC KEY-----"));
+    testsupport::SimProcess::Options options;
+    options.merchantPublicKey = fixture("merchant_pub.pem");
+    options.alipaySellerId.clear();
+    options.platformSerial.clear();
+    QString error;
+    m_sim = testsupport::SimProcess::start(options, &error);
+    QVERIFY2(m_sim, qPrintable(error));
+    m_platformPem = m_sim->platformKeyPem();
     // The control endpoint serves the same key.
     QCOMPARE(control("GET", QStringLiteral("/sim/platform-key")).value(u"public_key_pem").toString().toLatin1(),
              m_platformPem);
@@ -142,17 +133,7 @@ void TestGatewaySim::init()
 
 void TestGatewaySim::cleanupTestCase()
 {
-    if (m_sim.state() == QProcess::NotRunning)
-        return;
-    m_sim.terminate(); // SIGTERM: must end cleanly
-    const bool finished = m_sim.waitForFinished(10000);
-    if (!finished) {
-        m_sim.kill();
-        m_sim.waitForFinished();
-    }
-    QVERIFY2(finished, "payonce-sim ignored SIGTERM");
-    QCOMPARE(m_sim.exitStatus(), QProcess::NormalExit);
-    QCOMPARE(m_sim.exitCode(), 0);
+    QVERIFY2(!m_sim || m_sim->stop(), "payonce-sim did not end cleanly on SIGTERM");
 }
 
 std::unique_ptr<core::PaymentGateway> TestGatewaySim::makeGateway(core::Channel channel, int timeoutMs,
@@ -160,7 +141,7 @@ std::unique_ptr<core::PaymentGateway> TestGatewaySim::makeGateway(core::Channel 
 {
     GatewayFactoryOptions options;
     options.timeoutMs = timeoutMs;
-    options.baseUrlOverride = QStringLiteral("http://127.0.0.1:%1").arg(m_port);
+    options.baseUrlOverride = m_sim->baseUrl();
     options.extraPlatformKeys = {{QStringLiteral("PAYONCE_SIM_0001"), m_platformPem}};
     if (channel == core::Channel::WeChat) {
         config::WeChatSettings settings;
@@ -190,22 +171,6 @@ std::unique_ptr<core::PaymentGateway> TestGatewaySim::makeGateway(core::Channel 
     if (!gateway)
         qFatal("%s", qPrintable(gateway.error().internalMessage));
     return std::move(gateway).value();
-}
-
-QJsonObject TestGatewaySim::control(const QByteArray &method, const QString &path, const QJsonObject &body)
-{
-    HttpRequest request;
-    request.method = method;
-    request.url = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_port) + path);
-    if (method != "GET") {
-        request.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
-        request.headers = {{"Content-Type", "application/json"}};
-    }
-    request.timeoutMs = 10000;
-    const HttpResponse response = sendBlocking(request);
-    if (response.outcome != HttpResponse::Outcome::Completed)
-        qWarning("control %s %s: %s", method.constData(), qPrintable(path), qPrintable(response.errorText));
-    return QJsonDocument::fromJson(response.body).object();
 }
 
 void TestGatewaySim::setFaults(core::Channel channel, const QJsonObject &faults)

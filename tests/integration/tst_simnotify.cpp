@@ -12,6 +12,7 @@
 #include "gateway/blockinghttp.h"
 #include "gateway/gatewayfactory.h"
 #include "receivedrequest.h"
+#include "simprocess.h"
 #include "support/serverharness.h"
 
 #include <QDir>
@@ -33,9 +34,10 @@ using namespace payonce::platform;
 
 namespace {
 
-const QString kMchid = QStringLiteral("1900000001");
-const QString kAppid = QStringLiteral("wx0000000000000000");
-const QString kAlipayAppId = QStringLiteral("2021000000000000");
+// The merchant the simulator is started for (its defaults).
+const QString kMchid = testsupport::SimProcess::Options{}.mchId;
+const QString kAppid = testsupport::SimProcess::Options{}.appId;
+const QString kAlipayAppId = testsupport::SimProcess::Options{}.alipayAppId;
 const QString kSellerId = QStringLiteral("2088000000000001");
 const QByteArray kApiv3Key = "0123456789abcdefABCDEF0123456789";
 
@@ -191,7 +193,10 @@ private Q_SLOTS:
     void refundNotificationsAreRetriedUntilAcknowledged();
 
 private:
-    QJsonObject control(const QByteArray &method, const QString &path, const QJsonObject &body = {});
+    QJsonObject control(const QByteArray &method, const QString &path, const QJsonObject &body = {})
+    {
+        return m_sim->control(method, path, body);
+    }
     std::unique_ptr<core::PaymentGateway> makeGateway(core::Channel channel);
     QString createAndPay(core::Channel channel, const QString &notifyUrl, qint64 amountFen, QString *payNo = nullptr);
     /// Refunds amountFen of the trade outTradeNo (total totalFen) through the real client;
@@ -210,8 +215,7 @@ private:
     QJsonObject runPython(const char *script, const QString &folder, bool expectFailure = false);
 
     QTemporaryDir m_dir;
-    QProcess m_sim;
-    int m_port = 0;
+    std::unique_ptr<testsupport::SimProcess> m_sim;
     QByteArray m_platformPem;
     int m_counter = 0;
     Receiver m_receiver;
@@ -220,29 +224,15 @@ private:
 void TestSimNotify::initTestCase()
 {
     QVERIFY(m_dir.isValid());
-    m_port = testsupport::freeLoopbackPort();
-    QVERIFY(m_port > 0);
-    const QString keyOut = m_dir.filePath(QStringLiteral("platform.pem"));
-    // The APIv3 key through the environment, as the agent's SimLauncher passes it.
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("PAYONCE_WECHAT_APIV3_KEY"), QString::fromLatin1(kApiv3Key));
-    m_sim.setProcessEnvironment(environment);
-    m_sim.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    m_sim.start(QStringLiteral(PAYONCE_SIM_PATH),
-                {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(m_port),
-                 QStringLiteral("--merchant-public-key"), fixture("merchant_pub.pem"), QStringLiteral("--mchid"),
-                 kMchid, QStringLiteral("--appid"), kAppid, QStringLiteral("--alipay-app-id"), kAlipayAppId,
-                 QStringLiteral("--alipay-seller-id"), kSellerId, QStringLiteral("--platform-key-out"), keyOut,
-                 QStringLiteral("--exit-with-parent")});
-    QVERIFY2(m_sim.waitForStarted(10000), qPrintable(m_sim.errorString()));
-    QElapsedTimer waited;
-    waited.start();
-    while (!QFile::exists(keyOut) && waited.elapsed() < 30000 && m_sim.state() == QProcess::Running)
-        QTest::qWait(50);
-    QVERIFY2(QFile::exists(keyOut), "payonce-sim not ready");
-    QFile key(keyOut);
-    QVERIFY(key.open(QIODevice::ReadOnly));
-    m_platformPem = key.readAll();
+    testsupport::SimProcess::Options options;
+    options.merchantPublicKey = fixture("merchant_pub.pem");
+    options.alipaySellerId = kSellerId;
+    options.platformSerial.clear();
+    options.apiv3Key = kApiv3Key;
+    QString error;
+    m_sim = testsupport::SimProcess::start(options, &error);
+    QVERIFY2(m_sim, qPrintable(error));
+    m_platformPem = m_sim->platformKeyPem();
     QFile apiv3(m_dir.filePath(QStringLiteral("apiv3")));
     QVERIFY(apiv3.open(QIODevice::WriteOnly));
     apiv3.write(kApiv3Key);
@@ -256,39 +246,14 @@ void TestSimNotify::init()
 
 void TestSimNotify::cleanupTestCase()
 {
-    if (m_sim.state() == QProcess::NotRunning)
-        return;
-    m_sim.terminate();
-    const bool finished = m_sim.waitForFinished(10000);
-    if (!finished) {
-        m_sim.kill();
-        m_sim.waitForFinished();
-    }
-    QVERIFY2(finished, "payonce-sim ignored SIGTERM");
-    QCOMPARE(m_sim.exitCode(), 0);
-}
-
-QJsonObject TestSimNotify::control(const QByteArray &method, const QString &path, const QJsonObject &body)
-{
-    HttpRequest request;
-    request.method = method;
-    request.url = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_port) + path);
-    if (method != "GET") {
-        request.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
-        request.headers = {{"Content-Type", "application/json"}};
-    }
-    request.timeoutMs = 10000;
-    const HttpResponse response = sendBlocking(request);
-    if (response.outcome != HttpResponse::Outcome::Completed)
-        qWarning("control %s %s: %s", method.constData(), qPrintable(path), qPrintable(response.errorText));
-    return QJsonDocument::fromJson(response.body).object();
+    QVERIFY2(!m_sim || m_sim->stop(), "payonce-sim did not end cleanly on SIGTERM");
 }
 
 std::unique_ptr<core::PaymentGateway> TestSimNotify::makeGateway(core::Channel channel)
 {
     GatewayFactoryOptions options;
     options.timeoutMs = 10000;
-    options.baseUrlOverride = QStringLiteral("http://127.0.0.1:%1").arg(m_port);
+    options.baseUrlOverride = m_sim->baseUrl();
     options.extraPlatformKeys = {{QStringLiteral("PAYONCE_SIM_0001"), m_platformPem}};
     std::unique_ptr<core::PaymentGateway> gateway;
     if (channel == core::Channel::WeChat) {
@@ -306,7 +271,7 @@ std::unique_ptr<core::PaymentGateway> TestSimNotify::makeGateway(core::Channel c
         settings.appId = kAlipayAppId;
         settings.sellerId = kSellerId;
         settings.privateKeyPath = fixture("merchant_key.pem");
-        settings.alipayPublicKeyPath = m_dir.filePath(QStringLiteral("platform.pem"));
+        settings.alipayPublicKeyPath = m_sim->platformKeyPath();
         auto made = makeAlipayGateway(settings, options);
         if (!made)
             qFatal("%s", qPrintable(made.error().internalMessage));
@@ -394,8 +359,8 @@ bool TestSimNotify::alipaySignVerifies(const QString &folder)
     QProcess openssl;
     openssl.start(QStringLiteral("openssl"),
                   {QStringLiteral("dgst"), QStringLiteral("-sha256"), QStringLiteral("-verify"),
-                   m_dir.filePath(QStringLiteral("platform.pem")), QStringLiteral("-signature"),
-                   folder + QStringLiteral("/sign.bin"), folder + QStringLiteral("/content")});
+                   m_sim->platformKeyPath(), QStringLiteral("-signature"), folder + QStringLiteral("/sign.bin"),
+                   folder + QStringLiteral("/content")});
     return openssl.waitForFinished(30000) && openssl.exitStatus() == QProcess::NormalExit && openssl.exitCode() == 0;
 }
 
