@@ -82,7 +82,11 @@ std::unique_ptr<SimProcess> SimProcess::start(const Options &options, QString *e
     // The key file is written (atomically) only once the server listens.
     while (!QFileInfo::exists(sim->platformKeyPath())) {
         if (sim->m_process.state() == QProcess::NotRunning || waited.elapsed() > 30000) {
-            *error = QStringLiteral("payonce-sim did not start: %1").arg(sim->m_process.errorString());
+            *error = sim->m_process.state() == QProcess::NotRunning
+                         ? QStringLiteral("payonce-sim ended before it listened (exit code %1): %2")
+                               .arg(sim->m_process.exitCode())
+                               .arg(sim->m_process.errorString())
+                         : QStringLiteral("payonce-sim not listening after 30 s");
             return nullptr;
         }
         sim->m_process.waitForFinished(50);

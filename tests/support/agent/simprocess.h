@@ -44,7 +44,7 @@ public:
     /// The agent's "wechat" config object for this simulator (apiv3_key included).
     QJsonObject weChatConfig() const;
     /// One call to the simulator's control API (/sim/…): the answer's JSON object; a warning
-    /// with the reason when no answer came (the object is then empty).
+    /// naming the call when no answer came (the object is then empty).
     QJsonObject control(const QByteArray &method, const QString &path, const QJsonObject &body = {}) const;
     /// SIGTERM, then waits: true when it ended by itself with exit code 0 (killed otherwise).
     bool stop();
