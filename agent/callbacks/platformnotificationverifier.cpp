@@ -163,6 +163,37 @@ Result<T> byChannel(const NotificationVerifierOptions &options, const RawDeliver
 
 } // namespace
 
+std::optional<Result<PaymentNotification>> PlatformNotificationVerifier::fromMemory(const RawDelivery &delivery,
+                                                                                    const QByteArray &key,
+                                                                                    bool checkTimeWindow, qint64 nowMs,
+                                                                                    bool counted) const
+{
+    auto copy = counted ? m_copies->find(key) : m_copies->peek(key);
+    if (!copy)
+        return std::nullopt;
+    // The same bytes verified before; only the time has moved on since.
+    if (delivery.channel == core::Channel::WeChat && checkTimeWindow) {
+        if (auto inWindow = platform::wechat::checkTimestampWindow(delivery.header("Wechatpay-Timestamp"),
+                                                                   nowMs / 1000);
+            !inWindow)
+            return Result<PaymentNotification>(Error::make(
+                ErrorCode::BadSignature, QStringLiteral("WeChat notification: ") + inWindow.error().internalMessage));
+    }
+    return Result<PaymentNotification>(std::move(*copy));
+}
+
+std::optional<Result<PaymentNotification>> PlatformNotificationVerifier::verifyFromMemory(const RawDelivery &delivery,
+                                                                                          bool checkTimeWindow,
+                                                                                          qint64 nowMs) const
+{
+    // Over the size limit: never remembered, and not hashed.
+    if (delivery.body.size() > platform::kMaxNotificationBodyBytes)
+        return std::nullopt;
+    // Not counted here: the caller either answers the copy itself (and counts it) or goes on
+    // to verify(), which counts it.
+    return fromMemory(delivery, VerifiedCopies::keyOf(delivery), checkTimeWindow, nowMs, false);
+}
+
 Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelivery &delivery, bool checkTimeWindow,
                                                                  qint64 nowMs) const
 {
@@ -170,17 +201,8 @@ Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelive
     if (delivery.body.size() > platform::kMaxNotificationBodyBytes)
         return tooLarge(delivery.body.size());
     const QByteArray key = VerifiedCopies::keyOf(delivery);
-    if (auto copy = m_copies->find(key)) {
-        // The same bytes verified before; only the time has moved on since.
-        if (delivery.channel == core::Channel::WeChat && checkTimeWindow) {
-            if (auto inWindow = platform::wechat::checkTimestampWindow(delivery.header("Wechatpay-Timestamp"),
-                                                                       nowMs / 1000);
-                !inWindow)
-                return Error::make(ErrorCode::BadSignature,
-                                   QStringLiteral("WeChat notification: ") + inWindow.error().internalMessage);
-        }
-        return std::move(copy).value();
-    }
+    if (auto remembered = fromMemory(delivery, key, checkTimeWindow, nowMs, true))
+        return std::move(*remembered);
     auto verified = byChannel<PaymentNotification>(
         m_options, delivery,
         [&] {

@@ -58,10 +58,17 @@ public:
     core::Result<core::PaymentNotification> verify(const core::RawDelivery &delivery, bool checkTimeWindow,
                                                    qint64 nowMs) const override;
     quint64 copiesReused() const override { return m_copies->hits(); }
+    std::optional<core::Result<core::PaymentNotification>> verifyFromMemory(const core::RawDelivery &delivery,
+                                                                            bool checkTimeWindow,
+                                                                            qint64 nowMs) const override;
     core::Result<core::RefundNotification> verifyRefund(const core::RawDelivery &delivery, bool checkTimeWindow,
                                                         qint64 nowMs) const override;
 
 private:
+    std::optional<core::Result<core::PaymentNotification>> fromMemory(const core::RawDelivery &delivery,
+                                                                      const QByteArray &key, bool checkTimeWindow,
+                                                                      qint64 nowMs, bool counted) const;
+
     NotificationVerifierOptions m_options;
     std::unique_ptr<VerifiedCopies> m_copies; ///< verify() is const; the memory is not part of its state
 };

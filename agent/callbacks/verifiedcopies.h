@@ -31,7 +31,11 @@ public:
     /// preceded by its length, so no two different deliveries hash the same bytes.
     static QByteArray keyOf(const core::RawDelivery &delivery);
 
+    /// A remembered notification, counted as a reuse (hits()).
     std::optional<core::PaymentNotification> find(const QByteArray &key);
+    /// The same, not counted: for a look whose caller may go on to verify() the delivery
+    /// anyway (and count it there), or counts what it answered itself.
+    std::optional<core::PaymentNotification> peek(const QByteArray &key) { return m_cache.find(key); }
     void remember(const QByteArray &key, const core::PaymentNotification &notification)
     {
         m_cache.insert(key, notification);

@@ -262,6 +262,14 @@ public:
         return {};
     }
 
+    // The front only: a miss there may be an entry another agent wrote, which only Redis knows.
+    std::optional<core::SeenEntry> seenInMemory(const QString &channel, const QString &payNo) override
+    {
+        if (const auto front = seenFront.find(channel + QLatin1Char(':') + payNo))
+            return core::SeenEntry{true, core::SeenPayment::decode(*front)};
+        return std::nullopt;
+    }
+
     Result<core::SeenEntry> seen(const QString &channel, const QString &payNo) override
     {
         const QString item = channel + QLatin1Char(':') + payNo;

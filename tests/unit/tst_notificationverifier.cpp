@@ -203,6 +203,7 @@ private Q_SLOTS:
     void byteIdenticalCopyIsNotVerifiedAgain();
     void copyThatDiffersInAnyByteIsVerifiedInFull();
     void reusedCopyStillMeetsTheTimeWindow();
+    void memoryAloneKnowsOnlyVerifiedBytes();
     void unconfiguredChannelIsRefused();
     void factoryRefusesBadSettings();
     void weChatSigningHelpersRoundTrip();
@@ -370,6 +371,37 @@ void TestNotificationVerifier::reusedCopyStillMeetsTheTimeWindow()
     const auto worker = verifier->verify(d, false, fixtureNowMs() + 3600 * 1000);
     QVERIFY2(worker.ok(), qPrintable(worker.ok() ? QString() : worker.error().internalMessage));
     QCOMPARE(verifier->copiesReused(), quint64(3));
+}
+
+// verifyFromMemory (the HTTP event loop's look): nothing for bytes never verified, nor for
+// refused ones; the remembered notification for a copy, with the time window checked; not
+// counted as a reuse (its caller counts what it answers, or goes on to verify()).
+void TestNotificationVerifier::memoryAloneKnowsOnlyVerifiedBytes()
+{
+    const auto verifier = fixtureVerifier();
+    const core::RawDelivery d = deliveryOf(caseNamed(QStringLiteral("wechat_valid")));
+    QVERIFY(!verifier->verifyFromMemory(d, true, fixtureNowMs()).has_value());
+    core::RawDelivery forged = d;
+    forged.body.append(' ');
+    QVERIFY(!verifier->verify(forged, true, fixtureNowMs()).ok());
+    QVERIFY(!verifier->verifyFromMemory(forged, true, fixtureNowMs()).has_value());
+
+    const auto verified = verifier->verify(d, true, fixtureNowMs());
+    QVERIFY(verified.ok());
+    const auto remembered = verifier->verifyFromMemory(d, true, fixtureNowMs() + 1000);
+    QVERIFY(remembered.has_value());
+    QVERIFY2(remembered->ok(), qPrintable(remembered->ok() ? QString() : remembered->error().internalMessage));
+    QCOMPARE((*remembered)->payNo, verified->payNo);
+    QCOMPARE((*remembered)->amountFen, verified->amountFen);
+    QCOMPARE((*remembered)->paymentNo, verified->paymentNo);
+
+    const auto late = verifier->verifyFromMemory(d, true, fixtureNowMs() + 900 * 1000);
+    QVERIFY(late.has_value());
+    QVERIFY(!late->ok());
+    QCOMPARE(late->error().code, ErrorCode::BadSignature);
+    QVERIFY(verifier->verifyFromMemory(d, false, fixtureNowMs() + 900 * 1000).value().ok());
+    QVERIFY(!verifier->verifyFromMemory(forged, true, fixtureNowMs()).has_value());
+    QCOMPARE(verifier->copiesReused(), quint64(0));
 }
 
 void TestNotificationVerifier::unconfiguredChannelIsRefused()

@@ -61,6 +61,14 @@ public:
     virtual ~SeenProcessedSet() = default;
     virtual Result<void> markProcessed(const QString &channel, const QString &payNo, const SeenPayment &payment) = 0;
     virtual Result<SeenEntry> seen(const QString &channel, const QString &payNo) = 0;
+    /// seen() from this process's memory alone, never a round trip (it may run on the HTTP
+    /// event loop): nullopt when only the shared store could tell. Default: nothing kept.
+    virtual std::optional<SeenEntry> seenInMemory(const QString &channel, const QString &payNo)
+    {
+        Q_UNUSED(channel);
+        Q_UNUSED(payNo);
+        return std::nullopt;
+    }
 };
 
 } // namespace payonce::core

@@ -3,6 +3,8 @@
 #include "core/callback/paymentnotification.h"
 #include "core/common/result.h"
 
+#include <optional>
+
 namespace payonce::core {
 
 /// Verifies and decodes a platform notification (docs/design.md, "Callback path": verify
@@ -27,6 +29,19 @@ public:
     /// before (their signature and resource not checked again; the time window is); 0 for
     /// a verifier that keeps none.
     virtual quint64 copiesReused() const { return 0; }
+    /// verify() from that memory alone: nullopt when the delivery's bytes are not there (then
+    /// only verify() can judge it); else what verify() answers — the notification, or the
+    /// time window's refusal. Costs a hash and a lookup, never a signature check, so it may
+    /// run where a request must not wait (the HTTP event loop). Not counted in copiesReused():
+    /// the caller counts what it answers this way. Default: keeps nothing.
+    virtual std::optional<Result<PaymentNotification>> verifyFromMemory(const RawDelivery &delivery,
+                                                                        bool checkTimeWindow, qint64 nowMs) const
+    {
+        Q_UNUSED(delivery);
+        Q_UNUSED(checkTimeWindow);
+        Q_UNUSED(nowMs);
+        return std::nullopt;
+    }
 };
 
 } // namespace payonce::core
