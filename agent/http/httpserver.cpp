@@ -223,32 +223,31 @@ void HttpServer::Private::dispatch(const QHttpServerRequest &request, QTcpSocket
     runOnLane(*matched, std::move(req), socket, std::move(responder), std::move(context));
 }
 
-/// A pool-run route: admitted to its lane (503 with Retry-After when the lane is full), run
-/// on one of its threads, its reply posted back to the event loop.
-void HttpServer::Private::runOnLane(const Route &route, HttpRequest req, QTcpSocket *socket,
-                                    QHttpServerResponder &&responder, ReplyContext context)
+/// The reply a full lane gives: the route's own (a platform's FAIL) or 503 server_busy,
+/// with Retry-After.
+HttpReply HttpServer::Private::busyReplyOf(const Route &route, const ReplyContext &context, const QString &traceId)
 {
-    ExecutionLane &executor = lane(route.options.lane);
-    if (!executor.tryAdmit()) {
-        qCWarning(lcHttp).noquote() << "lane" << laneName(executor.lane()) << "is full (" << executor.threads()
-                                    << "threads," << executor.queueLimit() << "queued): 503 for" << context.request
-                                    << "trace" << req.traceId;
-        HttpReply reply = route.options.busyReply
-                              ? route.options.busyReply()
-                              : errorReply(
-                                  QStringLiteral("server_busy"),
-                                  QStringLiteral("the server is busy with requests like this one; retry shortly"));
-        reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
-        writeReply(socket, std::move(reply), context, true);
-        return;
-    }
+    const ExecutionLane &executor = lane(route.options.lane);
+    qCWarning(lcHttp).noquote() << "lane" << laneName(executor.lane()) << "is full (" << executor.threads()
+                                << "threads," << executor.queueLimit() << "queued): 503 for" << context.request
+                                << "trace" << traceId;
+    HttpReply reply = route.options.busyReply
+                          ? route.options.busyReply()
+                          : errorReply(QStringLiteral("server_busy"),
+                                       QStringLiteral("the server is busy with requests like this one; retry shortly"));
+    reply.setHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
+    return reply;
+}
 
-    // The safe responder pattern (docs/architecture.md, "QtHttpServer 6.4"): the reply goes
-    // back to the event loop as an event posted to the guard, and is written only if the
-    // socket still exists then; nothing on a worker touches the socket. Not QFuture::then
-    // with the socket as context: in Qt 6.4 a continuation attached while its task is
-    // finishing can run twice, and the second run crashed the agent (SIGSEGV in
-    // QFutureInterfaceBase::reportStarted under a scrape load).
+/// The safe responder pattern (docs/architecture.md, "QtHttpServer 6.4"): the reply goes
+/// back to the event loop as an event posted to the guard, and is written only if the
+/// socket still exists then; nothing on a worker touches the socket. Not QFuture::then
+/// with the socket as context: in Qt 6.4 a continuation attached while its task is
+/// finishing can run twice, and the second run crashed the agent (SIGSEGV in
+/// QFutureInterfaceBase::reportStarted under a scrape load).
+ReplySink HttpServer::Private::replySinkFor(QTcpSocket *socket, QHttpServerResponder &&responder,
+                                            const ReplyContext &context)
+{
     auto responderPtr = std::make_shared<QHttpServerResponder>(std::move(responder));
     // Counts the request until its reply has been written or dropped with the socket.
     auto inFlightToken = std::shared_ptr<void>((inFlight->fetch_add(1), nullptr),
@@ -258,7 +257,7 @@ void HttpServer::Private::runOnLane(const Route &route, HttpRequest req, QTcpSoc
     // later one). Everything the reply needs moves into the event, so the responder is
     // destroyed on the event loop's thread. drain() waits for every reply in flight,
     // deferred ones too; one sent after the server has gone is dropped.
-    const ReplySink sink(
+    return ReplySink(
         [target = replyTarget, responderPtr = std::move(responderPtr), inFlightToken = std::move(inFlightToken),
          socketPtr = QPointer<QTcpSocket>(socket), context](HttpReply reply) mutable {
             std::lock_guard alive(target->mutex);
@@ -278,7 +277,34 @@ void HttpServer::Private::runOnLane(const Route &route, HttpRequest req, QTcpSoc
                 Qt::QueuedConnection);
         },
         [] { return errorReply(QStringLiteral("internal"), QStringLiteral("internal error")); });
-    executor.pool().start([route = &route, req, &executor, sink]() {
+}
+
+/// A pool-run route: admitted to its lane (503 with Retry-After when the lane is full), run
+/// on one of its threads, its reply posted back to the event loop. A route with a
+/// memory-first handler tries that first, here on the event loop, and takes a lane's place
+/// only when it declines.
+void HttpServer::Private::runOnLane(const Route &route, HttpRequest req, QTcpSocket *socket,
+                                    QHttpServerResponder &&responder, ReplyContext context)
+{
+    ExecutionLane &executor = lane(route.options.lane);
+    if (!route.fromMemory && !executor.tryAdmit()) {
+        writeReply(socket, busyReplyOf(route, context, req.traceId), context, true);
+        return;
+    }
+    const ReplySink sink = replySinkFor(socket, std::move(responder), context);
+    if (route.fromMemory) {
+        if (tryFromMemorySafely(route, req, sink))
+            return;
+        if (!executor.tryAdmit()) {
+            // What writeReply adds to the server's own replies, for this one sent through the sink.
+            HttpReply busy = busyReplyOf(route, context, req.traceId);
+            if (busy.layer().isEmpty() && !route.options.rejectionLayer.isEmpty())
+                busy.setLayer(route.options.rejectionLayer);
+            sink.send(std::move(busy));
+            return;
+        }
+    }
+    executor.pool().start([route = &route, req = std::move(req), &executor, sink]() {
         {
             // Every line the handler logs on this worker names the request's trace.
             const logging::ScopedFields tracedOnWorker(kTraceIdField, req.traceId);
@@ -364,18 +390,30 @@ void HttpServer::route(Method method, const QString &pattern, const RouteOptions
     if (d->options.metrics)
         metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
     d->routes.append(
-        Route{method, pattern, parsePattern(pattern), options, std::move(handler), {}, std::move(metrics)});
+        Route{method, pattern, parsePattern(pattern), options, std::move(handler), {}, std::move(metrics), {}});
 }
 
 void HttpServer::routeDeferred(Method method, const QString &pattern, const RouteOptions &options,
                                DeferredHandler handler)
 {
+    routeDeferred(method, pattern, options, {}, std::move(handler));
+}
+
+void HttpServer::routeDeferred(Method method, const QString &pattern, const RouteOptions &options,
+                               MemoryFirstHandler fromMemory, DeferredHandler handler)
+{
     Q_ASSERT(handler && !options.onEventLoop);
     std::shared_ptr<const EndpointMetrics> metrics;
     if (d->options.metrics)
         metrics = std::make_shared<EndpointMetrics>(*d->options.metrics, pattern);
-    d->routes.append(
-        Route{method, pattern, parsePattern(pattern), options, {}, std::move(handler), std::move(metrics)});
+    d->routes.append(Route{method,
+                           pattern,
+                           parsePattern(pattern),
+                           options,
+                           {},
+                           std::move(handler),
+                           std::move(metrics),
+                           std::move(fromMemory)});
 }
 
 QList<RouteInfo> HttpServer::routes() const

@@ -144,6 +144,11 @@ public:
     /// The same for a handler that may send its reply after it returns (ReplySink): its
     /// lane's thread is free for the next request meanwhile. Not with options.onEventLoop.
     void routeDeferred(Method method, const QString &pattern, const RouteOptions &options, DeferredHandler handler);
+    /// The same with a memory-first try (MemoryFirstHandler): run on the event loop for each
+    /// request before it takes a place on the lane; only what it declines reaches `handler`
+    /// (or the lane's busy reply). What it takes never waits for a lane's thread.
+    void routeDeferred(Method method, const QString &pattern, const RouteOptions &options,
+                       MemoryFirstHandler fromMemory, DeferredHandler handler);
 
     /// Receives an accepted WebSocket (on the event-loop thread) and takes ownership.
     using WebSocketHandler = std::function<void(std::unique_ptr<QWebSocket>)>;

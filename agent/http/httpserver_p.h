@@ -70,6 +70,8 @@ struct HttpServer::Private {
     void dispatch(const QHttpServerRequest &request, QTcpSocket *socket, QHttpServerResponder &&responder);
     void runOnLane(const Route &route, HttpRequest req, QTcpSocket *socket, QHttpServerResponder &&responder,
                    ReplyContext context);
+    HttpReply busyReplyOf(const Route &route, const ReplyContext &context, const QString &traceId);
+    ReplySink replySinkFor(QTcpSocket *socket, QHttpServerResponder &&responder, const ReplyContext &context);
     /// The request as handlers see it: client address, decoded path, lower-case header names, trace.
     HttpRequest requestOf(const QHttpServerRequest &request) const;
     /// The token check of a route: nullopt when `authorization` names a principal of at

@@ -33,4 +33,12 @@ private:
 /// Exceptions the handler throws before sending are answered 500.
 using DeferredHandler = std::function<void(const HttpRequest &, const ReplySink &)>;
 
+/// A deferred route's first try, on the event loop's thread before the request takes a
+/// place on its lane: for the requests that memory alone answers. Returns true when it took
+/// the request (it sends through the sink, now or later, from any thread); false, having
+/// sent nothing, passes the request on to the lane's handler. It must never block — no
+/// storage, no network — or every connection of the server waits with it. Exceptions it
+/// throws are answered 500.
+using MemoryFirstHandler = std::function<bool(const HttpRequest &, const ReplySink &)>;
+
 } // namespace payonce::http

@@ -80,18 +80,39 @@ RouteMatch matchRoute(const QList<Route> &routes, std::optional<Method> method, 
     return RouteMatch{matched, arguments, allowed};
 }
 
-HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
+namespace {
+
+/// Runs `run`; what it throws is logged with the request's path and trace, and false
+/// returned: nothing a handler throws leaves the server.
+template <typename Run>
+bool ranWithoutThrowing(const char *what, const HttpRequest &request, Run &&run)
 {
     try {
-        return handler(request);
+        run();
+        return true;
     } catch (const std::exception &e) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
+        qCCritical(lcHttp).noquote() << what << "for" << request.path << "threw:" << e.what() << "trace"
                                      << request.traceId;
     } catch (...) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
+        qCCritical(lcHttp).noquote() << what << "for" << request.path << "threw"
                                      << "trace" << request.traceId;
     }
+    return false;
+}
+
+HttpReply internalError()
+{
     return errorReply(QStringLiteral("internal"), QStringLiteral("internal error"));
+}
+
+} // namespace
+
+HttpReply invokeSafely(const Handler &handler, const HttpRequest &request)
+{
+    std::optional<HttpReply> reply;
+    if (ranWithoutThrowing("handler", request, [&] { reply = handler(request); }))
+        return std::move(*reply);
+    return internalError();
 }
 
 void invokeSafely(const Route &route, const HttpRequest &request, const ReplySink &sink)
@@ -100,17 +121,17 @@ void invokeSafely(const Route &route, const HttpRequest &request, const ReplySin
         sink.send(invokeSafely(route.handler, request));
         return;
     }
-    try {
-        route.deferred(request, sink);
-        return;
-    } catch (const std::exception &e) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw:" << e.what() << "trace"
-                                     << request.traceId;
-    } catch (...) {
-        qCCritical(lcHttp).noquote() << "handler for" << request.path << "threw"
-                                     << "trace" << request.traceId;
-    }
-    sink.send(errorReply(QStringLiteral("internal"), QStringLiteral("internal error"))); // unless it sent already
+    if (!ranWithoutThrowing("handler", request, [&] { route.deferred(request, sink); }))
+        sink.send(internalError()); // unless it sent already
+}
+
+bool tryFromMemorySafely(const Route &route, const HttpRequest &request, const ReplySink &sink)
+{
+    bool taken = false;
+    if (ranWithoutThrowing("memory-first handler", request, [&] { taken = route.fromMemory(request, sink); }))
+        return taken;
+    sink.send(internalError()); // unless it sent already
+    return true;
 }
 
 } // namespace payonce::http

@@ -28,6 +28,7 @@ struct Route {
     Handler handler;          ///< a route that answers when it returns
     DeferredHandler deferred; ///< or one that sends its reply through a ReplySink
     std::shared_ptr<const EndpointMetrics> metrics;
+    MemoryFirstHandler fromMemory; ///< a deferred route's first try on the event loop, if any
 };
 
 QList<Segment> parsePattern(const QString &pattern);
@@ -49,5 +50,7 @@ RouteMatch matchRoute(const QList<Route> &routes, std::optional<Method> method, 
 HttpReply invokeSafely(const Handler &handler, const HttpRequest &request);
 /// The route's reply through sink (a deferred route sends it itself), 500 when it throws.
 void invokeSafely(const Route &route, const HttpRequest &request, const ReplySink &sink);
+/// route.fromMemory(request, sink), a 500 through the sink (and true) if it throws.
+bool tryFromMemorySafely(const Route &route, const HttpRequest &request, const ReplySink &sink);
 
 } // namespace payonce::http

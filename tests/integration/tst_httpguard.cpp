@@ -28,6 +28,7 @@ private Q_SLOTS:
     void handlersFinishingAtOnceAreEachAnswered();
     void aDeferredReplyLeavesItsThreadFree();
     void aDeferredHandlerThatNeverAnswersIsAnswered500();
+    void aMemoryFirstRouteAnswersWithoutItsLane();
 };
 
 namespace {
@@ -428,6 +429,52 @@ void TestHttpGuard::aDeferredHandlerThatNeverAnswersIsAnswered500()
     const QByteArray response = httpExchange(server->port(), get("/deferred-lost"));
     QCOMPARE(httpStatusOf(response), 500);
     QVERIFY2(httpBodyOf(response).contains("\"code\":\"internal\""), response.constData());
+    QCOMPARE(server->terminate(), 0);
+}
+
+void TestHttpGuard::aMemoryFirstRouteAnswersWithoutItsLane()
+{
+    // One thread on the callback lane and no queue: what the memory-first try takes is
+    // answered while that thread is held (a request that needed the lane would be 503);
+    // what it declines needs the lane.
+    auto server = startServer({QStringLiteral("--callback-threads"), QStringLiteral("1"),
+                               QStringLiteral("--callback-queue"), QStringLiteral("0")});
+    QVERIFY(server);
+    QTcpSocket holder, other;
+    for (QTcpSocket *socket : {&holder, &other}) {
+        socket->connectToHost(QStringLiteral("127.0.0.1"), quint16(server->port()));
+        QVERIFY(socket->waitForConnected(5000));
+    }
+    holder.write(get("/memory-first?ms=3000")); // declined: the lane's one thread, for 3 s
+    holder.flush();
+    QTest::qWait(300);
+
+    const QByteArray fromMemory = exchangeOn(other, get("/memory-first?from=memory"));
+    QCOMPARE(httpStatusOf(fromMemory), 200);
+    QVERIFY2(httpBodyOf(fromMemory).contains("\"answered_by\":\"memory\""), fromMemory.constData());
+    QVERIFY(!httpHeaderOf(fromMemory, "x-trace-id").isEmpty());
+    QVERIFY(holder.bytesAvailable() == 0 && !holder.waitForReadyRead(0)); // the lane's thread still held
+
+    // Declined while the lane is full: its busy reply, through the same sink, with the
+    // route's layer and Retry-After as the server's own replies have.
+    const QByteArray busy = exchangeOn(other, get("/memory-first"));
+    QCOMPARE(httpStatusOf(busy), 503);
+    QVERIFY2(httpBodyOf(busy).contains("\"code\":\"server_busy\""), busy.constData());
+    QCOMPARE(httpHeaderOf(busy, "retry-after"), QByteArray("1"));
+    QCOMPARE(httpHeaderOf(busy, "x-payonce-layer"), QByteArray("rejected"));
+
+    // A memory-first try that throws is answered 500, and the connection goes on.
+    const QByteArray thrown = exchangeOn(other, get("/memory-first?from=throw"));
+    QCOMPARE(httpStatusOf(thrown), 500);
+    QVERIFY2(httpBodyOf(thrown).contains("\"code\":\"internal\""), thrown.constData());
+
+    const QByteArray laneAnswer = exchangeOn(holder, {});
+    QCOMPARE(httpStatusOf(laneAnswer), 200);
+    QVERIFY2(httpBodyOf(laneAnswer).contains("\"answered_by\":\"lane\""), laneAnswer.constData());
+    // The lane free again, a declined request is the lane's.
+    const QByteArray declined = exchangeOn(other, get("/memory-first?ms=0"));
+    QCOMPARE(httpStatusOf(declined), 200);
+    QVERIFY2(httpBodyOf(declined).contains("\"answered_by\":\"lane\""), declined.constData());
     QCOMPARE(server->terminate(), 0);
 }
 

@@ -3,7 +3,7 @@
 // once it accepts connections; on SIGTERM it drains and exits 0.
 //
 //   --port N (0: any)  --idle-ms N  --header-ms N  --per-address N  --max-connections N
-//   --max-body N  --workers N  --callback-threads N
+//   --max-body N  --workers N  --callback-threads N  --callback-queue N
 // Tokens: "viewer-token" (viewer) and "operator-token" (operator).
 #include "http/authenticator.h"
 #include "http/errormapping.h"
@@ -21,6 +21,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <stdexcept>
 #include <unistd.h>
 
 using namespace payonce;
@@ -57,7 +58,10 @@ int main(int argc, char *argv[])
                                      QStringLiteral("8"));
     const QCommandLineOption callbackThreads(QStringLiteral("callback-threads"), QStringLiteral("threads"),
                                              QStringLiteral("n"), QStringLiteral("4"));
-    parser.addOptions({port, idle, header, perAddress, maxConnections, maxBody, workers, callbackThreads});
+    const QCommandLineOption callbackQueue(QStringLiteral("callback-queue"), QStringLiteral("requests"),
+                                           QStringLiteral("n"), QStringLiteral("256"));
+    parser.addOptions(
+        {port, idle, header, perAddress, maxConnections, maxBody, workers, callbackThreads, callbackQueue});
     parser.process(app);
 
     http::HttpServer::Options options;
@@ -68,6 +72,7 @@ int main(int argc, char *argv[])
     options.limits.maxBodyBytes = parser.value(maxBody).toLongLong();
     options.workerThreads = parser.value(workers).toInt();
     options.callbackLane.threads = parser.value(callbackThreads).toInt();
+    options.callbackLane.queueLimit = parser.value(callbackQueue).toInt();
     options.authFailuresPerWindow = 5;
 
     QList<config::AuthToken> tokens{
@@ -127,6 +132,26 @@ int main(int argc, char *argv[])
                          });
     server.routeDeferred(http::Method::Get, QStringLiteral("/deferred-lost"), callbackLane,
                          [](const http::HttpRequest &, const http::ReplySink &) {});
+    // /memory-first on the callback lane, with a memory-first try on the event loop:
+    // ?from=memory is answered there, ?from=throw throws there; anything else goes to the
+    // lane, whose handler holds its thread `ms` before answering.
+    http::RouteOptions memoryFirstLane = callbackLane;
+    memoryFirstLane.rejectionLayer = QByteArrayLiteral("rejected");
+    server.routeDeferred(
+        http::Method::Get, QStringLiteral("/memory-first"), memoryFirstLane,
+        [](const http::HttpRequest &request, const http::ReplySink &sink) {
+            const QString from = request.queryItem(QStringLiteral("from"));
+            if (from == u"throw")
+                throw std::runtime_error("memory-first handler asked to throw");
+            if (from != u"memory")
+                return false;
+            sink.send(http::HttpReply::ok(QJsonObject{{QStringLiteral("answered_by"), QStringLiteral("memory")}}));
+            return true;
+        },
+        [](const http::HttpRequest &request, const http::ReplySink &sink) {
+            QThread::msleep(ulong(std::clamp(request.queryItem(QStringLiteral("ms")).toInt(), 0, 60'000)));
+            sink.send(http::HttpReply::ok(QJsonObject{{QStringLiteral("answered_by"), QStringLiteral("lane")}}));
+        });
     server.route(http::Method::Get, QStringLiteral("/callback-lane"), callbackLane, [](const http::HttpRequest &) {
         return http::HttpReply::ok(QJsonObject{{QStringLiteral("lane"), QStringLiteral("callbacks")}});
     });
