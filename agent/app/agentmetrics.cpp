@@ -89,8 +89,18 @@ void registerCallbackPathMetrics(core::MetricsRegistry &registry, const MetricsS
     registry.addReader(QStringLiteral("payonce_callback_verified_copies_reused_total"),
                        QStringLiteral("Payment notifications byte-identical to one verified in the last 10 minutes: "
                                       "their time window checked, their signature and resource not checked again"),
-                       MetricType::Counter, [verifier = sources.verifier] {
-                           return QList<MetricSample>{{{}, double(verifier ? verifier->copiesReused() : 0)}};
+                       MetricType::Counter, [verifier = sources.verifier, callbacks = sources.callbacks] {
+                           // The event loop's answers from memory are such copies too; the
+                           // verifier counts only the ones verify() was asked for.
+                           const double onLanes = verifier ? double(verifier->copiesReused()) : 0;
+                           const double fromMemory = callbacks ? double(callbacks->answeredFromMemory()) : 0;
+                           return QList<MetricSample>{{{}, onLanes + fromMemory}};
+                       });
+    registry.addReader(QStringLiteral("payonce_callback_answered_from_memory_total"),
+                       QStringLiteral("Copies answered on the HTTP event loop from memory alone (bytes verified "
+                                      "before, pay_no seen processed), without a callback thread"),
+                       MetricType::Counter, [callbacks = sources.callbacks] {
+                           return QList<MetricSample>{{{}, double(callbacks ? callbacks->answeredFromMemory() : 0)}};
                        });
     registry.addReader(QStringLiteral("payonce_callback_one_commit_total"),
                        QStringLiteral("New verified notifications by commit path: settled in one commit (committed), "

@@ -39,9 +39,17 @@ void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline
 {
     // Deferred: a copy the seen set answers (or a rejection) is answered once its delivery
     // row has committed in a group commit, and the lane's thread meanwhile verifies the
-    // next notification.
+    // next notification. A copy memory alone answers (bytes verified before, pay_no seen
+    // processed here) is taken on the event loop and never waits for a lane's thread.
+    // Not on Alipay's route: the refund interceptor must look at every delivery there
+    // first, and it verifies a signature.
     server.routeDeferred(
         Method::Post, QStringLiteral("/api/v1/callbacks/wechat"), platformCallbackRouteOptions(core::Channel::WeChat),
+        [&](const HttpRequest &request, const ReplySink &sink) {
+            return pipeline.handleFromMemory(
+                callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs()),
+                [sink](const core::CallbackOutcome &outcome) { sink.send(weChatReply(outcome)); });
+        },
         [&](const HttpRequest &request, const ReplySink &sink) {
             pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs()),
                             [sink](const core::CallbackOutcome &outcome) { sink.send(weChatReply(outcome)); });

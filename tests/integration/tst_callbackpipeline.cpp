@@ -108,6 +108,48 @@ struct EventLog {
     }
 };
 
+/// The answers CallbackPipeline::handleFromMemory() gave, from whichever thread gave them
+/// (the group commit's writer), tallied by labelOf().
+struct AsyncAnswers {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::map<QString, int> tally;
+    int answered = 0;
+
+    CallbackPipeline::Answer answer()
+    {
+        return [this](const CallbackOutcome &out) {
+            std::lock_guard guard(mutex);
+            ++tally[labelOf(out)];
+            ++answered;
+            cv.notify_all();
+        };
+    }
+    int count()
+    {
+        std::lock_guard guard(mutex);
+        return answered;
+    }
+    int of(const QString &label)
+    {
+        std::lock_guard guard(mutex);
+        return tally[label];
+    }
+    bool waitFor(int expected)
+    {
+        std::unique_lock lock(mutex);
+        return cv.wait_for(lock, 30s, [&] { return answered >= expected; });
+    }
+    QString describe()
+    {
+        std::lock_guard guard(mutex);
+        QString printed = QStringLiteral("  %1 answers\n").arg(answered);
+        for (const auto &[label, n] : tally)
+            printed += QStringLiteral("  %1: %2\n").arg(label).arg(n);
+        return printed;
+    }
+};
+
 /// A one-shot signal between threads, with a timeout.
 struct Signal {
     std::mutex mutex;
@@ -508,6 +550,76 @@ private Q_SLOTS:
                  qint64(answeredSeen + 1));
         QCOMPARE(rows, quint64(answeredSeen + 1)); // the seen copies and the forged one
         QVERIFY2(commits < rows, qPrintable(QStringLiteral("%1 commits for %2 rows").arg(commits).arg(rows)));
+        verifyPaidOnce(orderNo, stock - qty);
+    }
+
+    // handleFromMemory, the HTTP event loop's try: it takes only what memory answers (bytes
+    // verified before, the pay_no seen processed) and answers that as handle() would, each
+    // copy with its own row; everything else it leaves untouched for handle().
+    void copiesAnsweredFromMemoryAreAnsweredAsHandleWould()
+    {
+        AsyncAnswers answers; // outlives the pipelines, whose writers answer into it
+        auto keys = keyStore();
+        QVERIFY(keys);
+        const JsonVerifier remembering(kMchId, true);
+        CallbackPipeline pipeline(remembering, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                  options());
+        const qint64 stock = 10, qty = 1;
+        const QString orderNo = newOrder(QStringLiteral("MEMORY"), stock, qty);
+        const QString payNo = QStringLiteral("4400") + QString::number(QDateTime::currentMSecsSinceEpoch());
+        const RawDelivery raw = deliveryOf(payNo, orderNo);
+
+        auto fromMemory = [&](CallbackPipeline &on, const RawDelivery &delivery) {
+            return on.handleFromMemory(delivery, answers.answer());
+        };
+        QVERIFY2(!fromMemory(pipeline, raw), "bytes never verified were taken");
+        const CallbackOutcome first = pipeline.handle(raw);
+        QVERIFY2(first.success() && first.layer == Layer::None, qPrintable(labelOf(first)));
+
+        // Bytes verified whose pay_no was never processed: an amount the order does not have.
+        const QString otherPayNo = payNo + QStringLiteral("9");
+        const RawDelivery mismatched = deliveryOf(otherPayNo, orderNo, kAmount + 1);
+        QCOMPARE(pipeline.handle(mismatched).code, CallbackOutcomeCode::ContentMismatch);
+        QVERIFY2(remembering.verifyFromMemory(mismatched, true, 0).has_value(), "the fake did not remember");
+        QVERIFY2(!fromMemory(pipeline, mismatched), "a pay_no never processed was taken");
+        // Other bytes for the processed pay_no (an amount it did not pay): verified in full by handle().
+        QVERIFY2(!fromMemory(pipeline, deliveryOf(payNo, orderNo, kAmount + 2)), "bytes never verified were taken");
+        // The unique index off (QA): the seen set does not answer.
+        QVERIFY(pipeline.setSwitches(CallbackLayerSwitches::fromNames({QStringLiteral("unique_index")}).value()).ok());
+        QVERIFY2(!fromMemory(pipeline, raw), "taken with the unique index off");
+        QVERIFY(pipeline.setSwitches({}).ok());
+        // A test hook may pause: never on the event loop.
+        CallbackPipelineOptions hooked = options();
+        hooked.testHook = [](CallbackHookPoint, const CallbackHookContext &) { return CallbackHookAction::Continue; };
+        CallbackPipeline withHook(remembering, *m_store, *m_modes, keys->locks(), &keys->seenProcessed(), m_clock,
+                                  hooked);
+        QVERIFY2(!fromMemory(withHook, raw), "taken with a test hook");
+        QCOMPARE(answers.count(), 0); // nothing declined was answered
+
+        constexpr int threads = 8, perThread = 25;
+        std::atomic<int> taken{0};
+        runConcurrently(threads, [&](int) {
+            for (int i = 0; i < perThread; ++i)
+                taken += fromMemory(pipeline, raw) ? 1 : 0;
+        });
+        // Bytes verified before, now outside the time window: refused as handle() refuses them.
+        RawDelivery late = raw;
+        late.headers.append({QByteArray("X-Outside-Window"), QByteArray("1")});
+        QVERIFY2(fromMemory(pipeline, late), "a copy outside the window was not taken");
+        QCOMPARE(taken.load(), threads * perThread);
+        QVERIFY2(answers.waitFor(threads * perThread + 1), qPrintable(answers.describe()));
+        qInfo().noquote() << "answered from memory on" << dialectName(dialectUnderTest()) << ":\n"
+                          << answers.describe();
+        QCOMPARE(answers.of(QStringLiteral("success@unique_index(seen_processed)")), threads * perThread);
+        QCOMPARE(answers.of(QStringLiteral("bad_signature@rejected(bad_signature)")), 1);
+        QCOMPARE(pipeline.answeredFromMemory(), qint64(threads * perThread + 1));
+        QCOMPARE(
+            count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ? AND layer = 'unique_index' "
+                                 "AND http_status = 200 AND error_code = 'seen_processed'"),
+                  {payNo}),
+            qint64(threads * perThread));
+        QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM callback_deliveries WHERE pay_no = ?"), {payNo}),
+                 qint64(threads * perThread + 1));
         verifyPaidOnce(orderNo, stock - qty);
     }
 

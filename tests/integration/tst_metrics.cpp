@@ -78,6 +78,7 @@ private Q_SLOTS:
                                         "payonce_callback_grouped_delivery_refused_total counter",
                                         "payonce_callback_one_commit_total counter",
                                         "payonce_callback_verified_copies_reused_total counter",
+                                        "payonce_callback_answered_from_memory_total counter",
                                         "payonce_retention_pruned_total counter",
                                         "payonce_redis_degraded gauge",
                                         "payonce_breaker_forced gauge",
@@ -187,6 +188,43 @@ private Q_SLOTS:
         const QString callbacksOk = QStringLiteral(
             "payonce_requests_total{endpoint=\"/api/v1/callbacks/wechat\",outcome=\"2xx\"}");
         QVERIFY(after.at(callbacksOk) - before.at(callbacksOk) >= 1);
+    }
+
+    // A byte-identical copy of a processed notification (the simulator's redelivery) is
+    // answered on the event loop from memory: SUCCESS at the unique index, its own row,
+    // and the memory counter and the reuse counter both moved by it.
+    void aCopyOfAProcessedNotificationIsAnsweredFromMemory()
+    {
+        QString error;
+        const QString orderNo = QStringLiteral("ORD-MET-MEMORY");
+        const QString paymentNo = m_agent->confirmedOrder(
+            orderNo, 42, QStringLiteral("7.00"), QStringLiteral("SKU-MET-M"), QStringLiteral("wechat"), &error);
+        QVERIFY2(!paymentNo.isEmpty(), qPrintable(error));
+        QVERIFY2(m_agent->simPayWithCopies(QStringLiteral("wechat"), paymentNo, 1, 30000, &error), qPrintable(error));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAID'", {orderNo}), qint64(1),
+            30000);
+        const qint64 deliveriesBefore = m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?",
+                                                      {orderNo});
+        const Samples before = scrape();
+
+        const HttpAnswer redelivered = m_agent->simCall(
+            "POST", QStringLiteral("/sim/notifications/%1/redeliver").arg(paymentNo));
+        QVERIFY2(redelivered.status == 200, qPrintable(describe(redelivered)));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ?", {orderNo}),
+            deliveriesBefore + 1, 30000);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE order_no = ? AND layer = "
+                               "'unique_index' AND http_status = 200 AND error_code = 'seen_processed'",
+                               {orderNo}),
+                 qint64(1));
+        const QString fromMemory = QStringLiteral("payonce_callback_answered_from_memory_total");
+        const QString reused = QStringLiteral("payonce_callback_verified_copies_reused_total");
+        QTRY_COMPARE_WITH_TIMEOUT(scrape().at(fromMemory) - before.at(fromMemory), 1.0, 30000);
+        const Samples after = scrape();
+        QCOMPARE(after.at(reused) - before.at(reused), 1.0);
+        QCOMPARE(after.at(layerKey("unique_index")) - before.at(layerKey("unique_index")), 1.0);
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM stock_log WHERE order_no = ?", {orderNo}), qint64(1));
     }
 
     // The backlog accept-only mode leaves and its age, as the database has them: a paid

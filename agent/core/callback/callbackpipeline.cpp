@@ -9,6 +9,7 @@
 #include "core/metrics/streamevents.h"
 #include "core/ports/callbackhistory.h"
 #include "core/ports/clock.h"
+#include "core/ports/idempotencycache.h"
 #include "core/ports/notificationverifier.h"
 #include "core/ports/paymentgateway.h"
 
@@ -343,6 +344,40 @@ void CallbackPipeline::handle(const RawDelivery &delivery, Answer answer)
         return;
     }
     answer(out);
+}
+
+bool CallbackPipeline::handleFromMemory(const RawDelivery &delivery, const Answer &answer)
+{
+    // What could wait or must be judged with the database goes to handle(): a test hook may
+    // pause, a QA scenario's switches are read from the database, and with the unique index
+    // off the seen set does not answer.
+    if (m_options.testHook || !m_seen || (m_options.qaEnabled && m_options.scenarioSwitches))
+        return false;
+    Context ctx;
+    ctx.raw = delivery;
+    ctx.sw = switches();
+    if (ctx.sw.disableUniqueIndex)
+        return false;
+    auto verified = m_verifier.verifyFromMemory(delivery, true, m_clock.nowMs());
+    if (!verified)
+        return false;
+    if (!verified->ok()) {
+        // Bytes verified before, now outside the time window: refused as handle() refuses it.
+        m_answeredFromMemory.fetch_add(1);
+        answerUnverified(delivery, verified->error(), answer);
+        return true;
+    }
+    ctx.n = std::move(*verified).value();
+    const std::optional<SeenEntry> seen = m_seen->seenInMemory(channelName(ctx.n.channel), ctx.n.payNo);
+    if (!seen || !seen->processed || !seenCopyMatches(ctx, *seen))
+        return false;
+    ctx.seenProcessed = true;
+    m_answeredFromMemory.fetch_add(1);
+    answerSeen(ctx);
+    Q_ASSERT(ctx.deferred); // a platform delivery's row is always written
+    Context::DeferredRow deferred = std::move(*ctx.deferred);
+    answerOnceWritten(ctx, std::move(deferred.row), deferred.outcome, deferred.finishFailure, answer);
+    return true;
 }
 
 CallbackOutcome CallbackPipeline::finishAccepted(const AcceptedCallback &row)

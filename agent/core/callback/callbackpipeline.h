@@ -29,6 +29,7 @@ struct GatewayTrade;
 class LockHandle;
 class NotificationVerifier;
 class SeenProcessedSet;
+struct SeenEntry;
 
 /// How a callback delivery ended, protocol-agnostic; the HTTP layer maps it (docs/openapi.yaml,
 /// "Callbacks"): Success 200 SUCCESS (also every duplicate), BadSignature 401 FAIL,
@@ -179,7 +180,8 @@ struct CallbackReplay {
 /// unlockBeforeCommit reproduces the ghost). With the key store unreachable the lock and
 /// fast path are skipped and L4/L5/side-effect keys decide (docs/design.md rule 5).
 ///
-/// Thread-safe: run handle() on worker threads, never the event loop. Ports outlive it.
+/// Thread-safe: run handle() on worker threads, never the event loop (handleFromMemory()
+/// may run there). Ports outlive it.
 class CallbackPipeline {
 public:
     CallbackPipeline(const NotificationVerifier &verifier, CallbackStore &store, CallbackModeStore &modes,
@@ -196,6 +198,17 @@ public:
     void handle(const RawDelivery &delivery, Answer answer);
     /// The same, waiting for the answer.
     CallbackOutcome handle(const RawDelivery &delivery);
+    /// handle() from memory alone, for a copy that needs nothing else: its bytes verified
+    /// before (NotificationVerifier::verifyFromMemory; its time window is checked) and its
+    /// pay_no seen `processed` in this process's memory (SeenProcessedSet::seenInMemory),
+    /// naming what the processed one did — the seen set's answer. Answered exactly as
+    /// handle() would answer it (its delivery row through the group commit, `answer` on the
+    /// writer's thread once that has committed), and true returned. Anything else returns
+    /// false having done nothing, for handle() to judge: bytes or pay_no not in memory, a
+    /// test hook (it may pause), QA scenario switches (read from the database), the unique
+    /// index switched off. Never waits on storage or the key store, so the HTTP event loop
+    /// may call it and spare the copy the hand-off to a worker thread.
+    bool handleFromMemory(const RawDelivery &delivery, const Answer &answer);
     /// Finishes an `accepted` row (the worker, the operator's replay): its stored raw
     /// delivery is verified again without the time window and goes through the same
     /// transaction code. Nothing is appended to callback_deliveries.
@@ -254,6 +267,8 @@ public:
     /// fence, a lost lease, a failed transaction).
     qint64 oneCommitSettled() const { return m_oneCommitted.load(); }
     qint64 oneCommitFellBack() const { return m_oneCommitFellBack.load(); }
+    /// Copies handleFromMemory() answered (each also a byte-identical copy not verified again).
+    qint64 answeredFromMemory() const { return m_answeredFromMemory.load(); }
 
 private:
     struct Context;
@@ -263,6 +278,7 @@ private:
     // The way in (callbackreceive.cpp): the seen set, the content checks, the log row.
     CallbackOutcome process(Context &ctx);
     std::optional<CallbackOutcome> answerFromSeenSet(Context &ctx);
+    bool seenCopyMatches(Context &ctx, const SeenEntry &entry) const;
     std::optional<CallbackOutcome> checkContent(Context &ctx);
     CallbackOutcome refuseMismatch(Context &ctx, const QString &field);
     std::optional<CallbackOutcome> acceptDurably(Context &ctx);
@@ -336,6 +352,7 @@ private:
     std::atomic<qint64> m_unfenced{0};
     std::atomic<qint64> m_oneCommitted{0};
     std::atomic<qint64> m_oneCommitFellBack{0};
+    std::atomic<qint64> m_answeredFromMemory{0};
     DeliveryGroupCommit m_decidedDeliveries;
 };
 

@@ -134,17 +134,27 @@ std::optional<CallbackOutcome> CallbackPipeline::answerFromSeenSet(Context &ctx)
     if (!seen.ok() || !seen.value().processed)
         return std::nullopt;
     ctx.seenProcessed = true;
-    const std::optional<SeenPayment> &paid = seen.value().payment;
-    if (!paid || ctx.fromReplay || ctx.fromGatewayQuery || !n.paid || paid->paymentNo != n.paymentNo
-        || paid->amountFen != n.amountFen || paid->currency != n.currency || !merchantMismatch(ctx).isEmpty())
+    if (!seenCopyMatches(ctx, seen.value()))
         return std::nullopt;
-    ctx.order.orderNo = paid->orderNo;
     applyScenarioSwitches(ctx);
     if (ctx.sw.disableUniqueIndex)
         return std::nullopt;
     if (!hook(CallbackHookPoint::AfterContentChecks, ctx))
         return abortedByHook();
     return answerSeen(ctx);
+}
+
+bool CallbackPipeline::seenCopyMatches(Context &ctx, const SeenEntry &entry) const
+{
+    // The copy names the payment, amount and currency the processed one did (whose order
+    // it then names), is paid, and passes our merchant, app and currency checks.
+    const PaymentNotification &n = ctx.n;
+    const std::optional<SeenPayment> &paid = entry.payment;
+    if (!paid || ctx.fromReplay || ctx.fromGatewayQuery || !n.paid || paid->paymentNo != n.paymentNo
+        || paid->amountFen != n.amountFen || paid->currency != n.currency || !merchantMismatch(ctx).isEmpty())
+        return false;
+    ctx.order.orderNo = paid->orderNo;
+    return true;
 }
 
 std::optional<CallbackOutcome> CallbackPipeline::checkContent(Context &ctx)

@@ -8,10 +8,33 @@ namespace payonce::testsupport {
 
 using namespace payonce::core;
 
-Result<PaymentNotification> JsonVerifier::verify(const RawDelivery &delivery, bool, qint64) const
+Result<PaymentNotification> JsonVerifier::verify(const RawDelivery &delivery, bool checkTimeWindow, qint64) const
 {
     if (!delivery.header("X-Forged").isEmpty())
         return Error::make(ErrorCode::BadSignature, QStringLiteral("forged"));
+    auto verified = decode(delivery, checkTimeWindow);
+    if (verified.ok() && m_remembersCopies) {
+        std::lock_guard guard(m_mutex);
+        m_verifiedBodies.insert(delivery.body);
+    }
+    return verified;
+}
+
+std::optional<Result<PaymentNotification>> JsonVerifier::verifyFromMemory(const RawDelivery &delivery,
+                                                                          bool checkTimeWindow, qint64) const
+{
+    {
+        std::lock_guard guard(m_mutex);
+        if (!m_verifiedBodies.contains(delivery.body))
+            return std::nullopt;
+    }
+    return decode(delivery, checkTimeWindow);
+}
+
+Result<PaymentNotification> JsonVerifier::decode(const RawDelivery &delivery, bool checkTimeWindow) const
+{
+    if (checkTimeWindow && !delivery.header("X-Outside-Window").isEmpty())
+        return Error::make(ErrorCode::BadSignature, QStringLiteral("outside the time window"));
     const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
     if (o.isEmpty())
         return Error::make(ErrorCode::InvalidInput, QStringLiteral("not json"));
