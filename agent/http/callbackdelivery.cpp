@@ -4,6 +4,20 @@
 
 namespace payonce::http {
 
+namespace {
+
+// WeChat Pay's Wechatpay-* headers (what its signature covers) and Content-Type (how
+// Alipay's form is read). Compared without copies: every notification passes here.
+bool isKeptHeader(QByteArrayView name)
+{
+    constexpr QByteArrayView weChatPrefix("wechatpay-");
+    return (name.size() >= weChatPrefix.size()
+            && name.first(weChatPrefix.size()).compare(weChatPrefix, Qt::CaseInsensitive) == 0)
+           || name.compare("content-type", Qt::CaseInsensitive) == 0;
+}
+
+} // namespace
+
 core::RawDelivery callbackDeliveryOf(core::Channel channel, const HttpRequest &request, qint64 nowMs)
 {
     core::RawDelivery delivery;
@@ -12,7 +26,7 @@ core::RawDelivery callbackDeliveryOf(core::Channel channel, const HttpRequest &r
     delivery.receivedAtMs = nowMs;
     delivery.traceId = request.traceId;
     for (const auto &[name, value] : request.headers) {
-        if (name.toLower().startsWith("wechatpay-") || name.compare("Content-Type", Qt::CaseInsensitive) == 0)
+        if (isKeptHeader(name))
             delivery.headers.append({name, value});
     }
     return delivery;

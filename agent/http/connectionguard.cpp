@@ -201,28 +201,39 @@ void ConnectionGuard::onReadyRead(QTcpSocket *socket)
 
 ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteArray &head)
 {
-    const QList<QByteArray> lines = head.left(head.size() - 4).split('\n');
-    const QList<QByteArray> requestLine = lines.value(0).trimmed().split(' ');
-    if (requestLine.size() != 3 || requestLine.at(0).isEmpty() || !requestLine.at(2).startsWith("HTTP/1.")) {
+    // Views into the head, no copies: this runs on the event loop for every request.
+    QByteArrayView rest = QByteArrayView(head).first(head.size() - 4); // without the blank line
+    const auto nextLine = [&rest] {
+        const qsizetype end = rest.indexOf('\n');
+        const QByteArrayView line = end < 0 ? rest : rest.first(end);
+        rest = end < 0 ? QByteArrayView() : rest.sliced(end + 1);
+        return line.trimmed();
+    };
+    // "METHOD SP target SP HTTP/1.x": exactly two single spaces.
+    const QByteArrayView requestLine = nextLine();
+    const qsizetype firstSpace = requestLine.indexOf(' ');
+    const qsizetype secondSpace = firstSpace < 0 ? -1 : requestLine.indexOf(' ', firstSpace + 1);
+    if (firstSpace <= 0 || secondSpace < 0 || requestLine.indexOf(' ', secondSpace + 1) >= 0
+        || !requestLine.sliced(secondSpace + 1).startsWith("HTTP/1.")) {
         m_stats.malformed.fetch_add(1);
         refuse(c, QStringLiteral("invalid_request"), QStringLiteral("malformed request line"));
         return Verdict::Refuse;
     }
-    c.target = requestLine.at(1);
+    c.target = requestLine.sliced(firstSpace + 1, secondSpace - firstSpace - 1).toByteArray();
     qint64 contentLength = 0;
     bool haveLength = false;
     bool expectContinue = false;
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        const QByteArray &line = lines.at(i);
+    while (!rest.isNull()) {
+        const QByteArrayView line = nextLine();
         const qsizetype colon = line.indexOf(':');
         if (colon <= 0) {
             m_stats.malformed.fetch_add(1);
             refuse(c, QStringLiteral("invalid_request"), QStringLiteral("malformed header line"));
             return Verdict::Refuse;
         }
-        const QByteArray name = line.left(colon).trimmed().toLower();
-        const QByteArray value = line.mid(colon + 1).trimmed();
-        if (name == "transfer-encoding") {
+        const QByteArrayView name = line.first(colon).trimmed();
+        const QByteArrayView value = line.sliced(colon + 1).trimmed();
+        if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0) {
             // The body limit is enforced on Content-Length before the body is read; a
             // chunked body would have to be read to be measured, so it is refused.
             m_stats.lengthRequired.fetch_add(1);
@@ -230,7 +241,7 @@ ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteAr
                    QStringLiteral("send the body with a Content-Length (chunked transfer encoding is not accepted)"));
             return Verdict::Refuse;
         }
-        if (name == "content-length") {
+        if (name.compare("content-length", Qt::CaseInsensitive) == 0) {
             bool ok = false;
             const qint64 length = value.toLongLong(&ok);
             if (!ok || length < 0 || (haveLength && length != contentLength)) {
@@ -240,7 +251,7 @@ ConnectionGuard::Verdict ConnectionGuard::checkHead(Connection &c, const QByteAr
             }
             contentLength = length;
             haveLength = true;
-        } else if (name == "expect") {
+        } else if (name.compare("expect", Qt::CaseInsensitive) == 0) {
             expectContinue = value.compare("100-continue", Qt::CaseInsensitive) == 0;
         }
     }
