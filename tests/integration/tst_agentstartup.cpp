@@ -84,6 +84,17 @@ QString describe(const Run &run)
         .arg(run.stderrLines.join(u'\n'));
 }
 
+/// A start refused as misconfigured (exit 2) in one line of stderr naming every one of
+/// `mentions`, before anything was made: no database file, no data folder at `dataDir`.
+void verifyRefusedBeforeAnythingWasMade(const Run &run, const QStringList &mentions, const QString &dataDir)
+{
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(run)));
+    QVERIFY2(run.stderrLines.size() == 1, qPrintable(QStringLiteral("not one line: ") + describe(run)));
+    for (const QString &word : mentions)
+        QVERIFY2(run.stderrLines.first().contains(word), qPrintable(word + u": "_qs + describe(run)));
+    QVERIFY2(!QFile::exists(dataDir), qPrintable(describe(run)));
+}
+
 } // namespace
 
 class TestAgentStartup : public QObject {
@@ -218,12 +229,7 @@ private Q_SLOTS:
         file.close();
         const Run run = runAgent({QStringLiteral("--config"), file.fileName(), QStringLiteral("--data-dir"),
                                   dir.filePath(QStringLiteral("data"))});
-        QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(run)));
-        QVERIFY2(run.stderrLines.size() == 1, qPrintable(QStringLiteral("not one line: ") + describe(run)));
-        for (const QString &word : std::as_const(mentions))
-            QVERIFY2(run.stderrLines.first().contains(word), qPrintable(word + u": "_qs + describe(run)));
-        // Refused before anything was made: no database file, no data folder.
-        QVERIFY2(!QFile::exists(dir.filePath(QStringLiteral("data"))), qPrintable(describe(run)));
+        verifyRefusedBeforeAnythingWasMade(run, mentions, dir.filePath(QStringLiteral("data")));
     }
 
     // Files that hold secrets (the config file, private keys) readable by others, or any
@@ -285,11 +291,7 @@ private Q_SLOTS:
         const Run run = runAgent({QStringLiteral("--config"), configPath, QStringLiteral("--data-dir"),
                                   dir.filePath(QStringLiteral("data")), QStringLiteral("--listen"),
                                   QStringLiteral("127.0.0.1:%1").arg(freeLoopbackPort())});
-        QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(run)));
-        QVERIFY2(run.stderrLines.size() == 1, qPrintable(QStringLiteral("not one line: ") + describe(run)));
-        for (const QString &word : std::as_const(mentions))
-            QVERIFY2(run.stderrLines.first().contains(word), qPrintable(word + u": "_qs + describe(run)));
-        QVERIFY2(!QFile::exists(dir.filePath(QStringLiteral("data"))), qPrintable(describe(run)));
+        verifyRefusedBeforeAnythingWasMade(run, mentions, dir.filePath(QStringLiteral("data")));
     }
 
     // What a Debian package installs: the config root:payonce 0640, a public key 0644.

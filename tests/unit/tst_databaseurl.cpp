@@ -8,6 +8,23 @@ using Dialect = DatabaseUrl::Dialect;
 
 Q_DECLARE_METATYPE(payonce::config::DatabaseUrl::Dialect)
 
+namespace {
+
+/// A URL refused as misconfigured: one line that starts with `prefix` and names `message`,
+/// never the password ("secretpw"), told the client as it is logged.
+void verifyRefusedUrl(const payonce::core::Error &error, QStringView prefix, const QString &message)
+{
+    QCOMPARE(error.code, payonce::core::ErrorCode::Misconfigured);
+    const QString &text = error.internalMessage;
+    QVERIFY2(text.startsWith(prefix), qPrintable(text));
+    QVERIFY2(text.contains(message), qPrintable(text));
+    QVERIFY2(!text.contains(u'\n'), qPrintable(text));
+    QVERIFY2(!text.contains(u"secretpw"), qPrintable(text));
+    QCOMPARE(error.publicMessage, text);
+}
+
+} // namespace
+
 class TestDatabaseUrl : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -122,13 +139,7 @@ private Q_SLOTS:
         QFETCH(QString, message);
         auto url = DatabaseUrl::parse(text);
         QVERIFY(!url.ok());
-        QCOMPARE(url.error().code, payonce::core::ErrorCode::Misconfigured);
-        const QString error = url.error().internalMessage;
-        QVERIFY2(error.startsWith(u"invalid database URL: "), qPrintable(error));
-        QVERIFY2(error.contains(message), qPrintable(error));
-        QVERIFY2(!error.contains(u'\n'), qPrintable(error));
-        QVERIFY2(!error.contains(u"secretpw"), qPrintable(error));
-        QCOMPARE(url.error().publicMessage, error);
+        verifyRefusedUrl(url.error(), u"invalid database URL: ", message);
     }
 
     void redis_data()
@@ -188,11 +199,7 @@ private Q_SLOTS:
         QFETCH(QString, message);
         auto url = RedisUrl::parse(text);
         QVERIFY(!url.ok());
-        QCOMPARE(url.error().code, payonce::core::ErrorCode::Misconfigured);
-        const QString error = url.error().internalMessage;
-        QVERIFY2(error.startsWith(u"invalid Redis URL: "), qPrintable(error));
-        QVERIFY2(error.contains(message), qPrintable(error));
-        QVERIFY2(!error.contains(u"secretpw"), qPrintable(error));
+        verifyRefusedUrl(url.error(), u"invalid Redis URL: ", message);
     }
 };
 
