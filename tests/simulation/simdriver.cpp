@@ -7,6 +7,8 @@
 #include <QJsonObject>
 #include <QSqlQuery>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace payonce::simulation {
@@ -159,7 +161,8 @@ RunResult SimDriver::run()
         }
         if (n % 1000 == 0 && m_options.report) {
             m_options.report(QStringLiteral("step %1: orders %2 (PAID %3, REFUNDING %4, REFUNDED %5, CLOSED %6, "
-                                            "PAYING %7) · deliveries %8 · crashes %9 · violations 0")
+                                            "PAYING %7) · deliveries %8 (%10 answered from memory) · crashes %9 · "
+                                            "violations 0")
                                  .arg(n)
                                  .arg(m_orders.size())
                                  .arg(m_ledger->ordersIn(QStringLiteral("PAID")).size())
@@ -168,7 +171,8 @@ RunResult SimDriver::run()
                                  .arg(m_ledger->ordersIn(QStringLiteral("CLOSED")).size())
                                  .arg(m_ledger->ordersIn(QStringLiteral("PAYING")).size())
                                  .arg(m_deliveries)
-                                 .arg(m_crashes));
+                                 .arg(m_crashes)
+                                 .arg(m_answeredFromMemory));
         }
     }
     if (auto v = quiesce()) {
@@ -357,9 +361,15 @@ QString SimDriver::deliver(Op &op, const Sent &sent, const QString &label)
     const bool acceptedFirst = (m_probe.crashAt && *m_probe.crashAt == CallbackHookPoint::AfterLogRowDurable)
                                || m_random.chance(50);
     core::CallbackPipeline &pipeline = acceptedFirst ? *m_world->callbacksAcceptedFirst : *m_world->callbacks;
-    const core::CallbackOutcome out = pipeline.handle(raw);
-    const QString line =
-        QStringLiteral("%1 %2:%3 -> %4").arg(label, channelText(raw.channel), sent.payNo, outcomeText(out));
+    // As an agent's HTTP route does for some of them: the event loop's try from memory
+    // first; what it declines goes to the pipeline as before.
+    std::optional<core::CallbackOutcome> fromMemory;
+    if (!m_probe.crashAt && m_random.chance(40))
+        fromMemory = answerFromMemory(raw);
+    const core::CallbackOutcome out = fromMemory ? *fromMemory : pipeline.handle(raw);
+    const QString line = QStringLiteral("%1 %2:%3 -> %4%5")
+                             .arg(label, channelText(raw.channel), sent.payNo, outcomeText(out),
+                                  fromMemory ? QStringLiteral(" (from memory)") : QString());
     if (m_opViolation)
         return line;
     // durable-success: the platform hears SUCCESS only for what a log row backs.
@@ -396,6 +406,24 @@ QString SimDriver::deliver(Op &op, const Sent &sent, const QString &label)
                                   QStringLiteral("%1:%2 was settled (processed) while callbacks are accept_only")
                                       .arg(channelText(raw.channel), sent.payNo)};
     return line;
+}
+
+std::optional<core::CallbackOutcome> SimDriver::answerFromMemory(const core::RawDelivery &raw)
+{
+    std::mutex mutex;
+    std::condition_variable told;
+    std::optional<core::CallbackOutcome> out;
+    const bool taken = m_world->callbacksMemoryFirst->handleFromMemory(raw, [&](const core::CallbackOutcome &answer) {
+        std::lock_guard guard(mutex); // notified under the mutex: the waiter cannot leave first
+        out = answer;
+        told.notify_one();
+    });
+    if (!taken)
+        return std::nullopt;
+    ++m_answeredFromMemory;
+    std::unique_lock lock(mutex);
+    told.wait(lock, [&] { return out.has_value(); });
+    return out;
 }
 
 QString SimDriver::opDeliver(Op &op, bool crash)

@@ -104,6 +104,8 @@ private:
     QString opClock(Op &op);
 
     QString deliver(Op &op, const Sent &sent, const QString &label);
+    /// The memory-first agent's handleFromMemory(), waited for: nullopt when it declined.
+    std::optional<core::CallbackOutcome> answerFromMemory(const core::RawDelivery &raw);
     QString submitRefund(const QString &refundNo, core::Channel channel);
     QString settleRefund(const core::RefundNotification &n);
     QString decide(Op &op, qint64 id, const QString &kind);
@@ -129,6 +131,7 @@ private:
     std::optional<Violation> m_opViolation; // found while an operation ran
     int m_crashes = 0;
     int m_deliveries = 0;
+    int m_answeredFromMemory = 0;
     QStringList m_lastOps;
 };
 

@@ -7,6 +7,27 @@ namespace payonce::simulation {
 
 core::Result<core::PaymentNotification> SimVerifier::verify(const core::RawDelivery &delivery, bool, qint64) const
 {
+    auto verified = decode(delivery);
+    if (verified.ok()) {
+        std::lock_guard guard(m_mutex);
+        m_verified.insert(delivery.body);
+    }
+    return verified;
+}
+
+std::optional<core::Result<core::PaymentNotification>> SimVerifier::verifyFromMemory(const core::RawDelivery &delivery,
+                                                                                     bool, qint64) const
+{
+    {
+        std::lock_guard guard(m_mutex);
+        if (!m_verified.contains(delivery.body))
+            return std::nullopt;
+    }
+    return decode(delivery);
+}
+
+core::Result<core::PaymentNotification> SimVerifier::decode(const core::RawDelivery &delivery) const
+{
     const QJsonObject o = QJsonDocument::fromJson(delivery.body).object();
     if (o.value(QStringLiteral("signature")).toString() != u"valid")
         return core::Error::make(core::ErrorCode::BadSignature, QStringLiteral("signature does not verify"));

@@ -108,8 +108,15 @@ core::Result<std::unique_ptr<SimWorld>> SimWorld::build(const Options &options, 
     w->callbacksAcceptedFirst = std::make_unique<core::CallbackPipeline>(*w->verifier, *w->callbackStore, *w->modes,
                                                                          w->keys->locks(), &w->keys->seenProcessed(),
                                                                          clock, callbackOptions);
+    callbackOptions.oneCommit = true;
+    callbackOptions.agentId = QStringLiteral("sim-agent-memory-first");
+    callbackOptions.testHook = nullptr; // a hook may pause: the event loop's try declines with one
+    w->callbacksMemoryFirst = std::make_unique<core::CallbackPipeline>(*w->verifier, *w->callbackStore, *w->modes,
+                                                                       w->keys->locks(), &w->keys->seenProcessed(),
+                                                                       clock, callbackOptions);
     if (options.qaSwitches) {
-        for (core::CallbackPipeline *pipeline : {w->callbacks.get(), w->callbacksAcceptedFirst.get()}) {
+        for (core::CallbackPipeline *pipeline :
+             {w->callbacks.get(), w->callbacksAcceptedFirst.get(), w->callbacksMemoryFirst.get()}) {
             if (auto set = pipeline->setSwitches(options.switches); !set)
                 return set.error();
         }

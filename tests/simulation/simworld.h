@@ -93,6 +93,9 @@ struct SimWorld {
     /// beside this one with the other setting): the driver sends each delivery to one of
     /// the two, so both ways and their meetings are simulated.
     std::unique_ptr<core::CallbackPipeline> callbacksAcceptedFirst;
+    /// The same again with no test hook, as an agent's HTTP route has: the driver tries
+    /// its handleFromMemory() first for some deliveries, as the event loop does.
+    std::unique_ptr<core::CallbackPipeline> callbacksMemoryFirst;
     std::unique_ptr<core::CallbackWorker> worker;
     std::unique_ptr<core::CompensationService> compensations;
     std::unique_ptr<core::RefundService> refunds;
