@@ -215,6 +215,17 @@ Result<PaymentNotification> PlatformNotificationVerifier::verify(const RawDelive
     return verified;
 }
 
+bool PlatformNotificationVerifier::mayBeRefund(const RawDelivery &delivery) const
+{
+    // Alipay: verifyAlipayRefundDelivery refuses a verified form that is not a refund's, and
+    // a form that does not parse; neither needs the signature to be told. WeChat Pay's
+    // refunds have a URL of their own, and its envelope is judged after the signature.
+    if (delivery.channel != core::Channel::Alipay || delivery.body.size() > platform::kMaxNotificationBodyBytes)
+        return true;
+    const auto params = platform::alipay::parseForm(delivery.body);
+    return params && platform::alipay::isRefundNotify(*params);
+}
+
 Result<core::RefundNotification> PlatformNotificationVerifier::verifyRefund(const RawDelivery &delivery,
                                                                             bool checkTimeWindow, qint64 nowMs) const
 {

@@ -63,6 +63,7 @@ public:
                                                                             qint64 nowMs) const override;
     core::Result<core::RefundNotification> verifyRefund(const core::RawDelivery &delivery, bool checkTimeWindow,
                                                         qint64 nowMs) const override;
+    bool mayBeRefund(const core::RawDelivery &delivery) const override;
 
 private:
     std::optional<core::Result<core::PaymentNotification>> fromMemory(const core::RawDelivery &delivery,

@@ -93,7 +93,10 @@ HttpReply RefundCallbacks::handle(core::Channel channel, const HttpRequest &requ
 std::optional<HttpReply> RefundCallbacks::interceptAlipay(const HttpRequest &request) const
 {
     const qint64 now = m_clock.nowMs();
-    if (!m_verifier.verifyRefund(callbackDeliveryOf(core::Channel::Alipay, request, now), true, now))
+    // A payment's form is passed on without its signature checked here: the payment path
+    // verifies it (once).
+    const core::RawDelivery delivery = callbackDeliveryOf(core::Channel::Alipay, request, now);
+    if (!m_verifier.mayBeRefund(delivery) || !m_verifier.verifyRefund(delivery, true, now))
         return std::nullopt;
     return handle(core::Channel::Alipay, request);
 }

@@ -247,6 +247,13 @@ void TestNotificationVerifier::fixtureCases()
         verifyCaseOutcome(c, refundVerifier->verifyRefund(delivery, checkTimeWindow, nowMs), verifyRefundFields);
     else
         verifyCaseOutcome(c, verifier->verify(delivery, checkTimeWindow, nowMs), verifyPaymentFields);
+    // mayBeRefund's promise, on every case of both files: false only where verifyRefund()
+    // refuses. (Alipay's notify_url passes a payment on without a refund's signature check.)
+    if (!refundVerifier->mayBeRefund(delivery))
+        QVERIFY2(!refundVerifier->verifyRefund(delivery, checkTimeWindow, nowMs).ok(),
+                 "mayBeRefund() said no to a delivery verifyRefund() accepts");
+    if (name == u"alipay_valid")
+        QVERIFY2(!refundVerifier->mayBeRefund(delivery), "a valid Alipay payment may be a refund?");
 }
 
 void TestNotificationVerifier::oversizedBodyRefusedBeforeAnything_data()

@@ -25,6 +25,15 @@ public:
     virtual ~RefundNotificationVerifier() = default;
     virtual Result<RefundNotification> verifyRefund(const RawDelivery &delivery, bool checkTimeWindow,
                                                     qint64 nowMs) const = 0;
+    /// False only when verifyRefund() would refuse the delivery whatever its signature: a
+    /// look at its unverified fields (an Alipay form without out_biz_no or refund_fee), no
+    /// signature checked. For a caller that meets payments and refunds on one URL (Alipay's
+    /// notify_url) and would otherwise verify every payment's signature twice. Default: true.
+    virtual bool mayBeRefund(const RawDelivery &delivery) const
+    {
+        Q_UNUSED(delivery);
+        return true;
+    }
 };
 
 } // namespace payonce::core
