@@ -41,8 +41,6 @@ void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline
     // row has committed in a group commit, and the lane's thread meanwhile verifies the
     // next notification. A copy memory alone answers (bytes verified before, pay_no seen
     // processed here) is taken on the event loop and never waits for a lane's thread.
-    // Not on Alipay's route: the refund interceptor must look at every delivery there
-    // first, and it verifies a signature.
     server.routeDeferred(
         Method::Post, QStringLiteral("/api/v1/callbacks/wechat"), platformCallbackRouteOptions(core::Channel::WeChat),
         [&](const HttpRequest &request, const ReplySink &sink) {
@@ -54,8 +52,16 @@ void registerCallbackRoutes(HttpServer &server, core::CallbackPipeline &pipeline
             pipeline.handle(callbackDeliveryOf(core::Channel::WeChat, request, clock.nowMs()),
                             [sink](const core::CallbackOutcome &outcome) { sink.send(weChatReply(outcome)); });
         });
+    // Alipay's memory-first try comes before the refund interceptor, and may: the bytes it
+    // finds were verified as a payment, so the interceptor declined them once, and its
+    // decision depends on the bytes alone (a refund's fields, then their signature).
     server.routeDeferred(
         Method::Post, QStringLiteral("/api/v1/callbacks/alipay"), platformCallbackRouteOptions(core::Channel::Alipay),
+        [&](const HttpRequest &request, const ReplySink &sink) {
+            return pipeline.handleFromMemory(
+                callbackDeliveryOf(core::Channel::Alipay, request, clock.nowMs()),
+                [sink](const core::CallbackOutcome &outcome) { sink.send(alipayReply(outcome)); });
+        },
         [&, alipayRefunds](const HttpRequest &request, const ReplySink &sink) {
             // Alipay sends a trade's refund notifications to the trade's notify_url too.
             if (alipayRefunds) {
