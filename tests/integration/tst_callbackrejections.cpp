@@ -318,6 +318,33 @@ private Q_SLOTS:
         }
     }
 
+    // Alipay sends a trade's refund notifications to its notify_url too. A validly signed
+    // one for a paid-looking trade (TRADE_SUCCESS, the order's amount) must reach the refund
+    // handler, not pay the order: answered as a refund nobody asked for (400 failure, no
+    // such refund), no callback_deliveries row, the order still PENDING.
+    void anAlipayRefundOnThePaymentUrlIsARefunds()
+    {
+        const QString orderNo = QStringLiteral("ORD-REJ-ALI-REFUND");
+        QString error;
+        QVERIFY2(m_agent->createOrder(orderNo, 45, QStringLiteral("99.00"), QStringLiteral("SKU-REJ-ALI-RF"), &error),
+                 qPrintable(error));
+        const QString payNo = QStringLiteral("2026112933") + QString::number(++m_serial).rightJustified(8, u'0');
+        const Signed made = signNow(QStringLiteral("alipay_refund_of_the_trade"), orderNo, payNo);
+        QVERIFY2(made.error.isEmpty(), qPrintable(made.error));
+        const Snapshot before = snapshot(orderNo);
+        const qint64 lastDelivery = m_agent.count("SELECT COALESCE(MAX(id), 0) FROM callback_deliveries");
+
+        const HttpAnswer answer = m_agent->call("POST", QStringLiteral("/api/v1/callbacks/alipay"), made.body,
+                                                made.headers);
+        QVERIFY2(answer.status == 400 && answer.body == "failure", qPrintable(describe(answer)));
+        QCOMPARE(answer.header("X-Payonce-Layer"), QByteArray("rejected"));
+        QCOMPARE(m_agent.count("SELECT COUNT(*) FROM callback_deliveries WHERE id > ?", {lastDelivery}), qint64(0));
+        const Snapshot after = snapshot(orderNo);
+        QCOMPARE(after.status, QStringLiteral("PENDING"));
+        QCOMPARE(after.stockLog, before.stockLog);
+        QCOMPARE(after.callbackLog, before.callbackLog);
+    }
+
 private:
     struct Snapshot {
         QString status;
