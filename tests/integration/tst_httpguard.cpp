@@ -470,21 +470,26 @@ void TestHttpGuard::aMemoryFirstRouteAnswersWithoutItsLane()
     }
     holder.write(get("/memory-first?ms=3000")); // declined: the lane's one thread, for 3 s
     holder.flush();
-    QTest::qWait(300);
+    // Declined requests until the lane is seen full (no sleep guessing when the holder got
+    // its thread): its busy reply, through the same sink, with the route's layer and
+    // Retry-After as the server's own replies have. Before that, one answers from the lane.
+    QByteArray busy;
+    QElapsedTimer waited;
+    waited.start();
+    do {
+        busy = exchangeOn(other, get("/memory-first?ms=0"));
+    } while (httpStatusOf(busy) == 200 && waited.elapsed() < 2500);
+    QCOMPARE(httpStatusOf(busy), 503);
+    QVERIFY2(httpBodyOf(busy).contains("\"code\":\"server_busy\""), busy.constData());
+    QCOMPARE(httpHeaderOf(busy, "retry-after"), QByteArray("1"));
+    QCOMPARE(httpHeaderOf(busy, "x-payonce-layer"), QByteArray("rejected"));
 
+    // While that thread is held, a request the memory-first try takes is answered.
     const QByteArray fromMemory = exchangeOn(other, get("/memory-first?from=memory"));
     QCOMPARE(httpStatusOf(fromMemory), 200);
     QVERIFY2(httpBodyOf(fromMemory).contains("\"answered_by\":\"memory\""), fromMemory.constData());
     QVERIFY(!httpHeaderOf(fromMemory, "x-trace-id").isEmpty());
     QVERIFY(holder.bytesAvailable() == 0 && !holder.waitForReadyRead(0)); // the lane's thread still held
-
-    // Declined while the lane is full: its busy reply, through the same sink, with the
-    // route's layer and Retry-After as the server's own replies have.
-    const QByteArray busy = exchangeOn(other, get("/memory-first"));
-    QCOMPARE(httpStatusOf(busy), 503);
-    QVERIFY2(httpBodyOf(busy).contains("\"code\":\"server_busy\""), busy.constData());
-    QCOMPARE(httpHeaderOf(busy, "retry-after"), QByteArray("1"));
-    QCOMPARE(httpHeaderOf(busy, "x-payonce-layer"), QByteArray("rejected"));
 
     // A memory-first try that throws is answered 500, and the connection goes on.
     const QByteArray thrown = exchangeOn(other, get("/memory-first?from=throw"));
