@@ -18,6 +18,7 @@
 #include <QTest>
 
 using namespace std::chrono_literals;
+using namespace Qt::StringLiterals;
 using namespace payonce;
 using testsupport::RedisClusterTopology;
 
@@ -142,7 +143,8 @@ private Q_SLOTS:
         const int target = masters.at(1);
         const int slot = slotServedBy(source);
         QVERIFY(slot >= 0);
-        QVERIFY(m_store->ping().ok()); // the map, before the move
+        auto mapped = m_store->ping(); // the map, before the move
+        QVERIFY2(mapped.ok(), mapped.ok() ? "" : qPrintable(describe(mapped.error())));
         const QByteArray sourceId = m_cluster->cli(source, {QStringLiteral("CLUSTER"), QStringLiteral("MYID")});
         const QByteArray targetId = m_cluster->cli(target, {QStringLiteral("CLUSTER"), QStringLiteral("MYID")});
         const QString s = QString::number(slot);
@@ -258,7 +260,7 @@ private Q_SLOTS:
                      15000),
                  "the live master never saw the cluster fail");
         auto refused = store.tokens().issue(aliveScope, 60s);
-        QVERIFY(!refused.ok());
+        QVERIFY2(!refused.ok(), "a key on the live master was served while the cluster said fail");
         QVERIFY2(refused.error().code == core::ErrorCode::Unavailable, qPrintable(describe(refused.error())));
         QVERIFY2(refused.error().internalMessage.contains(QLatin1String("CLUSTERDOWN")),
                  qPrintable(refused.error().internalMessage));
@@ -279,7 +281,8 @@ private Q_SLOTS:
     {
         const QString order = uniqueKey("order");
         auto before = m_store->locks().acquire(QStringLiteral("lock:order:") + order, 10s, order);
-        QVERIFY(before.ok() && before.value());
+        QVERIFY2(before.ok(), before.ok() ? "" : qPrintable(describe(before.error())));
+        QVERIFY(before.value());
         const quint64 tokenBefore = before.value()->fencingToken();
         QVERIFY(before.value()->release().ok());
         const int victim = m_cluster->masterPortForKey(tagged(redis::hashSlot(order.toUtf8()), QString()));
@@ -300,7 +303,7 @@ private Q_SLOTS:
         call.start();
         auto during = m_store->fencing().next(order);
         if (!during.ok())
-            QCOMPARE(during.error().code, core::ErrorCode::Unavailable);
+            QVERIFY2(during.error().code == core::ErrorCode::Unavailable, qPrintable(describe(during.error())));
         QVERIFY2(call.elapsed() < 5000, qPrintable(QStringLiteral("a call took %1 ms").arg(call.elapsed())));
         // Another master's slot works until the cluster marks the dead one failed (node
         // timeout 1 s); from then until the promotion the whole cluster answers CLUSTERDOWN
@@ -315,22 +318,36 @@ private Q_SLOTS:
         PAYONCE_VERIFY_PRINTING(promoted > 0, error + u'\n' + m_cluster->logTail());
         qInfo("master %d killed, %d promoted after %lld ms", victim, promoted, failover.elapsed());
         quint64 tokenAfter = 0;
-        QVERIFY(pollUntil(
-            [&] {
-                auto locked = m_second->locks().acquire(QStringLiteral("lock:pay:") + uniqueKey("pay"), 10s, order);
-                if (!locked.ok() || !locked.value())
-                    return false;
-                tokenAfter = locked.value()->fencingToken();
-                (void)locked.value()->release();
-                return true;
-            },
-            kFailoverMs));
+        QString lastRefusal;
+        PAYONCE_VERIFY_PRINTING(
+            pollUntil(
+                [&] {
+                    auto locked = m_second->locks().acquire(QStringLiteral("lock:pay:") + uniqueKey("pay"), 10s, order);
+                    if (!locked.ok() || !locked.value()) {
+                        lastRefusal = locked.ok() ? QStringLiteral("held by another") : describe(locked.error());
+                        return false;
+                    }
+                    tokenAfter = locked.value()->fencingToken();
+                    (void)locked.value()->release();
+                    return true;
+                },
+                kFailoverMs),
+            u"no lock after the failover; the last refusal: "_s + lastRefusal + u'\n' + m_cluster->logTail());
         QVERIFY2(epochOf(tokenAfter) > epochOf(tokenBefore),
                  qPrintable(QStringLiteral("token %1 after %2").arg(tokenAfter).arg(tokenBefore)));
-        QVERIFY(m_store->ping().ok());
-        QVERIFY(m_store->topology().master.contains(QStringLiteral("127.0.0.1:%1").arg(promoted)));
-        QVERIFY(m_store->topology().masterSwitches >= 1);
-        QVERIFY(!m_store->topology().master.contains(QStringLiteral("127.0.0.1:%1").arg(victim)));
+        // The store that met the dead master learns the promoted one: its ping asks the map
+        // again when a master does not answer.
+        auto pinged = m_store->ping();
+        QVERIFY2(pinged.ok(), pinged.ok() ? "" : qPrintable(describe(pinged.error())));
+        const core::KeyStoreTopology topology = m_store->topology();
+        const QString seen = QStringLiteral("masters %1, %2 switch(es); killed %3, promoted %4")
+                                 .arg(topology.master)
+                                 .arg(topology.masterSwitches)
+                                 .arg(victim)
+                                 .arg(promoted);
+        QVERIFY2(topology.master.contains(QStringLiteral("127.0.0.1:%1").arg(promoted)), qPrintable(seen));
+        QVERIFY2(topology.masterSwitches >= 1, qPrintable(seen));
+        QVERIFY2(!topology.master.contains(QStringLiteral("127.0.0.1:%1").arg(victim)), qPrintable(seen));
         qInfo("tokens for one order: %llu (epoch %llu), after the failover %llu (epoch %llu)", tokenBefore,
               epochOf(tokenBefore), tokenAfter, epochOf(tokenAfter));
         PAYONCE_VERIFY_PRINTING(m_cluster->restartKilled(victim, kFailoverMs, &error),
