@@ -2,13 +2,15 @@
 // stream client, 200 operations per phase on 8 connections. Proves the benchmark runs
 // every phase without an error and prints a table that parses with every figure
 // positive; and, with a small --preload-deliveries, that the history is written, measured
-// against and its aged day pruned. Speeds are never asserted (machines are noisy): only
-// that they were measured.
+// against and its aged day pruned; and that the memory storm (scripts/bench-memory.sh)
+// runs, with its re-sent copies answered from memory. Speeds are never asserted (machines
+// are noisy): only that they were measured.
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -64,6 +66,7 @@ class TestBenchSmoke : public QObject {
 private Q_SLOTS:
     void everyPhaseRunsWithoutErrors();
     void historyIsPreloadedAndTheAgedDayPruned();
+    void memoryStormResendsCopiesAndSamplesTheAgent();
 };
 
 void TestBenchSmoke::everyPhaseRunsWithoutErrors()
@@ -200,6 +203,43 @@ void TestBenchSmoke::historyIsPreloadedAndTheAgedDayPruned()
     QCOMPARE(figures.value(QStringLiteral("pruned_deliveries")).toInteger(), 3000);
     QVERIFY2(figures.value(QStringLiteral("prune_seconds")).toDouble(-1) >= 0, qPrintable(output));
     QVERIFY2(output.contains(u"- retention: 3000 of 3000 deliveries past retention pruned in"), qPrintable(output));
+}
+
+// scripts/bench-memory.sh's storm, 20 s: it ends without an error, samples the agent's RSS
+// after the warm-up, and its byte-identical re-sends reach the agent's memory-first path
+// (what the 30-minute runs in docs/benchmark.md rely on). No figure is judged.
+void TestBenchSmoke::memoryStormResendsCopiesAndSamplesTheAgent()
+{
+    QProcess bench;
+    bench.setProcessChannelMode(QProcess::SeparateChannels);
+    bench.start(QStringLiteral(PAYONCE_BENCH_PATH),
+                {QStringLiteral("--memory-storm"), QStringLiteral("20"), QStringLiteral("--db"),
+                 QStringLiteral("sqlite"), QStringLiteral("--connections"), QStringLiteral("8")});
+    QVERIFY(bench.waitForFinished(240000));
+    const QString output = QString::fromUtf8(bench.readAllStandardOutput());
+    const QString diagnostics = output + QString::fromUtf8(bench.readAllStandardError());
+    QVERIFY2(bench.exitStatus() == QProcess::NormalExit && bench.exitCode() == 0, qPrintable(diagnostics));
+
+    const QRegularExpression storm(
+        QStringLiteral(R"(memory storm: sqlite, (\d+) callbacks in \d+ s \(\d+/s\), 0 errors; (\d+) RSS samples)"));
+    const QRegularExpressionMatch ran = storm.match(output);
+    QVERIFY2(ran.hasMatch(), qPrintable(diagnostics));
+    const qint64 callbacks = ran.captured(1).toLongLong();
+    QVERIFY2(ran.captured(2).toInt() >= 2, qPrintable(diagnostics)); // 16 s after a 4 s warm-up, every 5 s
+    const QRegularExpression copies(
+        QStringLiteral(R"(of them (\d+) re-sent byte for byte; the agent answered (\d+) copies from memory)"));
+    const QRegularExpressionMatch said = copies.match(output);
+    QVERIFY2(said.hasMatch(), qPrintable(diagnostics));
+    const qint64 resent = said.captured(1).toLongLong();
+    const qint64 fromMemory = said.captured(2).toLongLong();
+    // Every other send of an order is a re-send (none is re-signed within 20 s): half the
+    // callbacks, give or take one per order of the 2 000 and the 8 in flight at the end. A
+    // re-send of an order whose first copy is still being paid goes to a callback thread,
+    // so memory answers at most the re-sends.
+    QVERIFY2(qAbs(resent * 2 - callbacks) <= 2000 + 16, qPrintable(diagnostics));
+    QVERIFY2(fromMemory > 0 && fromMemory <= resent, qPrintable(diagnostics));
+    QVERIFY2(output.contains(u"agent VmRSS min "), qPrintable(diagnostics));
+    QVERIFY2(output.contains(u"agent VmRSS trend: slope "), qPrintable(diagnostics));
 }
 
 QTEST_GUILESS_MAIN(TestBenchSmoke)

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,6 +23,56 @@ namespace payonce::bench {
 namespace {
 constexpr qint64 kPoolSize = 2000;
 constexpr auto kSampleEvery = std::chrono::seconds(5);
+// A platform's retry re-sends the bytes it sent first; a copy is re-signed once it is this
+// old, well inside the agent's ±300 s window, so re-sent copies stay answerable all storm.
+constexpr auto kResignAfter = std::chrono::seconds(60);
+
+/// What the storm sends for one order: every other send re-sends the order's current
+/// signed copy byte for byte (the agent answers it from memory), the others are signed
+/// afresh (new bytes: verified, and remembered in the agent's bounded caches), so both the
+/// memory-first path and the caches' eviction run for the whole storm.
+class StormCopies {
+public:
+    using Sign = std::function<core::Result<QByteArray>(qint64 index)>;
+    explicit StormCopies(Sign sign) : m_sign(std::move(sign)), m_copies(std::size_t(kPoolSize)) {}
+
+    core::Result<QByteArray> next(qint64 index)
+    {
+        Copy &copy = m_copies[std::size_t(index)];
+        const auto now = std::chrono::steady_clock::now();
+        {
+            std::lock_guard lock(m_mutex);
+            ++copy.sends;
+            if (copy.sends % 2 == 0 && !copy.bytes.isEmpty() && now - copy.signedAt < kResignAfter) {
+                ++m_resent;
+                return copy.bytes;
+            }
+        }
+        auto fresh = m_sign(index); // outside the lock: the client threads sign side by side
+        if (!fresh.ok())
+            return fresh;
+        std::lock_guard lock(m_mutex);
+        copy.bytes = fresh.value();
+        copy.signedAt = now;
+        return fresh;
+    }
+    qint64 resent() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_resent;
+    }
+
+private:
+    struct Copy {
+        QByteArray bytes;
+        std::chrono::steady_clock::time_point signedAt;
+        qint64 sends = 0;
+    };
+    Sign m_sign;
+    mutable std::mutex m_mutex;
+    std::vector<Copy> m_copies;
+    qint64 m_resent = 0;
+};
 
 struct RssSample {
     double atSeconds = 0;
@@ -106,10 +158,12 @@ int runMemoryStorm(const BenchOptions &options)
             samples.push_back(sample);
         }
     });
-    IndexedWorkload storm(kPoolSize, true, [&](qint64 i) -> std::unique_ptr<Exchange> {
+    StormCopies copies([&](qint64 i) {
         const BenchOrder &order = orders[std::size_t(i)];
-        auto request = env->notifier().paidRequest(order.paymentNo, QStringLiteral("4200") + order.orderNo,
-                                                   kOrderAmountFen);
+        return env->notifier().paidRequest(order.paymentNo, QStringLiteral("4200") + order.orderNo, kOrderAmountFen);
+    });
+    IndexedWorkload storm(kPoolSize, true, [&](qint64 i) -> std::unique_ptr<Exchange> {
+        auto request = copies.next(i);
         if (!request.ok())
             return nullptr;
         return notificationExchange(*request, NotificationExpectation::Either);
@@ -133,6 +187,15 @@ int runMemoryStorm(const BenchOptions &options)
                 qPrintable(testsupport::dialectName(options.dialect)), static_cast<long long>(result.completed),
                 result.seconds, result.seconds > 0 ? double(result.completed) / result.seconds : 0,
                 static_cast<long long>(result.failed), kept.size(), double(warmUp.count()) / 1000);
+    const std::map<QString, double> metrics = env->agent().scrapeMetrics();
+    const auto metric = [&metrics](const char *name) {
+        const auto it = metrics.find(QString::fromLatin1(name));
+        return it == metrics.end() ? 0.0 : it->second;
+    };
+    std::printf("of them %lld re-sent byte for byte; the agent answered %.0f copies from memory and took %.0f "
+                "verified copies without verifying them again\n",
+                static_cast<long long>(copies.resent()), metric("payonce_callback_answered_from_memory_total"),
+                metric("payonce_callback_verified_copies_reused_total"));
     for (const QString &failure : result.failureSamples)
         std::printf("ERROR: %s\n", qPrintable(failure));
     if (kept.empty()) {
