@@ -3,9 +3,12 @@
 // every phase without an error and prints a table that parses with every figure
 // positive; and, with a small --preload-deliveries, that the history is written, measured
 // against and its aged day pruned; and that the memory storm (scripts/bench-memory.sh)
-// runs, with its re-sent copies answered from memory. Speeds are never asserted (machines
-// are noisy): only that they were measured.
+// runs, with its re-sent copies answered from memory; and that an agent dying mid-phase is
+// named as the cause and ends the run. Speeds are never asserted (machines are noisy): only
+// that they were measured.
 
+#include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -13,6 +16,9 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
+
+#include <csignal>
 
 namespace {
 
@@ -59,6 +65,24 @@ void runBench(const QStringList &arguments, BenchOutput *out)
     out->json = QJsonDocument::fromJson(jsonFile.readAll()).object();
 }
 
+/// The pid of a child of `parent` (forked by any of its threads) whose name is `name`; 0 if
+/// there is none.
+qint64 childNamed(qint64 parent, const QByteArray &name)
+{
+    const QString tasks = QStringLiteral("/proc/%1/task").arg(parent);
+    for (const QString &task : QDir(tasks).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile children(tasks + u'/' + task + QStringLiteral("/children"));
+        if (!children.open(QIODevice::ReadOnly))
+            continue;
+        for (const QByteArray &pid : children.readAll().split(' ')) {
+            QFile comm(QStringLiteral("/proc/%1/comm").arg(QString::fromLatin1(pid.trimmed())));
+            if (!pid.trimmed().isEmpty() && comm.open(QIODevice::ReadOnly) && comm.readAll().trimmed() == name)
+                return pid.trimmed().toLongLong();
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 class TestBenchSmoke : public QObject {
@@ -67,6 +91,7 @@ private Q_SLOTS:
     void everyPhaseRunsWithoutErrors();
     void historyIsPreloadedAndTheAgedDayPruned();
     void memoryStormResendsCopiesAndSamplesTheAgent();
+    void agentDyingMidPhaseIsNamedAndEndsTheRun();
 };
 
 void TestBenchSmoke::everyPhaseRunsWithoutErrors()
@@ -240,6 +265,46 @@ void TestBenchSmoke::memoryStormResendsCopiesAndSamplesTheAgent()
     QVERIFY2(fromMemory > 0 && fromMemory <= resent, qPrintable(diagnostics));
     QVERIFY2(output.contains(u"agent VmRSS min "), qPrintable(diagnostics));
     QVERIFY2(output.contains(u"agent VmRSS trend: slope "), qPrintable(diagnostics));
+}
+
+// The agent killed (SIGKILL, as a crash or the OOM killer ends it) while unique callbacks are
+// in flight: the requests lost with it must read as the agent's death, not as connections
+// the agent closed (docs/benchmark.md, "What dropped requests once"). The bench names the
+// phase after which the agent was gone, runs no phase after it and exits 1.
+void TestBenchSmoke::agentDyingMidPhaseIsNamedAndEndsTheRun()
+{
+    QProcess bench;
+    bench.setProcessChannelMode(QProcess::SeparateChannels);
+    bench.start(QStringLiteral(PAYONCE_BENCH_PATH),
+                {QStringLiteral("--db"), QStringLiteral("sqlite"), QStringLiteral("--connections"), QStringLiteral("8"),
+                 QStringLiteral("--duration"), QStringLiteral("5")});
+    QVERIFY(bench.waitForStarted());
+    QByteArray progress;
+    QElapsedTimer waited;
+    waited.start();
+    const QByteArray uniqueStarts = "payonce-bench: (a) unique callbacks ...";
+    while (!progress.contains(uniqueStarts) && bench.state() == QProcess::Running && waited.elapsed() < 180000) {
+        bench.waitForReadyRead(200);
+        progress += bench.readAllStandardError();
+    }
+    QVERIFY2(progress.contains(uniqueStarts), progress.constData());
+    QThread::msleep(300); // the phase under way
+    const qint64 agent = childNamed(bench.processId(), "payonce-agent");
+    QVERIFY2(agent > 0, "no payonce-agent child of the bench");
+    QCOMPARE(::kill(pid_t(agent), SIGKILL), 0);
+
+    QVERIFY(bench.waitForFinished(180000));
+    const QString output = QString::fromUtf8(bench.readAllStandardOutput());
+    progress += bench.readAllStandardError();
+    const QString diagnostics = output + QString::fromUtf8(progress);
+    QVERIFY2(bench.exitStatus() == QProcess::NormalExit && bench.exitCode() == 1, qPrintable(diagnostics));
+    QVERIFY2(output.contains(
+                 QStringLiteral("the agent (pid %1) was gone after the phase \"(a) unique callbacks\"").arg(agent)),
+             qPrintable(diagnostics));
+    QVERIFY2(output.contains(u"\nFAILED: "), qPrintable(diagnostics));
+    // No phase ran after it: neither the duplicates nor the limits.
+    QVERIFY2(!progress.contains("payonce-bench: (b) duplicate callbacks ..."), qPrintable(diagnostics));
+    QVERIFY2(!progress.contains("payonce-bench: limit: GET /healthz ..."), qPrintable(diagnostics));
 }
 
 QTEST_GUILESS_MAIN(TestBenchSmoke)
