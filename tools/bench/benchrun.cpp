@@ -6,6 +6,7 @@
 #include "httptestsupport.h"
 #include "paidtransactionfloor.h"
 #include "perfrecording.h"
+#include "processtools.h"
 #include "processusage.h"
 #include "redislimit.h"
 #include "slowstreamclient.h"
@@ -86,7 +87,12 @@ private:
     LoadResult measure(const QString &key, const QString &title, const QString &limitKey,
                        const std::function<LoadResult()> &phase, bool record = true)
     {
+        if (m_agentGone) {
+            std::fprintf(stderr, "payonce-bench: %s skipped: the agent is gone\n", qPrintable(title));
+            return LoadResult{};
+        }
         std::fprintf(stderr, "payonce-bench: %s ...\n", qPrintable(title));
+        const qint64 agentPid = m_env.agent().pid();
         std::unique_ptr<PerfRecording> perf;
         if (!m_options.perfDir.isEmpty() && (key == u"unique_callbacks" || key == u"duplicate_callbacks")) {
             QString error;
@@ -116,7 +122,24 @@ private:
                      "found closed by the agent\n",
                      static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed),
                      static_cast<long long>(result.dropped()), static_cast<long long>(result.idleClosesSeen));
+        noticeAgentGone(agentPid, title);
         return result;
+    }
+    /// An agent that died during a phase took the requests in flight on its connections with
+    /// it: they read as dropped ("connection closed by the agent"), which is how a crash was
+    /// once mistaken for closed connections (docs/benchmark.md, "What dropped requests once").
+    /// So its death is named, with its last output, and no later phase runs against it.
+    void noticeAgentGone(qint64 agentPid, const QString &title)
+    {
+        if (agentPid <= 0 || testsupport::detail::pidAlive(agentPid))
+            return;
+        m_agentGone = true;
+        m_report.problems << QStringLiteral("the agent (pid %1) was gone after the phase \"%2\": the requests in "
+                                            "flight on its connections were lost with it (its death, not connections "
+                                            "it closed); no phase ran after it. A crash leaves a line in the kernel "
+                                            "log, and a core where core dumps are on. The agent's last output:\n%3")
+                                 .arg(agentPid)
+                                 .arg(title, m_env.agent().output().right(2000));
     }
     BenchOrder orderAt(qint64 index) const
     {
@@ -144,6 +167,7 @@ private:
     std::vector<QByteArray> m_notifications; ///< one per confirmed order, in order
     qint64 m_sentUnique = 0;                 ///< how many of them the unique phases sent
     qint64 m_paidUnique = 0;
+    bool m_agentGone = false; ///< the agent died during a phase: every later phase is skipped
 };
 
 bool Runner::prepareOrders(const QString &round)
@@ -232,7 +256,7 @@ void Runner::uniqueCallbacks(const QString &round)
                                             QStringLiteral("(a) unique callbacks") + roundTitle(round));
     m_sentUnique = sentWithout;
     m_paidUnique = without.completed;
-    if (!slowStreamToo)
+    if (!slowStreamToo || m_agentGone)
         return;
 
     SlowStreamFigures slow;
@@ -280,6 +304,8 @@ bool Runner::callbackRound(const QString &round)
     measure(QStringLiteral("confirms") + round, QStringLiteral("(c) confirms (token + confirm)") + roundTitle(round),
             round.isEmpty() ? QStringLiteral("healthz") : QStringLiteral("confirms"),
             [&] { return runLoad(loadOptions(true), confirms); });
+    if (m_agentGone)
+        return false;
 
     std::fprintf(stderr, "payonce-bench: signing the notifications ...\n");
     if (!signNotifications()) {
@@ -287,7 +313,7 @@ bool Runner::callbackRound(const QString &round)
         return false;
     }
     uniqueCallbacks(round);
-    if (m_sentUnique == 0)
+    if (m_sentUnique == 0 || m_agentGone)
         return false;
     duplicateCallbacks(round);
     return true;
@@ -311,10 +337,10 @@ void Runner::duplicateCallbacks(const QString &round)
 
 void Runner::run()
 {
-    if (!callbackRound({}))
+    if (!callbackRound({}) || m_agentGone)
         return;
     limits();
-    if (m_options.preloads())
+    if (m_options.preloads() && !m_agentGone)
         historyRounds();
 }
 
