@@ -65,7 +65,7 @@ QString runPrefix()
 class Runner {
 public:
     Runner(const BenchOptions &options, BenchEnvironment &env, BenchReport &report)
-        : m_options(options), m_env(env), m_report(report), m_prefix(runPrefix())
+        : m_options(options), m_env(env), m_report(report), m_prefix(runPrefix()), m_agentPid(env.agent().pid())
     {
     }
 
@@ -92,7 +92,6 @@ private:
             return LoadResult{};
         }
         std::fprintf(stderr, "payonce-bench: %s ...\n", qPrintable(title));
-        const qint64 agentPid = m_env.agent().pid();
         std::unique_ptr<PerfRecording> perf;
         if (!m_options.perfDir.isEmpty() && (key == u"unique_callbacks" || key == u"duplicate_callbacks")) {
             QString error;
@@ -122,23 +121,23 @@ private:
                      "found closed by the agent\n",
                      static_cast<long long>(result.completed), result.seconds, static_cast<long long>(result.failed),
                      static_cast<long long>(result.dropped()), static_cast<long long>(result.idleClosesSeen));
-        noticeAgentGone(agentPid, title);
+        noticeAgentGone(title);
         return result;
     }
     /// An agent that died during a phase took the requests in flight on its connections with
     /// it: they read as dropped ("connection closed by the agent"), which is how a crash was
     /// once mistaken for closed connections (docs/benchmark.md, "What dropped requests once").
     /// So its death is named, with its last output, and no later phase runs against it.
-    void noticeAgentGone(qint64 agentPid, const QString &title)
+    void noticeAgentGone(const QString &title)
     {
-        if (agentPid <= 0 || testsupport::detail::pidAlive(agentPid))
+        if (testsupport::detail::pidAlive(m_agentPid))
             return;
         m_agentGone = true;
         m_report.problems << QStringLiteral("the agent (pid %1) was gone after the phase \"%2\": the requests in "
                                             "flight on its connections were lost with it (its death, not connections "
                                             "it closed); no phase ran after it. A crash leaves a line in the kernel "
                                             "log, and a core where core dumps are on. The agent's last output:\n%3")
-                                 .arg(agentPid)
+                                 .arg(m_agentPid)
                                  .arg(title, m_env.agent().output().right(2000));
     }
     BenchOrder orderAt(qint64 index) const
@@ -167,6 +166,7 @@ private:
     std::vector<QByteArray> m_notifications; ///< one per confirmed order, in order
     qint64 m_sentUnique = 0;                 ///< how many of them the unique phases sent
     qint64 m_paidUnique = 0;
+    const qint64 m_agentPid;  ///< the agent's, taken at the start (QProcess forgets it once it has died)
     bool m_agentGone = false; ///< the agent died during a phase: every later phase is skipped
 };
 
